@@ -1,0 +1,27 @@
+"""lsmgpu: local-search metaheuristics with the neighbourhood evaluated on the GPU.
+
+>>> from lsmgpu import TabuSearch
+>>> from lsmgpu.problems import QAP
+>>> result = TabuSearch(QAP.from_file(QAP.shipped("tai12a")), seed=0, backend="cpu").run(iterations=200)
+>>> result.fitness >= 224416
+True
+"""
+import logging
+
+from .callbacks import Callback, State
+from .encodings import Binary, Discrete, Permutation, Real
+from .errors import BackendUnavailable, KernelCompileError, KernelLaunchError
+from .neighbourhoods import BitFlip, Crowns, Neighbourhood, Swap, TwoOpt, ValueChange
+from .problem import DeviceArray, Problem
+from .result import SearchResult
+from .search import HillClimbing, IteratedLocalSearch, LocalSearch, TabuSearch
+
+__version__ = "0.1.0"
+
+logging.getLogger("lsmgpu").addHandler(logging.NullHandler())
+
+__all__ = ["Callback", "State", "Binary", "Discrete", "Permutation", "Real",
+           "BackendUnavailable", "KernelCompileError", "KernelLaunchError",
+           "BitFlip", "Crowns", "Neighbourhood", "Swap", "TwoOpt", "ValueChange",
+           "DeviceArray", "Problem", "SearchResult",
+           "HillClimbing", "IteratedLocalSearch", "LocalSearch", "TabuSearch"]

@@ -1,0 +1,25 @@
+"""Exceptions for backend failures. Bad input raises the built-in ValueError / TypeError."""
+
+
+class LsmgpuError(Exception):
+    """Base of lsmgpu's own exceptions."""
+
+
+class BackendUnavailable(LsmgpuError):
+    """The requested backend cannot run here (no PyCUDA, no GPU, no nvcc)."""
+
+
+class KernelCompileError(LsmgpuError):
+    """nvcc rejected a rendered kernel; the message holds its stderr and the source path."""
+
+    def __init__(self, message: str, source_path: str | None = None):
+        super().__init__(message)
+        self.source_path = source_path
+
+
+class KernelLaunchError(LsmgpuError):
+    """A kernel launch failed (too many threads or registers, bad configuration)."""
+
+    def __init__(self, message: str, grid=None, block=None):
+        super().__init__(f"{message} (grid={grid}, block={block})")
+        self.grid, self.block = grid, block

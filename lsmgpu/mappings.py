@@ -1,0 +1,102 @@
+"""Index mappings between a flat neighbour index and the positions a move touches.
+
+The GPU engine gives every thread one 64-bit index and lets it *compute* its move, so
+no move table ever crosses the bus (Luong, Melab & Talbi, "GPU computing for parallel
+local search metaheuristic algorithms", IEEE TC 2013, Propositions 1 and 2).
+
+* pairs ``0 <= i < j < n`` are numbered row by row:
+  ``f(i, j) = i (n - 1) + (j - 1) - i (i + 1) / 2``, inverted through a square root;
+* triples ``0 <= i < j < k < n`` are numbered in lexicographic order and inverted with
+  the combinatorial number system (a cube root, then a square root).
+
+A double-precision root is only an estimate: from n = 5,915 on a *single*-precision
+root gives wrong rows, and at n = 100,000 even a double root can be one off near a row
+boundary. Every inverse therefore ends with an integer correction step, checked against
+the forward formula. The CUDA templates use the same arithmetic (``templates/skeleton``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["pair_count", "pair_to_index", "index_to_pair",
+           "triple_count", "triple_to_index", "index_to_triple"]
+
+
+def pair_count(n: int) -> int:
+    """Number of pairs i < j over n items: n (n - 1) / 2."""
+    return n * (n - 1) // 2
+
+
+def triple_count(n: int) -> int:
+    """Number of triples i < j < k over n items: n (n - 1) (n - 2) / 6."""
+    return n * (n - 1) * (n - 2) // 6
+
+
+def _int64(a) -> np.ndarray:
+    return np.asarray(a, dtype=np.int64)
+
+
+def pair_to_index(i, j, n: int) -> np.ndarray:
+    """Two-to-one mapping: the flat index of pair (i, j), i < j (vectorised)."""
+    i, j = _int64(i), _int64(j)
+    return i * (n - 1) + (j - 1) - i * (i + 1) // 2
+
+
+def _row_start(i: np.ndarray, n: int) -> np.ndarray:
+    """Flat index of the first pair (i, i + 1) of row i."""
+    return i * (n - 1) - i * (i - 1) // 2
+
+
+def index_to_pair(index, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """One-to-two mapping: the pair (i, j), i < j, of flat index ``index`` (vectorised).
+
+    Luong et al.'s closed form
+    ``i = n - 2 - floor(sqrt(-8 index + 4 n (n - 1) - 7) / 2 - 1/2)`` in double precision,
+    followed by an integer correction so that ``row_start(i) <= index < row_start(i + 1)``.
+    """
+    k = _int64(index)
+    root = np.sqrt((4 * n * (n - 1) - 7 - 8 * k).astype(np.float64))
+    i = (n - 2 - np.floor(root / 2.0 - 0.5)).astype(np.int64)
+    i = np.clip(i, 0, n - 2)
+    for _ in range(2):  # the estimate is at most one row off; two passes make sure
+        i = np.where(_row_start(i, n) > k, i - 1, i)
+        i = np.where(_row_start(i + 1, n) <= k, i + 1, i)
+    j = k - _row_start(i, n) + i + 1
+    return i, j
+
+
+def _c2(a: np.ndarray) -> np.ndarray:
+    return a * (a - 1) // 2
+
+
+def _c3(a: np.ndarray) -> np.ndarray:
+    return a * (a - 1) * (a - 2) // 6
+
+
+def triple_to_index(i, j, k, n: int) -> np.ndarray:
+    """Three-to-one mapping: lexicographic rank of the triple i < j < k (vectorised)."""
+    a, b, c = n - 1 - _int64(i), n - 1 - _int64(j), n - 1 - _int64(k)
+    return triple_count(n) - 1 - (_c3(a) + _c2(b) + c)
+
+
+def index_to_triple(index, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One-to-three mapping: the triple i < j < k of lexicographic rank ``index``.
+
+    The reversed rank ``r = C(n, 3) - 1 - index`` is written in the combinatorial number
+    system, ``r = C(a, 3) + C(b, 2) + c`` with ``a > b > c >= 0``; a and b come from a
+    cube and a square root, each corrected in integers; then i = n-1-a, j = n-1-b, k = n-1-c.
+    """
+    r = triple_count(n) - 1 - _int64(index)
+    a = np.floor(np.cbrt(6.0 * r.astype(np.float64))).astype(np.int64) + 1
+    a = np.clip(a, 2, n - 1)
+    for _ in range(3):
+        a = np.where(_c3(a) > r, a - 1, a)
+        a = np.where(_c3(a + 1) <= r, a + 1, a)
+    r = r - _c3(a)
+    b = np.floor(np.sqrt(2.0 * r.astype(np.float64))).astype(np.int64) + 1
+    b = np.clip(b, 1, n - 1)
+    for _ in range(3):
+        b = np.where(_c2(b) > r, b - 1, b)
+        b = np.where(_c2(b + 1) <= r, b + 1, b)
+    c = r - _c2(b)
+    return n - 1 - a, n - 1 - b, n - 1 - c

@@ -1,0 +1,381 @@
+"""Neighbourhoods: the moves around a solution, numbered 0..size-1.
+
+Every neighbourhood maps a flat 64-bit index to a move and back (vectorised NumPy here,
+the same arithmetic in the CUDA skeletons), applies a move to a solution, and names the
+*attributes* a move adds and removes, which tabu search forbids.
+
+Tabu attributes are pairs (a, b) indexing a ``tabu_shape`` matrix of "tabu until
+iteration" counters: (position, value) for vector encodings, (city, city) edges for 2-opt.
+A move is tabu when *all* the attributes it would add were removed recently (Taillard's
+rule for the QAP swap, used here for every neighbourhood).
+
+A neighbourhood is declared unbound (``Swap()``) and bound to a problem's encoding by
+:meth:`Neighbourhood.bind`, which checks that the two fit and fixes ``n``.
+"""
+from __future__ import annotations
+
+import copy
+from math import comb
+
+import numpy as np
+
+from .encodings import Discrete, Encoding, Permutation, Real
+from .mappings import index_to_pair, index_to_triple, pair_to_index, triple_to_index
+
+__all__ = ["Neighbourhood", "BitFlip", "ValueChange", "Swap", "TwoOpt", "Crowns"]
+
+
+class Neighbourhood:
+    """Base class. Subclasses set ``family`` (the CUDA skeleton) and ``arity``."""
+
+    family: str = ""
+    arity: int = 0
+    #: moves do not depend on the solution or the iteration, so they may be cached
+    static: bool = True
+    encodings: tuple[type, ...] = (Encoding,)
+
+    encoding: Encoding | None = None
+
+    def bind(self, encoding: Encoding) -> "Neighbourhood":
+        """A copy of this neighbourhood fixed to ``encoding`` (checks that they fit)."""
+        if not isinstance(encoding, self.encodings):
+            names = " or ".join(e.__name__ for e in self.encodings)
+            raise TypeError(f"{type(self).__name__} needs a {names} encoding, got {type(encoding).__name__}")
+        bound = copy.copy(self)
+        bound.encoding = encoding
+        bound._check(encoding)
+        return bound
+
+    def _check(self, encoding: Encoding) -> None:
+        """Raise ValueError if ``encoding`` is too small for this neighbourhood."""
+
+    @property
+    def n(self) -> int:
+        if self.encoding is None:
+            raise RuntimeError(f"{type(self).__name__} is not bound to an encoding; call bind()")
+        return self.encoding.n
+
+    @property
+    def size(self) -> int:
+        """Number of moves."""
+        raise NotImplementedError
+
+    def decode(self, index, step: int = 0) -> np.ndarray:
+        """Moves of the flat indices ``index``, shape (len(index), arity)."""
+        raise NotImplementedError
+
+    def encode(self, moves) -> np.ndarray:
+        """Flat indices of ``moves`` (inverse of :meth:`decode`)."""
+        raise NotImplementedError
+
+    def moves(self, x: np.ndarray, index, step: int = 0) -> np.ndarray:
+        """The moves of the given indices around ``x`` at iteration ``step``.
+
+        For most neighbourhoods this is :meth:`decode`; neighbourhoods whose moves depend
+        on the current solution or the iteration (``static = False``) override it.
+        """
+        return self.decode(index, step)
+
+    def apply(self, x: np.ndarray, move: np.ndarray) -> None:
+        """Apply one move to ``x`` in place."""
+        raise NotImplementedError
+
+    def random_moves(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """``count`` uniformly drawn moves (used by perturbations)."""
+        return self.decode(rng.integers(0, self.size, count, dtype=np.int64))
+
+    # --- tabu attributes -------------------------------------------------------------
+    def tabu_shape(self) -> tuple[int, int] | None:
+        """Shape of the tabu matrix, or None when tabu search does not apply."""
+        return None
+
+    def added(self, x: np.ndarray, moves: np.ndarray) -> np.ndarray:
+        """Attributes each move would add, shape (m, r, 2)."""
+        raise NotImplementedError
+
+    def removed(self, x: np.ndarray, move: np.ndarray) -> np.ndarray:
+        """Attributes one move removes from ``x``, shape (r, 2)."""
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+
+def _stack(*columns) -> np.ndarray:
+    return np.stack([np.asarray(c, dtype=np.int64) for c in columns], axis=1)
+
+
+class BitFlip(Neighbourhood):
+    """Flip 1, 2 or 3 distinct bits: C(n, distance) moves (Hamming distance 1, 2, 3)."""
+
+    encodings = (Discrete,)
+
+    def __init__(self, distance: int = 1):
+        if distance not in (1, 2, 3):
+            raise ValueError(f"BitFlip: `distance` must be 1, 2 or 3, got {distance!r}")
+        self.distance = distance
+        self.arity = distance
+        self.family = ("single", "pair", "triple")[distance - 1]
+
+    def _check(self, encoding):
+        if encoding.k != 2:
+            raise TypeError("BitFlip needs a Binary encoding (k = 2); use ValueChange for k > 2")
+        if encoding.n < self.distance:
+            raise ValueError(f"BitFlip({self.distance}): n must be >= {self.distance}, got {encoding.n}")
+
+    @property
+    def size(self):
+        return comb(self.n, self.distance)
+
+    def decode(self, index, step=0):
+        index = np.asarray(index, dtype=np.int64)
+        if self.distance == 1:
+            return index[:, None].copy()
+        if self.distance == 2:
+            return _stack(*index_to_pair(index, self.n))
+        return _stack(*index_to_triple(index, self.n))
+
+    def encode(self, moves):
+        moves = np.asarray(moves, dtype=np.int64)
+        if self.distance == 1:
+            return moves[:, 0].copy()
+        if self.distance == 2:
+            return pair_to_index(moves[:, 0], moves[:, 1], self.n)
+        return triple_to_index(moves[:, 0], moves[:, 1], moves[:, 2], self.n)
+
+    def apply(self, x, move):
+        x[move] = 1 - x[move]
+
+    def tabu_shape(self):
+        return (self.n, 2)
+
+    def added(self, x, moves):
+        return np.stack([moves, 1 - x[moves]], axis=2)
+
+    def removed(self, x, move):
+        return np.stack([move, x[move]], axis=1)
+
+    def __repr__(self):
+        return f"BitFlip(distance={self.distance})"
+
+
+class ValueChange(Neighbourhood):
+    """Give one position another of the k values: (k - 1) n moves.
+
+    Move (i, o): position ``i = index // (k-1)`` takes value ``(x[i] + 1 + o) % k`` with
+    ``o = index % (k-1)`` (the paper's mapping for discrete vectors).
+    """
+
+    family = "value"
+    arity = 2
+    encodings = (Discrete,)
+
+    @property
+    def size(self):
+        return (self.encoding.k - 1) * self.n
+
+    def decode(self, index, step=0):
+        index = np.asarray(index, dtype=np.int64)
+        k1 = self.encoding.k - 1
+        return _stack(index // k1, index % k1)
+
+    def encode(self, moves):
+        moves = np.asarray(moves, dtype=np.int64)
+        return moves[:, 0] * (self.encoding.k - 1) + moves[:, 1]
+
+    def new_values(self, x, moves):
+        """The value each move gives its position."""
+        return (x[moves[:, 0]] + 1 + moves[:, 1]) % self.encoding.k
+
+    def apply(self, x, move):
+        x[move[0]] = (x[move[0]] + 1 + move[1]) % self.encoding.k
+
+    def tabu_shape(self):
+        return (self.n, self.encoding.k)
+
+    def added(self, x, moves):
+        return _stack(moves[:, 0], self.new_values(x, moves))[:, None, :]
+
+    def removed(self, x, move):
+        return np.array([[move[0], x[move[0]]]], dtype=np.int64)
+
+
+class Swap(Neighbourhood):
+    """Exchange the values at positions i < j: n (n - 1) / 2 moves (2-exchange)."""
+
+    family = "pair"
+    arity = 2
+    encodings = (Permutation, Discrete)
+
+    def _check(self, encoding):
+        if encoding.n < 2:
+            raise ValueError(f"Swap: n must be >= 2, got {encoding.n}")
+
+    @property
+    def size(self):
+        return comb(self.n, 2)
+
+    def decode(self, index, step=0):
+        return _stack(*index_to_pair(index, self.n))
+
+    def encode(self, moves):
+        moves = np.asarray(moves, dtype=np.int64)
+        return pair_to_index(moves[:, 0], moves[:, 1], self.n)
+
+    def apply(self, x, move):
+        i, j = move
+        x[i], x[j] = x[j], x[i]
+
+    def tabu_shape(self):
+        k = self.encoding.k if isinstance(self.encoding, Discrete) else self.n
+        return (self.n, k)
+
+    def added(self, x, moves):
+        i, j = moves[:, 0], moves[:, 1]
+        return np.stack([_stack(i, x[j]), _stack(j, x[i])], axis=1)
+
+    def removed(self, x, move):
+        i, j = move
+        return np.array([[i, x[i]], [j, x[j]]], dtype=np.int64)
+
+
+class TwoOpt(Neighbourhood):
+    """2-opt on a cyclic tour: reverse the segment x[i..j], 1 <= i < j <= n-1.
+
+    Position 0 stays fixed, so every distinct 2-opt move appears exactly once:
+    n (n - 3) / 2 moves. The pairs (i-1, j-1) over n-1 items are numbered by the
+    one-to-two mapping, skipping pair (0, n-2) (i = 1, j = n-1: reversing everything
+    but x[0] gives the same cycle). The move removes edges (x[i-1], x[i]) and
+    (x[j], x[j+1 mod n]) and adds (x[i-1], x[j]) and (x[i], x[j+1 mod n]).
+    """
+
+    family = "twoopt"
+    arity = 2
+    encodings = (Permutation,)
+    #: a dense (city, city) tabu matrix beyond this size would take gigabytes
+    max_tabu_n = 20_000
+
+    def _check(self, encoding):
+        if encoding.n < 4:
+            raise ValueError(f"TwoOpt: a tour needs n >= 4 cities, got {encoding.n}")
+
+    @property
+    def size(self):
+        return self.n * (self.n - 3) // 2
+
+    def decode(self, index, step=0):
+        k = np.asarray(index, dtype=np.int64)
+        k = k + (k >= self.n - 3)
+        a, b = index_to_pair(k, self.n - 1)
+        return _stack(a + 1, b + 1)
+
+    def encode(self, moves):
+        moves = np.asarray(moves, dtype=np.int64)
+        k = pair_to_index(moves[:, 0] - 1, moves[:, 1] - 1, self.n - 1)
+        return k - (k > self.n - 3)
+
+    def apply(self, x, move):
+        i, j = move
+        x[i:j + 1] = x[i:j + 1][::-1].copy()
+
+    def tabu_shape(self):
+        if self.n > self.max_tabu_n:
+            raise ValueError(f"TwoOpt: tabu search keeps a (city, city) matrix, too large for "
+                             f"n = {self.n} > {self.max_tabu_n}; use IteratedLocalSearch")
+        return (self.n, self.n)
+
+    def _edges(self, u, v):
+        return np.stack([np.minimum(u, v), np.maximum(u, v)], axis=-1).astype(np.int64)
+
+    def added(self, x, moves):
+        i, j = moves[:, 0], moves[:, 1]
+        after = x[(j + 1) % self.n]
+        return np.stack([self._edges(x[i - 1], x[j]), self._edges(x[i], after)], axis=1)
+
+    def removed(self, x, move):
+        i, j = move
+        return self._edges(np.array([x[i - 1], x[j]]), np.array([x[i], x[(j + 1) % self.n]]))
+
+
+def counter_uniform(seed: int, step: int, index: np.ndarray, draw: int) -> np.ndarray:
+    """Counter-based uniform numbers in [0, 1): a SplitMix64 hash of (seed, step, index, draw).
+
+    Stateless, so the CPU and the GPU (same hash in ``templates/skeleton/common.cu.j2``)
+    draw the same numbers for a neighbour without sharing a generator.
+    """
+    def mix(z):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+    golden = np.uint64(0x9E3779B97F4A7C15)
+    with np.errstate(over="ignore"):
+        key = mix(np.uint64(seed) * golden + np.uint64(step))
+        z = mix(key ^ (np.asarray(index, dtype=np.uint64) * golden + np.uint64(draw)))
+    return (z >> np.uint64(11)).astype(np.float64) * (1.0 / 2**53)
+
+
+class Crowns(Neighbourhood):
+    """Real-vector neighbourhood of ``m`` points in concentric rings (Luong et al.).
+
+    Neighbour q lies in ring q: at a distance drawn uniformly in [h_q, h_{q+1}] from x,
+    h_q = q * radius / m, along a uniformly random direction; then clipped to the box.
+    The numbers come from :func:`counter_uniform` keyed on (seed, step, q), so a neighbour
+    is reproducible and the neighbourhood changes every iteration (``static = False``).
+    Moves are the neighbour points themselves; ``encode`` does not apply.
+    """
+
+    family = "crowns"
+    static = False
+    encodings = (Real,)
+
+    def __init__(self, m: int = 10_000, radius: float | None = None, seed: int = 0):
+        if m < 1:
+            raise ValueError(f"Crowns: `m` must be >= 1, got {m}")
+        if radius is not None and not radius > 0:
+            raise ValueError(f"Crowns: `radius` must be > 0, got {radius}")
+        self.m, self.radius, self.seed = m, radius, seed
+
+    @property
+    def arity(self):
+        return self.n
+
+    @property
+    def size(self):
+        return self.m
+
+    @property
+    def max_radius(self) -> float:
+        """The outer radius: ``radius`` or, by default, 1/n as in the paper."""
+        return self.radius if self.radius is not None else 1.0 / self.n
+
+    def displacement(self, index, step: int) -> np.ndarray:
+        """The offset of each neighbour from the current point, shape (m, n)."""
+        q = np.asarray(index, dtype=np.int64)
+        n = self.n
+        # Box-Muller normals for the direction, one uniform for the radius
+        u1 = np.stack([counter_uniform(self.seed, step, q, 2 * d) for d in range(n)], axis=1)
+        u2 = np.stack([counter_uniform(self.seed, step, q, 2 * d + 1) for d in range(n)], axis=1)
+        normal = np.sqrt(-2.0 * np.log1p(-u1)) * np.cos(2.0 * np.pi * u2)
+        norm = np.linalg.norm(normal, axis=1, keepdims=True)
+        direction = normal / np.where(norm > 0, norm, 1.0)
+        h = self.max_radius / self.m
+        r = (q + counter_uniform(self.seed, step, q, 2 * n)) * h
+        return direction * r[:, None]
+
+    def decode(self, index, step=0):
+        raise TypeError("Crowns: neighbours depend on the current point; use moves(x, index, step)")
+
+    def moves(self, x, index, step=0) -> np.ndarray:
+        """The neighbour points of ``x`` for the given indices and iteration."""
+        e = self.encoding
+        return np.clip(x[None, :] + self.displacement(index, step), e.low, e.high)
+
+    def random_moves(self, rng, count):
+        raise TypeError("Crowns: random moves depend on the current point")
+
+    def apply(self, x, move):
+        x[:] = move
+
+    def __repr__(self):
+        return f"Crowns(m={self.m}, radius={self.max_radius if self.encoding else self.radius})"

@@ -1,0 +1,147 @@
+"""The plug-in contract: what a user writes to add a problem (DESIGN.md section 3).
+
+A subclass sets its encoding and default neighbourhood in ``__init__`` and writes:
+
+* ``evaluate(x)``: the full fitness in NumPy, the ground truth;
+* ``delta(x, moves)``: the fitness change of every move, vectorised; it must equal
+  ``evaluate(after) - evaluate(before)`` (the tests check this with hypothesis);
+* ``device_data()`` and a ``template`` for the CUDA backend: the arrays the kernel
+  reads, each with a memory policy, and a Jinja2 file that fills ``{% block delta %}``.
+
+The engine does the rest: moves, selection, tabu state, timing and the GPU launches.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .encodings import Encoding
+from .neighbourhoods import Neighbourhood
+
+__all__ = ["Problem", "DeviceArray", "MEMORY_POLICIES"]
+
+#: where the kernel reads an input array from (DESIGN.md section 4)
+MEMORY_POLICIES = ("global", "readonly", "texture", "shared")
+
+
+@dataclass
+class DeviceArray:
+    """One input array of a problem's kernel and the memory it should be read through."""
+
+    array: np.ndarray
+    policy: str = "readonly"
+
+    def __post_init__(self):
+        if self.policy not in MEMORY_POLICIES:
+            raise ValueError(f"DeviceArray: `policy` must be one of {MEMORY_POLICIES}, got {self.policy!r}")
+        self.array = np.ascontiguousarray(self.array)
+        if self.array.dtype not in (np.float32, np.float64, np.int32, np.int64, np.int8, np.uint8):
+            raise TypeError(f"DeviceArray: unsupported dtype {self.array.dtype}")
+
+
+class Problem:
+    """Base class of optimisation problems.
+
+    Class attributes a subclass may set:
+    ``maximize`` (default False), ``integer`` (fitness values are integers: exact
+    comparison between backends), ``template`` (the CUDA template file name, looked up
+    next to the subclass's module, then in lsmgpu's ``templates/``), ``name``.
+    """
+
+    maximize: bool = False
+    integer: bool = False
+    template: str | None = None
+    name: str = ""
+
+    def __init__(self, encoding: Encoding, neighbourhood: Neighbourhood):
+        if not isinstance(encoding, Encoding):
+            raise TypeError(f"{type(self).__name__}: `encoding` must be an Encoding, got {type(encoding).__name__}")
+        self.encoding = encoding
+        self.neighbourhood = self.bind(neighbourhood)
+        self.name = self.name or type(self).__name__
+
+    @property
+    def n(self) -> int:
+        """Length of a solution vector."""
+        return self.encoding.n
+
+    @property
+    def sense(self) -> int:
+        """+1 when minimising, -1 when maximising: the engine minimises ``sense * fitness``."""
+        return -1 if self.maximize else 1
+
+    def bind(self, neighbourhood: Neighbourhood) -> Neighbourhood:
+        """``neighbourhood`` fixed to this problem's encoding."""
+        if not isinstance(neighbourhood, Neighbourhood):
+            raise TypeError(f"{type(self).__name__}: `neighbourhood` must be a Neighbourhood, "
+                            f"got {type(neighbourhood).__name__}")
+        return neighbourhood.bind(self.encoding)
+
+    def with_neighbourhood(self, neighbourhood: Neighbourhood) -> "Problem":
+        """A shallow copy of this problem whose default neighbourhood is ``neighbourhood``."""
+        import copy
+        other = copy.copy(self)
+        other.neighbourhood = self.bind(neighbourhood)
+        return other
+
+    def cpu_chunk(self) -> int:
+        """Moves per vectorised ``delta`` call on the CPU backend (bounds its memory)."""
+        return 1 << 18
+
+    # --- what a subclass writes ----------------------------------------------------------
+    def evaluate(self, x: np.ndarray) -> float:
+        """Full fitness of solution ``x`` (NumPy)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement evaluate(x)")
+
+    def delta(self, x: np.ndarray, moves: np.ndarray) -> np.ndarray:
+        """Fitness change of each move applied to ``x`` (vectorised NumPy)."""
+        raise NotImplementedError(f"{type(self).__name__} must implement delta(x, moves)")
+
+    def device_data(self) -> dict[str, DeviceArray]:
+        """The arrays the CUDA kernel reads, by name."""
+        raise NotImplementedError(f"{type(self).__name__} has no CUDA kernel: define device_data() and template")
+
+    def template_params(self) -> dict:
+        """Extra constants for the problem's template (``n`` and the types are the engine's)."""
+        return {}
+
+    def template_dirs(self) -> list[Path]:
+        """Where the problem's template is looked up: next to its module, first."""
+        import inspect
+        return [Path(inspect.getfile(type(self))).parent]
+
+    def initial_solution(self, rng: np.random.Generator) -> np.ndarray:
+        """A start solution; by default uniformly random."""
+        return self.encoding.random(rng)
+
+    def perturb(self, x: np.ndarray, rng: np.random.Generator, strength: int) -> np.ndarray:
+        """A kicked copy of ``x`` for iterated local search: ``strength`` random moves of
+        the default neighbourhood. Problems override it (TSP: double bridge)."""
+        y = x.copy()
+        for move in self.neighbourhood.random_moves(rng, strength):
+            self.neighbourhood.apply(y, move)
+        return y
+
+    def tabu_tenure(self):
+        """Default tabu tenure: an int or an inclusive (low, high) range drawn each iteration."""
+        return max(1, self.n // 4)
+
+    # --- what the engine calls -----------------------------------------------------------
+    def fitness(self, x) -> float:
+        """Validated full evaluation of ``x``."""
+        value = self.evaluate(self.encoding.validate(x))
+        if not np.isfinite(value):
+            raise ValueError(f"{self.name}: evaluate() returned {value} for a valid solution")
+        return value
+
+    def delta_of(self, x: np.ndarray, moves: np.ndarray) -> np.ndarray:
+        """``delta`` with a shape check, as the engine calls it."""
+        d = np.asarray(self.delta(x, moves))
+        if d.shape != (len(moves),):
+            raise ValueError(f"{self.name}: delta() must return shape ({len(moves)},), got {d.shape}")
+        return d.astype(np.int64 if self.integer else np.float64, copy=False)
+
+    def __repr__(self) -> str:
+        return f"{self.name}(n={self.n}, neighbourhood={self.neighbourhood!r})"

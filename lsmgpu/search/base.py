@@ -1,0 +1,202 @@
+"""The one loop every local search shares (ParadisEO's moLocalSearch, in Python).
+
+``start()`` draws or takes the start solution and loads it into the backend;
+``step()`` runs one iteration (explore, select, apply, bookkeeping) and says whether a
+stop criterion fired; ``result()`` builds the SearchResult. ``run()`` chains them and
+turns Ctrl-C into ``status="interrupted"`` with the best solution so far. What differs
+between algorithms lives in :meth:`LocalSearch._iterate`.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from ..backends import resolve
+from ..backends.base import Query, Selection
+from ..callbacks import CallbackList, State
+from ..problem import Problem
+from ..result import SearchResult
+
+__all__ = ["LocalSearch", "Stop"]
+
+log = logging.getLogger("lsmgpu")
+
+
+class Stop(Exception):
+    """Raised inside an iteration to end the search with a status."""
+
+    def __init__(self, status: str):
+        super().__init__(status)
+        self.status = status
+
+
+def _check_budget(name, value, integer=True):
+    if value is None:
+        return None
+    if integer and (not isinstance(value, (int, np.integer)) or value < 0):
+        raise ValueError(f"run: `{name}` must be a non-negative integer, got {value!r}")
+    if not integer and (not np.isfinite(value) or value < 0):
+        raise ValueError(f"run: `{name}` must be a non-negative number, got {value!r}")
+    return value
+
+
+class LocalSearch:
+    """Base of the searches. Subclasses implement ``_iterate``.
+
+    Parameters
+    ----------
+    problem : Problem
+    neighbourhood : Neighbourhood, optional
+        Replaces the problem's default neighbourhood.
+    backend : "auto" | "cpu" | "cuda" | backend object
+    seed : int | numpy.random.Generator | None
+    initial : array, optional
+        Start solution (else ``problem.initial_solution(rng)``).
+    callbacks : Callback, function or list of them
+    """
+
+    algorithm = "LocalSearch"
+    uses_tabu = False
+
+    def __init__(self, problem: Problem, *, neighbourhood=None, backend="auto", seed=None,
+                 initial=None, callbacks=None):
+        if not isinstance(problem, Problem):
+            raise TypeError(f"{self.algorithm}: `problem` must be a Problem, got {type(problem).__name__}")
+        if neighbourhood is not None:
+            problem = problem.with_neighbourhood(neighbourhood)
+        self.problem = problem
+        self.neighbourhood = problem.neighbourhood
+        self.backend = resolve(backend, problem)
+        self.rng = np.random.default_rng(seed)
+        self.initial = None if initial is None else problem.encoding.validate(initial)
+        self.callbacks = CallbackList(callbacks)
+        self.evaluator = None
+
+    # --- the step API ---------------------------------------------------------------------
+    def start(self, iterations=None, evaluations=None, seconds=None, target=None, stagnation=None) -> None:
+        """Prepare a run with the given budget (any combination; none means until stuck)."""
+        self.budget = dict(iterations=_check_budget("iterations", iterations),
+                           evaluations=_check_budget("evaluations", evaluations),
+                           seconds=_check_budget("seconds", seconds, integer=False),
+                           stagnation=_check_budget("stagnation", stagnation))
+        if target is not None and not np.isfinite(target):
+            raise ValueError(f"run: `target` must be a finite number, got {target!r}")
+        self.target = None if target is None else self.problem.sense * target
+        if self.evaluator is None:
+            self.evaluator = self.backend.evaluator(self.problem, self.neighbourhood)
+        if self.uses_tabu:
+            self.evaluator.enable_tabu()  # a fresh tabu memory for every run
+        x = self.initial if self.initial is not None else self.problem.encoding.validate(
+            self.problem.initial_solution(self.rng))
+        self.iteration = 0
+        self.evaluations = 0
+        self.status = None
+        self.t0 = time.perf_counter()
+        self.improvements: list[tuple[int, float, float]] = []
+        self._load(x)
+        self.history = [self.current * self.problem.sense]
+        self.best_x, self.best = self.evaluator.x.copy(), self.current
+        self._since_best = 0
+        self._start_hook()
+        self.callbacks.on_start(self)
+
+    def _load(self, x) -> None:
+        """Make ``x`` the current solution (on the backend too) and evaluate it."""
+        self.evaluator.load(x)
+        self.current = self.problem.sense * self.problem.fitness(x)
+
+    def _start_hook(self) -> None:
+        """Per-algorithm set-up after the start solution is loaded."""
+
+    def step(self) -> bool:
+        """One iteration; True once a stop criterion has fired."""
+        if self.status is not None:
+            return True
+        try:
+            move = self._iterate()
+        except Stop as stop:
+            self.status = stop.status
+            return True
+        self.iteration += 1
+        self.history.append(self.current * self.problem.sense)
+        if self.current < self.best:
+            self.best, self.best_x = self.current, self.evaluator.x.copy()
+            self._since_best = 0
+            self.improvements.append((self.iteration, self.elapsed, self.best * self.problem.sense))
+            self.callbacks.on_best(self._state(move))
+        else:
+            self._since_best += 1
+        if self.callbacks.callbacks and self.callbacks.on_iteration(self._state(move)):
+            self.status = "callback"
+        self.status = self.status or self._budget_spent()
+        return self.status is not None
+
+    def _budget_spent(self) -> str | None:
+        b = self.budget
+        if self.target is not None and self.best <= self.target:
+            return "target"
+        if b["iterations"] is not None and self.iteration >= b["iterations"]:
+            return "iterations"
+        if b["evaluations"] is not None and self.evaluations >= b["evaluations"]:
+            return "evaluations"
+        if b["seconds"] is not None and self.elapsed >= b["seconds"]:
+            return "seconds"
+        if b["stagnation"] is not None and self._since_best >= b["stagnation"]:
+            return "stagnation"
+        return None
+
+    @property
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def _state(self, move) -> State:
+        s = self.problem.sense
+        return State(self.iteration, self.current * s, self.best * s, move, self.elapsed, self.evaluations)
+
+    def result(self) -> SearchResult:
+        """The SearchResult of the run so far."""
+        fitness = self.problem.fitness(self.best_x)  # exact, free of accumulated rounding
+        res = SearchResult(
+            solution=self.best_x.copy(), fitness=fitness, iterations=self.iteration,
+            evaluations=self.evaluations, seconds=self.elapsed,
+            history=np.asarray(self.history), improvements=list(self.improvements),
+            backend=self.backend.name, device=self.evaluator.device,
+            status=self.status or "interrupted", timings=dict(self.evaluator.timings),
+            algorithm=self.algorithm, problem=self.problem.name)
+        return res
+
+    def run(self, iterations=None, *, evaluations=None, seconds=None, target=None, stagnation=None) -> SearchResult:
+        """Run until a stop criterion fires; Ctrl-C returns the best solution so far."""
+        self.start(iterations, evaluations, seconds, target, stagnation)
+        try:
+            if self._budget_spent() is None:
+                while not self.step():
+                    pass
+            else:
+                self.status = self._budget_spent()
+        except KeyboardInterrupt:
+            self.status = "interrupted"
+            log.warning("%s interrupted at iteration %d; returning the best so far", self.algorithm, self.iteration)
+        result = self.result()
+        self.callbacks.on_end(result)
+        return result
+
+    # --- shared pieces of an iteration ---------------------------------------------------------
+    def _iterate(self):
+        """Explore, select and apply one move; return it. Raise Stop to end the run."""
+        raise NotImplementedError
+
+    def _select(self, query: Query) -> Selection:
+        sel = self.evaluator.select(query)
+        self.evaluations += sel.evaluated
+        return sel
+
+    def _apply(self, sel: Selection, tabu_until=None):
+        move = self.evaluator.apply(sel.index, self.iteration, tabu_until)
+        self.current += self.problem.sense * sel.delta
+        return move
+
+    def __repr__(self):
+        return f"{self.algorithm}({self.problem!r}, backend={self.backend.name})"

@@ -1,0 +1,45 @@
+"""Tabu search with attribute-based tabu memory and aspiration by objective."""
+from __future__ import annotations
+
+from ..backends.base import Query
+from .base import LocalSearch, Stop
+
+__all__ = ["TabuSearch"]
+
+
+def _check_tenure(tenure):
+    if isinstance(tenure, int) and tenure >= 0:
+        return (tenure, tenure)
+    if (isinstance(tenure, tuple) and len(tenure) == 2 and all(isinstance(t, int) for t in tenure)
+            and 0 <= tenure[0] <= tenure[1]):
+        return tenure
+    raise ValueError(f"TabuSearch: `tenure` must be an int >= 0 or a range (low, high), got {tenure!r}")
+
+
+class TabuSearch(LocalSearch):
+    """Move to the best admissible neighbour every iteration, improving or not.
+
+    Applying a move forbids, for ``tenure`` iterations, the attributes it removed (see
+    :mod:`lsmgpu.neighbourhoods`); ``tenure`` may be a range (low, high), drawn anew each
+    iteration as in Taillard's robust tabu search. With ``aspiration`` a tabu move is
+    admissible when it beats the best fitness so far. The default tenure is the
+    problem's ``tabu_tenure()`` (QAP: Taillard's [0.9 n, 1.1 n]).
+    """
+
+    algorithm = "TabuSearch"
+    uses_tabu = True
+
+    def __init__(self, problem, *, tenure=None, aspiration: bool = True, **options):
+        super().__init__(problem, **options)
+        self.tenure = _check_tenure(problem.tabu_tenure() if tenure is None else tenure)
+        self.aspiration = bool(aspiration)
+
+    def _iterate(self):
+        query = Query(rule="best", step=self.iteration, current=self.current, best=self.best,
+                      tabu=True, aspiration=self.aspiration)
+        sel = self._select(query)
+        if not sel.found:
+            raise Stop("no_admissible_move")
+        low, high = self.tenure
+        tenure = low if low == high else int(self.rng.integers(low, high + 1))
+        return self._apply(sel, tabu_until=self.iteration + 1 + tenure)

@@ -1,0 +1,39 @@
+"""Problems shipped with lsmgpu, written against the same contract as a user's own.
+
+Installed as ``lsmgpu.problems``. ``load(path)`` picks the problem from the file's
+extension; ``shipped(name)`` is the path of an instance bundled with the package
+(the few small TSPLIB and QAPLIB files the README and the tests use).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from .qap import QAP
+from .tsp import TSP
+
+__all__ = ["QAP", "TSP", "load", "shipped", "DATA"]
+
+#: folder of the instances bundled with the package
+DATA = Path(__file__).parent / "data"
+
+
+def shipped(name: str) -> Path:
+    """Path of a bundled instance: ``shipped("berlin52")`` or ``shipped("tai12a.dat")``."""
+    for candidate in (DATA / name, DATA / f"{name}.tsp", DATA / f"{name}.dat"):
+        if candidate.is_file():
+            return candidate
+    names = sorted(p.stem for p in DATA.glob("*.tsp")) + sorted(p.stem for p in DATA.glob("*.dat"))
+    raise FileNotFoundError(f"no shipped instance {name!r}; shipped: {', '.join(names)}")
+
+
+def load(path, **options):
+    """The problem stored in ``path``: ``.tsp`` is a TSPLIB TSP, ``.dat`` a QAPLIB QAP."""
+    path = Path(path)
+    if not path.is_file() and not path.suffix:
+        path = shipped(str(path))
+    suffix = path.suffix.lower()
+    if suffix == ".tsp":
+        return TSP.from_file(path, **options)
+    if suffix == ".dat":
+        return QAP.from_file(path, **options)
+    raise ValueError(f"cannot tell the problem of {path.name!r}: expected a .tsp (TSPLIB) or .dat (QAPLIB) file")

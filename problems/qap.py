@@ -1,0 +1,120 @@
+"""Quadratic assignment problem (QAPLIB format), swap neighbourhood with the O(n) delta.
+
+Cost of an assignment p (facility i at location p[i]):  sum_{i,j} a[i, j] * b[p[i], p[j]],
+with a and b the two matrices of a QAPLIB ``.dat`` file in file order.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from lsmgpu import DeviceArray, Permutation, Problem, Swap
+from lsmgpu.validation import check_size, check_square
+
+__all__ = ["QAP", "read_qaplib", "read_solution"]
+
+
+def _integers(path: Path, what: str) -> np.ndarray:
+    try:
+        return np.array(Path(path).read_text().split(), dtype=np.int64)
+    except ValueError as exc:
+        raise ValueError(f"QAP: {Path(path).name} is not a QAPLIB {what} file: {exc}") from None
+
+
+def read_qaplib(path) -> tuple[np.ndarray, np.ndarray]:
+    """The matrices (a, b) of a QAPLIB ``.dat`` file: n, then a, then b, row by row."""
+    tokens = _integers(path, ".dat")
+    if tokens.size == 0:
+        raise ValueError(f"QAP: {Path(path).name} is empty")
+    n = int(tokens[0])
+    if n < 1:
+        raise ValueError(f"QAP: {Path(path).name} declares n = {n}")
+    if tokens.size != 1 + 2 * n * n:
+        raise ValueError(f"QAP: {Path(path).name} declares n = {n}, so 2 n^2 = {2 * n * n} matrix entries, "
+                         f"but holds {tokens.size - 1} (truncated or wrong n)")
+    a = tokens[1:1 + n * n].reshape(n, n)
+    b = tokens[1 + n * n:].reshape(n, n)
+    return a, b
+
+
+def read_solution(path) -> tuple[int, np.ndarray]:
+    """(objective value, 0-based permutation) of a QAPLIB ``.sln`` file."""
+    tokens = _integers(path, ".sln")
+    if tokens.size < 2 or tokens.size != 2 + tokens[0]:
+        raise ValueError(f"QAP: {Path(path).name} is not a QAPLIB solution (n, value, then n indices)")
+    return int(tokens[1]), tokens[2:] - 1
+
+
+class QAP(Problem):
+    """Quadratic assignment: place n facilities (flows ``a``) on n locations (distances ``b``).
+
+    ``best_known`` is the QAPLIB optimum or best known value when a ``.sln`` file is next
+    to the instance. The default tabu tenure is Taillard's robust tabu search range
+    [0.9 n, 1.1 n] (E. Taillard, Parallel Computing 17, 1991).
+    """
+
+    integer = True
+    template = "qap.cu.j2"
+
+    def __init__(self, a, b, *, name: str = "QAP", best_known: int | None = None, neighbourhood=None):
+        a = check_square("QAP", "a", a)
+        b = check_square("QAP", "b", b)
+        if a.shape != b.shape:
+            raise ValueError(f"QAP: `a` and `b` must have one shape, got {a.shape} and {b.shape}")
+        check_size("QAP", a.shape[0], 4)
+        for label, m in (("a", a), ("b", b)):
+            if not np.all(m == np.round(m)):
+                raise ValueError(f"QAP: `{label}` must hold integers")
+        self.a = np.ascontiguousarray(a, dtype=np.int64)
+        self.b = np.ascontiguousarray(b, dtype=np.int64)
+        if np.abs(self.a).max() * np.abs(self.b).max() * self.a.shape[0] ** 2 >= 2**62:
+            raise ValueError("QAP: entries too large for 64-bit costs")
+        self.name, self.best_known = name, best_known
+        super().__init__(Permutation(self.a.shape[0]), neighbourhood or Swap())
+
+    @classmethod
+    def from_file(cls, path, neighbourhood=None) -> "QAP":
+        """Read a QAPLIB ``.dat``; take the best known value from a ``.sln`` beside it."""
+        path = Path(path)
+        a, b = read_qaplib(path)
+        sln = path.with_suffix(".sln")
+        best = read_solution(sln)[0] if sln.is_file() else None
+        return cls(a, b, name=path.stem, best_known=best, neighbourhood=neighbourhood)
+
+    @staticmethod
+    def shipped(name: str) -> Path:
+        """Path of a QAPLIB instance bundled with lsmgpu (e.g. "tai12a")."""
+        from . import shipped
+        return shipped(name if name.endswith(".dat") else f"{name}.dat")
+
+    def evaluate(self, p):
+        return int((self.a * self.b[np.ix_(p, p)]).sum())
+
+    def delta(self, p, moves):
+        if not isinstance(self.neighbourhood, Swap):
+            raise TypeError("QAP.delta: only the Swap neighbourhood is implemented")
+        a = self.a
+        bp = self.b[np.ix_(p, p)]          # bp[k, l] = b[p[k], p[l]]
+        r, s = moves[:, 0], moves[:, 1]
+        # sum over every k of the change in row/column terms, then remove k = r and k = s
+        full = ((a.T[r] - a.T[s]) * (bp.T[s] - bp.T[r])).sum(axis=1) \
+            + ((a[r] - a[s]) * (bp[s] - bp[r])).sum(axis=1)
+        at_r = (a[r, r] - a[r, s]) * (bp[r, s] - bp[r, r]) + (a[r, r] - a[s, r]) * (bp[s, r] - bp[r, r])
+        at_s = (a[s, r] - a[s, s]) * (bp[s, s] - bp[s, r]) + (a[r, s] - a[s, s]) * (bp[s, s] - bp[r, s])
+        pair = (a[r, r] - a[s, s]) * (bp[s, s] - bp[r, r]) + (a[r, s] - a[s, r]) * (bp[s, r] - bp[r, s])
+        return full - at_r - at_s + pair
+
+    def cpu_chunk(self) -> int:
+        """Moves per NumPy call: each move touches two rows of n."""
+        return max(256, (1 << 22) // self.n)
+
+    def tabu_tenure(self):
+        return (max(1, int(0.9 * self.n)), max(1, int(np.ceil(1.1 * self.n))))
+
+    def device_data(self):
+        # int32 in the kernel: QAPLIB entries fit, deltas are summed in 64 bits
+        if max(np.abs(self.a).max(), np.abs(self.b).max()) >= 2**31:
+            raise ValueError("QAP: the CUDA kernel needs entries below 2^31")
+        return {"a": DeviceArray(self.a.astype(np.int32), "readonly"),
+                "b": DeviceArray(self.b.astype(np.int32), "readonly")}

@@ -1,0 +1,167 @@
+"""Symmetric travelling salesman problem: swap and 2-opt neighbourhoods on a tour.
+
+A solution is a tour: a permutation of the cities, closed back to its first city.
+Distances follow TSPLIB (integer, rounded per EDGE_WEIGHT_TYPE). Up to ``matrix_limit``
+cities the distances are tabulated once (an n x n int32 table); beyond, they are computed
+from the coordinates on the fly, so pla85900 never needs a 30 GB matrix.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from lsmgpu import DeviceArray, Permutation, Problem, Swap, TwoOpt
+from lsmgpu.validation import check_size, check_square
+
+from .distances import distance, geo_radians
+from .tsplib import COORDINATE_TYPES, read_optimum, read_tsplib
+
+__all__ = ["TSP", "double_bridge", "nearest_neighbour_tour"]
+
+NEIGHBOURHOODS = {"swap": Swap, "2opt": TwoOpt, "twoopt": TwoOpt}
+
+
+def double_bridge(tour: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """The double-bridge kick: cut the tour into A B C D, reconnect as A C B D."""
+    n = len(tour)
+    a, b, c = np.sort(rng.choice(np.arange(1, n), size=3, replace=False))
+    return np.concatenate([tour[:a], tour[b:c], tour[a:b], tour[c:]])
+
+
+def nearest_neighbour_tour(tsp: "TSP", start: int) -> np.ndarray:
+    """Greedy tour: from ``start``, always go to the nearest unvisited city (O(n^2))."""
+    n = tsp.n
+    visited = np.zeros(n, dtype=bool)
+    tour = np.empty(n, dtype=np.int32)
+    city = start
+    everyone = np.arange(n)
+    for k in range(n):
+        tour[k] = city
+        visited[city] = True
+        if k == n - 1:
+            break
+        d = tsp.dist(np.full(n, city), everyone).astype(np.float64)
+        d[visited] = np.inf
+        city = int(np.argmin(d))
+    return tour
+
+
+class TSP(Problem):
+    """Symmetric TSP from coordinates (``weight_type`` EUC_2D, CEIL_2D, ATT, GEO) or a matrix.
+
+    ``neighbourhood``: ``"swap"`` (exchange two cities, n(n-1)/2 moves) or ``"2opt"``
+    (segment reversal, n(n-3)/2 moves), or a Neighbourhood object. ``start``:
+    ``"nearest"`` (nearest-neighbour tour from a random city, the default) or ``"random"``.
+    ``optimum``: known optimal length, if any (read from ``optimal.txt`` by from_file).
+    """
+
+    integer = True
+    template = "tsp.cu.j2"
+    matrix_limit = 4000
+
+    def __init__(self, coords=None, *, weight_type: str = "EUC_2D", matrix=None, name: str = "TSP",
+                 optimum: int | None = None, neighbourhood="swap", start: str = "nearest"):
+        if (coords is None) == (matrix is None):
+            raise ValueError("TSP: give exactly one of `coords` and `matrix`")
+        if start not in ("nearest", "random"):
+            raise ValueError(f"TSP: `start` must be 'nearest' or 'random', got {start!r}")
+        self.weight_type = "EXPLICIT" if matrix is not None else weight_type.upper()
+        self.coords = None
+        if matrix is not None:
+            m = check_square("TSP", "matrix", matrix)
+            if not np.array_equal(m, m.T):
+                raise ValueError("TSP: `matrix` must be symmetric")
+            if not np.all(m == np.round(m)) or m.min() < 0:
+                raise ValueError("TSP: `matrix` must hold non-negative integers")
+            n = m.shape[0]
+            self.matrix = m.astype(np.int32)
+            np.fill_diagonal(self.matrix, 0)
+        else:
+            if self.weight_type not in COORDINATE_TYPES:
+                raise ValueError(f"TSP: `weight_type` must be one of {COORDINATE_TYPES}, got {weight_type!r}")
+            c = np.asarray(coords, dtype=np.float64)
+            if c.ndim != 2 or c.shape[1] != 2:
+                raise ValueError(f"TSP: `coords` must have shape (n, 2), got {c.shape}")
+            if not np.all(np.isfinite(c)):
+                raise ValueError("TSP: `coords` contain NaN or infinite values")
+            n = c.shape[0]
+            self.coords = geo_radians(c) if self.weight_type == "GEO" else c
+            self.matrix = None
+        check_size("TSP", n, 4)
+        self.name, self.optimum, self.start = name, optimum, start
+        if isinstance(neighbourhood, str):
+            if neighbourhood.lower() not in NEIGHBOURHOODS:
+                raise ValueError(f"TSP: `neighbourhood` must be one of {sorted(NEIGHBOURHOODS)}, got {neighbourhood!r}")
+            neighbourhood = NEIGHBOURHOODS[neighbourhood.lower()]()
+        super().__init__(Permutation(n), neighbourhood)
+        if self.matrix is None and n <= self.matrix_limit:
+            everyone = np.arange(n)
+            self.matrix = self.dist(everyone[:, None], everyone[None, :]).astype(np.int32)
+
+    @classmethod
+    def from_file(cls, path, **options) -> "TSP":
+        """Read a TSPLIB ``.tsp``; take the optimum from an ``optimal.txt`` beside it."""
+        inst = read_tsplib(path)
+        options.setdefault("optimum", read_optimum(path))
+        if inst.matrix is not None:
+            return cls(matrix=inst.matrix, name=inst.name, **options)
+        return cls(inst.coords, weight_type=inst.weight_type, name=inst.name, **options)
+
+    @staticmethod
+    def shipped(name: str) -> Path:
+        """Path of a TSPLIB instance bundled with lsmgpu (e.g. "berlin52")."""
+        from . import shipped
+        return shipped(name if name.endswith(".tsp") else f"{name}.tsp")
+
+    def dist(self, u, v) -> np.ndarray:
+        """Distances between the cities ``u`` and ``v`` (arrays of indices)."""
+        if self.matrix is not None:
+            return self.matrix[u, v].astype(np.int64)
+        return distance(self.weight_type, self.coords[u], self.coords[v])
+
+    def evaluate(self, tour):
+        return int(self.dist(tour, np.roll(tour, -1)).sum())
+
+    def delta(self, tour, moves):
+        i, j = moves[:, 0], moves[:, 1]
+        n, d = self.n, self.dist
+        if isinstance(self.neighbourhood, TwoOpt):
+            before, first, last, after = tour[i - 1], tour[i], tour[j], tour[(j + 1) % n]
+            return d(before, last) + d(first, after) - d(before, first) - d(last, after)
+        if isinstance(self.neighbourhood, Swap):
+            a, b = tour[i], tour[j]
+            pa, na, pb, nb = tour[i - 1], tour[(i + 1) % n], tour[j - 1], tour[(j + 1) % n]
+            general = d(pa, b) + d(b, na) + d(pb, a) + d(a, nb) - d(pa, a) - d(a, na) - d(pb, b) - d(b, nb)
+            # for adjacent positions the general formula counts the edge (a, b) twice as removed
+            adjacent = (j == i + 1) | ((i == 0) & (j == n - 1))
+            return general + 2 * d(a, b) * adjacent
+        raise TypeError(f"TSP.delta: unsupported neighbourhood {self.neighbourhood!r}")
+
+    def initial_solution(self, rng):
+        if self.start == "random":
+            return self.encoding.random(rng)
+        return nearest_neighbour_tour(self, int(rng.integers(self.n)))
+
+    def perturb(self, tour, rng, strength):
+        for _ in range(strength):
+            tour = double_bridge(tour, rng)
+        return tour
+
+    def tabu_tenure(self):
+        return (max(1, self.n // 10), max(2, self.n // 5))
+
+    def device_data(self):
+        if self.matrix is not None:
+            return {"dist": DeviceArray(self.matrix, "readonly")}
+        return {"coords": DeviceArray(self.coords.astype(np.float64), "readonly")}
+
+    def template_params(self):
+        return {"weight_type": self.weight_type, "use_matrix": self.matrix is not None,
+                "twoopt": isinstance(self.neighbourhood, TwoOpt)}
+
+    def write_tour(self, tour, path) -> None:
+        """Write ``tour`` as a TSPLIB ``.tour`` file."""
+        lines = [f"NAME : {self.name}.tour", "TYPE : TOUR", f"COMMENT : length {self.evaluate(np.asarray(tour))}",
+                 f"DIMENSION : {self.n}", "TOUR_SECTION", *(str(c + 1) for c in tour), "-1", "EOF"]
+        Path(path).write_text("\n".join(lines) + "\n")

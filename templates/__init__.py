@@ -1,0 +1,1 @@
+"""Jinja2 CUDA templates: engine skeletons (skeleton/) and per-problem kernels."""
