@@ -52,6 +52,8 @@ class Problem:
 
     maximize: bool = False
     integer: bool = False
+    #: optimal or best known fitness, when the instance ships one (gaps are measured to it)
+    best_known: float | None = None
     template: str | None = None
     name: str = ""
 
@@ -123,6 +125,16 @@ class Problem:
         for move in self.neighbourhood.random_moves(rng, strength):
             self.neighbourhood.apply(y, move)
         return y
+
+    def gap(self, fitness: float) -> float | None:
+        """Relative gap of ``fitness`` to ``best_known`` (0.01 = 1 %), or None."""
+        if self.best_known is None or self.best_known == 0:
+            return None
+        return self.sense * (fitness - self.best_known) / abs(self.best_known)
+
+    def write_solution(self, x: np.ndarray, path) -> None:
+        """Save solution ``x`` (plain text, one value per line); problems use their own formats."""
+        np.savetxt(path, np.asarray(x), fmt="%d" if np.issubdtype(np.asarray(x).dtype, np.integer) else "%.17g")
 
     def tabu_tenure(self):
         """Default tabu tenure: an int or an inclusive (low, high) range drawn each iteration."""

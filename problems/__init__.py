@@ -11,7 +11,7 @@ from pathlib import Path
 from .qap import QAP
 from .tsp import TSP
 
-__all__ = ["QAP", "TSP", "load", "shipped", "DATA"]
+__all__ = ["QAP", "TSP", "load", "resolve_path", "shipped", "DATA"]
 
 #: folder of the instances bundled with the package
 DATA = Path(__file__).parent / "data"
@@ -26,11 +26,20 @@ def shipped(name: str) -> Path:
     raise FileNotFoundError(f"no shipped instance {name!r}; shipped: {', '.join(names)}")
 
 
+def resolve_path(instance) -> Path:
+    """``instance`` as a file path: an existing path, or the name of a shipped instance."""
+    path = Path(instance)
+    if path.is_file():
+        return path
+    if path.suffix or path.parent != Path("."):
+        raise FileNotFoundError(f"no such instance file: {instance}")
+    return shipped(str(instance))
+
+
 def load(path, **options):
-    """The problem stored in ``path``: ``.tsp`` is a TSPLIB TSP, ``.dat`` a QAPLIB QAP."""
-    path = Path(path)
-    if not path.is_file() and not path.suffix:
-        path = shipped(str(path))
+    """The problem stored in ``path``: ``.tsp`` is a TSPLIB TSP, ``.dat`` a QAPLIB QAP.
+    ``path`` may also name a shipped instance ("berlin52")."""
+    path = resolve_path(path)
     suffix = path.suffix.lower()
     if suffix == ".tsp":
         return TSP.from_file(path, **options)

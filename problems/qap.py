@@ -112,6 +112,10 @@ class QAP(Problem):
     def tabu_tenure(self):
         return (max(1, int(0.9 * self.n)), max(1, int(np.ceil(1.1 * self.n))))
 
+    def write_solution(self, p, path) -> None:
+        """Write ``p`` as a QAPLIB ``.sln`` file (n, cost, 1-based permutation)."""
+        Path(path).write_text(f"{self.n} {self.evaluate(np.asarray(p))}\n" + " ".join(str(v + 1) for v in p) + "\n")
+
     def device_data(self):
         # int32 in the kernel: QAPLIB entries fit, deltas are summed in 64 bits
         if max(np.abs(self.a).max(), np.abs(self.b).max()) >= 2**31:

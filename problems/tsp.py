@@ -53,7 +53,7 @@ class TSP(Problem):
     ``neighbourhood``: ``"swap"`` (exchange two cities, n(n-1)/2 moves) or ``"2opt"``
     (segment reversal, n(n-3)/2 moves), or a Neighbourhood object. ``start``:
     ``"nearest"`` (nearest-neighbour tour from a random city, the default) or ``"random"``.
-    ``optimum``: known optimal length, if any (read from ``optimal.txt`` by from_file).
+    ``best_known``: the optimal length, if known (read from ``optimal.txt`` by from_file).
     """
 
     integer = True
@@ -61,7 +61,7 @@ class TSP(Problem):
     matrix_limit = 4000
 
     def __init__(self, coords=None, *, weight_type: str = "EUC_2D", matrix=None, name: str = "TSP",
-                 optimum: int | None = None, neighbourhood="swap", start: str = "nearest"):
+                 best_known: int | None = None, neighbourhood="swap", start: str = "nearest"):
         if (coords is None) == (matrix is None):
             raise ValueError("TSP: give exactly one of `coords` and `matrix`")
         if start not in ("nearest", "random"):
@@ -89,7 +89,7 @@ class TSP(Problem):
             self.coords = geo_radians(c) if self.weight_type == "GEO" else c
             self.matrix = None
         check_size("TSP", n, 4)
-        self.name, self.optimum, self.start = name, optimum, start
+        self.name, self.best_known, self.start = name, best_known, start
         if isinstance(neighbourhood, str):
             if neighbourhood.lower() not in NEIGHBOURHOODS:
                 raise ValueError(f"TSP: `neighbourhood` must be one of {sorted(NEIGHBOURHOODS)}, got {neighbourhood!r}")
@@ -103,7 +103,7 @@ class TSP(Problem):
     def from_file(cls, path, **options) -> "TSP":
         """Read a TSPLIB ``.tsp``; take the optimum from an ``optimal.txt`` beside it."""
         inst = read_tsplib(path)
-        options.setdefault("optimum", read_optimum(path))
+        options.setdefault("best_known", read_optimum(path))
         if inst.matrix is not None:
             return cls(matrix=inst.matrix, name=inst.name, **options)
         return cls(inst.coords, weight_type=inst.weight_type, name=inst.name, **options)
@@ -115,10 +115,11 @@ class TSP(Problem):
         return shipped(name if name.endswith(".tsp") else f"{name}.tsp")
 
     def dist(self, u, v) -> np.ndarray:
-        """Distances between the cities ``u`` and ``v`` (arrays of indices)."""
+        """Distances between the cities ``u`` and ``v`` (arrays of indices); 0 from a city to
+        itself (TSPLIB's GEO formula alone would give 1)."""
         if self.matrix is not None:
             return self.matrix[u, v].astype(np.int64)
-        return distance(self.weight_type, self.coords[u], self.coords[v])
+        return np.where(u == v, 0, distance(self.weight_type, self.coords[u], self.coords[v]))
 
     def evaluate(self, tour):
         return int(self.dist(tour, np.roll(tour, -1)).sum())
@@ -160,7 +161,7 @@ class TSP(Problem):
         return {"weight_type": self.weight_type, "use_matrix": self.matrix is not None,
                 "twoopt": isinstance(self.neighbourhood, TwoOpt)}
 
-    def write_tour(self, tour, path) -> None:
+    def write_solution(self, tour, path) -> None:
         """Write ``tour`` as a TSPLIB ``.tour`` file."""
         lines = [f"NAME : {self.name}.tour", "TYPE : TOUR", f"COMMENT : length {self.evaluate(np.asarray(tour))}",
                  f"DIMENSION : {self.n}", "TOUR_SECTION", *(str(c + 1) for c in tour), "-1", "EOF"]

@@ -95,6 +95,17 @@ class Evaluator:
         """Apply move ``index``; return the move. The host mirror ``self.x`` follows."""
         raise NotImplementedError
 
+    def move(self, query: Query, tabu_until: int | None = None, improving_only: bool = False):
+        """Select and, when a move is found (and improves, if ``improving_only``), apply it.
+
+        Returns (selection, applied move or None). Backends may fuse the two steps (the
+        CUDA backend applies the move inside the selecting launch); this default chains them.
+        """
+        sel = self.select(query)
+        if not sel.found or (improving_only and self.sense * sel.delta >= 0):
+            return sel, None
+        return sel, self.apply(sel.index, query.step, tabu_until)
+
     def close(self) -> None:
         """Release device resources."""
 

@@ -92,13 +92,13 @@ class CpuEvaluator(Evaluator):
     def deltas(self, step=0):
         return np.concatenate([self.problem.delta_of(self.x, m) for _, m in self._chunks(step)])
 
-    def move(self, index: int, step: int = 0) -> np.ndarray:
+    def move_at(self, index: int, step: int = 0) -> np.ndarray:
         """The move of flat index ``index`` around the current solution."""
         return self.neighbourhood.moves(self.x, np.array([index], dtype=np.int64), step)[0]
 
     def apply(self, index, step=0, tabu_until=None):
         t0 = time.perf_counter()
-        move = self.move(index, step)
+        move = self.move_at(index, step)
         if tabu_until is not None and self.tabu is not None:
             removed = self.neighbourhood.removed(self.x, move)
             self.tabu[removed[:, 0], removed[:, 1]] = tabu_until

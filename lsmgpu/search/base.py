@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from ..backends import resolve
-from ..backends.base import Query, Selection
+from ..backends.base import Query
 from ..callbacks import CallbackList, State
 from ..problem import Problem
 from ..result import SearchResult
@@ -188,15 +188,13 @@ class LocalSearch:
         """Explore, select and apply one move; return it. Raise Stop to end the run."""
         raise NotImplementedError
 
-    def _select(self, query: Query) -> Selection:
-        sel = self.evaluator.select(query)
+    def _move(self, query: Query, tabu_until=None, improving_only=False):
+        """Select a move and apply it (see Evaluator.move); returns (selection, move or None)."""
+        sel, move = self.evaluator.move(query, tabu_until, improving_only)
         self.evaluations += sel.evaluated
-        return sel
-
-    def _apply(self, sel: Selection, tabu_until=None):
-        move = self.evaluator.apply(sel.index, self.iteration, tabu_until)
-        self.current += self.problem.sense * sel.delta
-        return move
+        if move is not None:
+            self.current += self.problem.sense * sel.delta
+        return sel, move
 
     def __repr__(self):
         return f"{self.algorithm}({self.problem!r}, backend={self.backend.name})"

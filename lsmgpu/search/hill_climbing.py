@@ -30,9 +30,10 @@ class HillClimbing(LocalSearch):
         self.local_optima = 0
 
     def _iterate(self):
-        sel = self._select(Query(rule=self.strategy, step=self.iteration, current=self.current))
-        if sel.found and self.problem.sense * sel.delta < 0:
-            return self._apply(sel)
+        _, move = self._move(Query(rule=self.strategy, step=self.iteration, current=self.current),
+                             improving_only=True)
+        if move is not None:
+            return move
         self.local_optima += 1
         if self.local_optima > self.restarts:
             raise Stop("local_optimum")

@@ -35,10 +35,9 @@ class IteratedLocalSearch(LocalSearch):
     def _descend(self) -> None:
         """Apply improving moves until none is left."""
         while True:
-            sel = self._select(Query(rule=self.local_search, current=self.current))
-            if not sel.found or self.problem.sense * sel.delta >= 0:
+            _, move = self._move(Query(rule=self.local_search, current=self.current), improving_only=True)
+            if move is None:
                 return
-            self._apply(sel)
 
     def _start_hook(self):
         self._descend()

@@ -37,9 +37,9 @@ class TabuSearch(LocalSearch):
     def _iterate(self):
         query = Query(rule="best", step=self.iteration, current=self.current, best=self.best,
                       tabu=True, aspiration=self.aspiration)
-        sel = self._select(query)
-        if not sel.found:
-            raise Stop("no_admissible_move")
         low, high = self.tenure
         tenure = low if low == high else int(self.rng.integers(low, high + 1))
-        return self._apply(sel, tabu_until=self.iteration + 1 + tenure)
+        sel, move = self._move(query, tabu_until=self.iteration + 1 + tenure)
+        if not sel.found:
+            raise Stop("no_admissible_move")
+        return move

@@ -1,0 +1,8 @@
+"""placeholder"""
+from ..errors import BackendUnavailable
+
+
+class CudaBackend:
+    @staticmethod
+    def probe():
+        raise BackendUnavailable("not yet")

@@ -1,0 +1,100 @@
+"""The ``lsmgpu`` command: ``lsmgpu solve INSTANCE`` runs a search on a TSPLIB or QAPLIB file."""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from tqdm import tqdm
+
+from .callbacks import Callback
+from .search import HillClimbing, IteratedLocalSearch, TabuSearch
+
+ALGORITHMS = {"tabu": TabuSearch, "hc": HillClimbing, "ils": IteratedLocalSearch}
+DEFAULT_ITERATIONS = {"tabu": 10_000, "hc": None, "ils": 1_000}
+
+
+class ProgressBar(Callback):
+    """A tqdm bar over iterations (or seconds) showing the best fitness so far."""
+
+    def __init__(self, iterations: int | None, seconds: float | None):
+        self.seconds = seconds
+        total = iterations if iterations is not None else seconds
+        unit = "it" if iterations is not None or seconds is None else "s"
+        self.bar = tqdm(total=total, unit=unit, dynamic_ncols=True, file=sys.stderr,
+                        disable=None, bar_format=None)
+        self.done = 0.0
+
+    def on_iteration(self, state):
+        progress = state.seconds if self.seconds is not None and self.bar.total == self.seconds else state.iteration
+        self.bar.update(min(progress, self.bar.total or progress) - self.done)
+        self.done = min(progress, self.bar.total or progress)
+        if state.iteration % 16 == 0:
+            self.bar.set_postfix(best=f"{state.best:g}", refresh=False)
+
+    def on_end(self, result):
+        self.bar.set_postfix(best=f"{result.fitness:g}")
+        self.bar.close()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lsmgpu", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    solve = sub.add_parser("solve", help="solve a TSPLIB (.tsp) or QAPLIB (.dat) instance")
+    solve.add_argument("instance", help="path of a .tsp or .dat file, or the name of a shipped instance")
+    solve.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="tabu")
+    solve.add_argument("--neighbourhood", choices=["swap", "2opt"], default=None,
+                       help="TSP neighbourhood (default: 2opt; swap is the paper's benchmark setting)")
+    stop = solve.add_argument_group("stopping criteria")
+    budget = stop.add_mutually_exclusive_group()
+    budget.add_argument("--iterations", type=int, help="iterations (default: 10,000 tabu, 1,000 ils)")
+    budget.add_argument("--time", type=float, dest="seconds", help="seconds of search")
+    solve.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="auto")
+    solve.add_argument("--seed", type=int, default=0)
+    solve.add_argument("--out", help="write the best solution here (.tour for TSP, .sln for QAP)")
+    solve.add_argument("--quiet", action="store_true", help="no progress bar")
+    return parser
+
+
+def solve(args) -> int:
+    from .problems import load, resolve_path
+
+    try:
+        path = resolve_path(args.instance)
+        options = {}
+        if path.suffix == ".tsp":
+            options["neighbourhood"] = args.neighbourhood or "2opt"
+        elif args.neighbourhood not in (None, "swap"):
+            raise ValueError(f"QAP supports the swap neighbourhood only, not {args.neighbourhood!r}")
+        problem = load(path, **options)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"lsmgpu: {exc}", file=sys.stderr)
+        return 2
+    iterations = args.iterations
+    if iterations is None and args.seconds is None:
+        iterations = DEFAULT_ITERATIONS[args.algorithm]
+    callbacks = [] if args.quiet else [ProgressBar(iterations, args.seconds)]
+    search = ALGORITHMS[args.algorithm](problem, backend=args.backend, seed=args.seed, callbacks=callbacks)
+    print(f"{search.algorithm} on {problem.name} (n = {problem.n}, {problem.neighbourhood!r}), "
+          f"backend {search.backend.name}", file=sys.stderr)
+    result = search.run(iterations, seconds=args.seconds, target=problem.best_known)
+    print(f"best fitness: {result.fitness:g}")
+    gap = problem.gap(result.fitness)
+    if gap is not None:
+        print(f"gap to best known {problem.best_known:g}: {100 * gap:.2f} %")
+    print(f"{result.iterations} iterations, {result.evaluations:,} evaluations, {result.seconds:.2f} s "
+          f"on {result.backend} ({result.device}), stopped by {result.status}")
+    if args.out:
+        problem.write_solution(result.solution, args.out)
+        print(f"solution written to {args.out}")
+    return 0
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="lsmgpu: %(message)s")
+    return solve(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

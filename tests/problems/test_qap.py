@@ -1,0 +1,88 @@
+"""QAP: QAPLIB files, the O(n) swap delta, Taillard's tabu search settings."""
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lsmgpu import TabuSearch
+from lsmgpu.problems import QAP
+from lsmgpu.problems.qap import read_solution
+
+
+@st.composite
+def qap_and_solution(draw):
+    n = draw(st.integers(4, 14))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    symmetric = draw(st.booleans())
+    a, b = rng.integers(-20, 60, (n, n)), rng.integers(0, 90, (n, n))
+    if symmetric:
+        a, b = a + a.T, b + b.T
+    return QAP(a, b), rng.permutation(n)
+
+
+@given(qap_and_solution())
+def test_delta_equals_full_reevaluation(case):
+    """delta(p, swap) == cost(p after swap) - cost(p) for every swap, asymmetric matrices too."""
+    qap, p = case
+    moves = qap.neighbourhood.decode(np.arange(qap.neighbourhood.size))
+    d = qap.delta(p, moves)
+    base = qap.evaluate(p)
+    for move, change in zip(moves, d):
+        q = p.copy()
+        qap.neighbourhood.apply(q, move)
+        assert qap.evaluate(q) - base == change
+
+
+def test_shipped_solutions_have_their_stated_cost(tai12a, nug12):
+    """The QAPLIB .sln permutations evaluate to the values stated in them (checks a/b order)."""
+    for qap in (tai12a, nug12):
+        value, p = read_solution(QAP.shipped(qap.name).with_suffix(".sln"))
+        assert qap.evaluate(p) == value == qap.best_known
+
+
+@pytest.mark.parametrize("name", ["tai12a", "nug12"])
+def test_tabu_search_reaches_optimum(name):
+    """Robust tabu search from seed 0 reaches the QAPLIB optimum within 5,000 iterations."""
+    qap = QAP.from_file(QAP.shipped(name))
+    result = TabuSearch(qap, seed=0, backend="cpu").run(5000, target=qap.best_known)
+    assert result.fitness == qap.best_known
+    assert result.status == "target"
+    assert qap.evaluate(result.solution) == result.fitness
+
+
+def test_default_tenure_is_taillards(tai12a):
+    """The default tenure range is [0.9 n, 1.1 n]."""
+    assert TabuSearch(tai12a, backend="cpu").tenure == (10, 14)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("4\n1 2 3 4\n", "truncated or wrong n"),
+    ("3\n" + "1 " * 18, "n must be >= 4"),
+    ("2\n1 2 x 4 1 2 3 4", "not a QAPLIB"),
+    ("", "empty"),
+])
+def test_bad_files_raise_clear_errors(tmp_path, text, message):
+    """Truncated, too small or garbled .dat files raise a ValueError that says what is wrong."""
+    path = tmp_path / "bad.dat"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message):
+        QAP.from_file(path)
+
+
+def test_bad_matrices_raise():
+    """Non-square or mismatched matrices are refused, naming the argument."""
+    with pytest.raises(ValueError, match="`a` must be a square matrix, got shape"):
+        QAP(np.ones((5, 4)), np.ones((5, 5)))
+    with pytest.raises(ValueError, match="one shape"):
+        QAP(np.ones((5, 5)), np.ones((6, 6)))
+    with pytest.raises(ValueError, match="NaN"):
+        QAP(np.full((5, 5), np.nan), np.ones((5, 5)))
+
+
+def test_write_solution_roundtrip(tmp_path, tai12a):
+    """write_solution writes a QAPLIB .sln that read_solution reads back."""
+    p = np.random.default_rng(0).permutation(12)
+    tai12a.write_solution(p, tmp_path / "x.sln")
+    value, q = read_solution(tmp_path / "x.sln")
+    assert value == tai12a.evaluate(p) and np.array_equal(p, q)

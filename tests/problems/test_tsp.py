@@ -1,0 +1,169 @@
+"""TSP: TSPLIB reading, distance rounding, swap and 2-opt deltas, starts and kicks."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lsmgpu import HillClimbing, Swap, TwoOpt
+from lsmgpu.problems import TSP
+from lsmgpu.problems.distances import distance, geo_radians
+from lsmgpu.problems.tsp import double_bridge
+
+
+def tsplib_reference(kind, a, b):
+    """TSPLIB 95's C formulas, one pair at a time."""
+    if kind == "GEO":
+        def rad(v):
+            deg = int(v)
+            return 3.141592 * (deg + 5.0 * (v - deg) / 3.0) / 180.0
+        la, lo, lb, mb = rad(a[0]), rad(a[1]), rad(b[0]), rad(b[1])
+        q1, q2, q3 = math.cos(lo - mb), math.cos(la - lb), math.cos(la + lb)
+        return int(6378.388 * math.acos(0.5 * ((1 + q1) * q2 - (1 - q1) * q3)) + 1.0)
+    dx, dy = a[0] - b[0], a[1] - b[1]
+    if kind == "EUC_2D":
+        return int(math.sqrt(dx * dx + dy * dy) + 0.5)
+    if kind == "CEIL_2D":
+        return math.ceil(math.sqrt(dx * dx + dy * dy))
+    r = math.sqrt((dx * dx + dy * dy) / 10.0)
+    t = int(r + 0.5)
+    return t + 1 if t < r else t
+
+
+@pytest.mark.parametrize("kind", ["EUC_2D", "CEIL_2D", "ATT", "GEO"])
+def test_distances_follow_tsplib(kind):
+    """Vectorised distances equal TSPLIB's scalar formulas."""
+    rng = np.random.default_rng(1)
+    pts = rng.uniform(-80, 80, (200, 2)) if kind == "GEO" else rng.uniform(0, 5000, (200, 2))
+    p = geo_radians(pts) if kind == "GEO" else pts
+    got = distance(kind, p[:100], p[100:])
+    want = [tsplib_reference(kind, a, b) for a, b in zip(pts[:100], pts[100:])]
+    assert got.tolist() == want
+
+
+@st.composite
+def tsp_and_tour(draw):
+    n = draw(st.integers(4, 40))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    kind = draw(st.sampled_from(["EUC_2D", "CEIL_2D", "ATT", "GEO", "EXPLICIT"]))
+    neighbourhood = draw(st.sampled_from(["swap", "2opt"]))
+    coordinates = draw(st.booleans())  # force the on-the-fly path (no matrix)
+    if kind == "EXPLICIT":
+        m = rng.integers(1, 100, (n, n))
+        tsp = TSP(matrix=m + m.T, neighbourhood=neighbourhood)
+    else:
+        pts = rng.uniform(-80, 80, (n, 2)) if kind == "GEO" else rng.uniform(0, 1000, (n, 2))
+        tsp = TSP(pts, weight_type=kind, neighbourhood=neighbourhood)
+        if coordinates:
+            tsp.matrix = None
+    return tsp, rng.permutation(n)
+
+
+@given(tsp_and_tour())
+def test_delta_equals_full_reevaluation(case):
+    """delta == length(after) - length(before) for every swap / 2-opt move, adjacent swaps included."""
+    tsp, tour = case
+    nb = tsp.neighbourhood
+    moves = nb.decode(np.arange(nb.size))
+    d = tsp.delta(tour, moves)
+    base = tsp.evaluate(tour)
+    for move, change in zip(moves, d):
+        t = tour.copy()
+        nb.apply(t, move)
+        assert tsp.evaluate(t) - base == change
+
+
+def test_berlin52_hill_climbing_ends_in_2opt_local_optimum(berlin52):
+    """2-opt best-improvement hill climbing ends with no improving move, within 10 % of 7542."""
+    result = HillClimbing(berlin52, seed=0, backend="cpu").run()
+    assert result.status == "local_optimum"
+    nb = berlin52.neighbourhood
+    assert berlin52.delta(result.solution, nb.decode(np.arange(nb.size))).min() >= 0
+    assert result.fitness <= 1.10 * 7542
+    assert berlin52.best_known == 7542
+
+
+def test_large_instances_skip_the_matrix():
+    """Beyond matrix_limit cities the distances come from coordinates; both paths agree."""
+    pts = np.random.default_rng(0).uniform(0, 1e4, (TSP.matrix_limit + 1, 2))
+    big = TSP(pts)
+    assert big.matrix is None
+    small = TSP(pts[:500])
+    tour = np.arange(500)
+    small_fly = TSP(pts[:500]); small_fly.matrix = None
+    assert small.evaluate(tour) == small_fly.evaluate(tour)
+
+
+def test_explicit_formats_agree(tmp_path):
+    """FULL_MATRIX, UPPER_ROW, LOWER_DIAG_ROW and UPPER_DIAG_ROW encodings of one matrix read the same."""
+    n = 6
+    rng = np.random.default_rng(2)
+    m = rng.integers(1, 50, (n, n)); m = m + m.T; np.fill_diagonal(m, 0)
+    bodies = {
+        "FULL_MATRIX": [m[i, j] for i in range(n) for j in range(n)],
+        "UPPER_ROW": [m[i, j] for i in range(n) for j in range(i + 1, n)],
+        "LOWER_ROW": [m[i, j] for i in range(n) for j in range(i)],
+        "UPPER_DIAG_ROW": [m[i, j] for i in range(n) for j in range(i, n)],
+        "LOWER_DIAG_ROW": [m[i, j] for i in range(n) for j in range(i + 1)],
+    }
+    for fmt, values in bodies.items():
+        path = tmp_path / f"{fmt}.tsp"
+        path.write_text(f"NAME: x\nTYPE: TSP\nDIMENSION: {n}\nEDGE_WEIGHT_TYPE: EXPLICIT\n"
+                        f"EDGE_WEIGHT_FORMAT: {fmt}\nEDGE_WEIGHT_SECTION\n{' '.join(map(str, values))}\nEOF\n")
+        assert np.array_equal(TSP.from_file(path).matrix, m), fmt
+
+
+GOOD = "NAME: t\nTYPE: TSP\nDIMENSION: 5\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n" + \
+    "".join(f"{i + 1} {i * 3.0} {i * i}\n" for i in range(5)) + "EOF\n"
+
+
+@pytest.mark.parametrize("text,message", [
+    (GOOD.replace("5 12.0 16\n", ""), "truncated file or wrong DIMENSION"),
+    (GOOD.replace("DIMENSION: 5", "DIMENSION: 6"), "DIMENSION says 6"),
+    (GOOD.replace("DIMENSION: 5\n", ""), "no DIMENSION"),
+    (GOOD.replace("3 6.0 4", "3 nan 4"), "NaN"),
+    (GOOD.replace("EUC_2D", "XRAY1"), "not supported"),
+    ("NAME: t\nTYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 1 1\n3 2 2\nEOF\n",
+     "n must be >= 4"),
+    (GOOD.replace("TYPE: TSP", "TYPE: ATSP"), "symmetric TSP only"),
+])
+def test_bad_files_raise_clear_errors(tmp_path, text, message):
+    """Malformed TSPLIB files raise ValueError naming the file and the fault."""
+    path = tmp_path / "bad.tsp"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message):
+        TSP.from_file(path)
+
+
+def test_bad_arguments_raise():
+    """Wrong shapes, asymmetric matrices and unknown options are refused by name."""
+    with pytest.raises(ValueError, match=r"shape \(n, 2\)"):
+        TSP(np.zeros((5, 3)))
+    with pytest.raises(ValueError, match="symmetric"):
+        TSP(matrix=np.arange(25).reshape(5, 5))
+    with pytest.raises(ValueError, match="neighbourhood"):
+        TSP(np.random.default_rng(0).random((5, 2)), neighbourhood="3opt")
+
+
+def test_nearest_neighbour_start_and_double_bridge(berlin52, rng):
+    """The start is a valid tour much shorter than random; a double bridge keeps a permutation."""
+    tour = berlin52.initial_solution(rng)
+    assert sorted(tour.tolist()) == list(range(52))
+    assert berlin52.evaluate(tour) < 0.5 * berlin52.evaluate(rng.permutation(52))
+    kicked = double_bridge(tour, rng)
+    assert sorted(kicked.tolist()) == list(range(52)) and not np.array_equal(kicked, tour)
+
+
+def test_write_solution(tmp_path, berlin52):
+    """write_solution writes a TSPLIB .tour with 1-based cities ending in -1."""
+    berlin52.write_solution(np.arange(52), tmp_path / "x.tour")
+    lines = (tmp_path / "x.tour").read_text().split("\n")
+    assert "TOUR_SECTION" in lines and lines[lines.index("TOUR_SECTION") + 1] == "1" and "-1" in lines
+
+
+def test_neighbourhood_objects_accepted():
+    """A Neighbourhood object works as well as its name."""
+    pts = np.random.default_rng(0).random((8, 2)) * 100
+    assert isinstance(TSP(pts, neighbourhood=TwoOpt()).neighbourhood, TwoOpt)
+    assert isinstance(TSP(pts, neighbourhood=Swap()).neighbourhood, Swap)

@@ -1,0 +1,171 @@
+"""The searches: budgets, stop criteria, callbacks, Ctrl-C, determinism, parameter checks."""
+import numpy as np
+import pytest
+
+from lsmgpu import Callback, HillClimbing, IteratedLocalSearch, Swap, TabuSearch, TwoOpt
+from lsmgpu.problems import QAP, TSP
+
+
+@pytest.fixture
+def qap():
+    rng = np.random.default_rng(7)
+    return QAP(rng.integers(0, 50, (20, 20)), rng.integers(0, 50, (20, 20)), name="rand20")
+
+
+def test_same_seed_same_trajectory(qap):
+    """Two runs with one seed follow the same trajectory; another seed differs."""
+    a = TabuSearch(qap, seed=3, backend="cpu").run(200)
+    b = TabuSearch(qap, seed=3, backend="cpu").run(200)
+    c = TabuSearch(qap, seed=4, backend="cpu").run(200)
+    assert np.array_equal(a.history, b.history) and np.array_equal(a.solution, b.solution)
+    assert not np.array_equal(a.history, c.history)
+
+
+def test_history_tracks_true_fitness(qap):
+    """The incremental fitness equals a full evaluation of the best solution; history starts at s0."""
+    result = TabuSearch(qap, seed=1, backend="cpu").run(300)
+    assert len(result.history) == result.iterations + 1 == 301
+    assert result.fitness == qap.evaluate(result.solution) == result.history.min()
+    assert result.evaluations == 300 * qap.neighbourhood.size
+    bests = [f for _, _, f in result.improvements]
+    assert bests == sorted(bests, reverse=True) and bests[-1] == result.fitness
+
+
+@pytest.mark.parametrize("budget,status", [
+    ({"iterations": 50}, "iterations"), ({"evaluations": 1000}, "evaluations"),
+    ({"seconds": 0.05}, "seconds"), ({"stagnation": 30}, "stagnation"),
+])
+def test_stop_criteria(qap, budget, status):
+    """Each budget stops the run and is reported as the status."""
+    result = TabuSearch(qap, seed=0, backend="cpu").run(**budget)
+    assert result.status == status
+    if status == "evaluations":
+        assert result.evaluations >= 1000 and result.evaluations - qap.neighbourhood.size < 1000
+
+
+def test_target_stops_early(qap):
+    """A target fitness stops the run as soon as the best reaches it."""
+    first = TabuSearch(qap, seed=0, backend="cpu").run(100)
+    goal = first.history[10]
+    result = TabuSearch(qap, seed=0, backend="cpu").run(100, target=goal)
+    assert result.status == "target" and result.fitness <= goal and result.iterations <= 10
+
+
+def test_callbacks_see_every_iteration_and_can_stop(qap):
+    """A Callback gets on_start, every on_iteration, on_best and on_end; returning True stops."""
+    class Recorder(Callback):
+        def __init__(self):
+            self.events = []
+
+        def on_start(self, search):
+            self.events.append("start")
+
+        def on_iteration(self, state):
+            self.events.append(state.iteration)
+            return state.iteration == 25
+
+        def on_best(self, state):
+            assert state.best == state.fitness
+
+        def on_end(self, result):
+            self.events.append(result.status)
+
+    rec = Recorder()
+    result = TabuSearch(qap, seed=0, backend="cpu", callbacks=rec).run(100)
+    assert result.status == "callback" and result.iterations == 25
+    assert rec.events == ["start", *range(1, 26), "callback"]
+    calls = []
+    TabuSearch(qap, seed=0, backend="cpu", callbacks=lambda s: calls.append(s.fitness)).run(5)
+    assert len(calls) == 5
+
+
+def test_ctrl_c_returns_best_so_far(qap):
+    """A KeyboardInterrupt mid-run returns the best solution so far with status 'interrupted'."""
+    def interrupt(state):
+        if state.iteration == 40:
+            raise KeyboardInterrupt
+
+    result = TabuSearch(qap, seed=0, backend="cpu", callbacks=interrupt).run(1000)
+    assert result.status == "interrupted" and result.iterations == 40
+    assert result.fitness == qap.evaluate(result.solution)
+
+
+def test_step_api_matches_run(qap):
+    """start/step/result reproduces run()."""
+    search = TabuSearch(qap, seed=5, backend="cpu")
+    search.start(iterations=30)
+    while not search.step():
+        pass
+    stepped = search.result()
+    ran = TabuSearch(qap, seed=5, backend="cpu").run(30)
+    assert np.array_equal(stepped.history, ran.history)
+
+
+def test_tabu_forbids_reversal_and_aspiration_admits(qap):
+    """Without aspiration a tabu search never undoes its last move within the tenure."""
+    result = TabuSearch(qap, seed=0, tenure=5, aspiration=False, backend="cpu").run(100)
+    h = result.history
+    # an immediate undo would bring the fitness back to the value of two iterations before
+    assert not np.any(h[2:] == h[:-2])
+
+
+def test_hill_climbing_first_vs_best_and_restarts(qap):
+    """Both strategies end in a local optimum; first improvement evaluates fewer moves per step;
+    restarts count local optima and keep the best."""
+    best = HillClimbing(qap, seed=0, strategy="best", backend="cpu").run()
+    first = HillClimbing(qap, seed=0, strategy="first", backend="cpu").run()
+    for r in (best, first):
+        assert r.status == "local_optimum"
+        assert qap.delta(r.solution, qap.neighbourhood.decode(np.arange(190))).min() >= 0
+    assert first.evaluations / first.iterations < best.evaluations / best.iterations
+    search = HillClimbing(qap, seed=0, restarts=4, backend="cpu")
+    multi = search.run()
+    assert search.local_optima == 5 and multi.fitness <= best.fitness
+
+
+def test_ils_reaches_berlin52_and_kroa100_optimum():
+    """ILS with 2-opt descents and double-bridge kicks reaches the optima of berlin52 and kroA100."""
+    for name, optimum in (("berlin52", 7542), ("kroA100", 21282)):
+        tsp = TSP.from_file(TSP.shipped(name), neighbourhood="2opt")
+        result = IteratedLocalSearch(tsp, seed=0, backend="cpu").run(10 * tsp.n, target=optimum)
+        assert result.fitness == optimum, name
+
+
+def test_ils_acceptance_rules(qap):
+    """Every acceptance rule runs; 'better' never lets the accepted fitness rise."""
+    for acceptance in ("better", "better-equal", "always", 0.05):
+        r = IteratedLocalSearch(qap, seed=0, acceptance=acceptance, strength=3, backend="cpu").run(20)
+        assert r.iterations == 20
+        if acceptance == "better":
+            assert np.all(np.diff(r.history) <= 0)
+
+
+def test_neighbourhood_override():
+    """A search can use another neighbourhood than the problem's default."""
+    tsp = TSP.from_file(TSP.shipped("eil51"), neighbourhood="swap")
+    r = HillClimbing(tsp, neighbourhood=TwoOpt(), seed=0, backend="cpu").run()
+    assert isinstance(tsp.neighbourhood, Swap)
+    assert r.evaluations % (51 * 48 // 2) == 0
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda p: TabuSearch(p, tenure=-1), "tenure"),
+    (lambda p: TabuSearch(p, tenure=(5, 2)), "tenure"),
+    (lambda p: HillClimbing(p, strategy="steepest"), "strategy"),
+    (lambda p: HillClimbing(p, restarts=-2), "restarts"),
+    (lambda p: IteratedLocalSearch(p, acceptance="sometimes"), "acceptance"),
+    (lambda p: TabuSearch(p, backend="tpu"), "backend"),
+    (lambda p: TabuSearch(p, initial=[0, 1, 2]), "shape"),
+    (lambda p: TabuSearch(p).run(iterations=-5), "iterations"),
+    (lambda p: TabuSearch(p).run(seconds=float("nan")), "seconds"),
+])
+def test_bad_parameters_raise(qap, make, message):
+    """Impossible parameters raise ValueError naming the parameter."""
+    with pytest.raises(ValueError, match=message):
+        make(qap)
+
+
+def test_unknown_keyword_is_a_type_error(qap):
+    """A misspelt option is an error, not a silent default."""
+    with pytest.raises(TypeError):
+        TabuSearch(qap, tenur=5)

@@ -1,0 +1,49 @@
+"""The lsmgpu command, end to end on shipped instances."""
+import subprocess
+import sys
+
+import numpy as np
+
+from lsmgpu.cli import main
+from lsmgpu.problems import QAP, TSP
+from lsmgpu.problems.qap import read_solution
+
+
+def test_solve_qap_writes_solution(tmp_path, capsys):
+    """`lsmgpu solve tai12a` reaches the optimum, prints the gap and writes a valid .sln."""
+    out = tmp_path / "tai12a.sln"
+    assert main(["solve", "tai12a", "--backend", "cpu", "--iterations", "5000", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "best fitness: 224416" in printed and "gap to best known 224416: 0.00 %" in printed
+    value, p = read_solution(out)
+    assert value == QAP.from_file(QAP.shipped("tai12a")).evaluate(p) == 224416
+
+
+def test_solve_tsp_file_with_ils(tmp_path, capsys):
+    """ILS on a .tsp path writes a tour whose length is the printed fitness."""
+    out = tmp_path / "b.tour"
+    path = str(TSP.shipped("berlin52"))
+    assert main(["solve", path, "--algorithm", "ils", "--iterations", "50", "--backend", "cpu",
+                 "--seed", "1", "--out", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    lines = out.read_text().split("\n")
+    tour = np.array([int(v) - 1 for v in lines[lines.index("TOUR_SECTION") + 1:lines.index("-1")]])
+    length = TSP.from_file(path).evaluate(tour)
+    assert f"best fitness: {length}" in printed
+
+
+def test_bad_instance_exits_2(tmp_path, capsys):
+    """A missing or malformed file gives exit status 2 and a one-line message, no traceback."""
+    bad = tmp_path / "bad.tsp"
+    bad.write_text("NAME: x\nTYPE: TSP\nEDGE_WEIGHT_TYPE: EUC_2D\n")
+    assert main(["solve", str(bad)]) == 2
+    assert "no DIMENSION" in capsys.readouterr().err
+    assert main(["solve", "no-such-instance"]) == 2
+
+
+def test_console_script_runs_with_time_budget():
+    """`python -m lsmgpu.cli` with --time stops by seconds."""
+    run = subprocess.run([sys.executable, "-m", "lsmgpu.cli", "solve", "nug12", "--time", "0.3",
+                          "--backend", "cpu", "--quiet"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert "best fitness" in run.stdout

@@ -1,0 +1,132 @@
+"""Neighbourhoods: sizes, index <-> move, application and tabu attributes."""
+import itertools
+
+import numpy as np
+import pytest
+
+from lsmgpu import Binary, BitFlip, Crowns, Discrete, Permutation, Real, Swap, TwoOpt, ValueChange
+
+
+def bound(neighbourhood, encoding):
+    return neighbourhood.bind(encoding)
+
+
+CASES = [
+    (BitFlip(1), Binary(9)), (BitFlip(2), Binary(9)), (BitFlip(3), Binary(9)),
+    (ValueChange(), Discrete(7, k=4)), (Swap(), Permutation(9)), (TwoOpt(), Permutation(9)),
+]
+
+
+@pytest.mark.parametrize("neighbourhood,encoding", CASES, ids=lambda c: repr(c))
+def test_decode_encode_roundtrip(neighbourhood, encoding):
+    """encode(decode(index)) == index over the whole neighbourhood, with distinct moves."""
+    nb = bound(neighbourhood, encoding)
+    index = np.arange(nb.size, dtype=np.int64)
+    moves = nb.decode(index)
+    assert moves.shape == (nb.size, nb.arity)
+    assert np.array_equal(nb.encode(moves), index)
+    assert len({tuple(m) for m in moves.tolist()}) == nb.size
+
+
+@pytest.mark.parametrize("neighbourhood,encoding", CASES, ids=lambda c: repr(c))
+def test_every_move_gives_a_distinct_neighbour(neighbourhood, encoding, rng):
+    """Each move changes the solution, and no two moves give the same neighbour."""
+    nb = bound(neighbourhood, encoding)
+    x = encoding.random(rng)
+    seen = set()
+    for move in nb.decode(np.arange(nb.size)):
+        y = x.copy()
+        nb.apply(y, move)
+        encoding.validate(y)
+        key = tuple(y.tolist())
+        if isinstance(nb, TwoOpt):  # a tour and its reverse are one cycle
+            key = min(key, (key[0],) + key[1:][::-1])
+        assert not np.array_equal(x, y)
+        seen.add(key)
+    assert len(seen) == nb.size
+
+
+def test_sizes():
+    """Sizes are the paper's: C(n, d) flips, (k-1) n value changes, C(n,2) swaps, n(n-3)/2 2-opt moves."""
+    assert bound(BitFlip(3), Binary(73)).size == 73 * 72 * 71 // 6
+    assert bound(ValueChange(), Discrete(10, k=5)).size == 40
+    assert bound(Swap(), Permutation(100)).size == 4950
+    assert bound(TwoOpt(), Permutation(85900)).size == 85900 * 85897 // 2
+
+
+def test_twoopt_enumerates_every_2opt_tour_once():
+    """For n = 8, TwoOpt reaches exactly the n(n-3)/2 tours that differ from x in two edges."""
+    n = 8
+    nb = bound(TwoOpt(), Permutation(n))
+    x = np.arange(n)
+    edges = lambda t: {frozenset((t[k], t[(k + 1) % n])) for k in range(n)}
+    found = set()
+    for move in nb.decode(np.arange(nb.size)):
+        y = x.copy()
+        nb.apply(y, move)
+        assert len(edges(x) - edges(y)) == 2
+        found.add(frozenset(edges(y)))
+    assert len(found) == n * (n - 3) // 2
+
+
+@pytest.mark.parametrize("neighbourhood,encoding", CASES, ids=lambda c: repr(c))
+def test_tabu_attributes_undo(neighbourhood, encoding, rng):
+    """The attributes a move removes are exactly those its undoing move would add back."""
+    nb = bound(neighbourhood, encoding)
+    x = encoding.random(rng)
+    for move in nb.decode(rng.integers(0, nb.size, 20)):
+        y = x.copy()
+        nb.apply(y, move)
+        undo = next(m for m in nb.decode(np.arange(nb.size))
+                    if np.array_equal(_applied(nb, y, m), x))
+        removed = {tuple(a) for a in nb.removed(x, move).tolist()}
+        added_back = {tuple(a) for a in nb.added(y, undo[None, :])[0].tolist()}
+        assert removed == added_back
+
+
+def _applied(nb, x, move):
+    y = x.copy()
+    nb.apply(y, move)
+    return y
+
+
+def test_bad_parameters_raise():
+    """Impossible neighbourhood settings raise errors that name the parameter."""
+    with pytest.raises(ValueError, match="distance"):
+        BitFlip(4)
+    with pytest.raises(ValueError, match="n >= 4"):
+        TwoOpt().bind(Permutation(3))
+    with pytest.raises(TypeError, match="Permutation"):
+        TwoOpt().bind(Binary(10))
+    with pytest.raises(ValueError, match="`m`"):
+        Crowns(m=0)
+    with pytest.raises(RuntimeError, match="bind"):
+        Swap().size
+
+
+def test_crowns_rings_and_reproducibility():
+    """Crowns neighbour q lies in ring q (radius in [q h, (q+1) h]) and depends only on (seed, step, q)."""
+    nb = Crowns(m=50, seed=3).bind(Real(4, low=-10, high=10))
+    x = np.zeros(4)
+    points = nb.moves(x, np.arange(50), step=7)
+    radius = np.linalg.norm(points - x, axis=1)
+    h = nb.max_radius / 50
+    q = np.arange(50)
+    assert np.all(radius >= q * h - 1e-12) and np.all(radius <= (q + 1) * h + 1e-12)
+    assert np.array_equal(points[10:20], nb.moves(x, np.arange(10, 20), step=7))
+    assert not np.array_equal(points, nb.moves(x, np.arange(50), step=8))
+
+
+def test_encodings_validate():
+    """Encodings reject wrong shapes, NaN, out-of-range values and non-permutations by name."""
+    with pytest.raises(ValueError, match="shape"):
+        Permutation(5).validate([0, 1, 2])
+    with pytest.raises(ValueError, match="not a permutation"):
+        Permutation(3).validate([0, 0, 1])
+    with pytest.raises(ValueError, match="NaN"):
+        Real(2).validate([0.0, np.nan])
+    with pytest.raises(ValueError, match=r"\[0, 3\]"):
+        Discrete(3, k=4).validate([0, 4, 1])
+    with pytest.raises(ValueError, match="`n`"):
+        Binary(0)
+    assert list(itertools.islice(Binary(5).random(np.random.default_rng(0)), 5))
