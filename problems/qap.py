@@ -116,6 +116,11 @@ class QAP(Problem):
         """Write ``p`` as a QAPLIB ``.sln`` file (n, cost, 1-based permutation)."""
         Path(path).write_text(f"{self.n} {self.evaluate(np.asarray(p))}\n" + " ".join(str(v + 1) for v in p) + "\n")
 
+    def template_params(self):
+        symmetric = (np.array_equal(self.a, self.a.T) and np.array_equal(self.b, self.b.T)
+                     and not np.diag(self.a).any() and not np.diag(self.b).any())
+        return {"symmetric": symmetric}
+
     def device_data(self):
         # int32 in the kernel: QAPLIB entries fit, deltas are summed in 64 bits
         if max(np.abs(self.a).max(), np.abs(self.b).max()) >= 2**31:

@@ -1,0 +1,242 @@
+"""Rendering and compiling the CUDA kernels: one Jinja2 environment, two caches.
+
+A kernel is the engine skeleton (``templates/skeleton/evaluate.cu.j2``) extended by the
+problem's template, rendered with the sizes baked in as constants (``n``, the neighbourhood
+size, the types) and with each input array's memory policy turned into its declarations
+and its ``load(name, index)`` expression. Rendering uses ``StrictUndefined``, so a template
+that names an unknown variable fails with a clear message instead of emitting broken CUDA.
+
+Compiled modules are cached in memory per (source, options, context) and on disk through
+PyCUDA's ``cache_dir``, so a second run with the same kernel starts without nvcc.
+``nvcc_compile`` builds a rendered source for a given architecture without a GPU, which
+is how CI catches template errors.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import jinja2
+import numpy as np
+
+from .encodings import Discrete
+from .errors import KernelCompileError
+from .neighbourhoods import BitFlip, Swap, TwoOpt, ValueChange
+from .problem import MEMORY_POLICIES, Problem
+
+__all__ = ["render", "KernelSpec", "template_names", "nvcc_compile", "cache_dir", "TEMPLATE_DIR"]
+
+TEMPLATE_DIR = Path(str(resources.files("lsmgpu.templates")))
+
+CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dtype(np.int32): "int",
+          np.dtype(np.int64): "long long", np.dtype(np.int8): "signed char", np.dtype(np.uint8): "unsigned char"}
+
+#: solutions up to this many bytes are staged in shared memory by every block
+SHARED_SOLUTION_BYTES = 32 * 1024
+#: shared memory a block may use without opting in (CUDA's default dynamic limit)
+SHARED_LIMIT_BYTES = 48 * 1024
+
+
+def template_names() -> list[str]:
+    """All templates shipped in the package, relative to the templates folder."""
+    return sorted(str(p.relative_to(TEMPLATE_DIR)) for p in TEMPLATE_DIR.rglob("*.cu.j2"))
+
+
+def cache_dir() -> str:
+    """Folder of PyCUDA's on-disk kernel cache (``$LSMGPU_CACHE`` or ~/.cache/lsmgpu)."""
+    path = os.environ.get("LSMGPU_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "lsmgpu")
+    os.makedirs(path, exist_ok=True)
+    return path
+
+
+def neighbourhood_kind(neighbourhood) -> str:
+    """Name of the skeleton's move code for a neighbourhood (templates/skeleton/moves.cu.j2)."""
+    if isinstance(neighbourhood, TwoOpt):
+        return "twoopt"
+    if isinstance(neighbourhood, Swap):
+        return "swap"
+    if isinstance(neighbourhood, BitFlip):
+        return f"flip{neighbourhood.distance}"
+    if isinstance(neighbourhood, ValueChange):
+        return "value"
+    raise TypeError(f"the CUDA backend has no move code for {neighbourhood!r} yet")
+
+
+@dataclass(frozen=True)
+class ArraySpec:
+    """One input array as the template sees it."""
+
+    name: str
+    ctype: str
+    policy: str
+    length: int
+
+    @property
+    def shared_bytes(self) -> int:
+        nbytes = self.length * {"float": 4, "double": 8, "int": 4, "long long": 8}.get(self.ctype, 1)
+        return (nbytes + 15) // 16 * 16
+
+    @property
+    def param(self) -> str:
+        if self.policy == "texture":
+            return f"unsigned long long {self.name}"
+        const = "" if self.policy == "global" else "const "
+        return f"{const}{self.ctype}* __restrict__ {self.name}"
+
+    @property
+    def decl(self) -> str:
+        if self.policy == "texture":
+            return f"unsigned long long {self.name}"
+        const = "" if self.policy == "global" else "const "
+        return f"{const}{self.ctype}* {self.name}"
+
+    def load(self, index: str) -> str:
+        if self.policy == "readonly":
+            return f"__ldg(&d.{self.name}[{index}])"
+        if self.policy == "texture":
+            return f"tex_{self.ctype.replace(' ', '')}(d.{self.name}, {index})"
+        return f"d.{self.name}[{index}]"
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """Everything that decides a kernel's source: the problem, its neighbourhood and options."""
+
+    problem: Problem
+    memory: tuple[tuple[str, str], ...] = ()
+    generation: str = "device"
+
+    def arrays(self) -> list[ArraySpec]:
+        data = self.problem.device_data()
+        overrides = dict(self.memory)
+        unknown = set(overrides) - set(data)
+        if unknown:
+            raise ValueError(f"memory: {self.problem.name} has no device array named {sorted(unknown)}; "
+                             f"it has {sorted(data)}")
+        specs = []
+        for name, arr in data.items():
+            policy = overrides.get(name, arr.policy)
+            if policy not in MEMORY_POLICIES:
+                raise ValueError(f"memory: policy of {name!r} must be one of {MEMORY_POLICIES}, got {policy!r}")
+            if arr.array.dtype not in CTYPES:
+                raise TypeError(f"{self.problem.name}: device array {name!r} has unsupported dtype {arr.array.dtype}")
+            if policy == "texture" and arr.array.size >= 2**27:
+                raise ValueError(f"memory: {name!r} has {arr.array.size} elements, more than a 1D texture holds (2^27)")
+            specs.append(ArraySpec(name, CTYPES[arr.array.dtype], policy, int(arr.array.size)))
+        return specs
+
+    def shared_bytes(self) -> int:
+        """Dynamic shared memory per block: shared-policy arrays, then the solution if it fits."""
+        total = sum(a.shared_bytes for a in self.arrays() if a.policy == "shared")
+        if total > SHARED_LIMIT_BYTES:
+            raise ValueError(f"memory: shared-policy arrays of {self.problem.name} need {total} bytes, "
+                             f"more than the {SHARED_LIMIT_BYTES} a block gets; use 'readonly' or 'texture'")
+        return total + (self._solution_bytes() if self.shared_solution(total) else 0)
+
+    def _solution_bytes(self) -> int:
+        itemsize = np.dtype(self.problem.encoding.dtype).itemsize
+        return (self.problem.n * itemsize + 15) // 16 * 16
+
+    def shared_solution(self, arrays_bytes: int | None = None) -> bool:
+        if arrays_bytes is None:
+            arrays_bytes = sum(a.shared_bytes for a in self.arrays() if a.policy == "shared")
+        sol = self._solution_bytes()
+        return sol <= SHARED_SOLUTION_BYTES and arrays_bytes + sol <= SHARED_LIMIT_BYTES
+
+    def context(self) -> dict:
+        problem, nb = self.problem, self.problem.neighbourhood
+        arrays = self.arrays()
+        by_name = {a.name: a for a in arrays}
+
+        def load(name: str, index: str) -> str:
+            if name not in by_name:
+                raise KeyError(f"template of {problem.name} loads unknown array {name!r}; "
+                               f"device_data() has {sorted(by_name)}")
+            return by_name[name].load(index)
+
+        integer = problem.integer
+        shape = nb.tabu_shape() if _has_tabu(nb) else None
+        context = dict(
+            problem_name=problem.name, n=problem.n, size=nb.size, sense=problem.sense,
+            kind=neighbourhood_kind(nb), arity=max(1, nb.arity),
+            k=problem.encoding.k if isinstance(problem.encoding, Discrete) else 2,
+            tabu_cols=shape[1] if shape else 1,
+            fitness_type="long long" if integer else "double",
+            fitness_max="0x7fffffffffffffffLL" if integer else "__longlong_as_double(0x7ff0000000000000LL)",
+            sol_type="double" if np.dtype(problem.encoding.dtype).kind == "f" else "int",
+            arrays=arrays, textures=any(a.policy == "texture" for a in arrays),
+            shared_solution=self.shared_solution(), generation=self.generation, load=load)
+        clash = set(context) & set(problem.template_params())
+        if clash:
+            raise ValueError(f"{problem.name}.template_params() redefines engine names {sorted(clash)}")
+        context.update(problem.template_params())
+        return context
+
+
+def _has_tabu(nb) -> bool:
+    try:
+        return nb.tabu_shape() is not None
+    except ValueError:  # e.g. 2-opt beyond the size where a tabu matrix is sensible
+        return False
+
+
+def _environment(problem: Problem) -> jinja2.Environment:
+    dirs = []
+    try:
+        dirs = [str(d) for d in problem.template_dirs()]
+    except TypeError:  # a class defined interactively has no file
+        pass
+    loader = jinja2.FileSystemLoader(dirs + [str(TEMPLATE_DIR)])
+    return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined, trim_blocks=False,
+                              keep_trailing_newline=True, autoescape=False)
+
+
+def render(problem: Problem, *, memory: dict | None = None, generation: str = "device") -> str:
+    """CUDA source of ``problem``'s kernels (its default neighbourhood, the given policies)."""
+    if problem.template is None:
+        raise TypeError(f"{problem.name} has no CUDA template (set the class attribute `template`)")
+    if generation not in ("device", "host"):
+        raise ValueError(f"`generation` must be 'device' or 'host', got {generation!r}")
+    spec = KernelSpec(problem, tuple(sorted((memory or {}).items())), generation)
+    try:
+        template = _environment(problem).get_template(problem.template)
+        return template.render(**spec.context())
+    except jinja2.TemplateNotFound as exc:
+        raise KernelCompileError(f"{problem.name}: template {exc.name!r} not found next to the problem "
+                                 f"or in {TEMPLATE_DIR}") from None
+    except jinja2.UndefinedError as exc:
+        raise KernelCompileError(f"{problem.name}: template {problem.template!r} uses an undefined name: "
+                                 f"{exc.message}") from None
+    except jinja2.TemplateSyntaxError as exc:
+        raise KernelCompileError(f"{problem.name}: syntax error in template {exc.name or problem.template!r} "
+                                 f"line {exc.lineno}: {exc.message}") from None
+
+
+def save_source(source: str) -> str:
+    """Write a rendered source to a file named by its hash; return the path (for error reports)."""
+    folder = os.path.join(tempfile.gettempdir(), "lsmgpu-kernels")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, hashlib.sha1(source.encode()).hexdigest()[:16] + ".cu")
+    Path(path).write_text(source)
+    return path
+
+
+def nvcc_compile(source: str, arch: str = "sm_90", options: tuple[str, ...] = ()) -> bytes:
+    """Compile ``source`` to a cubin with nvcc (no GPU needed); KernelCompileError on failure."""
+    nvcc = shutil.which("nvcc")
+    if nvcc is None:
+        raise FileNotFoundError("nvcc is not on PATH")
+    src = save_source(source)
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "kernel.cubin")
+        run = subprocess.run([nvcc, "-cubin", f"-arch={arch}", *options, "-o", out, src],
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            raise KernelCompileError(f"nvcc failed on {src}:\n{run.stderr}", src)
+        return Path(out).read_bytes()
