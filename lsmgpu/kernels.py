@@ -85,9 +85,9 @@ class ArraySpec:
     @property
     def param(self) -> str:
         if self.policy == "texture":
-            return f"unsigned long long {self.name}"
+            return f"unsigned long long arr_{self.name}"
         const = "" if self.policy == "global" else "const "
-        return f"{const}{self.ctype}* __restrict__ {self.name}"
+        return f"{const}{self.ctype}* __restrict__ arr_{self.name}"
 
     @property
     def decl(self) -> str:

@@ -1,0 +1,114 @@
+"""Thread control: the wave auto-tuner (Luong, Melab & Talbi, Algorithm 3).
+
+How many threads to launch, and how many per block, depends on the kernel, the GPU and the
+neighbourhood size; no fixed choice is good for all. The tuner times configurations on the
+real kernel: total threads from the power of two nearest n up to the neighbourhood size (the
+grid-stride loop covers the rest), threads per block from 32 to 1024 in steps of 32, a few
+timed trials each (median). A configuration that fails to launch (too many registers or
+threads) is skipped and the best so far is kept. Results are cached per (kernel, device,
+size) in memory and in ``tuning.json`` in lsmgpu's cache folder.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from typing import Callable
+
+import numpy as np
+
+from ..errors import KernelLaunchError
+
+__all__ = ["WaveTuner", "default_configuration"]
+
+log = logging.getLogger("lsmgpu")
+
+
+def _pow2_at_least(v: int) -> int:
+    return 1 << max(0, int(v - 1).bit_length())
+
+
+def default_configuration(size: int, resident_threads: int, block: int = 256) -> tuple[int, int]:
+    """Untuned choice: one thread per move up to a few waves of resident threads."""
+    threads = min(_pow2_at_least(size), 4 * resident_threads)
+    block = min(block, threads)
+    return max(block, threads // block * block), block
+
+
+class WaveTuner:
+    """Times (threads, threads-per-block) configurations and keeps the fastest.
+
+    ``trials``: timed launches per configuration (after one warm-up launch);
+    ``budget``: seconds of tuning after which the best so far is kept;
+    ``blocks``: candidate block sizes (default 32..1024 step 32);
+    ``cache``: path of the JSON cache, or None for memory only.
+    """
+
+    def __init__(self, trials: int = 3, budget: float = 2.0, blocks=None, cache: str | None = "default",
+                 max_threads: int | None = None):
+        if trials < 1 or budget <= 0:
+            raise ValueError("WaveTuner: `trials` must be >= 1 and `budget` > 0")
+        self.trials, self.budget = trials, budget
+        self.blocks = list(blocks) if blocks is not None else list(range(32, 1025, 32))
+        self.max_threads = max_threads
+        if cache == "default":
+            from ..kernels import cache_dir
+            cache = os.path.join(cache_dir(), "tuning.json")
+        self.cache_path = cache
+        self.memory: dict[str, tuple[int, int]] = {}
+        if cache and os.path.isfile(cache):
+            try:
+                self.memory.update({k: tuple(v) for k, v in json.loads(open(cache).read()).items()})
+            except (ValueError, OSError):
+                log.warning("tuning cache %s unreadable; starting afresh", cache)
+
+    def candidates(self, n: int, size: int, resident_threads: int) -> list[tuple[int, int]]:
+        """(threads, block) pairs: totals are powers of two from the one nearest n up to the
+        neighbourhood size (capped at ``max_threads``, default 16 waves), rounded to whole blocks."""
+        top = _pow2_at_least(size)
+        cap = _pow2_at_least(self.max_threads or 16 * resident_threads)
+        totals, total = [], _pow2_at_least(n)
+        while True:
+            totals.append(min(total, cap))
+            if total >= top or total >= cap:
+                break
+            total *= 2
+        pairs = [(t // b * b, b) for t in totals for b in self.blocks if b <= t]
+        return list(dict.fromkeys(pairs))
+
+    def tune(self, key: str, n: int, size: int, resident_threads: int,
+             launch: Callable[[int, int], float]) -> tuple[int, int]:
+        """Best (threads, block) for ``launch(threads, block) -> seconds``; cached under ``key``."""
+        if key in self.memory:
+            return self.memory[key]
+        start = time.perf_counter()
+        best, best_time, failures = None, np.inf, 0
+        for threads, block in self.candidates(n, size, resident_threads):
+            try:
+                launch(threads, block)  # warm-up
+                elapsed = float(np.median([launch(threads, block) for _ in range(self.trials)]))
+            except KernelLaunchError as exc:
+                failures += 1
+                log.info("tuner: %s failed (%s); keeping the best so far %s", (threads, block), exc, best)
+                continue
+            if elapsed < best_time:
+                best, best_time = (threads, block), elapsed
+            if time.perf_counter() - start > self.budget:
+                break
+        if best is None:
+            raise KernelLaunchError(f"tuner: no configuration of {key} could be launched")
+        log.info("tuner: %s -> %d threads, %d per block (%.1f us), %d failed launches",
+                 key, best[0], best[1], best_time * 1e6, failures)
+        self.memory[key] = best
+        self._save()
+        return best
+
+    def _save(self) -> None:
+        if not self.cache_path:
+            return
+        try:
+            with open(self.cache_path, "w") as f:
+                json.dump({k: list(v) for k, v in self.memory.items()}, f)
+        except OSError as exc:
+            log.warning("tuning cache not written: %s", exc)

@@ -1,0 +1,172 @@
+"""The CUDA backend against the NumPy reference (needs a GPU: marked `gpu`)."""
+import numpy as np
+import pytest
+
+from lsmgpu import BitFlip, HillClimbing, IteratedLocalSearch, TabuSearch, TwoOpt
+from lsmgpu.backends.base import Query
+from lsmgpu.backends.cpu import CpuBackend
+from lsmgpu.backends.tuning import WaveTuner
+from lsmgpu.errors import KernelLaunchError
+from lsmgpu.problems import QAP, TSP
+
+from .linear import LinearBits, ValueTable
+
+pytestmark = pytest.mark.gpu
+
+POLICIES = ["global", "readonly", "texture", "shared"]
+
+
+def cuda(**options):
+    from lsmgpu.backends.cuda import CudaBackend
+    return CudaBackend(**options)
+
+
+def random_qap(n, seed, symmetric):
+    rng = np.random.default_rng(seed)
+    a, b = rng.integers(0, 100, (n, n)), rng.integers(0, 100, (n, n))
+    if symmetric:
+        a, b = a + a.T, b + b.T
+        np.fill_diagonal(a, 0), np.fill_diagonal(b, 0)
+    return QAP(a, b, name=f"qap{n}{'s' if symmetric else 'a'}")
+
+
+def tsp_cases():
+    rng = np.random.default_rng(4)
+    cases = []
+    for kind in ["EUC_2D", "CEIL_2D", "ATT", "GEO"]:
+        pts = rng.uniform(-80, 80, (60, 2)) if kind == "GEO" else rng.uniform(0, 10_000, (60, 2))
+        for nb in ["swap", "2opt"]:
+            fly = TSP(pts, weight_type=kind, neighbourhood=nb, name=f"{kind}-{nb}-coords")
+            fly.matrix = None
+            cases += [TSP(pts, weight_type=kind, neighbourhood=nb, name=f"{kind}-{nb}-matrix"), fly]
+    return cases
+
+
+def problems():
+    rng = np.random.default_rng(0)
+    out = [random_qap(13, 1, True), random_qap(13, 2, False), QAP.from_file(QAP.shipped("tai12a")),
+           *tsp_cases(),
+           *(LinearBits(rng.integers(-9, 9, 40), distance=d) for d in (1, 2, 3)),
+           ValueTable(rng.integers(0, 50, (30, 5)))]
+    return out
+
+
+def policy_variants(problem):
+    names = list(problem.device_data())
+    return [{name: policy for name in names} for policy in POLICIES]
+
+
+@pytest.mark.parametrize("problem", problems(), ids=lambda p: p.name)
+def test_fitness_arrays_equal_cpu_for_every_policy(problem):
+    """evaluate_all on the GPU == the CPU deltas, exactly, for every memory policy and
+    for generation on the device and on the host, on random solutions."""
+    rng = np.random.default_rng(9)
+    cpu = CpuBackend().evaluator(problem, problem.neighbourhood)
+    for memory in policy_variants(problem):
+        for generation in ("device", "host"):
+            gpu = cuda(memory=memory, generation=generation, tune=False).evaluator(problem, problem.neighbourhood)
+            for _ in range(3):
+                x = problem.encoding.random(rng)
+                cpu.load(x), gpu.load(x)
+                assert np.array_equal(gpu.deltas(), cpu.deltas()), (memory, generation)
+            gpu.close()
+
+
+@pytest.mark.parametrize("problem", problems(), ids=lambda p: p.name)
+def test_selected_move_matches_cpu(problem):
+    """The on-GPU reduction picks the CPU's move (best and first rules, lowest index on ties)."""
+    rng = np.random.default_rng(3)
+    cpu = CpuBackend().evaluator(problem, problem.neighbourhood)
+    gpu = cuda().evaluator(problem, problem.neighbourhood)
+    for _ in range(5):
+        x = problem.encoding.random(rng)
+        cpu.load(x), gpu.load(x)
+        for rule in ("best", "first"):
+            q = Query(rule=rule, current=problem.fitness(x))
+            assert gpu.select(q).index == cpu.select(q).index, rule
+            assert np.array_equal(gpu.device_solution(), x)  # select alone must not move
+
+
+def trajectory_cases():
+    berlin = TSP.from_file(TSP.shipped("berlin52"), neighbourhood="2opt")
+    return [
+        ("tabu-qap", lambda b: TabuSearch(QAP.from_file(QAP.shipped("tai12a")), seed=0, backend=b), 2000),
+        ("tabu-qap-asym", lambda b: TabuSearch(random_qap(20, 5, False), seed=1, backend=b), 2000),
+        ("tabu-tsp-2opt", lambda b: TabuSearch(berlin, seed=0, backend=b), 2000),
+        ("tabu-tsp-swap", lambda b: TabuSearch(TSP.from_file(TSP.shipped("eil51")), seed=0, backend=b), 2000),
+        ("tabu-flip2", lambda b: TabuSearch(LinearBits(np.arange(-20, 20), distance=2), seed=0, backend=b), 500),
+        ("tabu-value", lambda b: TabuSearch(ValueTable(np.arange(120).reshape(30, 4) % 7), seed=0, backend=b), 500),
+        ("hc-first", lambda b: HillClimbing(berlin, strategy="first", restarts=3, seed=0, backend=b), None),
+        ("ils", lambda b: IteratedLocalSearch(berlin, seed=0, backend=b), 30),
+    ]
+
+
+@pytest.mark.parametrize("name,make,iterations", trajectory_cases(), ids=lambda c: c if isinstance(c, str) else "")
+def test_same_trajectory_on_both_backends(name, make, iterations):
+    """A search with one seed follows the same trajectory on the CPU and on the GPU, with
+    device selection, host selection and host generation; the host mirror equals the GPU copy."""
+    ref = make("cpu").run(iterations)
+    for options in ({}, {"selection": "host"}, {"generation": "host"}):
+        search = make(cuda(**options))
+        res = search.run(iterations)
+        assert np.array_equal(res.history, ref.history), options
+        assert np.array_equal(res.solution, ref.solution) and res.fitness == ref.fitness
+        assert np.array_equal(search.evaluator.device_solution(), search.evaluator.x)
+
+
+def test_tuner_survives_an_impossible_configuration():
+    """A block of 2048 threads cannot launch; the tuner skips it and keeps a valid choice."""
+    problem = QAP.from_file(QAP.shipped("tai12a"))
+    tuner = WaveTuner(blocks=[2048, 64, 128], cache=None)
+    res = TabuSearch(problem, seed=0, backend=cuda(tuner=tuner)).run(50)
+    (threads, block), = tuner.memory.values()
+    assert block in (64, 128) and threads % block == 0
+    assert np.array_equal(res.history, TabuSearch(problem, seed=0, backend="cpu").run(50).history)
+
+
+def test_impossible_launch_raises_launch_error():
+    """A user-fixed impossible block size gives KernelLaunchError naming grid and block."""
+    from lsmgpu.backends.cuda import CudaBackend
+    problem = QAP.from_file(QAP.shipped("tai12a"))
+    backend = CudaBackend(tune=False)
+    ev = backend.evaluator(problem, problem.neighbourhood)
+    ev.load(np.arange(12))
+    with pytest.raises(KernelLaunchError, match="block"):
+        ev._launch_select(4096, 2048, 0, Query(), 0)
+    assert ev.select(Query()).found  # the context is still usable
+
+
+def test_large_pair_indices_on_the_gpu():
+    """2-opt on 6,000 cities (18M moves, past the float-root limit) matches the CPU deltas."""
+    pts = np.random.default_rng(0).uniform(0, 1e5, (6000, 2))
+    tsp = TSP(pts, neighbourhood=TwoOpt(), start="random")
+    cpu, gpu = CpuBackend().evaluator(tsp, tsp.neighbourhood), cuda(tune=False).evaluator(tsp, tsp.neighbourhood)
+    x = np.random.default_rng(1).permutation(6000)
+    cpu.load(x), gpu.load(x)
+    assert np.array_equal(gpu.deltas(), cpu.deltas())
+
+
+def test_maxcut_example_on_gpu():
+    """The user example runs on the GPU, with fitness changes within 1e-5 of the CPU's."""
+    import importlib.util
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location("maxcut_example", Path(__file__).parents[2] / "examples" / "maxcut.py")
+    module = importlib.util.module_from_spec(spec)
+    import sys
+    sys.modules["maxcut_example"] = module
+    spec.loader.exec_module(module)
+    problem = module.MaxCut(module.random_graph(300, 0.2, 0))
+    x = problem.encoding.random(np.random.default_rng(0))
+    cpu, gpu = CpuBackend().evaluator(problem, problem.neighbourhood), cuda().evaluator(problem, problem.neighbourhood)
+    cpu.load(x), gpu.load(x)
+    assert np.allclose(gpu.deltas(), cpu.deltas(), rtol=1e-5, atol=1e-6)
+    res = TabuSearch(problem, seed=0, backend=cuda()).run(300)
+    assert np.isclose(res.fitness, problem.evaluate(res.solution)) and res.backend == "cuda"
+
+
+def test_bitflip_override_on_gpu():
+    """A neighbourhood override (Hamming 3 on a 1-flip problem) renders its own kernel."""
+    problem = LinearBits(np.arange(-10, 10), distance=1)
+    a = TabuSearch(problem, neighbourhood=BitFlip(3), seed=2, backend="cpu").run(200)
+    b = TabuSearch(problem, neighbourhood=BitFlip(3), seed=2, backend=cuda()).run(200)
+    assert np.array_equal(a.history, b.history)

@@ -1,0 +1,136 @@
+"""Rendering every kernel and compiling it with nvcc for sm_90 (no GPU needed), and the
+errors a broken template or a missing GPU gives."""
+import logging
+
+import numpy as np
+import pytest
+
+from lsmgpu import TabuSearch
+from lsmgpu.errors import BackendUnavailable, KernelCompileError
+from lsmgpu.kernels import nvcc_compile, render, template_names
+from lsmgpu.problems import QAP, TSP
+
+from .backends.linear import LinearBits, ValueTable
+
+
+def shipped_problems():
+    pts = np.random.default_rng(0).uniform(0, 100, (30, 2))
+    out = [QAP.from_file(QAP.shipped("tai12a")), QAP.from_file(QAP.shipped("chr12a"))]
+    for kind in ["EUC_2D", "CEIL_2D", "ATT", "GEO"]:
+        for nb in ["swap", "2opt"]:
+            t = TSP(pts, weight_type=kind, neighbourhood=nb, name=f"{kind}-{nb}")
+            fly = TSP(pts, weight_type=kind, neighbourhood=nb, name=f"{kind}-{nb}-coords")
+            fly.matrix = None
+            out += [t, fly]
+    out += [LinearBits(np.arange(20), distance=d) for d in (1, 2, 3)]
+    out += [ValueTable(np.arange(40).reshape(10, 4))]
+    return out
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("problem", shipped_problems(), ids=lambda p: p.name)
+def test_every_kernel_compiles_for_sm90(problem):
+    """Each problem's kernel compiles with every memory policy, and with host generation."""
+    names = list(problem.device_data())
+    for policy in ("global", "readonly", "texture", "shared"):
+        assert nvcc_compile(render(problem, memory={n: policy for n in names}))
+    assert nvcc_compile(render(problem, generation="host"))
+
+
+@pytest.mark.nvcc
+def test_example_kernel_compiles():
+    """The user example's template, found next to its module, compiles."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+    path = Path(__file__).parent.parent / "examples" / "maxcut.py"
+    spec = importlib.util.spec_from_file_location("maxcut_for_nvcc", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["maxcut_for_nvcc"] = module
+    spec.loader.exec_module(module)
+    assert nvcc_compile(render(module.MaxCut(module.random_graph(40, 0.3, 0))))
+
+
+def test_templates_are_installed():
+    """The skeleton and the shipped problem templates are package data."""
+    names = template_names()
+    for name in ["skeleton/evaluate.cu.j2", "skeleton/moves.cu.j2", "skeleton/mappings.cu.j2",
+                 "qap.cu.j2", "tsp.cu.j2"]:
+        assert name in names
+
+
+def test_rendered_source_bakes_in_sizes_and_policies():
+    """n, the neighbourhood size and each array's policy appear in the source."""
+    qap = QAP.from_file(QAP.shipped("tai12a"))
+    src = render(qap, memory={"a": "texture", "b": "shared"})
+    assert "#define N 12LL" in src and "#define NB_SIZE 66LL" in src
+    assert "tex_int(d.a," in src and "unsigned long long arr_a" in src
+    assert "d.b = staged_;" in src
+
+
+class Broken(QAP):
+    template = "broken.cu.j2"
+
+    def template_dirs(self):
+        return [self._dir]
+
+
+@pytest.fixture
+def broken(tmp_path):
+    def make(body):
+        (tmp_path / "broken.cu.j2").write_text('{% extends "skeleton/evaluate.cu.j2" %}{% block delta %}'
+                                               + body + "{% endblock %}")
+        problem = Broken(np.ones((5, 5)), np.ones((5, 5)), name="broken")
+        problem._dir = tmp_path
+        return problem
+    return make
+
+
+def test_undefined_template_variable_is_a_clear_error(broken):
+    """A template naming an unknown variable fails at render time, naming it."""
+    with pytest.raises(KernelCompileError, match="undefined name.*no_such_constant"):
+        render(broken("{{ no_such_constant }}"))
+
+
+def test_unknown_array_in_load_is_a_clear_error(broken):
+    """load() of an array the problem does not declare says which arrays exist."""
+    with pytest.raises(KeyError, match="unknown array 'w'.*'a', 'b'"):
+        render(broken('{{ load("w", "0") }}'))
+
+
+def test_unknown_policy_and_array_names_raise(broken):
+    qap = QAP.from_file(QAP.shipped("tai12a"))
+    with pytest.raises(ValueError, match="policy"):
+        render(qap, memory={"a": "constant"})
+    with pytest.raises(ValueError, match="no device array named"):
+        render(qap, memory={"z": "shared"})
+
+
+@pytest.mark.nvcc
+def test_cuda_syntax_error_reports_nvcc_stderr_and_source(broken):
+    """Broken CUDA in the delta block: KernelCompileError with nvcc's message and the .cu path."""
+    with pytest.raises(KernelCompileError, match="error") as info:
+        nvcc_compile(render(broken("__device__ fitness_t delta(const sol_t* x, const move_t m, const data_t& d) "
+                                   "{ return undeclared_thing; }")))
+    assert info.value.source_path.endswith(".cu")
+
+
+def test_missing_template_is_a_clear_error(broken):
+    problem = broken("")
+    problem.template = "nowhere.cu.j2"
+    with pytest.raises(KernelCompileError, match="nowhere.cu.j2.*not found"):
+        render(problem)
+
+
+def test_cuda_backend_unavailable_and_auto_falls_back(caplog):
+    """Without PyCUDA or a GPU, backend='cuda' raises BackendUnavailable and 'auto' uses the CPU, saying so."""
+    from lsmgpu.backends import cuda_available
+    if cuda_available()[0]:
+        pytest.skip("a GPU is present")
+    qap = QAP.from_file(QAP.shipped("tai12a"))
+    with pytest.raises(BackendUnavailable):
+        TabuSearch(qap, backend="cuda")
+    with caplog.at_level(logging.INFO, logger="lsmgpu"):
+        search = TabuSearch(qap, backend="auto")
+    assert search.backend.name == "cpu"
+    assert "using the CPU" in caplog.text
