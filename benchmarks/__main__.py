@@ -1,0 +1,232 @@
+"""Run named benchmark tables and write Markdown + CSV (+ JSON) under --out.
+
+    python -m benchmarks qap tsp-swap threads selection twoopt-rate overhead --data .data --out docs/bench
+
+Every GPU figure is the median of --repeats runs after a warm-up run; kernel-only figures are
+timed with CUDA events. CPU times come from the NumPy backend on the same machine; where a
+full CPU run would take minutes, the CPU time is the per-iteration time of a shorter run
+times the iteration count, and the row says so ("cpu_iterations").
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from lsmgpu import HillClimbing, TabuSearch
+from lsmgpu.backends.base import Query
+from lsmgpu.problems import QAP, TSP
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True).stdout.strip() or "unknown"
+    except OSError:
+        return "unknown"
+
+
+def cuda_backend(**options):
+    from lsmgpu.backends.cuda import CudaBackend
+    return CudaBackend(**options)
+
+
+def timed_search(make, iterations, repeats):
+    """Median wall seconds of `make().run(iterations)` after one warm-up run; the last result."""
+    make().run(min(iterations, 50))
+    times, result = [], None
+    for _ in range(repeats):
+        search = make()
+        t0 = time.perf_counter()
+        result = search.run(iterations)
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), result
+
+
+def cpu_time(make, iterations, cpu_iterations):
+    it = min(iterations, cpu_iterations)
+    t0 = time.perf_counter()
+    result = make().run(it)
+    return (time.perf_counter() - t0) * iterations / it, it, result
+
+
+def search_rows(table, instances, loader, iterations, repeats, cpu_iterations, backend_options=None,
+                strategy="device selection", make_search=None):
+    rows = []
+    for path in instances:
+        problem = loader(path)
+        build = make_search or (lambda p, b: TabuSearch(p, seed=0, backend=b))
+        gpu_s, res = timed_search(lambda: build(problem, cuda_backend(**(backend_options or {}))), iterations, repeats)
+        cpu_s, cpu_it, cpu_res = cpu_time(lambda: build(problem, "cpu"), iterations, cpu_iterations)
+        same = np.array_equal(cpu_res.history, res.history[:cpu_it + 1])
+        rows.append(dict(table=table, instance=problem.name, n=problem.n, backend="cuda", strategy=strategy,
+                         iterations=res.iterations, seconds=round(gpu_s, 4),
+                         us_per_iteration=round(1e6 * gpu_s / max(1, res.iterations), 1),
+                         moves_per_s=f"{res.evaluations / gpu_s:.3e}", best_fitness=res.fitness,
+                         gap_pct=None if problem.gap(res.fitness) is None else round(100 * problem.gap(res.fitness), 3),
+                         cpu_seconds=round(cpu_s, 2), cpu_iterations=cpu_it, speedup=round(cpu_s / gpu_s, 1),
+                         same_trajectory_as_cpu=same))
+        print(rows[-1], flush=True)
+    return rows
+
+
+def table_qap(args):
+    names = ["tai30a", "tai35a", "tai40a", "tai50a", "tai60a", "tai80a", "tai100a"]
+    paths = [Path(args.data) / "qaplib" / f"{n}.dat" for n in names]
+    return search_rows("qap", paths, QAP.from_file, args.iterations, args.repeats, args.cpu_iterations)
+
+
+def table_tsp_swap(args):
+    names = ["eil101", "d198", "pcb442", "rat783", "d1291", "pr2392", "fnl4461", "rl5915"]
+    paths = [Path(args.data) / "tsplib" / f"{n}.tsp" for n in names]
+    return search_rows("tsp-swap", paths, lambda p: TSP.from_file(p, neighbourhood="swap"), args.iterations,
+                       args.repeats, max(20, args.cpu_iterations // 10))
+
+
+def table_threads(args):
+    """Thread control on (wave tuner) vs off (one thread per move, 256 per block)."""
+    rows = []
+    for name in ["tai100a"]:
+        path = Path(args.data) / "qaplib" / f"{name}.dat"
+        for tune, label in ((True, "wave tuner"), (False, "untuned")):
+            rows += search_rows("threads", [path], QAP.from_file, args.iterations, args.repeats, 50,
+                                {"tune": tune}, label)
+    for name in ["pr2392"]:
+        path = Path(args.data) / "tsplib" / f"{name}.tsp"
+        for tune, label in ((True, "wave tuner"), (False, "untuned")):
+            rows += search_rows("threads", [path], lambda p: TSP.from_file(p, neighbourhood="swap"),
+                                args.iterations, args.repeats, 20, {"tune": tune}, label)
+    return rows
+
+
+def table_selection(args):
+    """On-GPU reduction vs copying the fitness array back (and host generation)."""
+    rows = []
+    for name, loader in (("tai100a", lambda p: QAP.from_file(p)),
+                         ("pr2392", lambda p: TSP.from_file(p, neighbourhood="swap"))):
+        folder = "qaplib" if name.startswith("tai") else "tsplib"
+        path = Path(args.data) / folder / f"{name}.{'dat' if folder == 'qaplib' else 'tsp'}"
+        for options, label in (({}, "gpu generation + gpu reduction"),
+                               ({"selection": "host"}, "gpu generation + host selection"),
+                               ({"generation": "host"}, "cpu generation + gpu reduction")):
+            rows += search_rows("selection", [path], loader, args.iterations // 5, args.repeats, 20, options, label)
+    return rows
+
+
+def evaluation_rate(problem, repeats, launches=20, **options):
+    """Moves/s of one full-neighbourhood evaluation + reduction (no apply), CUDA events, median."""
+    import pycuda.driver as cuda
+    ev = cuda_backend(**options).evaluator(problem, problem.neighbourhood)
+    x = np.random.default_rng(0).permutation(problem.n).astype(np.int32)
+    ev.load(x)
+    q = Query(rule="best", current=0)
+    ev.select(q)  # tunes
+    times = []
+    for _ in range(repeats):
+        start, end = cuda.Event(), cuda.Event()
+        start.record()
+        for _ in range(launches):
+            ev._launch_select(*ev.config, 0, q, 0)
+        end.record()
+        end.synchronize()
+        times.append(end.time_since(start) * 1e-3 / launches)
+    t = statistics.median(times)
+    return t, problem.neighbourhood.size / t, ev
+
+
+def table_twoopt_rate(args):
+    rows = []
+    for name in args.twoopt_instances.split(","):
+        problem = TSP.from_file(Path(args.data) / "tsplib" / f"{name}.tsp", neighbourhood="2opt", start="random")
+        for policy in ("readonly", "texture"):
+            memory = {k: policy for k in problem.device_data()}
+            t, rate, ev = evaluation_rate(problem, args.repeats, memory=memory)
+            # check against the CPU on a sample of moves
+            x = np.random.default_rng(0).permutation(problem.n)
+            ev.load(x)
+            sample = np.random.default_rng(1).integers(0, problem.neighbourhood.size, 2000)
+            cpu = problem.delta(x, problem.neighbourhood.decode(sample))
+            gpu_sel = ev.select(Query(rule="best", current=0))
+            best_cpu_check = problem.delta(x, problem.neighbourhood.decode(np.array([gpu_sel.index])))[0]
+            rows.append(dict(table="twoopt-rate", instance=name, n=problem.n, backend="cuda",
+                             strategy=f"{policy}, {'matrix' if problem.matrix is not None else 'coordinates'}",
+                             moves=problem.neighbourhood.size, seconds=f"{t:.3e}", moves_per_s=f"{rate:.3e}",
+                             config=ev.config, selected_delta_matches_cpu=bool(best_cpu_check == gpu_sel.delta),
+                             sample_mean_delta=float(cpu.mean())))
+            print(rows[-1], flush=True)
+    return rows
+
+
+def table_overhead(args):
+    """Per-iteration wall time of a tiny neighbourhood (QAP n = 12: 66 moves)."""
+    problem = QAP.from_file(Path(args.data) / "qaplib" / "tai12a.dat")
+    rows = []
+    for label, options in (("fused launch", {}), ("fused launch, profile off, 1 block", {"threads": 64, "block": 64})):
+        s, res = timed_search(lambda: TabuSearch(problem, seed=0, backend=cuda_backend(**options)),
+                              args.iterations, args.repeats)
+        rows.append(dict(table="overhead", instance="tai12a", n=12, backend="cuda", strategy=label,
+                         iterations=res.iterations, seconds=round(s, 4),
+                         us_per_iteration=round(1e6 * s / res.iterations, 2)))
+        print(rows[-1], flush=True)
+    return rows
+
+
+TABLES = {"qap": table_qap, "tsp-swap": table_tsp_swap, "threads": table_threads, "selection": table_selection,
+          "twoopt-rate": table_twoopt_rate, "overhead": table_overhead}
+
+
+def write(rows, out: Path, meta: dict):
+    out.mkdir(parents=True, exist_ok=True)
+    by_table: dict[str, list] = {}
+    for r in rows:
+        by_table.setdefault(r["table"], []).append(r)
+    md = [f"# lsmgpu benchmarks\n", f"device: {meta['device']} · date: {meta['date']} · commit: {meta['commit']}",
+          f"command: `{meta['command']}`\n"]
+    for table, trs in by_table.items():
+        keys = list(dict.fromkeys(k for r in trs for k in r))
+        with open(out / f"{table}.csv", "w", newline="") as f:
+            w = csv.DictWriter(f, keys)
+            w.writeheader()
+            w.writerows(trs)
+        md += [f"## {table}\n", "| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
+        md += ["| " + " | ".join(str(r.get(k, "")) for k in keys) + " |" for r in trs]
+        md.append("")
+    (out / "results.md").write_text("\n".join(md))
+    (out / "results.json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=1, default=str))
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m benchmarks")
+    parser.add_argument("tables", nargs="+", choices=sorted(TABLES))
+    parser.add_argument("--data", default=str(ROOT / ".data"), help="folder holding tsplib/ and qaplib/")
+    parser.add_argument("--out", default=str(ROOT / "docs" / "bench"))
+    parser.add_argument("--iterations", type=int, default=10_000)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--cpu-iterations", type=int, default=200)
+    parser.add_argument("--twoopt-instances", default="dsj1000,pr2392,rl5915,rl11849,d18512,pla33810,pla85900")
+    args = parser.parse_args(argv)
+    from lsmgpu.backends.cuda import CudaBackend
+    meta = dict(device=CudaBackend.probe(), date=datetime.date.today().isoformat(), commit=commit(),
+                command="python -m benchmarks " + " ".join(sys.argv[1:] if argv is None else argv),
+                python=platform.python_version(), cpu_count=os.cpu_count())
+    rows = []
+    for table in args.tables:
+        rows += TABLES[table](args)
+        write(rows, Path(args.out), meta)
+    print(Path(args.out, "results.md").read_text())
+
+
+if __name__ == "__main__":
+    main()
