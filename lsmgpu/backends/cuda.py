@@ -18,6 +18,7 @@ it is used; otherwise the device's primary context is retained and made current.
 """
 from __future__ import annotations
 
+import atexit
 import logging
 import time
 
@@ -59,9 +60,21 @@ def _context(ordinal: int):
             ctx = cuda.Device(ordinal).retain_primary_context()
             ctx.push()
             _contexts[ordinal] = ctx
+            atexit.register(_release, ordinal)
         return _contexts[ordinal]
     except cuda.Error as exc:
         raise BackendUnavailable(f"CUDA is not usable: {exc}") from None
+
+
+def _release(ordinal: int) -> None:
+    """Pop the primary context we pushed, before PyCUDA's own clean-up checks the stack."""
+    _modules.clear()
+    ctx = _contexts.pop(ordinal, None)
+    if ctx is not None:
+        try:
+            ctx.pop()
+        except cuda.Error:
+            pass
 
 
 def _compile(source: str, arch: str):
