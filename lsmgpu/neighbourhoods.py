@@ -15,6 +15,7 @@ A neighbourhood is declared unbound (``Swap()``) and bound to a problem's encodi
 from __future__ import annotations
 
 import copy
+import math
 from math import comb
 
 import numpy as np
@@ -68,6 +69,10 @@ class Neighbourhood:
         """Flat indices of ``moves`` (inverse of :meth:`decode`)."""
         raise NotImplementedError
 
+    def decode_one(self, index: int) -> np.ndarray:
+        """The move of one flat index (the engine's per-iteration path: no vector set-up)."""
+        return self.decode(np.array([index], dtype=np.int64))[0]
+
     def moves(self, x: np.ndarray, index, step: int = 0) -> np.ndarray:
         """The moves of the given indices around ``x`` at iteration ``step``.
 
@@ -99,6 +104,26 @@ class Neighbourhood:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
+
+
+def _pair_one(k: int, n: int) -> tuple[int, int]:
+    """Exact one-to-two mapping of a single index, in Python integers (math.isqrt)."""
+    r = n * (n - 1) // 2 - 1 - k           # reversed rank = C(a, 2) + b, a > b
+    a = (1 + math.isqrt(1 + 8 * r)) // 2
+    return n - 1 - a, n - 1 - (r - a * (a - 1) // 2)
+
+
+def _triple_one(k: int, n: int) -> tuple[int, int, int]:
+    """Exact one-to-three mapping of a single index, in Python integers."""
+    r = n * (n - 1) * (n - 2) // 6 - 1 - k
+    a = max(2, round((6 * r) ** (1 / 3)))
+    while a * (a - 1) * (a - 2) // 6 > r:
+        a -= 1
+    while (a + 1) * a * (a - 1) // 6 <= r:
+        a += 1
+    r -= a * (a - 1) * (a - 2) // 6
+    b = (1 + math.isqrt(1 + 8 * r)) // 2
+    return n - 1 - a, n - 1 - b, n - 1 - (r - b * (b - 1) // 2)
 
 
 def _stack(*columns) -> np.ndarray:
@@ -134,6 +159,13 @@ class BitFlip(Neighbourhood):
         if self.distance == 2:
             return _stack(*index_to_pair(index, self.n))
         return _stack(*index_to_triple(index, self.n))
+
+    def decode_one(self, index):
+        if self.distance == 1:
+            return np.array([index], dtype=np.int64)
+        if self.distance == 2:
+            return np.array(_pair_one(int(index), self.n), dtype=np.int64)
+        return np.array(_triple_one(int(index), self.n), dtype=np.int64)
 
     def encode(self, moves):
         moves = np.asarray(moves, dtype=np.int64)
@@ -218,6 +250,9 @@ class Swap(Neighbourhood):
     def decode(self, index, step=0):
         return _stack(*index_to_pair(index, self.n))
 
+    def decode_one(self, index):
+        return np.array(_pair_one(int(index), self.n), dtype=np.int64)
+
     def encode(self, moves):
         moves = np.asarray(moves, dtype=np.int64)
         return pair_to_index(moves[:, 0], moves[:, 1], self.n)
@@ -268,6 +303,11 @@ class TwoOpt(Neighbourhood):
         k = k + (k >= self.n - 3)
         a, b = index_to_pair(k, self.n - 1)
         return _stack(a + 1, b + 1)
+
+    def decode_one(self, index):
+        k = int(index)
+        a, b = _pair_one(k + (k >= self.n - 3), self.n - 1)
+        return np.array((a + 1, b + 1), dtype=np.int64)
 
     def encode(self, moves):
         moves = np.asarray(moves, dtype=np.int64)

@@ -141,5 +141,5 @@ def read_optimum(path) -> int | None:
         if ":" in line:
             key, value = line.split(":", 1)
             if key.strip() == path.stem:
-                return int(value.strip())
+                return int(value.split()[0])  # some lines add a note: "18660188 (CEIL_2D)"
     return None

@@ -130,3 +130,15 @@ def test_encodings_validate():
     with pytest.raises(ValueError, match="`n`"):
         Binary(0)
     assert list(itertools.islice(Binary(5).random(np.random.default_rng(0)), 5))
+
+
+@pytest.mark.parametrize("neighbourhood,encoding", CASES + [(BitFlip(3), Binary(300)), (Swap(), Permutation(100_000)),
+                                                            (TwoOpt(), Permutation(85_900))], ids=lambda c: repr(c))
+def test_decode_one_equals_vector_decode(neighbourhood, encoding):
+    """The scalar decoder of the per-iteration path agrees with the vectorised one, ends included."""
+    nb = bound(neighbourhood, encoding)
+    rng = np.random.default_rng(0)
+    index = np.concatenate([[0, nb.size - 1], rng.integers(0, nb.size, 300)])
+    vector = nb.decode(index)
+    for k, move in zip(index, vector):
+        assert np.array_equal(nb.decode_one(int(k)), move)

@@ -94,6 +94,8 @@ class CpuEvaluator(Evaluator):
 
     def move_at(self, index: int, step: int = 0) -> np.ndarray:
         """The move of flat index ``index`` around the current solution."""
+        if self.neighbourhood.static:
+            return self.neighbourhood.decode_one(index)
         return self.neighbourhood.moves(self.x, np.array([index], dtype=np.int64), step)[0]
 
     def apply(self, index, step=0, tabu_until=None):

@@ -137,6 +137,8 @@ class CudaBackend:
 
 class CudaEvaluator(Evaluator):
     backend = "cuda"
+    #: value of the record's index while evaluate_select has not written it
+    PENDING = -2
 
     def __init__(self, problem, neighbourhood, options: CudaBackend):
         from ..kernels import KernelSpec, render
@@ -199,6 +201,10 @@ class CudaEvaluator(Evaluator):
         self.k_all.prepare("PPP" + arg_chars)
         self.k_apply = module.get_function("apply_index")
         self.k_apply.prepare("PPqi")
+        self._tail = (np.intp(int(self.partial)), np.intp(int(self.ticket)), self.out_ptr,
+                      np.intp(int(self.first_found)), *self.array_args)
+        self._out_idx = self.out["idx"]
+        self._set_head()
         self.config = None
         self.tuning_key = f"{hash(self.source) & 0xffffffffffff:x}|{self.device}|{self.size}"
 
@@ -211,6 +217,7 @@ class CudaEvaluator(Evaluator):
             self.tabu_host = np.zeros(shape, dtype=np.int64)
         else:
             self.tabu_gpu = cuda.to_device(np.zeros(shape, dtype=np.int32))
+            self._set_head()
 
     def load(self, x):
         self.x = np.array(x, dtype=self.problem.encoding.dtype)
@@ -232,18 +239,33 @@ class CudaEvaluator(Evaluator):
     def _launch_select(self, threads, block, flags, query: Query, until: int):
         grid = threads // block
         fit = np.int64 if self.integer else np.float64
-        tabu = np.intp(int(self.tabu_gpu)) if self.tabu_gpu is not None else np.intp(0)
-        moves = np.intp(int(self.moves_gpu)) if self.moves_gpu is not None else np.intp(0)
         current = query.current if np.isfinite(query.current) else 0
         best = query.best if np.isfinite(query.best) else np.iinfo(np.int64).max if self.integer else np.inf
         try:
             self.k_select.prepared_call(
-                (grid, 1), (block, 1, 1), np.intp(int(self.x_gpu)), moves, tabu, np.int32(query.step),
-                fit(current), fit(best), np.int32(flags), np.int32(until),
-                np.intp(int(self.partial)), np.intp(int(self.ticket)), self.out_ptr,
-                np.intp(int(self.first_found)), *self.array_args, shared_size=self.shared_bytes)
+                (grid, 1), (block, 1, 1), *self._head, np.int32(query.step), fit(current), fit(best),
+                np.int32(flags), np.int32(until), *self._tail, shared_size=self.shared_bytes)
         except cuda.Error as exc:
             raise KernelLaunchError(f"evaluate_select: {exc}", (grid,), (block,)) from None
+
+    def _set_head(self) -> None:
+        """Constant leading arguments of evaluate_select: x, moves, tabu."""
+        tabu = np.intp(int(self.tabu_gpu)) if self.tabu_gpu is not None else np.intp(0)
+        moves = np.intp(int(self.moves_gpu)) if self.moves_gpu is not None else np.intp(0)
+        self._head = (np.intp(int(self.x_gpu)), moves, tabu)
+
+    def _wait(self, threads, block) -> None:
+        """Wait for evaluate_select's record: spin on the mapped record for a short while
+        (cheaper than a context synchronisation for small kernels), then synchronise."""
+        deadline = time.perf_counter() + 2e-3
+        while self._out_idx[0] == self.PENDING:
+            if time.perf_counter() > deadline:
+                try:
+                    cuda.Context.synchronize()
+                except cuda.Error as exc:
+                    raise KernelLaunchError(f"evaluate_select failed while running: {exc}",
+                                            (threads // block,), (block,)) from None
+                break
 
     def _configuration(self, query: Query) -> tuple[int, int]:
         """(threads, block): fixed by the user, tuned once, or the default."""
@@ -289,25 +311,36 @@ class CudaEvaluator(Evaluator):
             self._upload_moves(query.step)
         threads, block = self._configuration(query)
         t0 = time.perf_counter()
+        self._out_idx[0] = self.PENDING
+        if self.options.profile:
+            start, end = cuda.Event(), cuda.Event()
+            start.record()
         self._launch_select(threads, block, flags, query, until)
-        try:
-            cuda.Context.synchronize()
-        except cuda.Error as exc:
-            raise KernelLaunchError(f"evaluate_select failed while running: {exc}", (threads // block,), (block,)) from None
+        if self.options.profile:
+            end.record()
+            end.synchronize()
+            self._time("kernel (events)", end.time_since(start) * 1e-3)
+        self._wait(threads, block)
         t1 = time.perf_counter()
         self._time("kernel", t1 - t0)
-        s, idx = self.out[0]["s"], int(self.out[0]["idx"])
+        idx = int(self._out_idx[0])
         if idx == np.iinfo(np.int64).max:
             return Selection(-1, 0, self._evaluated(query, -1, threads)), None
+        s = self.out[0]["s"]
         delta = self.sense * (int(s) if self.integer else float(s))
         sel = Selection(idx, delta, self._evaluated(query, idx, threads))
         applied = flags & APPLY_ANY or (flags & APPLY_IMPROVING and self.sense * delta < 0)
         move = None
         if applied:
-            move = self.neighbourhood.moves(self.x, np.array([idx], dtype=np.int64), query.step)[0]
+            move = self._move_at(idx, query.step)
             self.neighbourhood.apply(self.x, move)  # host mirror of the device's move
             self._time("host", time.perf_counter() - t1)
         return sel, move
+
+    def _move_at(self, index: int, step: int) -> np.ndarray:
+        if self.neighbourhood.static:
+            return self.neighbourhood.decode_one(index)
+        return self.neighbourhood.moves(self.x, np.array([index], dtype=np.int64), step)[0]
 
     def _evaluated(self, query, idx, threads) -> int:
         if query.rule != "first" or idx < 0:
@@ -353,7 +386,7 @@ class CudaEvaluator(Evaluator):
 
     def apply(self, index, step=0, tabu_until=None):
         t0 = time.perf_counter()
-        move = self.neighbourhood.moves(self.x, np.array([index], dtype=np.int64), step)[0]
+        move = self._move_at(index, step)
         if tabu_until is not None and self.tabu_host is not None:
             removed = self.neighbourhood.removed(self.x, move)
             self.tabu_host[removed[:, 0], removed[:, 1]] = tabu_until
