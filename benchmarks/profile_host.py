@@ -9,14 +9,16 @@ from pathlib import Path
 
 from lsmgpu import TabuSearch
 from lsmgpu.backends.cuda import CudaBackend
-from lsmgpu.problems import QAP
+from lsmgpu.problems import QAP, TSP
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--data", default=".data")
-parser.add_argument("--instances", default="tai12a,tai100a")
+parser.add_argument("--instances", default="tai12a,tai100a,pr2392")
 args = parser.parse_args()
 for name in args.instances.split(","):
-    problem = QAP.from_file(Path(args.data) / "qaplib" / f"{name}.dat")
+    qap = Path(args.data) / "qaplib" / f"{name}.dat"
+    problem = QAP.from_file(qap) if qap.is_file() else \
+        TSP.from_file(Path(args.data) / "tsplib" / f"{name}.tsp", neighbourhood="swap")
     TabuSearch(problem, seed=0, backend=CudaBackend()).run(100)
     for profile in (False, True):
         search = TabuSearch(problem, seed=0, backend=CudaBackend(profile=profile))
