@@ -76,6 +76,8 @@ class ArraySpec:
     ctype: str
     policy: str
     length: int
+    #: derived from the solution and rewritten on the GPU by the problem's apply_state block
+    state: bool = False
 
     @property
     def shared_bytes(self) -> int:
@@ -86,7 +88,7 @@ class ArraySpec:
     def param(self) -> str:
         if self.policy == "texture":
             return f"unsigned long long arr_{self.name}"
-        const = "" if self.policy == "global" else "const "
+        const = "" if self.policy == "global" or self.state else "const "
         return f"{const}{self.ctype}* __restrict__ arr_{self.name}"
 
     @property
@@ -113,23 +115,40 @@ class KernelSpec:
     generation: str = "device"
 
     def arrays(self) -> list[ArraySpec]:
-        data = self.problem.device_data()
+        """The problem's device arrays, then its solution-derived (state) arrays."""
+        problem = self.problem
+        data = {name: (arr.array, arr.policy) for name, arr in problem.device_data().items()}
+        sample = problem.encoding.random(np.random.default_rng(0))
+        state = {name: np.asarray(a) for name, a in problem.solution_data(sample).items()}
         overrides = dict(self.memory)
-        unknown = set(overrides) - set(data)
+        unknown = set(overrides) - set(data) - set(state)
         if unknown:
-            raise ValueError(f"memory: {self.problem.name} has no device array named {sorted(unknown)}; "
-                             f"it has {sorted(data)}")
+            raise ValueError(f"memory: {problem.name} has no device array named {sorted(unknown)}; "
+                             f"it has {sorted(data) + sorted(state)}")
+        if set(data) & set(state):
+            raise ValueError(f"{problem.name}: device_data() and solution_data() share names "
+                             f"{sorted(set(data) & set(state))}")
         specs = []
-        for name, arr in data.items():
-            policy = overrides.get(name, arr.policy)
-            if policy not in MEMORY_POLICIES:
-                raise ValueError(f"memory: policy of {name!r} must be one of {MEMORY_POLICIES}, got {policy!r}")
-            if arr.array.dtype not in CTYPES:
-                raise TypeError(f"{self.problem.name}: device array {name!r} has unsupported dtype {arr.array.dtype}")
-            if policy == "texture" and arr.array.size >= 2**27:
-                raise ValueError(f"memory: {name!r} has {arr.array.size} elements, more than a 1D texture holds (2^27)")
-            specs.append(ArraySpec(name, CTYPES[arr.array.dtype], policy, int(arr.array.size)))
+        for name, (array, policy) in data.items():
+            policy = overrides.get(name, policy)
+            self._check(name, array, policy)
+            specs.append(ArraySpec(name, CTYPES[array.dtype], policy, int(array.size)))
+        for name, array in state.items():
+            policy = overrides.get(name, "readonly")
+            self._check(name, array, policy)
+            if policy not in ("global", "readonly"):
+                raise ValueError(f"memory: solution-derived array {name!r} is rewritten on the GPU; "
+                                 f"its policy must be 'global' or 'readonly', got {policy!r}")
+            specs.append(ArraySpec(name, CTYPES[array.dtype], policy, int(array.size), state=True))
         return specs
+
+    def _check(self, name: str, array: np.ndarray, policy: str) -> None:
+        if policy not in MEMORY_POLICIES:
+            raise ValueError(f"memory: policy of {name!r} must be one of {MEMORY_POLICIES}, got {policy!r}")
+        if array.dtype not in CTYPES:
+            raise TypeError(f"{self.problem.name}: device array {name!r} has unsupported dtype {array.dtype}")
+        if policy == "texture" and array.size >= 2**27:
+            raise ValueError(f"memory: {name!r} has {array.size} elements, more than a 1D texture holds (2^27)")
 
     def shared_bytes(self) -> int:
         """Dynamic shared memory per block: shared-policy arrays, then the solution if it fits."""
@@ -170,7 +189,8 @@ class KernelSpec:
             fitness_type="long long" if integer else "double",
             fitness_max="0x7fffffffffffffffLL" if integer else "__longlong_as_double(0x7ff0000000000000LL)",
             sol_type="double" if np.dtype(problem.encoding.dtype).kind == "f" else "int",
-            arrays=arrays, textures=any(a.policy == "texture" for a in arrays),
+            arrays=arrays, state_arrays=[a for a in arrays if a.state],
+            textures=any(a.policy == "texture" for a in arrays),
             shared_solution=self.shared_solution(), generation=self.generation, load=load)
         clash = set(context) & set(problem.template_params())
         if clash:

@@ -105,6 +105,16 @@ class Problem:
         """The arrays the CUDA kernel reads, by name."""
         raise NotImplementedError(f"{type(self).__name__} has no CUDA kernel: define device_data() and template")
 
+    def solution_data(self, x: np.ndarray) -> dict[str, np.ndarray]:
+        """Arrays derived from the solution that the kernel reads, by name (default: none).
+
+        They are uploaded with every new solution and kept current on the GPU by the
+        template's ``{% block apply_state %}`` as moves are applied; e.g. the TSP keeps the
+        coordinates in tour order and the length of each tour edge, so a 2-opt move reads
+        two stored edges and computes only the two new ones.
+        """
+        return {}
+
     def template_params(self) -> dict:
         """Extra constants for the problem's template (``n`` and the types are the engine's)."""
         return {}

@@ -152,13 +152,26 @@ class TSP(Problem):
     def tabu_tenure(self):
         return (max(1, self.n // 10), max(2, self.n // 5))
 
+    @property
+    def gpu_matrix(self) -> bool:
+        """Whether the kernel reads a distance table (explicit and GEO weights) rather than
+        computing distances from coordinates (EUC_2D, CEIL_2D, ATT)."""
+        return self.weight_type in ("EXPLICIT", "GEO") and self.matrix is not None
+
     def device_data(self):
-        if self.matrix is not None:
+        if self.gpu_matrix:
             return {"dist": DeviceArray(self.matrix, "readonly")}
-        return {"coords": DeviceArray(self.coords.astype(np.float64), "readonly")}
+        return {}
+
+    def solution_data(self, tour):
+        """Tour-ordered state the kernel keeps current: edge lengths, and coordinates."""
+        state = {"succ": self.dist(tour, np.roll(tour, -1)).astype(np.int32)}
+        if not self.gpu_matrix:
+            state["xy"] = np.ascontiguousarray(self.coords[tour], dtype=np.float64).ravel()
+        return state
 
     def template_params(self):
-        return {"weight_type": self.weight_type, "use_matrix": self.matrix is not None,
+        return {"weight_type": self.weight_type, "use_matrix": self.gpu_matrix,
                 "twoopt": isinstance(self.neighbourhood, TwoOpt)}
 
     def write_solution(self, tour, path) -> None:

@@ -32,9 +32,10 @@ def shipped_problems():
 def test_every_kernel_compiles_for_sm90(problem):
     """Each problem's kernel compiles with every memory policy, and with host generation."""
     names = list(problem.device_data())
+    state = list(problem.solution_data(problem.encoding.random(np.random.default_rng(0))))
     for policy in ("global", "readonly", "texture", "shared"):
         assert nvcc_compile(render(problem, memory={n: policy for n in names}))
-    assert nvcc_compile(render(problem, generation="host"))
+    assert nvcc_compile(render(problem, memory={n: "global" for n in state}, generation="host"))
 
 
 @pytest.mark.nvcc
@@ -96,6 +97,14 @@ def test_unknown_array_in_load_is_a_clear_error(broken):
     """load() of an array the problem does not declare says which arrays exist."""
     with pytest.raises(KeyError, match="unknown array 'w'.*'a', 'b'"):
         render(broken('{{ load("w", "0") }}'))
+
+
+def test_state_arrays_refuse_texture_and_shared():
+    """Arrays rewritten on the GPU cannot be read through textures or staged copies."""
+    tsp = TSP(np.random.default_rng(0).random((10, 2)) * 100, neighbourhood="2opt")
+    for policy in ("texture", "shared"):
+        with pytest.raises(ValueError, match="rewritten on the GPU"):
+            render(tsp, memory={"succ": policy})
 
 
 def test_unknown_policy_and_array_names_raise(broken):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import atexit
 import logging
+import math
 import time
 
 import numpy as np
@@ -36,10 +37,11 @@ FIRST, TABU, ASPIRATION, APPLY_ANY, APPLY_IMPROVING = 1, 2, 4, 8, 16
 
 try:
     import pycuda.driver as cuda
+    from pycuda._pvt_struct import pack
     from pycuda.compiler import SourceModule
     _IMPORT_ERROR = None
 except ImportError as exc:  # PyCUDA missing or libcuda absent
-    cuda, SourceModule, _IMPORT_ERROR = None, None, exc
+    cuda, SourceModule, pack, _IMPORT_ERROR = None, None, None, exc
 
 _contexts: dict[int, object] = {}
 _modules: dict[tuple, object] = {}
@@ -162,10 +164,15 @@ class CudaEvaluator(Evaluator):
         # the problem's arrays, each as its policy asks
         self._keep, self._textures, self.array_args = [], [], []
         arg_chars = ""
+        data = problem.device_data()
+        sample = problem.solution_data(problem.encoding.random(np.random.default_rng(0)))
+        self.state_buffers = {}
         for a in spec.arrays():
-            host = problem.device_data()[a.name].array
+            host = np.asarray(sample[a.name]) if a.state else data[a.name].array
             buf = cuda.to_device(np.ascontiguousarray(host))
             self._keep.append(buf)
+            if a.state:
+                self.state_buffers[a.name] = (buf, host.dtype, host.shape)
             if a.policy == "texture":
                 from .texture import TextureObject
                 tex = TextureObject(int(buf), host.dtype, host.size)
@@ -196,14 +203,16 @@ class CudaEvaluator(Evaluator):
             self.fitness_host = cuda.pagelocked_empty(self.size, ftype)
 
         self.k_select = module.get_function("evaluate_select")
-        self.k_select.prepare("PPPi" + self.fit_char * 2 + "iiPPPP" + arg_chars)
+        self._select_format = "PPPi" + self.fit_char * 2 + "iiPPPP" + arg_chars
+        self.k_select.prepare(self._select_format)
+        self._fitness_max = 2**63 - 1 if self.integer else math.inf
         self.k_all = module.get_function("evaluate_all")
         self.k_all.prepare("PPP" + arg_chars)
         self.k_apply = module.get_function("apply_index")
-        self.k_apply.prepare("PPqi")
-        self._tail = (np.intp(int(self.partial)), np.intp(int(self.ticket)), self.out_ptr,
-                      np.intp(int(self.first_found)), *self.array_args)
-        self._out_idx = self.out["idx"]
+        self.k_apply.prepare("PPqi" + arg_chars)
+        self._tail = (int(self.partial), int(self.ticket), int(self.out_ptr), int(self.first_found),
+                      *(int(a) for a in self.array_args))
+        self._out_idx, self._out_s = self.out["idx"], self.out["s"]
         self._set_head()
         self.config = None
         self.tuning_key = f"{hash(self.source) & 0xffffffffffff:x}|{self.device}|{self.size}"
@@ -222,6 +231,13 @@ class CudaEvaluator(Evaluator):
     def load(self, x):
         self.x = np.array(x, dtype=self.problem.encoding.dtype)
         cuda.memcpy_htod(self.x_gpu, np.ascontiguousarray(self.x, dtype=self.sol_dtype))
+        if self.state_buffers:
+            for name, array in self.problem.solution_data(self.x).items():
+                buf, dtype, shape = self.state_buffers[name]
+                array = np.ascontiguousarray(array, dtype=dtype)
+                if array.shape != shape:
+                    raise ValueError(f"{self.problem.name}.solution_data: {name!r} changed shape {shape} -> {array.shape}")
+                cuda.memcpy_htod(buf, array)
 
     def close(self):
         for tex in self._textures:
@@ -237,14 +253,16 @@ class CudaEvaluator(Evaluator):
         self._time("generate", time.perf_counter() - t0)
 
     def _launch_select(self, threads, block, flags, query: Query, until: int):
+        """One evaluate_select launch. The argument buffer is packed here directly (PyCUDA's
+        prepared_call does the same plus bookkeeping that costs ~10 us per call)."""
         grid = threads // block
-        fit = np.int64 if self.integer else np.float64
-        current = query.current if np.isfinite(query.current) else 0
-        best = query.best if np.isfinite(query.best) else np.iinfo(np.int64).max if self.integer else np.inf
+        current = query.current if math.isfinite(query.current) else 0
+        best = query.best if math.isfinite(query.best) else self._fitness_max
+        if self.integer:
+            current, best = int(current), int(best)
+        args = pack(self._select_format, *self._head, query.step, current, best, flags, until, *self._tail)
         try:
-            self.k_select.prepared_call(
-                (grid, 1), (block, 1, 1), *self._head, np.int32(query.step), fit(current), fit(best),
-                np.int32(flags), np.int32(until), *self._tail, shared_size=self.shared_bytes)
+            self.k_select._launch_kernel((grid, 1), (block, 1, 1), args, self.shared_bytes, None)
         except cuda.Error as exc:
             raise KernelLaunchError(f"evaluate_select: {exc}", (grid,), (block,)) from None
 
@@ -252,7 +270,7 @@ class CudaEvaluator(Evaluator):
         """Constant leading arguments of evaluate_select: x, moves, tabu."""
         tabu = np.intp(int(self.tabu_gpu)) if self.tabu_gpu is not None else np.intp(0)
         moves = np.intp(int(self.moves_gpu)) if self.moves_gpu is not None else np.intp(0)
-        self._head = (np.intp(int(self.x_gpu)), moves, tabu)
+        self._head = (int(self.x_gpu), int(moves), int(tabu))
 
     def _wait(self, threads, block) -> None:
         """Wait for evaluate_select's record: spin on the mapped record for a short while
@@ -326,7 +344,7 @@ class CudaEvaluator(Evaluator):
         idx = int(self._out_idx[0])
         if idx == np.iinfo(np.int64).max:
             return Selection(-1, 0, self._evaluated(query, -1, threads)), None
-        s = self.out[0]["s"]
+        s = self._out_s[0]
         delta = self.sense * (int(s) if self.integer else float(s))
         sel = Selection(idx, delta, self._evaluated(query, idx, threads))
         applied = flags & APPLY_ANY or (flags & APPLY_IMPROVING and self.sense * delta < 0)
@@ -393,7 +411,7 @@ class CudaEvaluator(Evaluator):
         tabu = np.intp(int(self.tabu_gpu)) if self.tabu_gpu is not None else np.intp(0)
         try:
             self.k_apply.prepared_call((1, 1), (256, 1, 1), np.intp(int(self.x_gpu)), tabu,
-                                       np.int64(index), np.int32(tabu_until or 0))
+                                       np.int64(index), np.int32(tabu_until or 0), *self.array_args)
         except cuda.Error as exc:
             raise KernelLaunchError(f"apply_index: {exc}", (1,), (256,)) from None
         self.neighbourhood.apply(self.x, move)

@@ -52,8 +52,12 @@ def problems():
 
 
 def policy_variants(problem):
+    """Each policy for every read-only input; the solution-derived arrays in global memory once."""
     names = list(problem.device_data())
-    return [{name: policy for name in names} for policy in POLICIES]
+    state = list(problem.solution_data(problem.encoding.random(np.random.default_rng(0))))
+    variants = [{name: policy for name in names} for policy in POLICIES]
+    variants[0].update({name: "global" for name in state})
+    return variants
 
 
 @pytest.mark.parametrize("problem", problems(), ids=lambda p: p.name)
