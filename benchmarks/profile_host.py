@@ -27,6 +27,17 @@ for name in args.instances.split(","):
         wall = time.perf_counter() - t0
         print(f"{name} profile={profile}: {1e6 * wall / res.iterations:.1f} us/iteration; phases (us/iteration):",
               {k: round(1e6 * v / res.iterations, 1) for k, v in res.timings.items()})
+    # GPU time alone: back-to-back launches (no host gap), CUDA events
+    import pycuda.driver as cuda
+    from lsmgpu.backends.base import Query
+    ev = search.evaluator
+    start, end = cuda.Event(), cuda.Event()
+    start.record()
+    for _ in range(200):
+        ev._launch_select(*ev.config, 0, Query(current=0), 0)
+    end.record()
+    end.synchronize()
+    print(f"{name}: kernel alone {1e3 * end.time_since(start) / 200:.1f} us, config {ev.config}")
     if name == args.instances.split(",")[0]:
         search = TabuSearch(problem, seed=0, backend=CudaBackend())
         cProfile.run("search.run(10_000)", "/tmp/prof")
