@@ -55,11 +55,18 @@ def timed_search(make, iterations, repeats):
     return statistics.median(times), result
 
 
-def cpu_time(make, iterations, cpu_iterations):
-    it = min(iterations, cpu_iterations)
+def cpu_time(make, iterations, cpu_iterations, budget=10.0):
+    """CPU seconds for `iterations`, extrapolated from at most `cpu_iterations` iterations or
+    `budget` seconds (the row records how many ran); the partial run's result."""
+    search = make()
+    search.start(iterations=min(iterations, cpu_iterations))
     t0 = time.perf_counter()
-    result = make().run(it)
-    return (time.perf_counter() - t0) * iterations / it, it, result
+    while not search.step():
+        if time.perf_counter() - t0 > budget and search.iteration >= 2:
+            break
+    elapsed = time.perf_counter() - t0
+    result = search.result()
+    return elapsed * iterations / result.iterations, result.iterations, result
 
 
 def search_rows(table, instances, loader, iterations, repeats, cpu_iterations, backend_options=None,
@@ -92,7 +99,7 @@ def table_tsp_swap(args):
     names = ["eil101", "d198", "pcb442", "rat783", "d1291", "pr2392", "fnl4461", "rl5915"]
     paths = [Path(args.data) / "tsplib" / f"{n}.tsp" for n in names]
     return search_rows("tsp-swap", paths, lambda p: TSP.from_file(p, neighbourhood="swap"), args.iterations,
-                       args.repeats, max(20, args.cpu_iterations // 10))
+                       args.repeats, args.cpu_iterations)
 
 
 def table_threads(args):
@@ -161,7 +168,7 @@ def table_twoopt_rate(args):
             gpu_sel = ev.select(Query(rule="best", current=0))
             best_cpu_check = problem.delta(x, problem.neighbourhood.decode(np.array([gpu_sel.index])))[0]
             rows.append(dict(table="twoopt-rate", instance=name, n=problem.n, backend="cuda",
-                             strategy=f"{policy}, {'matrix' if problem.matrix is not None else 'coordinates'}",
+                             strategy=f"{policy}, {'matrix' if problem.gpu_matrix else 'coordinates'}",
                              moves=problem.neighbourhood.size, seconds=f"{t:.3e}", moves_per_s=f"{rate:.3e}",
                              config=ev.config, selected_delta_matches_cpu=bool(best_cpu_check == gpu_sel.delta),
                              sample_mean_delta=float(cpu.mean())))

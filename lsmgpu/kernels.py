@@ -168,6 +168,12 @@ class KernelSpec:
         sol = self._solution_bytes()
         return sol <= SHARED_SOLUTION_BYTES and arrays_bytes + sol <= SHARED_LIMIT_BYTES
 
+    def lanes(self) -> int:
+        lanes = self.problem.lanes_per_move()
+        if lanes not in (1, 2, 4, 8, 16, 32):
+            raise ValueError(f"{self.problem.name}.lanes_per_move() must be 1, 2, 4, 8, 16 or 32, got {lanes}")
+        return lanes
+
     def context(self) -> dict:
         problem, nb = self.problem, self.problem.neighbourhood
         arrays = self.arrays()
@@ -183,7 +189,7 @@ class KernelSpec:
         shape = nb.tabu_shape() if _has_tabu(nb) else None
         context = dict(
             problem_name=problem.name, n=problem.n, size=nb.size, sense=problem.sense,
-            kind=neighbourhood_kind(nb), arity=max(1, nb.arity),
+            kind=neighbourhood_kind(nb), arity=max(1, nb.arity), lanes=self.lanes(),
             k=problem.encoding.k if isinstance(problem.encoding, Discrete) else 2,
             tabu_cols=shape[1] if shape else 1,
             fitness_type="long long" if integer else "double",

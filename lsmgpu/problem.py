@@ -115,6 +115,12 @@ class Problem:
         """
         return {}
 
+    def lanes_per_move(self) -> int:
+        """Threads that evaluate one move together (1, 2, 4, 8, 16 or 32). With more than one,
+        the template's delta takes a ``lane`` argument and returns its lane's partial sum;
+        the engine adds the partial sums. Worth it when one delta costs O(n) (the QAP)."""
+        return 1
+
     def template_params(self) -> dict:
         """Extra constants for the problem's template (``n`` and the types are the engine's)."""
         return {}

@@ -154,8 +154,15 @@ class CudaEvaluator(Evaluator):
         self.source = render(problem, memory=options.memory, generation=options.generation)
         spec = KernelSpec(problem, tuple(sorted(options.memory.items())), options.generation)
         self.shared_bytes = spec.shared_bytes()
+        self.lanes = spec.lanes()
         module = _compile(self.source, f"sm_{major}{minor}")
         self.size = neighbourhood.size
+        # moves per chunk: step through consecutive moves once there are more than two per
+        # resident thread group (decoding an index costs more than stepping to the next)
+        groups = self.resident_threads // self.lanes
+        self.chunk = int(min(32, max(1, self.size // (2 * groups))))
+        #: threads the neighbourhood can keep busy: one group of lanes per chunk
+        self.units = -(-self.size // self.chunk) * self.lanes
         self.integer = problem.integer
         self.fit_char = "q" if self.integer else "d"
         self.cand = np.dtype([("s", np.int64 if self.integer else np.float64), ("idx", np.int64)])
@@ -203,11 +210,11 @@ class CudaEvaluator(Evaluator):
             self.fitness_host = cuda.pagelocked_empty(self.size, ftype)
 
         self.k_select = module.get_function("evaluate_select")
-        self._select_format = "PPPi" + self.fit_char * 2 + "iiPPPP" + arg_chars
+        self._select_format = "PPPi" + self.fit_char * 2 + "iiqPPPP" + arg_chars
         self.k_select.prepare(self._select_format)
         self._fitness_max = 2**63 - 1 if self.integer else math.inf
         self.k_all = module.get_function("evaluate_all")
-        self.k_all.prepare("PPP" + arg_chars)
+        self.k_all.prepare("PPqP" + arg_chars)
         self.k_apply = module.get_function("apply_index")
         self.k_apply.prepare("PPqi" + arg_chars)
         self._tail = (int(self.partial), int(self.ticket), int(self.out_ptr), int(self.first_found),
@@ -260,7 +267,8 @@ class CudaEvaluator(Evaluator):
         best = query.best if math.isfinite(query.best) else self._fitness_max
         if self.integer:
             current, best = int(current), int(best)
-        args = pack(self._select_format, *self._head, query.step, current, best, flags, until, *self._tail)
+        args = pack(self._select_format, *self._head, query.step, current, best, flags, until, self.chunk,
+                    *self._tail)
         try:
             self.k_select._launch_kernel((grid, 1), (block, 1, 1), args, self.shared_bytes, None)
         except cuda.Error as exc:
@@ -292,7 +300,7 @@ class CudaEvaluator(Evaluator):
         o = self.options
         if o.threads is not None or o.block is not None:
             block = o.block or 256
-            threads = o.threads or default_configuration(self.size, self.resident_threads, block)[0]
+            threads = o.threads or default_configuration(self.units, self.resident_threads, block)[0]
             threads = max(block, min(threads, self.max_blocks * 32) // block * block)
             self.config = (threads, block)
         elif o.tune:
@@ -305,9 +313,10 @@ class CudaEvaluator(Evaluator):
                 return end.time_since(start) * 1e-3
             query_flags = (FIRST if query.rule == "first" else 0)
             o.tuner.max_threads = o.tuner.max_threads or self.max_blocks * 32
-            self.config = o.tuner.tune(self.tuning_key, self.problem.n, self.size, self.resident_threads, timed)
+            self.config = o.tuner.tune(self.tuning_key, self.problem.n * self.lanes, self.units,
+                                       self.resident_threads, timed)
         else:
-            self.config = default_configuration(self.size, self.resident_threads)
+            self.config = default_configuration(self.units, self.resident_threads)
         return self.config
 
     def move(self, query: Query, tabu_until=None, improving_only=False):
@@ -361,15 +370,17 @@ class CudaEvaluator(Evaluator):
         return self.neighbourhood.moves(self.x, np.array([index], dtype=np.int64), step)[0]
 
     def _evaluated(self, query, idx, threads) -> int:
+        """Moves evaluated: all of them, or for first improvement up to the wave that found one."""
         if query.rule != "first" or idx < 0:
             return self.size
-        return min(self.size, (idx // threads + 1) * threads)
+        wave = threads // self.lanes * self.chunk
+        return min(self.size, (idx // wave + 1) * wave)
 
     # --- the paper's host-side selection ---------------------------------------------------
     def deltas(self, step=0):
         if self.moves_gpu is not None:
             self._upload_moves(step)
-        threads, block = self.config or default_configuration(self.size, self.resident_threads)
+        threads, block = self.config or default_configuration(self.units, self.resident_threads)
         t0 = time.perf_counter()
         moves = np.intp(int(self.moves_gpu)) if self.moves_gpu is not None else np.intp(0)
         if self.fitness_gpu is None:
@@ -377,7 +388,8 @@ class CudaEvaluator(Evaluator):
         out = self.fitness_gpu
         try:
             self.k_all.prepared_call((threads // block, 1), (block, 1, 1), np.intp(int(self.x_gpu)), moves,
-                                     np.intp(int(out)), *self.array_args, shared_size=self.shared_bytes)
+                                     np.int64(self.chunk), np.intp(int(out)), *self.array_args,
+                                     shared_size=self.shared_bytes)
             cuda.Context.synchronize()
         except cuda.Error as exc:
             raise KernelLaunchError(f"evaluate_all: {exc}", (threads // block,), (block,)) from None
