@@ -23,7 +23,7 @@ import numpy as np
 __all__ = ["Query", "Selection", "Evaluator", "select_in"]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Query:
     """What to select: ``rule`` is "best" or "first"; costs are signed (minimised)."""
 
@@ -35,7 +35,7 @@ class Query:
     aspiration: bool = True
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Selection:
     """The chosen move (``index`` -1: none), its raw delta and how many moves were evaluated."""
 

@@ -34,12 +34,22 @@ class TabuSearch(LocalSearch):
         self.tenure = _check_tenure(problem.tabu_tenure() if tenure is None else tenure)
         self.aspiration = bool(aspiration)
 
+    def _start_hook(self):
+        self._tenures = []
+
+    def _next_tenure(self) -> int:
+        """The tenure of this iteration's move, drawn in batches (one generator call per 1,024)."""
+        low, high = self.tenure
+        if low == high:
+            return low
+        if not self._tenures:
+            self._tenures = self.rng.integers(low, high + 1, 1024).tolist()[::-1]
+        return self._tenures.pop()
+
     def _iterate(self):
         query = Query(rule="best", step=self.iteration, current=self.current, best=self.best,
                       tabu=True, aspiration=self.aspiration)
-        low, high = self.tenure
-        tenure = low if low == high else int(self.rng.integers(low, high + 1))
-        sel, move = self._move(query, tabu_until=self.iteration + 1 + tenure)
+        sel, move = self._move(query, tabu_until=self.iteration + 1 + self._next_tenure())
         if not sel.found:
             raise Stop("no_admissible_move")
         return move
