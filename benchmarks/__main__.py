@@ -55,9 +55,13 @@ def timed_search(make, iterations, repeats):
     return statistics.median(times), result
 
 
-def cpu_time(make, iterations, cpu_iterations, budget=10.0):
+CPU_SECONDS = [10.0]
+
+
+def cpu_time(make, iterations, cpu_iterations, budget=None):
     """CPU seconds for `iterations`, extrapolated from at most `cpu_iterations` iterations or
     `budget` seconds (the row records how many ran); the partial run's result."""
+    budget = CPU_SECONDS[0] if budget is None else budget
     search = make()
     search.start(iterations=min(iterations, cpu_iterations))
     t0 = time.perf_counter()
@@ -222,8 +226,10 @@ def main(argv=None):
     parser.add_argument("--iterations", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--cpu-iterations", type=int, default=200)
+    parser.add_argument("--cpu-seconds", type=float, default=10.0, help="time box of each CPU baseline run")
     parser.add_argument("--twoopt-instances", default="dsj1000,pr2392,rl5915,rl11849,d18512,pla33810,pla85900")
     args = parser.parse_args(argv)
+    CPU_SECONDS[0] = args.cpu_seconds
     from lsmgpu.backends.cuda import CudaBackend
     meta = dict(device=CudaBackend.probe(), date=datetime.date.today().isoformat(), commit=commit(),
                 command="python -m benchmarks " + " ".join(sys.argv[1:] if argv is None else argv),

@@ -167,12 +167,21 @@ class TSP(Problem):
         """Tour-ordered state the kernel keeps current: edge lengths, and coordinates."""
         state = {"succ": self.dist(tour, np.roll(tour, -1)).astype(np.int32)}
         if not self.gpu_matrix:
-            state["xy"] = np.ascontiguousarray(self.coords[tour], dtype=np.float64).ravel()
+            dtype = np.float32 if self.integer_coords else np.float64
+            state["xy"] = np.ascontiguousarray(self.coords[tour], dtype=dtype).ravel()
         return state
+
+    @property
+    def integer_coords(self) -> bool:
+        """Coordinates are integers below 2^24 (exact in float32): the kernel then rounds
+        lengths with exact integer tests instead of double square roots."""
+        c = self.coords
+        return (c is not None and self.weight_type != "GEO" and bool(np.all(c == np.round(c)))
+                and float(np.abs(c).max()) < 2**24)
 
     def template_params(self):
         return {"weight_type": self.weight_type, "use_matrix": self.gpu_matrix,
-                "twoopt": isinstance(self.neighbourhood, TwoOpt)}
+                "integer_coords": self.integer_coords, "twoopt": isinstance(self.neighbourhood, TwoOpt)}
 
     def write_solution(self, tour, path) -> None:
         """Write ``tour`` as a TSPLIB ``.tour`` file."""

@@ -22,6 +22,9 @@ def shipped_problems():
             fly = TSP(pts, weight_type=kind, neighbourhood=nb, name=f"{kind}-{nb}-coords")
             fly.matrix = None
             out += [t, fly]
+    for kind in ["EUC_2D", "CEIL_2D"]:
+        out.append(TSP(np.round(pts * 100), weight_type=kind, neighbourhood="2opt", name=f"{kind}-integer"))
+        out.append(TSP(np.round(pts * 100), weight_type=kind, neighbourhood="swap", name=f"{kind}-integer-swap"))
     out += [LinearBits(np.arange(20), distance=d) for d in (1, 2, 3)]
     out += [ValueTable(np.arange(40).reshape(10, 4))]
     return out

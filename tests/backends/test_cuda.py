@@ -39,6 +39,11 @@ def tsp_cases():
             fly = TSP(pts, weight_type=kind, neighbourhood=nb, name=f"{kind}-{nb}-coords")
             fly.matrix = None
             cases += [TSP(pts, weight_type=kind, neighbourhood=nb, name=f"{kind}-{nb}-matrix"), fly]
+    for kind in ["EUC_2D", "CEIL_2D"]:   # integer coordinates: the exact-integer rounding path
+        for scale in (1e3, 2e6):
+            pts = np.round(rng.uniform(0, scale, (60, 2)))
+            pts[:5] = [[0, 0], [3, 4], [0, 0], [1, 1], [scale, scale]]   # ties, zero, perfect squares
+            cases.append(TSP(pts, weight_type=kind, neighbourhood="2opt", name=f"{kind}-int{scale:g}"))
     return cases
 
 
@@ -140,10 +145,13 @@ def test_impossible_launch_raises_launch_error():
     assert ev.select(Query()).found  # the context is still usable
 
 
-def test_large_pair_indices_on_the_gpu():
-    """2-opt on 6,000 cities (18M moves, past the float-root limit) matches the CPU deltas."""
-    pts = np.random.default_rng(0).uniform(0, 1e5, (6000, 2))
-    tsp = TSP(pts, neighbourhood=TwoOpt(), start="random")
+@pytest.mark.parametrize("kind,integer", [("EUC_2D", False), ("EUC_2D", True), ("CEIL_2D", True)])
+def test_large_pair_indices_on_the_gpu(kind, integer):
+    """2-opt on 6,000 cities (18M moves, past the float-root limit) matches the CPU deltas,
+    with real and with integer coordinates up to 2e6 (pla85900's range)."""
+    pts = np.random.default_rng(0).uniform(0, 2e6, (6000, 2))
+    tsp = TSP(np.round(pts) if integer else pts, weight_type=kind, neighbourhood=TwoOpt(), start="random")
+    assert tsp.integer_coords == integer
     cpu, gpu = CpuBackend().evaluator(tsp, tsp.neighbourhood), cuda(tune=False).evaluator(tsp, tsp.neighbourhood)
     x = np.random.default_rng(1).permutation(6000)
     cpu.load(x), gpu.load(x)
