@@ -19,6 +19,7 @@ it is used; otherwise the device's primary context is retained and made current.
 from __future__ import annotations
 
 import atexit
+import hashlib
 import logging
 import math
 import time
@@ -222,7 +223,8 @@ class CudaEvaluator(Evaluator):
         self._out_idx, self._out_s = self.out["idx"], self.out["s"]
         self._set_head()
         self.config = None
-        self.tuning_key = f"{hash(self.source) & 0xffffffffffff:x}|{self.device}|{self.size}"
+        digest = hashlib.sha1(self.source.encode()).hexdigest()[:16]
+        self.tuning_key = f"{digest}|{self.device}|{self.size}"
 
     # --- set-up --------------------------------------------------------------------------
     def enable_tabu(self):
