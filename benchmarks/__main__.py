@@ -134,7 +134,8 @@ def table_selection(args):
         for options, label in (({}, "gpu generation + gpu reduction"),
                                ({"selection": "host"}, "gpu generation + host selection"),
                                ({"generation": "host"}, "cpu generation + gpu reduction")):
-            rows += search_rows("selection", [path], loader, args.iterations // 5, args.repeats, 20, options, label)
+            rows += search_rows("selection", [path], loader, args.selection_iterations, args.repeats, 20,
+                                options, label)
     return rows
 
 
@@ -225,6 +226,8 @@ def main(argv=None):
     parser.add_argument("--iterations", type=int, default=10_000)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--cpu-iterations", type=int, default=200)
+    parser.add_argument("--selection-iterations", type=int, default=200,
+                        help="iterations of the selection table (host modes move whole arrays each one)")
     parser.add_argument("--cpu-seconds", type=float, default=10.0, help="time box of each CPU baseline run")
     parser.add_argument("--twoopt-instances", default="dsj1000,pr2392,rl5915,rl11849,d18512,pla33810,pla85900")
     args = parser.parse_args(argv)

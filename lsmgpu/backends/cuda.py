@@ -205,6 +205,7 @@ class CudaEvaluator(Evaluator):
             self.moves_gpu = cuda.mem_alloc(max(1, self.size * max(1, neighbourhood.arity)) * 4)
         self.fitness_gpu = None
         self.fitness_host = None
+        self._all_moves = None
         if options.selection == "host":
             ftype = np.int64 if self.integer else np.float64
             self.fitness_gpu = cuda.mem_alloc(max(1, self.size) * 8)
@@ -408,7 +409,9 @@ class CudaEvaluator(Evaluator):
         t0 = time.perf_counter()
         tabu = None
         if query.tabu:
-            attrs = self.neighbourhood.added(self.x, self.neighbourhood.decode(np.arange(self.size)))
+            if self._all_moves is None:  # decoded once: the neighbourhood is static
+                self._all_moves = self.neighbourhood.decode(np.arange(self.size, dtype=np.int64))
+            attrs = self.neighbourhood.added(self.x, self._all_moves)
             tabu = (self.tabu_host[attrs[..., 0], attrs[..., 1]] > query.step).all(axis=1)
         k = select_in(self.sense * d, tabu, query)
         self._time("select", time.perf_counter() - t0)
