@@ -31,6 +31,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def commit() -> str:
+    """The lsmgpu commit: $LSMGPU_COMMIT (set it where the checkout has no .git), else git's."""
+    if os.environ.get("LSMGPU_COMMIT"):
+        return os.environ["LSMGPU_COMMIT"]
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
                               text=True).stdout.strip() or "unknown"
