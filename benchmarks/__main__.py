@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lsmgpu import HillClimbing, TabuSearch
+from lsmgpu import TabuSearch
 from lsmgpu.backends.base import Query
 from lsmgpu.problems import QAP, TSP
 
@@ -206,7 +206,7 @@ def write(rows, out: Path, meta: dict):
     by_table: dict[str, list] = {}
     for r in rows:
         by_table.setdefault(r["table"], []).append(r)
-    md = [f"# lsmgpu benchmarks\n", f"device: {meta['device']} · date: {meta['date']} · commit: {meta['commit']}",
+    md = ["# lsmgpu benchmarks\n", f"device: {meta['device']} · date: {meta['date']} · commit: {meta['commit']}",
           f"command: `{meta['command']}`\n"]
     for table, trs in by_table.items():
         keys = list(dict.fromkeys(k for r in trs for k in r))

@@ -73,6 +73,15 @@ def _c3(a: np.ndarray) -> np.ndarray:
     return a * (a - 1) * (a - 2) // 6
 
 
+def _largest(f, r: np.ndarray, estimate: np.ndarray, low: int, high: int) -> np.ndarray:
+    """The largest a in [low, high] with f(a) <= r, from a root estimate a few units off."""
+    a = np.clip(estimate, low, high)
+    for _ in range(3):
+        a = np.where(f(a) > r, a - 1, a)
+        a = np.where(f(a + 1) <= r, a + 1, a)
+    return a
+
+
 def triple_to_index(i, j, k, n: int) -> np.ndarray:
     """Three-to-one mapping: lexicographic rank of the triple i < j < k (vectorised)."""
     a, b, c = n - 1 - _int64(i), n - 1 - _int64(j), n - 1 - _int64(k)
@@ -87,16 +96,8 @@ def index_to_triple(index, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     cube and a square root, each corrected in integers; then i = n-1-a, j = n-1-b, k = n-1-c.
     """
     r = triple_count(n) - 1 - _int64(index)
-    a = np.floor(np.cbrt(6.0 * r.astype(np.float64))).astype(np.int64) + 1
-    a = np.clip(a, 2, n - 1)
-    for _ in range(3):
-        a = np.where(_c3(a) > r, a - 1, a)
-        a = np.where(_c3(a + 1) <= r, a + 1, a)
+    a = _largest(_c3, r, np.floor(np.cbrt(6.0 * r.astype(np.float64))).astype(np.int64) + 1, 2, n - 1)
     r = r - _c3(a)
-    b = np.floor(np.sqrt(2.0 * r.astype(np.float64))).astype(np.int64) + 1
-    b = np.clip(b, 1, n - 1)
-    for _ in range(3):
-        b = np.where(_c2(b) > r, b - 1, b)
-        b = np.where(_c2(b + 1) <= r, b + 1, b)
+    b = _largest(_c2, r, np.floor(np.sqrt(2.0 * r.astype(np.float64))).astype(np.int64) + 1, 1, n - 1)
     c = r - _c2(b)
     return n - 1 - a, n - 1 - b, n - 1 - c

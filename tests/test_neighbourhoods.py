@@ -59,7 +59,10 @@ def test_twoopt_enumerates_every_2opt_tour_once():
     n = 8
     nb = bound(TwoOpt(), Permutation(n))
     x = np.arange(n)
-    edges = lambda t: {frozenset((t[k], t[(k + 1) % n])) for k in range(n)}
+
+    def edges(t):
+        return {frozenset((t[k], t[(k + 1) % n])) for k in range(n)}
+
     found = set()
     for move in nb.decode(np.arange(nb.size)):
         y = x.copy()
@@ -101,7 +104,7 @@ def test_bad_parameters_raise():
     with pytest.raises(ValueError, match="`m`"):
         Crowns(m=0)
     with pytest.raises(RuntimeError, match="bind"):
-        Swap().size
+        _ = Swap().size
 
 
 def test_crowns_rings_and_reproducibility():

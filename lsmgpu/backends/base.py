@@ -109,5 +109,22 @@ class Evaluator:
     def close(self) -> None:
         """Release device resources."""
 
+    def move_at(self, index: int, step: int = 0) -> np.ndarray:
+        """The move of flat index ``index`` around the current solution."""
+        if self.neighbourhood.static:
+            return self.neighbourhood.decode_one(index)
+        return self.neighbourhood.moves(self.x, np.array([index], dtype=np.int64), step)[0]
+
+    def tabu_mask(self, tabu: np.ndarray, moves: np.ndarray, step: int) -> np.ndarray:
+        """Which ``moves`` are tabu at iteration ``step`` under the host tabu matrix ``tabu``."""
+        attrs = self.neighbourhood.added(self.x, moves)
+        return (tabu[attrs[..., 0], attrs[..., 1]] > step).all(axis=1)
+
+    def forbid(self, tabu: np.ndarray | None, move: np.ndarray, until: int | None) -> None:
+        """Mark the attributes ``move`` removes from the current solution tabu until ``until``."""
+        if until is not None and tabu is not None:
+            removed = self.neighbourhood.removed(self.x, move)
+            tabu[removed[:, 0], removed[:, 1]] = until
+
     def _time(self, phase: str, seconds: float) -> None:
         self.timings[phase] = self.timings.get(phase, 0.0) + seconds

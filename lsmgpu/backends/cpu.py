@@ -66,10 +66,6 @@ class CpuEvaluator(Evaluator):
             index = np.arange(start, min(start + self.chunk, size), dtype=np.int64)
             yield start, self.neighbourhood.moves(self.x, index, step)
 
-    def _is_tabu(self, moves, step):
-        attrs = self.neighbourhood.added(self.x, moves)
-        return (self.tabu[attrs[..., 0], attrs[..., 1]] > step).all(axis=1)
-
     def select(self, query: Query) -> Selection:
         t0 = time.perf_counter()
         best_index, best_signed, best_delta, evaluated = -1, np.inf, 0.0, 0
@@ -77,7 +73,7 @@ class CpuEvaluator(Evaluator):
             d = self.problem.delta_of(self.x, moves)
             evaluated += len(moves)
             signed = self.sense * d
-            tabu = self._is_tabu(moves, query.step) if query.tabu else None
+            tabu = self.tabu_mask(self.tabu, moves, query.step) if query.tabu else None
             k = select_in(signed, tabu, query)
             if k < 0:
                 continue
@@ -92,18 +88,10 @@ class CpuEvaluator(Evaluator):
     def deltas(self, step=0):
         return np.concatenate([self.problem.delta_of(self.x, m) for _, m in self._chunks(step)])
 
-    def move_at(self, index: int, step: int = 0) -> np.ndarray:
-        """The move of flat index ``index`` around the current solution."""
-        if self.neighbourhood.static:
-            return self.neighbourhood.decode_one(index)
-        return self.neighbourhood.moves(self.x, np.array([index], dtype=np.int64), step)[0]
-
     def apply(self, index, step=0, tabu_until=None):
         t0 = time.perf_counter()
         move = self.move_at(index, step)
-        if tabu_until is not None and self.tabu is not None:
-            removed = self.neighbourhood.removed(self.x, move)
-            self.tabu[removed[:, 0], removed[:, 1]] = tabu_until
+        self.forbid(self.tabu, move, tabu_until)
         self.neighbourhood.apply(self.x, move)
         self._time("apply", time.perf_counter() - t0)
         return move

@@ -246,7 +246,8 @@ class CudaEvaluator(Evaluator):
                 buf, dtype, shape = self.state_buffers[name]
                 array = np.ascontiguousarray(array, dtype=dtype)
                 if array.shape != shape:
-                    raise ValueError(f"{self.problem.name}.solution_data: {name!r} changed shape {shape} -> {array.shape}")
+                    raise ValueError(f"{self.problem.name}.solution_data: {name!r} changed shape "
+                                     f"{shape} -> {array.shape}")
                 cuda.memcpy_htod(buf, array)
 
     def close(self):
@@ -362,15 +363,10 @@ class CudaEvaluator(Evaluator):
         applied = flags & APPLY_ANY or (flags & APPLY_IMPROVING and self.sense * delta < 0)
         move = None
         if applied:
-            move = self._move_at(idx, query.step)
+            move = self.move_at(idx, query.step)
             self.neighbourhood.apply(self.x, move)  # host mirror of the device's move
             self._time("host", time.perf_counter() - t1)
         return sel, move
-
-    def _move_at(self, index: int, step: int) -> np.ndarray:
-        if self.neighbourhood.static:
-            return self.neighbourhood.decode_one(index)
-        return self.neighbourhood.moves(self.x, np.array([index], dtype=np.int64), step)[0]
 
     def _evaluated(self, query, idx, threads) -> int:
         """Moves evaluated: all of them, or for first improvement up to the wave that found one."""
@@ -411,8 +407,7 @@ class CudaEvaluator(Evaluator):
         if query.tabu:
             if self._all_moves is None:  # decoded once: the neighbourhood is static
                 self._all_moves = self.neighbourhood.decode(np.arange(self.size, dtype=np.int64))
-            attrs = self.neighbourhood.added(self.x, self._all_moves)
-            tabu = (self.tabu_host[attrs[..., 0], attrs[..., 1]] > query.step).all(axis=1)
+            tabu = self.tabu_mask(self.tabu_host, self._all_moves, query.step)
         k = select_in(self.sense * d, tabu, query)
         self._time("select", time.perf_counter() - t0)
         delta = (int(d[k]) if self.integer else float(d[k])) if k >= 0 else 0
@@ -421,10 +416,8 @@ class CudaEvaluator(Evaluator):
 
     def apply(self, index, step=0, tabu_until=None):
         t0 = time.perf_counter()
-        move = self._move_at(index, step)
-        if tabu_until is not None and self.tabu_host is not None:
-            removed = self.neighbourhood.removed(self.x, move)
-            self.tabu_host[removed[:, 0], removed[:, 1]] = tabu_until
+        move = self.move_at(index, step)
+        self.forbid(self.tabu_host, move, tabu_until)
         tabu = np.intp(int(self.tabu_gpu)) if self.tabu_gpu is not None else np.intp(0)
         try:
             self.k_apply.prepared_call((1, 1), (256, 1, 1), np.intp(int(self.x_gpu)), tabu,

@@ -162,7 +162,8 @@ def test_maxcut_example_on_gpu():
     """The user example runs on the GPU, with fitness changes within 1e-5 of the CPU's."""
     import importlib.util
     from pathlib import Path
-    spec = importlib.util.spec_from_file_location("maxcut_example", Path(__file__).parents[2] / "examples" / "maxcut.py")
+    path = Path(__file__).parents[2] / "examples" / "maxcut.py"
+    spec = importlib.util.spec_from_file_location("maxcut_example", path)
     module = importlib.util.module_from_spec(spec)
     import sys
     sys.modules["maxcut_example"] = module

@@ -91,7 +91,8 @@ def test_large_instances_skip_the_matrix():
     assert big.matrix is None
     small = TSP(pts[:500])
     tour = np.arange(500)
-    small_fly = TSP(pts[:500]); small_fly.matrix = None
+    small_fly = TSP(pts[:500])
+    small_fly.matrix = None
     assert small.evaluate(tour) == small_fly.evaluate(tour)
 
 
@@ -99,7 +100,9 @@ def test_explicit_formats_agree(tmp_path):
     """FULL_MATRIX, UPPER_ROW, LOWER_DIAG_ROW and UPPER_DIAG_ROW encodings of one matrix read the same."""
     n = 6
     rng = np.random.default_rng(2)
-    m = rng.integers(1, 50, (n, n)); m = m + m.T; np.fill_diagonal(m, 0)
+    m = rng.integers(1, 50, (n, n))
+    m = m + m.T
+    np.fill_diagonal(m, 0)
     bodies = {
         "FULL_MATRIX": [m[i, j] for i in range(n) for j in range(n)],
         "UPPER_ROW": [m[i, j] for i in range(n) for j in range(i + 1, n)],
