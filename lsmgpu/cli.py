@@ -53,7 +53,43 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("--seed", type=int, default=0)
     solve.add_argument("--out", help="write the best solution here (.tour for TSP, .sln for QAP)")
     solve.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    comp = sub.add_parser("compare", help="compare neighbourhood / selection / generation variants, same seeds")
+    comp.add_argument("instance")
+    comp.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="tabu")
+    comp.add_argument("--neighbourhood", default="", help="comma-separated, e.g. swap,2opt (default: the problem's)")
+    comp.add_argument("--selection", default="device", help="comma-separated: device (gpu), host")
+    comp.add_argument("--generation", default="device", help="comma-separated: device (gpu), host (cpu)")
+    comp.add_argument("--runs", type=int, default=5)
+    budget = comp.add_mutually_exclusive_group()
+    budget.add_argument("--iterations", type=int)
+    budget.add_argument("--time", type=float, dest="seconds")
+    comp.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="auto")
+    comp.add_argument("--seed", type=int, default=0)
+    comp.add_argument("--plot", help="save best fitness against time to this image file")
     return parser
+
+
+def compare_command(args) -> int:
+    from .compare import compare, format_table, plot
+
+    split = lambda text: [v.strip() for v in text.split(",") if v.strip()]  # noqa: E731
+    iterations = args.iterations
+    if iterations is None and args.seconds is None:
+        iterations = DEFAULT_ITERATIONS[args.algorithm]
+    try:
+        rows = compare(args.instance, neighbourhoods=split(args.neighbourhood) or [None],
+                       selections=split(args.selection), generations=split(args.generation),
+                       algorithm=args.algorithm, runs=args.runs, seed=args.seed, iterations=iterations,
+                       seconds=args.seconds, backend=args.backend)
+    except (ValueError, FileNotFoundError) as exc:
+        print(f"lsmgpu: {exc}", file=sys.stderr)
+        return 2
+    print(format_table(rows))
+    if args.plot:
+        plot(rows, args.plot)
+        print(f"plot written to {args.plot}")
+    return 0
 
 
 def solve(args) -> int:
@@ -93,7 +129,7 @@ def solve(args) -> int:
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="lsmgpu: %(message)s")
-    return solve(args)
+    return compare_command(args) if args.command == "compare" else solve(args)
 
 
 if __name__ == "__main__":
