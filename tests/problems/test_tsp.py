@@ -170,3 +170,16 @@ def test_neighbourhood_objects_accepted():
     pts = np.random.default_rng(0).random((8, 2)) * 100
     assert isinstance(TSP(pts, neighbourhood=TwoOpt()).neighbourhood, TwoOpt)
     assert isinstance(TSP(pts, neighbourhood=Swap()).neighbourhood, Swap)
+
+
+def test_strip_start_for_large_instances(rng):
+    """`auto` uses the O(n log n) strip tour beyond 20,000 cities: a valid tour, far shorter than random."""
+    pts = rng.uniform(0, 1e5, (20_001, 2))
+    tsp = TSP(pts, neighbourhood="2opt")
+    tour = tsp.initial_solution(rng)
+    assert np.array_equal(np.sort(tour), np.arange(20_001))
+    assert tsp.evaluate(tour) < 0.05 * tsp.evaluate(rng.permutation(20_001))
+    with pytest.raises(ValueError, match="start"):
+        TSP(pts[:10], start="spiral")
+    with pytest.raises(ValueError, match="coordinates"):
+        TSP(matrix=np.ones((5, 5)) - np.eye(5), start="strips")
