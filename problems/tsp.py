@@ -142,18 +142,23 @@ class TSP(Problem):
         return int(self.dist(tour, np.roll(tour, -1)).sum())
 
     def delta(self, tour, moves):
+        """Swap / 2-opt deltas; the removed edges come from the tour's edge lengths (one O(n)
+        pass per call), so each move computes only the edges it adds."""
         i, j = moves[:, 0], moves[:, 1]
         n, d = self.n, self.dist
+        succ = d(tour, np.roll(tour, -1))          # succ[p] = length of edge (tour[p], tour[p+1])
         if isinstance(self.neighbourhood, TwoOpt):
-            before, first, last, after = tour[i - 1], tour[i], tour[j], tour[(j + 1) % n]
-            return d(before, last) + d(first, after) - d(before, first) - d(last, after)
+            after = (j + 1) % n
+            return d(tour[i - 1], tour[j]) + d(tour[i], tour[after]) - succ[i - 1] - succ[j]
         if isinstance(self.neighbourhood, Swap):
             a, b = tour[i], tour[j]
             pa, na, pb, nb = tour[i - 1], tour[(i + 1) % n], tour[j - 1], tour[(j + 1) % n]
-            general = d(pa, b) + d(b, na) + d(pb, a) + d(a, nb) - d(pa, a) - d(a, na) - d(pb, b) - d(b, nb)
+            added = d(pa, b) + d(b, na) + d(pb, a) + d(a, nb)
+            general = added - succ[i - 1] - succ[i] - succ[j - 1] - succ[j]
             # for adjacent positions the general formula counts the edge (a, b) twice as removed
-            adjacent = (j == i + 1) | ((i == 0) & (j == n - 1))
-            return general + 2 * d(a, b) * adjacent
+            adjacent = np.flatnonzero((j == i + 1) | ((i == 0) & (j == n - 1)))
+            general[adjacent] += 2 * d(a[adjacent], b[adjacent])
+            return general
         raise TypeError(f"TSP.delta: unsupported neighbourhood {self.neighbourhood!r}")
 
     def initial_solution(self, rng):
