@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .coloring import GraphColoring
 from .qap import QAP
 from .tsp import TSP
 
-__all__ = ["QAP", "TSP", "load", "resolve_path", "shipped", "DATA"]
+__all__ = ["GraphColoring", "QAP", "TSP", "load", "resolve_path", "shipped", "DATA"]
 
 #: folder of the instances bundled with the package
 DATA = Path(__file__).parent / "data"

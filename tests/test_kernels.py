@@ -8,7 +8,8 @@ import pytest
 from lsmgpu import TabuSearch
 from lsmgpu.errors import BackendUnavailable, KernelCompileError
 from lsmgpu.kernels import nvcc_compile, render, template_names
-from lsmgpu.problems import QAP, TSP
+from lsmgpu.problems import QAP, TSP, GraphColoring
+from lsmgpu.problems.coloring import random_graph
 
 from .backends.linear import LinearBits, ValueTable
 
@@ -27,6 +28,7 @@ def shipped_problems():
         out.append(TSP(np.round(pts * 100), weight_type=kind, neighbourhood="swap", name=f"{kind}-integer-swap"))
     out += [LinearBits(np.arange(20), distance=d) for d in (1, 2, 3)]
     out += [ValueTable(np.arange(40).reshape(10, 4))]
+    out += [GraphColoring(40, random_graph(40, 0.2, 0), 4)]
     return out
 
 

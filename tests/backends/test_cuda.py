@@ -7,7 +7,8 @@ from lsmgpu.backends.base import Query
 from lsmgpu.backends.cpu import CpuBackend
 from lsmgpu.backends.tuning import WaveTuner
 from lsmgpu.errors import KernelLaunchError
-from lsmgpu.problems import QAP, TSP
+from lsmgpu.problems import QAP, TSP, GraphColoring
+from lsmgpu.problems.coloring import random_graph
 
 from .linear import LinearBits, ValueTable
 
@@ -52,7 +53,8 @@ def problems():
     out = [random_qap(13, 1, True), random_qap(13, 2, False), QAP.from_file(QAP.shipped("tai12a")),
            *tsp_cases(),
            *(LinearBits(rng.integers(-9, 9, 40), distance=d) for d in (1, 2, 3)),
-           ValueTable(rng.integers(0, 50, (30, 5)))]
+           ValueTable(rng.integers(0, 50, (30, 5))),
+           GraphColoring(50, random_graph(50, 0.2, 3), 4)]
     return out
 
 
@@ -105,6 +107,8 @@ def trajectory_cases():
         ("tabu-tsp-swap", lambda b: TabuSearch(TSP.from_file(TSP.shipped("eil51")), seed=0, backend=b), 2000),
         ("tabu-flip2", lambda b: TabuSearch(LinearBits(np.arange(-20, 20), distance=2), seed=0, backend=b), 500),
         ("tabu-value", lambda b: TabuSearch(ValueTable(np.arange(120).reshape(30, 4) % 7), seed=0, backend=b), 500),
+        ("tabucol", lambda b: TabuSearch(GraphColoring(120, random_graph(120, 0.2, 4), 6), seed=0,
+                                         backend=b), 1000),
         ("hc-first", lambda b: HillClimbing(berlin, strategy="first", restarts=3, seed=0, backend=b), None),
         ("ils", lambda b: IteratedLocalSearch(berlin, seed=0, backend=b), 30),
     ]
