@@ -27,7 +27,7 @@ import numpy as np
 
 from .encodings import Discrete
 from .errors import KernelCompileError
-from .neighbourhoods import BitFlip, Swap, TwoOpt, ValueChange
+from .neighbourhoods import BitFlip, Swap, ThreeExchange, TwoOpt, ValueChange
 from .problem import MEMORY_POLICIES, Problem
 
 __all__ = ["render", "KernelSpec", "template_names", "nvcc_compile", "cache_dir", "TEMPLATE_DIR"]
@@ -59,6 +59,8 @@ def neighbourhood_kind(neighbourhood) -> str:
     """Name of the skeleton's move code for a neighbourhood (templates/skeleton/moves.cu.j2)."""
     if isinstance(neighbourhood, TwoOpt):
         return "twoopt"
+    if isinstance(neighbourhood, ThreeExchange):
+        return "three"
     if isinstance(neighbourhood, Swap):
         return "swap"
     if isinstance(neighbourhood, BitFlip):

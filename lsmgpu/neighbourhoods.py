@@ -23,7 +23,7 @@ import numpy as np
 from .encodings import Discrete, Encoding, Permutation, Real
 from .mappings import index_to_pair, index_to_triple, pair_to_index, triple_to_index
 
-__all__ = ["Neighbourhood", "BitFlip", "ValueChange", "Swap", "TwoOpt", "Crowns"]
+__all__ = ["Neighbourhood", "BitFlip", "ValueChange", "Swap", "ThreeExchange", "TwoOpt", "Crowns"]
 
 
 class Neighbourhood:
@@ -272,6 +272,65 @@ class Swap(Neighbourhood):
     def removed(self, x, move):
         i, j = move
         return np.array([[i, x[i]], [j, x[j]]], dtype=np.int64)
+
+
+class ThreeExchange(Neighbourhood):
+    """Rotate the values at three positions i < j < k: 2 C(n, 3) moves (Luong et al., A.3).
+
+    Move (i, j, k, r): index = 2 * triple_index(i, j, k) + r (the one-to-three mapping).
+    r = 0 rotates right (x[i] goes to j, x[j] to k, x[k] to i), r = 1 rotates left.
+    A rotation is an even permutation: on its own this neighbourhood never leaves the parity
+    class of the start (combine it with Swap, or restart, to reach the other half).
+    """
+
+    family = "three"
+    arity = 4
+    encodings = (Permutation, Discrete)
+
+    def _check(self, encoding):
+        if encoding.n < 3:
+            raise ValueError(f"ThreeExchange: n must be >= 3, got {encoding.n}")
+
+    @property
+    def size(self):
+        return 2 * comb(self.n, 3)
+
+    def decode(self, index, step=0):
+        index = np.asarray(index, dtype=np.int64)
+        i, j, k = index_to_triple(index // 2, self.n)
+        return _stack(i, j, k, index % 2)
+
+    def decode_one(self, index):
+        return np.array((*_triple_one(int(index) // 2, self.n), int(index) % 2), dtype=np.int64)
+
+    def encode(self, moves):
+        moves = np.asarray(moves, dtype=np.int64)
+        return 2 * triple_to_index(moves[:, 0], moves[:, 1], moves[:, 2], self.n) + moves[:, 3]
+
+    @staticmethod
+    def targets(x, moves) -> tuple[np.ndarray, np.ndarray]:
+        """(positions (m, 3), the values they receive (m, 3)) for each move."""
+        pos = moves[:, :3]
+        old = x[pos]
+        right = np.stack([old[:, 2], old[:, 0], old[:, 1]], axis=1)   # i <- x[k], j <- x[i], k <- x[j]
+        left = np.stack([old[:, 1], old[:, 2], old[:, 0]], axis=1)    # i <- x[j], j <- x[k], k <- x[i]
+        return pos, np.where(moves[:, 3:4] == 0, right, left)
+
+    def apply(self, x, move):
+        pos, new = self.targets(x, np.asarray(move, dtype=np.int64)[None, :])
+        x[pos[0]] = new[0]
+
+    def tabu_shape(self):
+        k = self.encoding.k if isinstance(self.encoding, Discrete) else self.n
+        return (self.n, k)
+
+    def added(self, x, moves):
+        pos, new = self.targets(x, moves)
+        return np.stack([pos, new], axis=2)
+
+    def removed(self, x, move):
+        pos = np.asarray(move[:3], dtype=np.int64)
+        return np.stack([pos, x[pos]], axis=1)
 
 
 class TwoOpt(Neighbourhood):

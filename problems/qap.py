@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lsmgpu import DeviceArray, Permutation, Problem, Swap
+from lsmgpu import DeviceArray, Permutation, Problem, Swap, ThreeExchange
 from lsmgpu.validation import check_size, check_square
 
 __all__ = ["QAP", "read_qaplib", "read_solution"]
@@ -92,23 +92,31 @@ class QAP(Problem):
         return int((self.a * self.b[np.ix_(p, p)]).sum())
 
     def delta(self, p, moves):
-        """Swap deltas of all ``moves`` from two n x n products (O(n^3) once, O(1) per move).
+        """Deltas of swap or 3-exchange moves: O(n^3) once per call, O(q^2) per move.
 
-        With bp[k, l] = b[p[k], p[l]], M = a^T bp and N = a bp^T, the sum over k of the
-        swap's row and column changes is M[r,s] - M[r,r] - M[s,s] + M[s,r] plus the same in
-        N; the terms k = r and k = s are then corrected exactly (integer arithmetic).
+        A move gives the q positions P new locations p'. With R = a b[:, p]^T and
+        C = a^T b[p, :], the change of the terms with exactly one end in P is
+        R[r, p'_r] - R[r, p_r] + C[r, p'_r] - C[r, p_r] for r in P, minus those terms' wrong
+        share from the other ends in P, plus the exact change of the P x P block.
         """
-        if not isinstance(self.neighbourhood, Swap):
-            raise TypeError("QAP.delta: only the Swap neighbourhood is implemented")
-        a = self.a
-        bp = self.b[np.ix_(p, p)]          # bp[k, l] = b[p[k], p[l]]
-        r, s = moves[:, 0], moves[:, 1]
-        m, nn = a.T @ bp, a @ bp.T
-        full = (m[r, s] - m[r, r] - m[s, s] + m[s, r]) + (nn[r, s] - nn[r, r] - nn[s, s] + nn[s, r])
-        at_r = (a[r, r] - a[r, s]) * (bp[r, s] - bp[r, r]) + (a[r, r] - a[s, r]) * (bp[s, r] - bp[r, r])
-        at_s = (a[s, r] - a[s, s]) * (bp[s, s] - bp[s, r]) + (a[r, s] - a[s, s]) * (bp[s, s] - bp[r, s])
-        pair = (a[r, r] - a[s, s]) * (bp[s, s] - bp[r, r]) + (a[r, s] - a[s, r]) * (bp[s, r] - bp[r, s])
-        return full - at_r - at_s + pair
+        if isinstance(self.neighbourhood, Swap):
+            pos = moves[:, :2]
+            new = p[pos[:, ::-1]]
+        elif isinstance(self.neighbourhood, ThreeExchange):
+            pos, new = ThreeExchange.targets(p, moves)
+        else:
+            raise TypeError(f"QAP.delta: unsupported neighbourhood {self.neighbourhood!r}")
+        a, b = self.a, self.b
+        old = p[pos]
+        rows, cols = a @ b[:, p].T, a.T @ b[p, :]
+        d = (rows[pos, new] - rows[pos, old] + cols[pos, new] - cols[pos, old]).sum(axis=1)
+        q = pos.shape[1]
+        for u in range(q):
+            for v in range(q):
+                r, s_, pr, ps, nr, ns = pos[:, u], pos[:, v], old[:, u], old[:, v], new[:, u], new[:, v]
+                d -= a[r, s_] * (b[nr, ps] - b[pr, ps]) + a[s_, r] * (b[ps, nr] - b[ps, pr])
+                d += a[r, s_] * (b[nr, ns] - b[pr, ps])
+        return d
 
     def tabu_tenure(self):
         return (max(1, int(0.9 * self.n)), max(1, int(np.ceil(1.1 * self.n))))
@@ -126,6 +134,8 @@ class QAP(Problem):
         return lanes
 
     def template_params(self):
+        if not isinstance(self.neighbourhood, (Swap, ThreeExchange)):
+            raise TypeError(f"QAP: the CUDA kernel handles Swap and ThreeExchange, not {self.neighbourhood!r}")
         symmetric = (np.array_equal(self.a, self.a.T) and np.array_equal(self.b, self.b.T)
                      and not np.diag(self.a).any() and not np.diag(self.b).any())
         return {"symmetric": symmetric}

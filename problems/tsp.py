@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lsmgpu import DeviceArray, Permutation, Problem, Swap, TwoOpt
+from lsmgpu import DeviceArray, Permutation, Problem, Swap, ThreeExchange, TwoOpt
 from lsmgpu.validation import check_size, check_square
 
 from .distances import distance, geo_radians
@@ -19,7 +19,7 @@ from .tsplib import COORDINATE_TYPES, read_optimum, read_tsplib
 
 __all__ = ["TSP", "double_bridge", "nearest_neighbour_tour", "strip_tour"]
 
-NEIGHBOURHOODS = {"swap": Swap, "2opt": TwoOpt, "twoopt": TwoOpt}
+NEIGHBOURHOODS = {"swap": Swap, "2opt": TwoOpt, "twoopt": TwoOpt, "3exchange": ThreeExchange}
 
 
 def double_bridge(tour: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -159,7 +159,31 @@ class TSP(Problem):
             adjacent = np.flatnonzero((j == i + 1) | ((i == 0) & (j == n - 1)))
             general[adjacent] += 2 * d(a[adjacent], b[adjacent])
             return general
+        if isinstance(self.neighbourhood, ThreeExchange):
+            pos, new = ThreeExchange.targets(tour, moves)
+            return self._position_delta(tour, succ, pos, new)
         raise TypeError(f"TSP.delta: unsupported neighbourhood {self.neighbourhood!r}")
+
+    def _position_delta(self, tour, succ, pos, new):
+        """Length change when the positions ``pos`` (m, q) receive the cities ``new``: every
+        tour edge touching a changed position, each counted once, new length minus old."""
+        n = self.n
+        edges = np.sort(np.concatenate([(pos - 1) % n, pos], axis=1), axis=1)     # (m, 2q) edge starts
+        first = np.ones(edges.shape, dtype=bool)
+        first[:, 1:] = edges[:, 1:] != edges[:, :-1]
+
+        def city(t):                      # the city at position t (m,) after the move
+            c = tour[t]
+            for u in range(pos.shape[1]):
+                c = np.where(pos[:, u] == t, new[:, u], c)
+            return c
+
+        total = np.zeros(len(pos), dtype=np.int64)
+        for c in range(edges.shape[1]):
+            e = edges[:, c]
+            change = self.dist(city(e), city((e + 1) % n)) - succ[e]
+            total += np.where(first[:, c], change, 0)
+        return total
 
     def initial_solution(self, rng):
         start = self.start
@@ -207,6 +231,9 @@ class TSP(Problem):
                 and float(np.abs(c).max()) < 2**24)
 
     def template_params(self):
+        if not isinstance(self.neighbourhood, (Swap, TwoOpt)):
+            raise TypeError(f"TSP: the CUDA kernel handles Swap and TwoOpt, not {self.neighbourhood!r}; "
+                            "use backend='cpu'")
         return {"weight_type": self.weight_type, "use_matrix": self.gpu_matrix,
                 "integer_coords": self.integer_coords, "twoopt": isinstance(self.neighbourhood, TwoOpt)}
 

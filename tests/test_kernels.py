@@ -5,7 +5,7 @@ import logging
 import numpy as np
 import pytest
 
-from lsmgpu import TabuSearch
+from lsmgpu import TabuSearch, ThreeExchange
 from lsmgpu.errors import BackendUnavailable, KernelCompileError
 from lsmgpu.kernels import nvcc_compile, render, template_names
 from lsmgpu.problems import QAP, TSP, GraphColoring
@@ -17,6 +17,9 @@ from .backends.linear import LinearBits, ValueTable
 def shipped_problems():
     pts = np.random.default_rng(0).uniform(0, 100, (30, 2))
     out = [QAP.from_file(QAP.shipped("tai12a")), QAP.from_file(QAP.shipped("chr12a"))]
+    three = QAP.from_file(QAP.shipped("nug12")).with_neighbourhood(ThreeExchange())
+    three.name = "nug12-3exchange"
+    out.append(three)
     for kind in ["EUC_2D", "CEIL_2D", "ATT", "GEO"]:
         for nb in ["swap", "2opt"]:
             t = TSP(pts, weight_type=kind, neighbourhood=nb, name=f"{kind}-{nb}")

@@ -4,7 +4,7 @@ import itertools
 import numpy as np
 import pytest
 
-from lsmgpu import Binary, BitFlip, Crowns, Discrete, Permutation, Real, Swap, TwoOpt, ValueChange
+from lsmgpu import Binary, BitFlip, Crowns, Discrete, Permutation, Real, Swap, ThreeExchange, TwoOpt, ValueChange
 
 
 def bound(neighbourhood, encoding):
@@ -14,6 +14,7 @@ def bound(neighbourhood, encoding):
 CASES = [
     (BitFlip(1), Binary(9)), (BitFlip(2), Binary(9)), (BitFlip(3), Binary(9)),
     (ValueChange(), Discrete(7, k=4)), (Swap(), Permutation(9)), (TwoOpt(), Permutation(9)),
+    (ThreeExchange(), Permutation(8)),
 ]
 
 
@@ -52,6 +53,7 @@ def test_sizes():
     assert bound(ValueChange(), Discrete(10, k=5)).size == 40
     assert bound(Swap(), Permutation(100)).size == 4950
     assert bound(TwoOpt(), Permutation(85900)).size == 85900 * 85897 // 2
+    assert bound(ThreeExchange(), Permutation(10)).size == 2 * 120
 
 
 def test_twoopt_enumerates_every_2opt_tour_once():
@@ -136,7 +138,8 @@ def test_encodings_validate():
 
 
 @pytest.mark.parametrize("neighbourhood,encoding", CASES + [(BitFlip(3), Binary(300)), (Swap(), Permutation(100_000)),
-                                                            (TwoOpt(), Permutation(85_900))], ids=lambda c: repr(c))
+                                                            (TwoOpt(), Permutation(85_900)),
+                                                            (ThreeExchange(), Permutation(2_000))], ids=lambda c: repr(c))
 def test_decode_one_equals_vector_decode(neighbourhood, encoding):
     """The scalar decoder of the per-iteration path agrees with the vectorised one, ends included."""
     nb = bound(neighbourhood, encoding)

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from lsmgpu import BitFlip, HillClimbing, IteratedLocalSearch, TabuSearch, TwoOpt
+from lsmgpu import BitFlip, HillClimbing, IteratedLocalSearch, TabuSearch, ThreeExchange, TwoOpt
 from lsmgpu.backends.base import Query
 from lsmgpu.backends.cpu import CpuBackend
 from lsmgpu.backends.tuning import WaveTuner
@@ -54,7 +54,8 @@ def problems():
            *tsp_cases(),
            *(LinearBits(rng.integers(-9, 9, 40), distance=d) for d in (1, 2, 3)),
            ValueTable(rng.integers(0, 50, (30, 5))),
-           GraphColoring(50, random_graph(50, 0.2, 3), 4)]
+           GraphColoring(50, random_graph(50, 0.2, 3), 4),
+           random_qap(14, 6, False).with_neighbourhood(ThreeExchange())]
     return out
 
 

@@ -86,3 +86,38 @@ def test_write_solution_roundtrip(tmp_path, tai12a):
     tai12a.write_solution(p, tmp_path / "x.sln")
     value, q = read_solution(tmp_path / "x.sln")
     assert value == tai12a.evaluate(p) and np.array_equal(p, q)
+
+
+@given(qap_and_solution())
+def test_three_exchange_delta_equals_full_reevaluation(case):
+    """The 3-exchange (both rotations) delta equals the change of the full cost."""
+    from lsmgpu import ThreeExchange
+    qap, p = case
+    qap = qap.with_neighbourhood(ThreeExchange())
+    moves = qap.neighbourhood.decode(np.arange(qap.neighbourhood.size))
+    d = qap.delta(p, moves)
+    base = qap.evaluate(p)
+    for move, change in zip(moves, d):
+        q = p.copy()
+        qap.neighbourhood.apply(q, move)
+        assert qap.evaluate(q) - base == change
+
+
+def test_three_exchange_tabu_search_reaches_optimum():
+    """A 3-cycle is an even permutation, so a 3-exchange search keeps its start's parity. From a
+    start of the optimum's parity it reaches tai12a's optimum; from the other parity it cannot."""
+    from lsmgpu import ThreeExchange
+    qap = QAP.from_file(QAP.shipped("tai12a"))
+    _, optimum = read_solution(QAP.shipped("tai12a").with_suffix(".sln"))
+
+    def parity(p):
+        return sum(int(a > b) for i, a in enumerate(p) for b in p[i + 1:]) % 2
+
+    rng = np.random.default_rng(0)
+    same = next(p for p in (rng.permutation(12) for _ in range(50)) if parity(p) == parity(optimum))
+    other = next(p for p in (rng.permutation(12) for _ in range(50)) if parity(p) != parity(optimum))
+    result = TabuSearch(qap, neighbourhood=ThreeExchange(), initial=same, seed=0, backend="cpu").run(
+        5000, target=qap.best_known)
+    assert result.fitness == qap.best_known
+    stuck = TabuSearch(qap, neighbourhood=ThreeExchange(), initial=other, seed=0, backend="cpu").run(300)
+    assert parity(stuck.solution) == parity(other) != parity(optimum)

@@ -47,7 +47,7 @@ def tsp_and_tour(draw):
     n = draw(st.integers(4, 40))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     kind = draw(st.sampled_from(["EUC_2D", "CEIL_2D", "ATT", "GEO", "EXPLICIT"]))
-    neighbourhood = draw(st.sampled_from(["swap", "2opt"]))
+    neighbourhood = draw(st.sampled_from(["swap", "2opt", "3exchange"]))
     coordinates = draw(st.booleans())  # force the on-the-fly path (no matrix)
     if kind == "EXPLICIT":
         m = rng.integers(1, 100, (n, n))
