@@ -137,9 +137,11 @@ def test_encodings_validate():
     assert list(itertools.islice(Binary(5).random(np.random.default_rng(0)), 5))
 
 
-@pytest.mark.parametrize("neighbourhood,encoding", CASES + [(BitFlip(3), Binary(300)), (Swap(), Permutation(100_000)),
-                                                            (TwoOpt(), Permutation(85_900)),
-                                                            (ThreeExchange(), Permutation(2_000))], ids=lambda c: repr(c))
+LARGE = [(BitFlip(3), Binary(300)), (Swap(), Permutation(100_000)), (TwoOpt(), Permutation(85_900)),
+         (ThreeExchange(), Permutation(2_000))]
+
+
+@pytest.mark.parametrize("neighbourhood,encoding", CASES + LARGE, ids=lambda c: repr(c))
 def test_decode_one_equals_vector_decode(neighbourhood, encoding):
     """The scalar decoder of the per-iteration path agrees with the vectorised one, ends included."""
     nb = bound(neighbourhood, encoding)
