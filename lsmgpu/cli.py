@@ -43,8 +43,9 @@ def _parser() -> argparse.ArgumentParser:
     solve = sub.add_parser("solve", help="solve a TSPLIB (.tsp) or QAPLIB (.dat) instance")
     solve.add_argument("instance", help="path of a .tsp or .dat file, or the name of a shipped instance")
     solve.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="tabu")
-    solve.add_argument("--neighbourhood", choices=["swap", "2opt"], default=None,
+    solve.add_argument("--neighbourhood", choices=["swap", "2opt", "3exchange"], default=None,
                        help="TSP neighbourhood (default: 2opt; swap is the paper's benchmark setting)")
+    solve.add_argument("--colors", type=int, help="number of colours, for a DIMACS .col graph")
     stop = solve.add_argument_group("stopping criteria")
     budget = stop.add_mutually_exclusive_group()
     budget.add_argument("--iterations", type=int, help="iterations (default: 10,000 tabu, 1,000 ils)")
@@ -100,9 +101,16 @@ def solve(args) -> int:
         options = {}
         if path.suffix == ".tsp":
             options["neighbourhood"] = args.neighbourhood or "2opt"
-        elif args.neighbourhood not in (None, "swap"):
-            raise ValueError(f"QAP supports the swap neighbourhood only, not {args.neighbourhood!r}")
+        elif path.suffix == ".col":
+            if args.colors is None:
+                raise ValueError("a .col graph needs --colors K")
+            options["colors"] = args.colors
         problem = load(path, **options)
+        if path.suffix == ".dat" and args.neighbourhood == "3exchange":
+            from .neighbourhoods import ThreeExchange
+            problem = problem.with_neighbourhood(ThreeExchange())
+        elif path.suffix == ".dat" and args.neighbourhood not in (None, "swap"):
+            raise ValueError(f"QAP supports swap and 3exchange, not {args.neighbourhood!r}")
     except (ValueError, FileNotFoundError) as exc:
         print(f"lsmgpu: {exc}", file=sys.stderr)
         return 2

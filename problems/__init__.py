@@ -38,7 +38,8 @@ def resolve_path(instance) -> Path:
 
 
 def load(path, **options):
-    """The problem stored in ``path``: ``.tsp`` is a TSPLIB TSP, ``.dat`` a QAPLIB QAP.
+    """The problem stored in ``path``: ``.tsp`` is a TSPLIB TSP, ``.dat`` a QAPLIB QAP, ``.col``
+    a DIMACS graph to colour (``colors=K`` required).
     ``path`` may also name a shipped instance ("berlin52")."""
     path = resolve_path(path)
     suffix = path.suffix.lower()
@@ -46,4 +47,9 @@ def load(path, **options):
         return TSP.from_file(path, **options)
     if suffix == ".dat":
         return QAP.from_file(path, **options)
-    raise ValueError(f"cannot tell the problem of {path.name!r}: expected a .tsp (TSPLIB) or .dat (QAPLIB) file")
+    if suffix == ".col":
+        if "colors" not in options:
+            raise ValueError(f"{path.name} is a graph colouring instance: give the number of colours (colors=K)")
+        return GraphColoring.from_file(path, k=options.pop("colors"), **options)
+    raise ValueError(f"cannot tell the problem of {path.name!r}: expected a .tsp (TSPLIB), .dat (QAPLIB) "
+                     "or .col (DIMACS) file")

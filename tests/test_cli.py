@@ -47,3 +47,15 @@ def test_console_script_runs_with_time_budget():
                           "--backend", "cpu", "--quiet"], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert "best fitness" in run.stdout
+
+
+def test_solve_dimacs_graph(tmp_path, capsys):
+    """A .col graph is coloured with --colors; without it the command says what is missing."""
+    from lsmgpu.problems.coloring import random_graph
+    edges = random_graph(40, 0.3, 1, planted_colors=3)
+    path = tmp_path / "g.col"
+    path.write_text(f"p edge 40 {len(edges)}\n" + "".join(f"e {u + 1} {v + 1}\n" for u, v in edges))
+    assert main(["solve", str(path), "--colors", "3", "--backend", "cpu", "--iterations", "3000", "--quiet"]) == 0
+    assert "best fitness: 0" in capsys.readouterr().out
+    assert main(["solve", str(path)]) == 2
+    assert "--colors" in capsys.readouterr().err
