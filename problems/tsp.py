@@ -14,6 +14,7 @@ import numpy as np
 from lsmgpu import DeviceArray, Permutation, Problem, Swap, ThreeExchange, TwoOpt
 from lsmgpu.validation import check_size, check_square
 
+from .candidates import greedy_tour, hilbert_tour
 from .distances import distance, geo_radians
 from .tsplib import COORDINATE_TYPES, read_optimum, read_tsplib
 
@@ -65,9 +66,11 @@ class TSP(Problem):
 
     ``neighbourhood``: ``"swap"`` (exchange two cities, n(n-1)/2 moves) or ``"2opt"``
     (segment reversal, n(n-3)/2 moves), or a Neighbourhood object. ``start``:
-    ``"nearest"`` (nearest-neighbour tour from a random city, O(n^2)), ``"strips"`` (a
-    boustrophedon through vertical strips, O(n log n), coordinates only), ``"random"``, or
-    ``"auto"`` (the default: nearest up to 20,000 cities, strips beyond).
+    ``"nearest"`` (nearest-neighbour tour from a random city, O(n^2)), ``"greedy"`` (greedy
+    edge matching over 10-nearest candidate lists), ``"hilbert"`` (space-filling curve),
+    ``"strips"`` (boustrophedon through vertical strips) - these three O(n log n) and for
+    coordinates only - ``"random"``, or ``"auto"`` (the default: nearest up to 20,000 cities,
+    greedy beyond).
     ``best_known``: the optimal length, if known (read from ``optimal.txt`` by from_file).
     """
 
@@ -79,10 +82,11 @@ class TSP(Problem):
                  best_known: int | None = None, neighbourhood="swap", start: str = "auto"):
         if (coords is None) == (matrix is None):
             raise ValueError("TSP: give exactly one of `coords` and `matrix`")
-        if start not in ("auto", "nearest", "strips", "random"):
-            raise ValueError(f"TSP: `start` must be 'auto', 'nearest', 'strips' or 'random', got {start!r}")
-        if start == "strips" and coords is None:
-            raise ValueError("TSP: `start='strips'` needs coordinates")
+        if start not in ("auto", "nearest", "greedy", "hilbert", "strips", "random"):
+            raise ValueError(f"TSP: `start` must be 'auto', 'nearest', 'greedy', 'hilbert', 'strips' or "
+                             f"'random', got {start!r}")
+        if start in ("greedy", "hilbert", "strips") and coords is None:
+            raise ValueError(f"TSP: `start={start!r}` needs coordinates")
         self.weight_type = "EXPLICIT" if matrix is not None else weight_type.upper()
         self.coords = None
         if matrix is not None:
@@ -188,11 +192,15 @@ class TSP(Problem):
     def initial_solution(self, rng):
         start = self.start
         if start == "auto":
-            start = "strips" if self.n > 20_000 and self.coords is not None else "nearest"
+            start = "greedy" if self.n > 20_000 and self.coords is not None else "nearest"
         if start == "random":
             return self.encoding.random(rng)
         if start == "strips":
             return strip_tour(self.coords)
+        if start == "greedy":
+            return greedy_tour(self.coords)
+        if start == "hilbert":
+            return hilbert_tour(self.coords)
         return nearest_neighbour_tour(self, int(rng.integers(self.n)))
 
     def perturb(self, tour, rng, strength):

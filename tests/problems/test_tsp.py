@@ -172,13 +172,18 @@ def test_neighbourhood_objects_accepted():
     assert isinstance(TSP(pts, neighbourhood=Swap()).neighbourhood, Swap)
 
 
-def test_strip_start_for_large_instances(rng):
-    """`auto` uses the O(n log n) strip tour beyond 20,000 cities: a valid tour, far shorter than random."""
+def test_large_instance_starts(rng):
+    """Beyond 20,000 cities `auto` takes the greedy start; greedy, Hilbert and strip starts are
+    valid tours far shorter than random ones, greedy the shortest."""
     pts = rng.uniform(0, 1e5, (20_001, 2))
-    tsp = TSP(pts, neighbourhood="2opt")
-    tour = tsp.initial_solution(rng)
-    assert np.array_equal(np.sort(tour), np.arange(20_001))
-    assert tsp.evaluate(tour) < 0.05 * tsp.evaluate(rng.permutation(20_001))
+    lengths = {}
+    for start in ("auto", "greedy", "hilbert", "strips"):
+        tsp = TSP(pts, neighbourhood="2opt", start=start)
+        tour = tsp.initial_solution(rng)
+        assert np.array_equal(np.sort(tour), np.arange(20_001)), start
+        lengths[start] = tsp.evaluate(tour)
+    assert lengths["auto"] == lengths["greedy"] < min(lengths["hilbert"], lengths["strips"])
+    assert lengths["hilbert"] < 0.05 * TSP(pts).evaluate(rng.permutation(20_001))
     with pytest.raises(ValueError, match="start"):
         TSP(pts[:10], start="spiral")
     with pytest.raises(ValueError, match="coordinates"):
