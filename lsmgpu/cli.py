@@ -8,27 +8,25 @@ import sys
 from tqdm import tqdm
 
 from .callbacks import Callback
-from .search import HillClimbing, IteratedLocalSearch, TabuSearch
+from .search import ALGORITHMS
 
-ALGORITHMS = {"tabu": TabuSearch, "hc": HillClimbing, "ils": IteratedLocalSearch}
 DEFAULT_ITERATIONS = {"tabu": 10_000, "hc": None, "ils": 1_000}
 
 
 class ProgressBar(Callback):
-    """A tqdm bar over iterations (or seconds) showing the best fitness so far."""
+    """A tqdm bar over iterations (or over seconds with --time) showing the best fitness so far."""
 
     def __init__(self, iterations: int | None, seconds: float | None):
-        self.seconds = seconds
-        total = iterations if iterations is not None else seconds
-        unit = "it" if iterations is not None or seconds is None else "s"
-        self.bar = tqdm(total=total, unit=unit, dynamic_ncols=True, file=sys.stderr,
-                        disable=None, bar_format=None)
-        self.done = 0.0
+        self.by_time = iterations is None and seconds is not None
+        self.total = seconds if self.by_time else iterations
+        self.bar = tqdm(total=self.total, unit="s" if self.by_time else "it", dynamic_ncols=True,
+                        file=sys.stderr, disable=None)
 
     def on_iteration(self, state):
-        progress = state.seconds if self.seconds is not None and self.bar.total == self.seconds else state.iteration
-        self.bar.update(min(progress, self.bar.total or progress) - self.done)
-        self.done = min(progress, self.bar.total or progress)
+        done = state.seconds if self.by_time else state.iteration
+        if self.total is not None:
+            done = min(done, self.total)
+        self.bar.update(done - self.bar.n)
         if state.iteration % 16 == 0:
             self.bar.set_postfix(best=f"{state.best:g}", refresh=False)
 

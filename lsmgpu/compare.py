@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 
 from .backends import CpuBackend, resolve
 from .result import SearchResult
-from .search import HillClimbing, IteratedLocalSearch, TabuSearch
+from .search import ALGORITHMS
 
 __all__ = ["compare", "Row", "format_table", "plot"]
 
-ALGORITHMS = {"tabu": TabuSearch, "hc": HillClimbing, "ils": IteratedLocalSearch}
 ALIASES = {"gpu": "device", "device": "device", "cpu": "host", "host": "host"}
 
 

@@ -4,4 +4,7 @@ from .hill_climbing import HillClimbing
 from .ils import IteratedLocalSearch
 from .tabu import TabuSearch
 
-__all__ = ["LocalSearch", "HillClimbing", "TabuSearch", "IteratedLocalSearch"]
+__all__ = ["LocalSearch", "HillClimbing", "TabuSearch", "IteratedLocalSearch", "ALGORITHMS"]
+
+#: the searches by their command-line names
+ALGORITHMS = {"tabu": TabuSearch, "hc": HillClimbing, "ils": IteratedLocalSearch}
