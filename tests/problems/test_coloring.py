@@ -7,19 +7,14 @@ from hypothesis import strategies as st
 from lsmgpu import TabuSearch
 from lsmgpu.problems import GraphColoring
 from lsmgpu.problems.coloring import random_graph, read_dimacs
+from tests.checks import assert_delta_is_reevaluation
 
 
 @given(st.integers(2, 25), st.integers(2, 5), st.floats(0.05, 0.9), st.integers(0, 10_000))
 def test_delta_equals_full_reevaluation(n, k, density, seed):
     """gamma[v, c'] - gamma[v, c] == conflicts(after) - conflicts(before) for every recolouring."""
     problem = GraphColoring(n, random_graph(n, density, seed), k)
-    x = problem.encoding.random(np.random.default_rng(seed))
-    moves = problem.neighbourhood.decode(np.arange(problem.neighbourhood.size))
-    d = problem.delta(x, moves)
-    for move, change in zip(moves, d):
-        y = x.copy()
-        problem.neighbourhood.apply(y, move)
-        assert problem.evaluate(y) - problem.evaluate(x) == change
+    assert_delta_is_reevaluation(problem, problem.encoding.random(np.random.default_rng(seed)))
 
 
 def test_tabucol_colours_a_planted_graph():
