@@ -57,7 +57,7 @@ def cache_dir() -> str:
 
 def neighbourhood_kind(neighbourhood) -> str:
     """Name of the skeleton's move code for a neighbourhood (templates/skeleton/moves.cu.j2)."""
-    if isinstance(neighbourhood, TwoOpt):
+    if type(neighbourhood) is TwoOpt:       # subclasses (CandidateTwoOpt) number moves otherwise
         return "twoopt"
     if isinstance(neighbourhood, ThreeExchange):
         return "three"

@@ -23,7 +23,7 @@ import numpy as np
 from .encodings import Discrete, Encoding, Permutation, Real
 from .mappings import index_to_pair, index_to_triple, pair_to_index, triple_to_index
 
-__all__ = ["Neighbourhood", "BitFlip", "ValueChange", "Swap", "ThreeExchange", "TwoOpt", "Crowns"]
+__all__ = ["Neighbourhood", "BitFlip", "ValueChange", "Swap", "ThreeExchange", "TwoOpt", "CandidateTwoOpt", "Crowns"]
 
 
 class Neighbourhood:
@@ -394,6 +394,64 @@ class TwoOpt(Neighbourhood):
     def removed(self, x, move):
         i, j = move
         return self._edges(np.array([x[i - 1], x[j]]), np.array([x[i], x[(j + 1) % self.n]]))
+
+
+class CandidateTwoOpt(TwoOpt):
+    """2-opt restricted to candidate edges: n k moves instead of n (n - 3) / 2.
+
+    ``candidates`` is an (n, k) table of values (cities) per value, e.g. each city's k nearest
+    (lsmgpu.problems.candidates). Move q joins value c = q // k to c' = candidates[c, q % k]:
+    with a, b the positions of c and c', it reverses x[min+1 .. max], which creates the edges
+    (c, c') and (succ c, succ c'). Moves are TwoOpt position pairs (i, j), so a problem's
+    2-opt delta applies unchanged; a move whose edge (c, c') is already in the tour comes out
+    as the null move (i, i) with delta 0. Meant for hill climbing and ILS (improving moves);
+    it defines no tabu attributes. Moves depend on the tour (``static = False``).
+    """
+
+    static = False
+
+    def __init__(self, candidates):
+        cand = np.asarray(candidates)
+        if cand.ndim != 2 or cand.shape[1] < 1 or not np.issubdtype(cand.dtype, np.integer):
+            raise ValueError(f"CandidateTwoOpt: `candidates` must be an (n, k) integer table, got {cand.shape}")
+        self.candidates = cand.astype(np.int64)
+
+    def _check(self, encoding):
+        super()._check(encoding)
+        if self.candidates.shape[0] != encoding.n or self.candidates.min() < 0 \
+                or self.candidates.max() >= encoding.n:
+            raise ValueError(f"CandidateTwoOpt: `candidates` must have {encoding.n} rows of values "
+                             f"in 0..{encoding.n - 1}")
+
+    @property
+    def size(self):
+        return self.candidates.size
+
+    def decode(self, index, step=0):
+        raise TypeError("CandidateTwoOpt: moves depend on the tour; use moves(x, index)")
+
+    def encode(self, moves):
+        raise TypeError("CandidateTwoOpt: moves are position pairs of one tour; they have no fixed index")
+
+    def moves(self, x, index, step=0):
+        index = np.asarray(index, dtype=np.int64)
+        k = self.candidates.shape[1]
+        pos = np.empty(self.n, dtype=np.int64)
+        pos[x] = np.arange(self.n)
+        a, b = pos[index // k], pos[self.candidates[index // k, index % k]]
+        low, high = np.minimum(a, b), np.maximum(a, b)
+        null = (high - low == 1) | ((low == 0) & (high == self.n - 1))
+        i = np.where(null, 1, low + 1)
+        return _stack(i, np.where(null, i, high))
+
+    def random_moves(self, rng, count):
+        raise TypeError("CandidateTwoOpt: random moves depend on the tour")
+
+    def tabu_shape(self):
+        return None
+
+    def __repr__(self):
+        return f"CandidateTwoOpt(k={self.candidates.shape[1]})"
 
 
 def counter_uniform(seed: int, step: int, index: np.ndarray, draw: int) -> np.ndarray:

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
-from lsmgpu import DeviceArray, Permutation, Problem, Swap, ThreeExchange, TwoOpt
+from lsmgpu import CandidateTwoOpt, DeviceArray, Permutation, Problem, Swap, ThreeExchange, TwoOpt
 from lsmgpu.validation import check_size, check_square
 
-from .candidates import greedy_tour, hilbert_tour
+from .candidates import greedy_tour, hilbert_tour, quadrant_candidates
 from .distances import distance, geo_radians
 from .tsplib import COORDINATE_TYPES, read_optimum, read_tsplib
 
@@ -64,8 +64,9 @@ def strip_tour(coords: np.ndarray) -> np.ndarray:
 class TSP(Problem):
     """Symmetric TSP from coordinates (``weight_type`` EUC_2D, CEIL_2D, ATT, GEO) or a matrix.
 
-    ``neighbourhood``: ``"swap"`` (exchange two cities, n(n-1)/2 moves) or ``"2opt"``
-    (segment reversal, n(n-3)/2 moves), or a Neighbourhood object. ``start``:
+    ``neighbourhood``: ``"swap"`` (exchange two cities, n(n-1)/2 moves), ``"2opt"`` (segment
+    reversal, n(n-3)/2 moves), ``"3exchange"``, ``"2opt-candidates"`` (2-opt over 10 quadrant
+    candidates per city, 10 n moves; CPU backend), or a Neighbourhood object. ``start``:
     ``"nearest"`` (nearest-neighbour tour from a random city, O(n^2)), ``"greedy"`` (greedy
     edge matching over 10-nearest candidate lists), ``"hilbert"`` (space-filling curve),
     ``"strips"`` (boustrophedon through vertical strips) - these three O(n log n) and for
@@ -111,9 +112,14 @@ class TSP(Problem):
             self.matrix = None
         check_size("TSP", n, 4)
         self.name, self.best_known, self.start = name, best_known, start
+        if isinstance(neighbourhood, str) and neighbourhood.lower() == "2opt-candidates":
+            if coords is None:
+                raise ValueError("TSP: '2opt-candidates' needs coordinates")
+            neighbourhood = CandidateTwoOpt(quadrant_candidates(coords, min(10, len(coords) - 1)))
         if isinstance(neighbourhood, str):
             if neighbourhood.lower() not in NEIGHBOURHOODS:
-                raise ValueError(f"TSP: `neighbourhood` must be one of {sorted(NEIGHBOURHOODS)}, got {neighbourhood!r}")
+                raise ValueError(f"TSP: `neighbourhood` must be one of {sorted(NEIGHBOURHOODS) + ['2opt-candidates']}, "
+                             f"got {neighbourhood!r}")
             neighbourhood = NEIGHBOURHOODS[neighbourhood.lower()]()
         super().__init__(Permutation(n), neighbourhood)
         if self.matrix is None and n <= self.matrix_limit:
@@ -239,7 +245,7 @@ class TSP(Problem):
                 and float(np.abs(c).max()) < 2**24)
 
     def template_params(self):
-        if not isinstance(self.neighbourhood, (Swap, TwoOpt)):
+        if type(self.neighbourhood) not in (Swap, TwoOpt):
             raise TypeError(f"TSP: the CUDA kernel handles Swap and TwoOpt, not {self.neighbourhood!r}; "
                             "use backend='cpu'")
         return {"weight_type": self.weight_type, "use_matrix": self.gpu_matrix,

@@ -5,7 +5,7 @@ import numpy as np
 def assert_delta_is_reevaluation(problem, x, exact: bool = True) -> None:
     """problem.delta(x, every move) equals evaluate(after) - evaluate(before), move by move."""
     nb = problem.neighbourhood
-    moves = nb.decode(np.arange(nb.size))
+    moves = nb.moves(x, np.arange(nb.size))
     deltas = problem.delta(x, moves)
     base = problem.evaluate(x)
     for move, change in zip(moves, deltas):

@@ -56,3 +56,54 @@ def test_bad_arguments(points):
         nearest_candidates(points, 300)
     with pytest.raises(ValueError, match="shape"):
         quadrant_candidates(points[:, :1], 4)
+
+
+def test_candidate_two_opt_moves_and_deltas(points):
+    """Candidate 2-opt moves create the edge (c, candidate); their deltas equal re-evaluation,
+    the null moves (edge already in the tour) included."""
+    from lsmgpu import CandidateTwoOpt
+    from tests.checks import assert_delta_is_reevaluation
+    pts = points[:60]
+    cand = nearest_candidates(pts, 5)
+    tsp = TSP(pts, neighbourhood=CandidateTwoOpt(cand))
+    rng = np.random.default_rng(1)
+    tour = tsp.initial_solution(rng)
+    assert_delta_is_reevaluation(tsp, tour)
+    moves = tsp.neighbourhood.moves(tour, np.arange(tsp.neighbourhood.size))
+    for q, (i, j) in enumerate(moves):
+        if i == j:
+            continue
+        t = tour.copy()
+        tsp.neighbourhood.apply(t, (i, j))
+        c, c2 = q // 5, cand[q // 5, q % 5]
+        pos = np.argsort(t)
+        assert abs(pos[c] - pos[c2]) in (1, 59)   # c and its candidate are now tour neighbours
+
+
+def test_candidate_two_opt_search_and_limits(points):
+    """Hill climbing ends where no candidate move improves; tabu search and the GPU kernel refuse
+    the neighbourhood with clear errors."""
+    from lsmgpu import CandidateTwoOpt, HillClimbing, TabuSearch
+    from lsmgpu.kernels import render
+    tsp = TSP(points, neighbourhood=CandidateTwoOpt(quadrant_candidates(points, 8)))
+    result = HillClimbing(tsp, seed=0, backend="cpu").run()
+    nb = tsp.neighbourhood
+    assert result.status == "local_optimum"
+    assert tsp.delta(result.solution, nb.moves(result.solution, np.arange(nb.size))).min() >= 0
+    with pytest.raises(TypeError, match="tabu"):
+        TabuSearch(tsp, backend="cpu").run(1)
+    with pytest.raises(TypeError, match="CUDA"):
+        render(tsp)
+    with pytest.raises(ValueError, match="rows"):
+        CandidateTwoOpt(np.zeros((5, 3), dtype=int)).bind(tsp.encoding)
+
+
+def test_candidate_neighbourhood_by_name(points):
+    """TSP(neighbourhood='2opt-candidates') builds 10 quadrant candidates per city; an ILS runs on it."""
+    from lsmgpu import CandidateTwoOpt, IteratedLocalSearch
+    tsp = TSP(points, neighbourhood="2opt-candidates")
+    assert isinstance(tsp.neighbourhood, CandidateTwoOpt) and tsp.neighbourhood.size == 3000
+    result = IteratedLocalSearch(tsp, local_search="first", seed=0, backend="cpu").run(20)
+    assert result.fitness == tsp.evaluate(result.solution) <= result.history[0]
+    with pytest.raises(ValueError, match="coordinates"):
+        TSP(matrix=np.ones((5, 5)) - np.eye(5), neighbourhood="2opt-candidates")
