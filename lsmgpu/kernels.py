@@ -188,7 +188,7 @@ class KernelSpec:
             return by_name[name].load(index)
 
         integer = problem.integer
-        shape = nb.tabu_shape() if _has_tabu(nb) else None
+        shape = _tabu_shape(nb)
         context = dict(
             problem_name=problem.name, n=problem.n, size=nb.size, sense=problem.sense,
             kind=neighbourhood_kind(nb), arity=max(1, nb.arity), lanes=self.lanes(),
@@ -207,11 +207,12 @@ class KernelSpec:
         return context
 
 
-def _has_tabu(nb) -> bool:
+def _tabu_shape(nb) -> tuple[int, int] | None:
+    """The neighbourhood's tabu matrix shape, or None where it has none or it would be too large."""
     try:
-        return nb.tabu_shape() is not None
+        return nb.tabu_shape()
     except ValueError:  # e.g. 2-opt beyond the size where a tabu matrix is sensible
-        return False
+        return None
 
 
 def _environment(problem: Problem) -> jinja2.Environment:

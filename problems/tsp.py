@@ -112,6 +112,11 @@ class TSP(Problem):
             self.matrix = None
         check_size("TSP", n, 4)
         self.name, self.best_known, self.start = name, best_known, start
+        c = self.coords
+        #: coordinates are integers below 2^24 (exact in float32): the kernel then rounds lengths
+        #: with exact integer tests instead of double square roots (decided once, not per load)
+        self.integer_coords = (c is not None and self.weight_type != "GEO" and bool(np.all(c == np.round(c)))
+                               and float(np.abs(c).max()) < 2**24)
         if isinstance(neighbourhood, str) and neighbourhood.lower() == "2opt-candidates":
             if coords is None:
                 raise ValueError("TSP: '2opt-candidates' needs coordinates")
@@ -235,14 +240,6 @@ class TSP(Problem):
             dtype = np.float32 if self.integer_coords else np.float64
             state["xy"] = np.ascontiguousarray(self.coords[tour], dtype=dtype).ravel()
         return state
-
-    @property
-    def integer_coords(self) -> bool:
-        """Coordinates are integers below 2^24 (exact in float32): the kernel then rounds
-        lengths with exact integer tests instead of double square roots."""
-        c = self.coords
-        return (c is not None and self.weight_type != "GEO" and bool(np.all(c == np.round(c)))
-                and float(np.abs(c).max()) < 2**24)
 
     def template_params(self):
         if type(self.neighbourhood) not in (Swap, TwoOpt):

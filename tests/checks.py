@@ -15,3 +15,12 @@ def assert_delta_is_reevaluation(problem, x, exact: bool = True) -> None:
             assert problem.evaluate(y) - base == change, move
         else:
             assert np.isclose(problem.evaluate(y) - base, change), move
+
+
+def assert_file_rejected(tmp_path, loader, name: str, text: str, message: str) -> None:
+    """Writing ``text`` to ``name`` and loading it raises a ValueError matching ``message``."""
+    import pytest
+    path = tmp_path / name
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message):
+        loader(path)

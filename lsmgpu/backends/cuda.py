@@ -326,16 +326,19 @@ class CudaEvaluator(Evaluator):
     def move(self, query: Query, tabu_until=None, improving_only=False):
         if self.options.selection == "host":
             return super().move(query, tabu_until, improving_only)
-        flags = (FIRST if query.rule == "first" else 0) | (TABU if query.tabu else 0) | \
-            (ASPIRATION if query.aspiration else 0) | (APPLY_IMPROVING if improving_only else APPLY_ANY)
+        flags = self._flags(query) | (APPLY_IMPROVING if improving_only else APPLY_ANY)
         return self._fused(query, flags, tabu_until or 0)
 
     def select(self, query: Query) -> Selection:
         if self.options.selection == "host":
             return self._select_on_host(query)
-        flags = (FIRST if query.rule == "first" else 0) | (TABU if query.tabu else 0) | \
+        return self._fused(query, self._flags(query), 0)[0]
+
+    @staticmethod
+    def _flags(query: Query) -> int:
+        """evaluate_select's selection flags for a query (the apply bits are the caller's)."""
+        return (FIRST if query.rule == "first" else 0) | (TABU if query.tabu else 0) | \
             (ASPIRATION if query.aspiration else 0)
-        return self._fused(query, flags, 0)[0]
 
     def _fused(self, query: Query, flags: int, until: int):
         if self.moves_gpu is not None:

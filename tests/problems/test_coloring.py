@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from lsmgpu import TabuSearch
 from lsmgpu.problems import GraphColoring
 from lsmgpu.problems.coloring import random_graph, read_dimacs
-from tests.checks import assert_delta_is_reevaluation
+from tests.checks import assert_delta_is_reevaluation, assert_file_rejected
 
 
 @given(st.integers(2, 25), st.integers(2, 5), st.floats(0.05, 0.9), st.integers(0, 10_000))
@@ -45,10 +45,7 @@ def test_dimacs_reader(tmp_path):
 ])
 def test_bad_dimacs_files(tmp_path, text, message):
     """Malformed DIMACS files raise ValueError naming the line or the fault."""
-    path = tmp_path / "bad.col"
-    path.write_text(text)
-    with pytest.raises(ValueError, match=message):
-        read_dimacs(path)
+    assert_file_rejected(tmp_path, read_dimacs, "bad.col", text, message)
 
 
 def test_bad_arguments():

@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 from lsmgpu import TabuSearch
 from lsmgpu.problems import QAP
 from lsmgpu.problems.qap import read_solution
-from tests.checks import assert_delta_is_reevaluation
+from tests.checks import assert_delta_is_reevaluation, assert_file_rejected
 
 
 @st.composite
@@ -59,10 +59,7 @@ def test_default_tenure_is_taillards(tai12a):
 ])
 def test_bad_files_raise_clear_errors(tmp_path, text, message):
     """Truncated, too small or garbled .dat files raise a ValueError that says what is wrong."""
-    path = tmp_path / "bad.dat"
-    path.write_text(text)
-    with pytest.raises(ValueError, match=message):
-        QAP.from_file(path)
+    assert_file_rejected(tmp_path, QAP.from_file, "bad.dat", text, message)
 
 
 def test_bad_matrices_raise():

@@ -10,7 +10,7 @@ from lsmgpu import HillClimbing, Swap, TwoOpt
 from lsmgpu.problems import TSP
 from lsmgpu.problems.distances import distance, geo_radians
 from lsmgpu.problems.tsp import double_bridge
-from tests.checks import assert_delta_is_reevaluation
+from tests.checks import assert_delta_is_reevaluation, assert_file_rejected
 
 
 def tsplib_reference(kind, a, b):
@@ -127,10 +127,7 @@ GOOD = "NAME: t\nTYPE: TSP\nDIMENSION: 5\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_S
 ])
 def test_bad_files_raise_clear_errors(tmp_path, text, message):
     """Malformed TSPLIB files raise ValueError naming the file and the fault."""
-    path = tmp_path / "bad.tsp"
-    path.write_text(text)
-    with pytest.raises(ValueError, match=message):
-        TSP.from_file(path)
+    assert_file_rejected(tmp_path, TSP.from_file, "bad.tsp", text, message)
 
 
 def test_bad_arguments_raise():
