@@ -27,7 +27,7 @@ import numpy as np
 
 from .encodings import Discrete
 from .errors import KernelCompileError
-from .neighbourhoods import BitFlip, Swap, ThreeExchange, TwoOpt, ValueChange
+from .neighbourhoods import BitFlip, Crowns, Swap, ThreeExchange, TwoOpt, ValueChange
 from .problem import MEMORY_POLICIES, Problem
 
 __all__ = ["render", "KernelSpec", "template_names", "nvcc_compile", "cache_dir", "TEMPLATE_DIR"]
@@ -67,6 +67,8 @@ def neighbourhood_kind(neighbourhood) -> str:
         return f"flip{neighbourhood.distance}"
     if isinstance(neighbourhood, ValueChange):
         return "value"
+    if isinstance(neighbourhood, Crowns):
+        return "crowns"
     raise TypeError(f"the CUDA backend has no move code for {neighbourhood!r} yet")
 
 
@@ -160,6 +162,13 @@ class KernelSpec:
                              f"more than the {SHARED_LIMIT_BYTES} a block gets; use 'readonly' or 'texture'")
         return total + (self._solution_bytes() if self.shared_solution(total) else 0)
 
+    def scratch(self) -> int:
+        """Ints of shared scratch memory per group of lanes (Problem.move_scratch)."""
+        scratch = self.problem.move_scratch()
+        if not isinstance(scratch, (int, np.integer)) or scratch < 0:
+            raise ValueError(f"{self.problem.name}.move_scratch() must be an integer >= 0, got {scratch!r}")
+        return int(scratch)
+
     def _solution_bytes(self) -> int:
         itemsize = np.dtype(self.problem.encoding.dtype).itemsize
         return (self.problem.n * itemsize + 15) // 16 * 16
@@ -199,12 +208,21 @@ class KernelSpec:
             sol_type="double" if np.dtype(problem.encoding.dtype).kind == "f" else "int",
             arrays=arrays, state_arrays=[a for a in arrays if a.state],
             textures=any(a.policy == "texture" for a in arrays),
-            shared_solution=self.shared_solution(), generation=self.generation, load=load)
+            shared_solution=self.shared_solution(), solution_bytes=self._solution_bytes(),
+            scratch=self.scratch(), crowns=_crowns_constants(nb), generation=self.generation, load=load)
         clash = set(context) & set(problem.template_params())
         if clash:
             raise ValueError(f"{problem.name}.template_params() redefines engine names {sorted(clash)}")
         context.update(problem.template_params())
         return context
+
+
+def _crowns_constants(nb) -> dict | None:
+    """The Crowns neighbourhood's numbers, printed so that the GPU reads the CPU's exact doubles."""
+    if not isinstance(nb, Crowns):
+        return None
+    return dict(seed=int(nb.seed) % 2**64, h=repr(float(nb.ring_width)), low=repr(float(nb.encoding.low)),
+                high=repr(float(nb.encoding.high)))
 
 
 def _tabu_shape(nb) -> tuple[int, int] | None:
@@ -232,6 +250,9 @@ def render(problem: Problem, *, memory: dict | None = None, generation: str = "d
         raise TypeError(f"{problem.name} has no CUDA template (set the class attribute `template`)")
     if generation not in ("device", "host"):
         raise ValueError(f"`generation` must be 'device' or 'host', got {generation!r}")
+    if generation == "host" and not problem.neighbourhood.static:
+        raise ValueError(f"generation='host' uploads a list of integer moves; {problem.neighbourhood!r} draws "
+                         "new moves every iteration: use generation='device'")
     spec = KernelSpec(problem, tuple(sorted((memory or {}).items())), generation)
     try:
         template = _environment(problem).get_template(problem.template)

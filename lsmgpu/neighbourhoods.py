@@ -457,7 +457,7 @@ class CandidateTwoOpt(TwoOpt):
 def counter_uniform(seed: int, step: int, index: np.ndarray, draw: int) -> np.ndarray:
     """Counter-based uniform numbers in [0, 1): a SplitMix64 hash of (seed, step, index, draw).
 
-    Stateless, so the CPU and the GPU (same hash in ``templates/skeleton/common.cu.j2``)
+    Stateless, so the CPU and the GPU (same hash in ``templates/skeleton/random.cu.j2``)
     draw the same numbers for a neighbour without sharing a generator.
     """
     def mix(z):
@@ -475,11 +475,15 @@ def counter_uniform(seed: int, step: int, index: np.ndarray, draw: int) -> np.nd
 class Crowns(Neighbourhood):
     """Real-vector neighbourhood of ``m`` points in concentric rings (Luong et al.).
 
-    Neighbour q lies in ring q: at a distance drawn uniformly in [h_q, h_{q+1}] from x,
-    h_q = q * radius / m, along a uniformly random direction; then clipped to the box.
-    The numbers come from :func:`counter_uniform` keyed on (seed, step, q), so a neighbour
-    is reproducible and the neighbourhood changes every iteration (``static = False``).
-    Moves are the neighbour points themselves; ``encode`` does not apply.
+    Neighbour q lies in ring q: at a distance drawn uniformly in [q h, (q+1) h] from x,
+    h = radius / m (radius 1/n by default, as in the paper), along a random direction u/|u|;
+    then clipped to the box. The numbers come from :func:`counter_uniform` keyed on
+    (seed, step, q), so a neighbour is reproducible and the neighbourhood changes every
+    iteration (``static = False``). Each component of u is a sum of four uniforms minus 2
+    (bell-shaped, near normal, so the direction is near isotropic): with only additions,
+    products, a division and a square root, all correctly rounded, the GPU computes the
+    same points bit for bit (``templates/skeleton/moves.cu.j2``), which a logarithm or a
+    cosine would not guarantee. Moves are the neighbour points themselves.
     """
 
     family = "crowns"
@@ -487,11 +491,11 @@ class Crowns(Neighbourhood):
     encodings = (Real,)
 
     def __init__(self, m: int = 10_000, radius: float | None = None, seed: int = 0):
-        if m < 1:
-            raise ValueError(f"Crowns: `m` must be >= 1, got {m}")
+        if not isinstance(m, (int, np.integer)) or m < 1:
+            raise ValueError(f"Crowns: `m` must be an integer >= 1, got {m!r}")
         if radius is not None and not radius > 0:
             raise ValueError(f"Crowns: `radius` must be > 0, got {radius}")
-        self.m, self.radius, self.seed = m, radius, seed
+        self.m, self.radius, self.seed = int(m), radius, seed
 
     @property
     def arity(self):
@@ -506,18 +510,29 @@ class Crowns(Neighbourhood):
         """The outer radius: ``radius`` or, by default, 1/n as in the paper."""
         return self.radius if self.radius is not None else 1.0 / self.n
 
+    @property
+    def ring_width(self) -> float:
+        """h: the width of one ring."""
+        return self.max_radius / self.m
+
+    def _component(self, q, step, dim):
+        draw = 4 * dim
+        s = counter_uniform(self.seed, step, q, draw)
+        for t in (1, 2, 3):
+            s = s + counter_uniform(self.seed, step, q, draw + t)
+        return s - 2.0
+
     def displacement(self, index, step: int) -> np.ndarray:
-        """The offset of each neighbour from the current point, shape (m, n)."""
+        """The offset of each neighbour from the current point, shape (len(index), n)."""
         q = np.asarray(index, dtype=np.int64)
         n = self.n
-        # Box-Muller normals for the direction, one uniform for the radius
-        u1 = np.stack([counter_uniform(self.seed, step, q, 2 * d) for d in range(n)], axis=1)
-        u2 = np.stack([counter_uniform(self.seed, step, q, 2 * d + 1) for d in range(n)], axis=1)
-        normal = np.sqrt(-2.0 * np.log1p(-u1)) * np.cos(2.0 * np.pi * u2)
-        norm = np.linalg.norm(normal, axis=1, keepdims=True)
-        direction = normal / np.where(norm > 0, norm, 1.0)
-        h = self.max_radius / self.m
-        r = (q + counter_uniform(self.seed, step, q, 2 * n)) * h
+        u = np.stack([self._component(q, step, d) for d in range(n)], axis=1)
+        norm2 = np.zeros(len(q))
+        for d in range(n):                       # sequential, in the GPU's order
+            norm2 = norm2 + u[:, d] * u[:, d]
+        norm = np.sqrt(norm2)
+        direction = u / np.where(norm > 0, norm, 1.0)[:, None]
+        r = (q + counter_uniform(self.seed, step, q, 4 * n)) * self.ring_width
         return direction * r[:, None]
 
     def decode(self, index, step=0):

@@ -9,10 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from .coloring import GraphColoring
+from .ppp import PPP
 from .qap import QAP
 from .tsp import TSP
+from .weierstrass import Weierstrass
 
-__all__ = ["GraphColoring", "QAP", "TSP", "load", "resolve_path", "shipped", "DATA"]
+__all__ = ["GraphColoring", "PPP", "QAP", "TSP", "Weierstrass", "load", "resolve_path", "shipped", "DATA"]
 
 #: folder of the instances bundled with the package
 DATA = Path(__file__).parent / "data"
@@ -38,8 +40,8 @@ def resolve_path(instance) -> Path:
 
 
 def load(path, **options):
-    """The problem stored in ``path``: ``.tsp`` is a TSPLIB TSP, ``.dat`` a QAPLIB QAP, ``.col``
-    a DIMACS graph to colour (``colors=K`` required).
+    """The problem stored in ``path``: ``.tsp`` is a TSPLIB TSP, ``.dat`` a QAPLIB QAP, ``.ppp`` a
+    permuted perceptron, ``.col`` a DIMACS graph to colour (``colors=K`` required).
     ``path`` may also name a shipped instance ("berlin52")."""
     path = resolve_path(path)
     suffix = path.suffix.lower()
@@ -47,9 +49,11 @@ def load(path, **options):
         return TSP.from_file(path, **options)
     if suffix == ".dat":
         return QAP.from_file(path, **options)
+    if suffix == ".ppp":
+        return PPP.from_file(path, **options)
     if suffix == ".col":
         if "colors" not in options:
             raise ValueError(f"{path.name} is a graph colouring instance: give the number of colours (colors=K)")
         return GraphColoring.from_file(path, k=options.pop("colors"), **options)
-    raise ValueError(f"cannot tell the problem of {path.name!r}: expected a .tsp (TSPLIB), .dat (QAPLIB) "
-                     "or .col (DIMACS) file")
+    raise ValueError(f"cannot tell the problem of {path.name!r}: expected a .tsp (TSPLIB), .dat (QAPLIB), "
+                     ".ppp (permuted perceptron) or .col (DIMACS) file")

@@ -8,7 +8,7 @@ import pytest
 from lsmgpu import TabuSearch, ThreeExchange
 from lsmgpu.errors import BackendUnavailable, KernelCompileError
 from lsmgpu.kernels import nvcc_compile, render, template_names
-from lsmgpu.problems import QAP, TSP, GraphColoring
+from lsmgpu.problems import PPP, QAP, TSP, GraphColoring, Weierstrass
 from lsmgpu.problems.coloring import random_graph
 
 from .backends.linear import LinearBits, ValueTable
@@ -32,6 +32,8 @@ def shipped_problems():
     out += [LinearBits(np.arange(20), distance=d) for d in (1, 2, 3)]
     out += [ValueTable(np.arange(40).reshape(10, 4))]
     out += [GraphColoring(40, random_graph(40, 0.2, 0), 4)]
+    out += [PPP.planted(21, 23, 0, distance=d)[0] for d in (1, 2, 3)]
+    out += [Weierstrass(4, form=f, precision=p, m=100) for f in ("luong", "cec") for p in ("float32", "float64")]
     return out
 
 
@@ -43,7 +45,11 @@ def test_every_kernel_compiles_for_sm90(problem):
     state = list(problem.solution_data(problem.encoding.random(np.random.default_rng(0))))
     for policy in ("global", "readonly", "texture", "shared"):
         assert nvcc_compile(render(problem, memory={n: policy for n in names}))
-    assert nvcc_compile(render(problem, memory={n: "global" for n in state}, generation="host"))
+    if problem.neighbourhood.static:
+        assert nvcc_compile(render(problem, memory={n: "global" for n in state}, generation="host"))
+    else:
+        with pytest.raises(ValueError, match="generation='host'"):
+            render(problem, generation="host")
 
 
 @pytest.mark.nvcc

@@ -7,7 +7,7 @@ from lsmgpu.backends.base import Query
 from lsmgpu.backends.cpu import CpuBackend
 from lsmgpu.backends.tuning import WaveTuner
 from lsmgpu.errors import KernelLaunchError
-from lsmgpu.problems import QAP, TSP, GraphColoring
+from lsmgpu.problems import PPP, QAP, TSP, GraphColoring, Weierstrass
 from lsmgpu.problems.coloring import random_graph
 
 from .linear import LinearBits, ValueTable
@@ -55,8 +55,24 @@ def problems():
            *(LinearBits(rng.integers(-9, 9, 40), distance=d) for d in (1, 2, 3)),
            ValueTable(rng.integers(0, 50, (30, 5))),
            GraphColoring(50, random_graph(50, 0.2, 3), 4),
-           random_qap(14, 6, False).with_neighbourhood(ThreeExchange())]
+           random_qap(14, 6, False).with_neighbourhood(ThreeExchange()),
+           *(PPP.planted(m, n, d, distance=d)[0] for d, (m, n) in zip((1, 2, 3), ((73, 73), (101, 117), (41, 57)))),
+           *(Weierstrass(n, form=f, precision=p, m=2000, seed=n)
+             for n, f, p in ((1, "luong", "float64"), (5, "luong", "float32"), (10, "luong", "float64"),
+                             (7, "cec", "float64"), (7, "cec", "float32")))]
     return out
+
+
+def assert_same_deltas(problem, gpu, cpu):
+    """Exactly equal for integer problems; for real ones within the issue's relative tolerance
+    (1e-12 double, 1e-5 single) of the function's scale (sum of |weights| per dimension):
+    a delta is a difference of two values of that size."""
+    if problem.integer:
+        assert np.array_equal(gpu, cpu)
+        return
+    scale = problem.n * np.abs(problem.weights).sum()
+    rtol = 1e-5 if problem.precision == "float32" else 1e-12
+    assert np.max(np.abs(gpu - cpu)) <= rtol * scale, np.max(np.abs(gpu - cpu)) / scale
 
 
 def policy_variants(problem):
@@ -74,13 +90,14 @@ def test_fitness_arrays_equal_cpu_for_every_policy(problem):
     for generation on the device and on the host, on random solutions."""
     rng = np.random.default_rng(9)
     cpu = CpuBackend().evaluator(problem, problem.neighbourhood)
+    generations = ("device", "host") if problem.neighbourhood.static else ("device",)
     for memory in policy_variants(problem):
-        for generation in ("device", "host"):
+        for generation in generations:
             gpu = cuda(memory=memory, generation=generation, tune=False).evaluator(problem, problem.neighbourhood)
-            for _ in range(3):
+            for step in range(3):
                 x = problem.encoding.random(rng)
                 cpu.load(x), gpu.load(x)
-                assert np.array_equal(gpu.deltas(), cpu.deltas()), (memory, generation)
+                assert_same_deltas(problem, gpu.deltas(step), cpu.deltas(step))
             gpu.close()
 
 
@@ -111,6 +128,9 @@ def trajectory_cases():
         ("tabucol", lambda b: TabuSearch(GraphColoring(120, random_graph(120, 0.2, 4), 6), seed=0,
                                          backend=b), 1000),
         ("hc-first", lambda b: HillClimbing(berlin, strategy="first", restarts=3, seed=0, backend=b), None),
+        ("tabu-ppp-1", lambda b: TabuSearch(PPP.planted(73, 73, 0)[0], seed=0, backend=b), 1000),
+        ("tabu-ppp-2", lambda b: TabuSearch(PPP.planted(61, 67, 1, distance=2)[0], seed=0, backend=b), 300),
+        ("tabu-ppp-3", lambda b: TabuSearch(PPP.planted(31, 33, 2, distance=3)[0], seed=0, backend=b), 100),
         ("ils", lambda b: IteratedLocalSearch(berlin, seed=0, backend=b), 30),
     ]
 
@@ -188,3 +208,38 @@ def test_bitflip_override_on_gpu():
     a = TabuSearch(problem, neighbourhood=BitFlip(3), seed=2, backend="cpu").run(200)
     b = TabuSearch(problem, neighbourhood=BitFlip(3), seed=2, backend=cuda()).run(200)
     assert np.array_equal(a.history, b.history)
+
+
+@pytest.mark.parametrize("form", ["luong", "cec"])
+def test_weierstrass_hill_climb_follows_the_cpu(form):
+    """A double-precision crowns hill climb picks the CPU's neighbour every iteration (the GPU
+    draws the same points), with device and host selection; generation on the host is refused."""
+    problem = Weierstrass(6, form=form, m=3000)
+    ref = HillClimbing(problem, seed=0, backend="cpu").run(100)
+    for options in ({}, {"selection": "host"}):
+        search = HillClimbing(problem, seed=0, backend=cuda(**options))
+        res = search.run(100)
+        assert res.iterations == ref.iterations
+        assert np.allclose(res.history, ref.history, rtol=0, atol=1e-12 * 6 * problem.weights.sum())
+        assert np.array_equal(res.solution, ref.solution)
+        assert np.array_equal(search.evaluator.device_solution(), search.evaluator.x)
+    with pytest.raises(ValueError, match="generation='host'"):
+        HillClimbing(problem, seed=0, backend=cuda(generation="host")).run(1)
+
+
+def test_ppp_scratch_limits_block_size():
+    """PPP 1301-1317 (5 KB of scratch per warp): the tuner keeps blocks that fit in shared
+    memory, and the deltas of Hamming 2 equal the CPU's."""
+    problem, _ = PPP.planted(1301, 1317, 0, distance=2)
+    x = problem.encoding.random(np.random.default_rng(0))
+    gpu = cuda().evaluator(problem, problem.neighbourhood)
+    gpu.load(x)
+    sel = gpu.select(Query(current=problem.evaluate(x)))
+    threads, block = gpu.config
+    assert gpu.shared_bytes(block) <= gpu.max_shared_bytes
+    index = np.arange(0, problem.neighbourhood.size, 997)
+    cpu_deltas = problem.delta(x, problem.neighbourhood.decode(index))
+    assert np.array_equal(gpu.deltas()[index], cpu_deltas)
+    assert sel.delta == gpu.deltas().min()
+    with pytest.raises(KernelLaunchError, match="shared memory"):
+        gpu.shared_bytes(1024 * 64)

@@ -1,0 +1,171 @@
+"""Permuted Perceptron Problem (Pointcheval 1995): a binary problem from cryptography.
+
+Given an m x n matrix A of +-1 entries and a multiset S of m integers, find a vector
+V in {-1, +1}^n with (AV)_j >= 0 for every row j and the multiset of the (AV)_j equal to S.
+Instances are planted: A and a secret V are drawn at random, the rows j with (AV)_j < 0 are
+negated, and S is the multiset of the (AV)_j (:meth:`PPP.planted`), so a solution exists.
+
+A solution is a bit vector x (V = 2x - 1). The fitness is the standard one for local search
+on the PPP (Knudsen & Meier, "Cryptanalysis of an identification scheme based on the
+permuted perceptron problem", EUROCRYPT 1999; used by Luong, Melab & Talbi, GPU-based local
+search, section 5):
+
+    f(V') = 30 * sum_j (|(AV')_j| - (AV')_j) + sum_{i >= 0} |H(i) - H'(i)|
+
+where H(i) counts the values i in S and H'(i) the rows j with (AV')_j = i. It is 0 exactly at
+a solution. The neighbourhoods flip 1, 2 or 3 bits (Hamming distance 1, 2, 3).
+
+Incremental evaluation keeps Y = AV' and D = H' - H: a move flipping bits F changes row j
+by dy_j = -2 sum_{i in F} A[j, i] V'_i, so its penalty change is O(m) and its histogram change
+touches only the bins its rows leave and enter. On the GPU, Y and D are solution-derived state
+and a warp evaluates one move, counting the bins it changes in a per-warp shared scratch table
+(Problem.move_scratch) that it clears again as it reads it.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from lsmgpu import Binary, BitFlip, DeviceArray, Problem
+from lsmgpu.validation import check_size
+
+__all__ = ["PPP", "read_ppp", "PENALTY"]
+
+#: weight of the sign penalty (Knudsen & Meier)
+PENALTY = 30
+
+
+def read_ppp(path) -> tuple[np.ndarray, np.ndarray]:
+    """(A, S) of a ``.ppp`` file: comment lines ``c ...``, ``p ppp M N``, M lines ``a`` followed
+    by N characters ``+``/``-``, one line ``s`` followed by the M values of S."""
+    path = Path(path)
+    shape, rows, s = None, [], None
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        fields = line.split()
+        if not fields or fields[0] == "c":
+            continue
+        bad = ValueError(f"PPP: {path.name} line {number}: not a PPP line: {line[:60]!r}")
+        if fields[0] == "p":
+            if len(fields) != 4 or fields[1] != "ppp" or not (fields[2].isdigit() and fields[3].isdigit()):
+                raise bad
+            shape = int(fields[2]), int(fields[3])
+        elif fields[0] == "a":
+            if len(fields) != 2 or set(fields[1]) - {"+", "-"}:
+                raise bad
+            rows.append(fields[1])
+        elif fields[0] == "s":
+            try:
+                s = np.array(fields[1:], dtype=np.int64)
+            except ValueError:
+                raise bad from None
+        else:
+            raise bad
+    if shape is None:
+        raise ValueError(f"PPP: {path.name} has no 'p ppp M N' line")
+    m, n = shape
+    if len(rows) != m or any(len(r) != n for r in rows):
+        raise ValueError(f"PPP: {path.name} declares A as {m} x {n} but holds {len(rows)} rows "
+                         f"of lengths {sorted({len(r) for r in rows})}")
+    if s is None or s.size != m:
+        raise ValueError(f"PPP: {path.name} must hold the {m} values of S on an 's' line")
+    a = np.array([[1 if c == "+" else -1 for c in r] for r in rows], dtype=np.int64).reshape(m, n)
+    return a, s
+
+
+class PPP(Problem):
+    """Find V with AV >= 0 whose values form the multiset S (see the module docstring)."""
+
+    integer = True
+    template = "ppp.cu.j2"
+    best_known = 0
+
+    def __init__(self, a, s, *, distance: int = 1, name: str = "ppp"):
+        a = np.asarray(a)
+        if a.ndim != 2:
+            raise ValueError(f"PPP: `a` must be an m x n matrix, got shape {a.shape}")
+        m, n = a.shape
+        check_size("PPP", n, 2)
+        check_size("PPP", m, 1)
+        if not np.all(np.isin(a, (-1, 1))):
+            raise ValueError("PPP: the entries of `a` must be +1 or -1")
+        s = np.asarray(s, dtype=np.int64).ravel()
+        if s.size != m:
+            raise ValueError(f"PPP: `s` must hold one value per row of `a` ({m}), got {s.size}")
+        if np.any(s < 0) or np.any(s > n) or np.any((s - n) % 2):
+            raise ValueError(f"PPP: the values of `s` must be products of +-1 vectors of length {n}: "
+                             f"in 0..{n} with the parity of n")
+        self.a, self.s, self.m, self.name = a.astype(np.int64), s, m, name
+        self.target = np.bincount(s, minlength=n + 1)             # H
+        self.columns = np.ascontiguousarray(self.a.T.astype(np.int8))   # n x m: a move reads columns
+        super().__init__(Binary(n), BitFlip(distance))
+
+    @classmethod
+    def planted(cls, m: int, n: int, seed: int, distance: int = 1) -> tuple["PPP", np.ndarray]:
+        """A random instance after Pointcheval, and its secret solution as bits."""
+        check_size("PPP", n, 2)
+        rng = np.random.default_rng(seed)
+        a = rng.choice(np.array([-1, 1]), size=(m, n))
+        secret = rng.integers(0, 2, n)
+        y = a @ (2 * secret - 1)
+        a[y < 0] *= -1
+        return cls(a, np.abs(y), distance=distance, name=f"ppp-{m}-{n}-s{seed}"), secret
+
+    @classmethod
+    def from_file(cls, path, distance: int = 1) -> "PPP":
+        a, s = read_ppp(path)
+        return cls(a, s, distance=distance, name=Path(path).stem)
+
+    def save(self, path) -> None:
+        """Write the instance as a ``.ppp`` file (see :func:`read_ppp`)."""
+        lines = [f"c permuted perceptron instance {self.name}", f"p ppp {self.m} {self.n}"]
+        lines += ["a " + "".join("+" if v > 0 else "-" for v in row) for row in self.a]
+        lines.append("s " + " ".join(map(str, np.sort(self.s))))
+        Path(path).write_text("\n".join(lines) + "\n")
+
+    # --- fitness -------------------------------------------------------------------------------
+    def products(self, x) -> np.ndarray:
+        """Y = A V with V = 2x - 1."""
+        return self.a @ (2 * np.asarray(x, dtype=np.int64) - 1)
+
+    def histogram(self, y) -> np.ndarray:
+        """H': how many of the values ``y`` equal 0, 1, ..., n (negative ones are not counted)."""
+        return np.bincount(y[y >= 0], minlength=self.n + 1)
+
+    def evaluate(self, x):
+        y = self.products(x)
+        return int(PENALTY * np.sum(np.abs(y) - y) + np.abs(self.histogram(y) - self.target).sum())
+
+    def delta(self, x, moves):
+        moves = np.asarray(moves, dtype=np.int64)
+        v = 2 * np.asarray(x, dtype=np.int64) - 1
+        y = self.products(x)
+        dy = -2 * np.einsum("jmr,mr->mj", self.a[:, moves], v[moves]) if moves.size else np.zeros((0, self.m), int)
+        z = y[None, :] + dy
+        penalty = PENALTY * ((np.abs(z) - z).sum(axis=1) - (np.abs(y) - y).sum())
+        bins = self.n + 1
+        rows = np.repeat(np.arange(len(moves)), self.m).reshape(len(moves), self.m)
+        keep = z >= 0
+        counts = np.bincount(rows[keep] * bins + z[keep], minlength=len(moves) * bins).reshape(len(moves), bins)
+        now = np.abs(self.histogram(y) - self.target).sum()
+        return penalty + np.abs(counts - self.target).sum(axis=1) - now
+
+    def cpu_chunk(self):
+        return max(1, (1 << 22) // (self.m + self.n))
+
+    # --- the GPU -------------------------------------------------------------------------------
+    def device_data(self):
+        return {"columns": DeviceArray(self.columns, "readonly")}
+
+    def solution_data(self, x):
+        y = self.products(x)
+        return {"y": y.astype(np.int32), "excess": (self.histogram(y) - self.target).astype(np.int32)}
+
+    def lanes_per_move(self):
+        return 32
+
+    def move_scratch(self):
+        return self.n + 1
+
+    def template_params(self):
+        return {"m": self.m, "penalty": PENALTY}

@@ -1,0 +1,73 @@
+"""Weierstrass: both forms, both precisions, the crowns search."""
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lsmgpu import HillClimbing
+from lsmgpu.problems import Weierstrass
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 6), st.sampled_from(["luong", "cec"]), st.sampled_from(["float32", "float64"]),
+       st.integers(0, 1000))
+def test_delta_equals_full_reevaluation(n, form, precision, seed):
+    """The delta of every crowns neighbour equals W(neighbour) - W(x), in the problem's precision."""
+    problem = Weierstrass(n, form=form, precision=precision, m=50, seed=seed)
+    x = problem.encoding.random(np.random.default_rng(seed))
+    points = problem.neighbourhood.moves(x, np.arange(50), step=seed)
+    deltas = problem.delta(x, points)
+    expected = [problem.evaluate(p) - problem.evaluate(x) for p in points]
+    assert np.array_equal(deltas, expected)
+
+
+def test_the_formulas():
+    """W written out term by term (Luong: sum b^-ih sin(b^i x)); the CEC form is 0 at its shift
+    and positive elsewhere."""
+    problem = Weierstrass(2, h=0.25, b=2.0, terms=100)
+    x = np.array([0.3, -0.7])
+    i = np.arange(1, 101)
+    expected = sum(np.sum(2.0 ** (-i * 0.25) * np.sin(2.0 ** i * v)) for v in x)
+    assert np.isclose(problem.evaluate(x), expected, rtol=1e-12)
+    cec = Weierstrass(5, form="cec", shift_seed=3)
+    assert abs(cec.evaluate(cec.shift)) < 1e-12 and cec.best_known == 0
+    assert cec.evaluate(cec.shift + 0.01) > 0
+    assert np.all(np.abs(cec.shift) <= 0.8)
+
+
+@pytest.mark.parametrize("form", ["luong", "cec"])
+def test_hill_climbing_improves_and_stays_in_the_box(form):
+    """A crowns hill climb improves on its random start and never leaves [-1, 1]^n."""
+    problem = Weierstrass(4, form=form, m=500)
+    search = HillClimbing(problem, seed=1, backend="cpu")
+    result = search.run(60)
+    assert result.fitness < result.history[0]
+    assert np.all(np.abs(result.solution) <= 1.0)
+    assert np.isclose(result.fitness, result.history.min())
+
+
+def test_float32_is_single_precision():
+    """float32 evaluates in single precision: with frequencies up to 2^12, rounding x to a
+    float moves each argument by less than 2^-12, so the two agree to about 1e-3, not exactly.
+    (With the paper's 100 terms the high-frequency terms differ wholesale in single precision.)"""
+    x = np.random.default_rng(0).uniform(-1, 1, 5)
+    single, double = (Weierstrass(5, precision=p, terms=12) for p in ("float32", "float64"))
+    assert single.evaluate(x) != double.evaluate(x)
+    assert abs(single.evaluate(x) - double.evaluate(x)) < 1e-3
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"h": 1.0}, "`h`"), ({"h": 0.0}, "`h`"), ({"b": 1.0}, "`b`"), ({"terms": 0}, "`terms`"),
+    ({"m": 3}, "`m`"), ({"precision": "half"}, "`precision`"), ({"form": "cec", "a": 1.5}, "`a`"),
+    ({"form": "rastrigin"}, "`form`"), ({"b": 10.0, "terms": 400}, "overflows"),
+])
+def test_bad_parameters(options, message):
+    with pytest.raises(ValueError, match=message):
+        Weierstrass(5, **options)
+
+
+def test_no_tabu_attributes():
+    """Tabu search on crowns is refused with a message saying what to use."""
+    from lsmgpu import TabuSearch
+    with pytest.raises(TypeError, match="HillClimbing"):
+        TabuSearch(Weierstrass(3))
