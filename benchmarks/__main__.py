@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from lsmgpu import TabuSearch
+from lsmgpu import HillClimbing, TabuSearch
 from lsmgpu.backends.base import Query
-from lsmgpu.problems import QAP, TSP
+from lsmgpu.problems import PPP, QAP, TSP, Weierstrass
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,8 +47,9 @@ def cuda_backend(**options):
 
 
 def timed_search(make, iterations, repeats):
-    """Median wall seconds of `make().run(iterations)` after one warm-up run; the last result."""
-    make().run(min(iterations, 50))
+    """Median wall seconds of `make().run(iterations)` after one warm-up run; the last result.
+    ``iterations`` None: until the search stops by itself."""
+    make().run(50 if iterations is None else min(iterations, 50))
     times, result = [], None
     for _ in range(repeats):
         search = make()
@@ -76,6 +77,15 @@ def cpu_time(make, iterations, cpu_iterations, budget=None):
     return elapsed * iterations / result.iterations, result.iterations, result
 
 
+def same_prefix(cpu_history, gpu_history, integer: bool) -> bool:
+    """Whether the GPU run's fitness history starts with the CPU run's (exactly for integer
+    problems, to 1e-9 relative for real ones)."""
+    prefix = gpu_history[:len(cpu_history)]
+    if len(prefix) != len(cpu_history):
+        return False
+    return bool(np.array_equal(cpu_history, prefix) if integer else np.allclose(cpu_history, prefix, rtol=1e-9))
+
+
 def search_rows(table, instances, loader, iterations, repeats, cpu_iterations, backend_options=None,
                 strategy="device selection", make_search=None):
     rows = []
@@ -83,15 +93,16 @@ def search_rows(table, instances, loader, iterations, repeats, cpu_iterations, b
         problem = loader(path)
         build = make_search or (lambda p, b: TabuSearch(p, seed=0, backend=b))
         gpu_s, res = timed_search(lambda: build(problem, cuda_backend(**(backend_options or {}))), iterations, repeats)
-        cpu_s, cpu_it, cpu_res = cpu_time(lambda: build(problem, "cpu"), iterations, cpu_iterations)
-        same = np.array_equal(cpu_res.history, res.history[:cpu_it + 1])
+        iterations_done = iterations or res.iterations
+        cpu_s, cpu_it, cpu_res = cpu_time(lambda: build(problem, "cpu"), iterations_done, cpu_iterations)
+        same = same_prefix(cpu_res.history, res.history, problem.integer)
         rows.append(dict(table=table, instance=problem.name, n=problem.n, backend="cuda", strategy=strategy,
                          iterations=res.iterations, seconds=round(gpu_s, 4),
                          us_per_iteration=round(1e6 * gpu_s / max(1, res.iterations), 1),
                          moves_per_s=f"{res.evaluations / gpu_s:.3e}", best_fitness=res.fitness,
                          gap_pct=None if problem.gap(res.fitness) is None else round(100 * problem.gap(res.fitness), 3),
                          cpu_seconds=round(cpu_s, 2), cpu_iterations=cpu_it,
-                         cpu_moves_per_s=f"{cpu_res.evaluations / (cpu_s * cpu_it / iterations):.3e}",
+                         cpu_moves_per_s=f"{cpu_res.evaluations / (cpu_s * cpu_it / iterations_done):.3e}",
                          speedup=round(cpu_s / gpu_s, 1),
                          same_trajectory_as_cpu=same))
         print(rows[-1], flush=True)
@@ -197,8 +208,73 @@ def table_overhead(args):
     return rows
 
 
+#: the PPP instance sizes (m, n) of Luong, Melab & Talbi, Tables 3 and 4
+PPP_SIZES = [(73, 73), (81, 81), (101, 117), (201, 217), (401, 417), (601, 617), (801, 817), (1001, 1017),
+             (1301, 1317)]
+
+
+def ppp_loader(distance):
+    """Planted instance (seed 0) of size "m-n"."""
+    def load(size):
+        m, n = map(int, size.split("-"))
+        return PPP.planted(m, n, 0, distance=distance)[0]
+    return load
+
+
+def ppp_sizes(args, default=PPP_SIZES):
+    return [f"{m}-{n}" for m, n in default] if not args.ppp_sizes else args.ppp_sizes.split(",")
+
+
+def table_ppp(distance):
+    def table(args):
+        return search_rows(f"ppp-h{distance}", ppp_sizes(args), ppp_loader(distance), args.iterations,
+                           args.repeats, args.cpu_iterations)
+    table.__doc__ = f"PPP, tabu search, Hamming distance {distance} (the paper's Table {2 + distance})."
+    return table
+
+
+def table_ppp_generation(args):
+    """PPP neighbourhood generated on the GPU (index mappings) vs on the CPU (move list uploaded
+    every iteration): the paper's Table 8."""
+    rows = []
+    for distance in (1, 2):
+        for options, label in (({}, "gpu generation"), ({"generation": "host"}, "cpu generation")):
+            rows += search_rows("ppp-generation", ppp_sizes(args, [(73, 73), (201, 217), (401, 417), (1301, 1317)]),
+                                ppp_loader(distance), args.selection_iterations, args.repeats, 20, options,
+                                f"hamming {distance}, {label}")
+    return rows
+
+
+def table_ppp_reduction(args):
+    """100 hill climbs (best improvement, 99 restarts) with the on-GPU reduction vs the
+    fitness array copied to the host: the paper's Table 9."""
+    def climbs(problem, backend):
+        return HillClimbing(problem, restarts=99, seed=0, backend=backend)
+    rows = []
+    for options, label in (({}, "gpu reduction"), ({"selection": "host"}, "fitness array copied, host selection")):
+        rows += search_rows("ppp-reduction", ppp_sizes(args, [(73, 73), (201, 217), (401, 417)]), ppp_loader(2),
+                            None, args.repeats, 10**9, options, f"hamming 2, {label}", climbs)
+    return rows
+
+
+def table_weierstrass(args):
+    """Weierstrass (Luong's form), crowns of 10,000 neighbours, hill climbing, dimensions 1..10,
+    single vs double precision: the paper's Table 5."""
+    def climb(problem, backend):
+        return HillClimbing(problem, seed=0, backend=backend, patience=10**9)
+    rows = []
+    for precision in ("float32", "float64"):
+        rows += search_rows("weierstrass", list(range(1, 11)),
+                            lambda n: Weierstrass(n, precision=precision, m=10_000),
+                            args.weierstrass_iterations, args.repeats, args.cpu_iterations,
+                            strategy=precision, make_search=climb)
+    return rows
+
+
 TABLES = {"qap": table_qap, "tsp-swap": table_tsp_swap, "threads": table_threads, "selection": table_selection,
-          "twoopt-rate": table_twoopt_rate, "overhead": table_overhead}
+          "twoopt-rate": table_twoopt_rate, "overhead": table_overhead, "ppp-h1": table_ppp(1),
+          "ppp-h2": table_ppp(2), "ppp-generation": table_ppp_generation, "ppp-reduction": table_ppp_reduction,
+          "weierstrass": table_weierstrass}
 
 
 def write(rows, out: Path, meta: dict):
@@ -232,6 +308,8 @@ def main(argv=None):
     parser.add_argument("--selection-iterations", type=int, default=200,
                         help="iterations of the selection table (host modes move whole arrays each one)")
     parser.add_argument("--cpu-seconds", type=float, default=10.0, help="time box of each CPU baseline run")
+    parser.add_argument("--ppp-sizes", default="", help="PPP sizes m-n, comma-separated (default: the paper's)")
+    parser.add_argument("--weierstrass-iterations", type=int, default=1000)
     parser.add_argument("--twoopt-instances", default="dsj1000,pr2392,rl5915,rl11849,d18512,pla33810,pla85900")
     args = parser.parse_args(argv)
     CPU_SECONDS[0] = args.cpu_seconds

@@ -11,29 +11,43 @@ class HillClimbing(LocalSearch):
     """Move to an improving neighbour until none is left.
 
     ``strategy="best"`` takes the best neighbour (ties: lowest index), ``"first"`` the
-    improving neighbour of lowest index (it evaluates less). At a local optimum the search
-    restarts from a fresh random solution while ``restarts`` remain, else it stops with
-    status ``"local_optimum"``. ``local_optima`` counts the optima reached.
+    improving neighbour of lowest index (it evaluates less). A solution counts as a local
+    optimum after ``patience`` consecutive iterations without an improving neighbour: by
+    default 1 for a neighbourhood seen whole, 10 for one drawn anew each iteration (crowns),
+    where another draw may still improve. At a local optimum the search restarts from a fresh
+    random solution while ``restarts`` remain, else it stops with status ``"local_optimum"``.
+    ``local_optima`` counts the optima reached.
     """
 
     algorithm = "HillClimbing"
 
-    def __init__(self, problem, *, strategy: str = "best", restarts: int = 0, **options):
+    def __init__(self, problem, *, strategy: str = "best", restarts: int = 0, patience: int | None = None,
+                 **options):
         super().__init__(problem, **options)
         if strategy not in ("best", "first"):
             raise ValueError(f"HillClimbing: `strategy` must be 'best' or 'first', got {strategy!r}")
         if not isinstance(restarts, int) or restarts < 0:
             raise ValueError(f"HillClimbing: `restarts` must be an integer >= 0, got {restarts!r}")
-        self.strategy, self.restarts = strategy, restarts
+        if patience is None:
+            patience = 1 if self.neighbourhood.static else 10
+        if not isinstance(patience, int) or patience < 1:
+            raise ValueError(f"HillClimbing: `patience` must be an integer >= 1, got {patience!r}")
+        self.strategy, self.restarts, self.patience = strategy, restarts, patience
 
     def _start_hook(self):
         self.local_optima = 0
+        self._failures = 0
 
     def _iterate(self):
         _, move = self._move(Query(rule=self.strategy, step=self.iteration, current=self.current),
                              improving_only=True)
         if move is not None:
+            self._failures = 0
             return move
+        self._failures += 1
+        if self._failures < self.patience:
+            return None
+        self._failures = 0
         self.local_optima += 1
         if self.local_optima > self.restarts:
             raise Stop("local_optimum")

@@ -71,3 +71,17 @@ def test_no_tabu_attributes():
     from lsmgpu import TabuSearch
     with pytest.raises(TypeError, match="HillClimbing"):
         TabuSearch(Weierstrass(3))
+
+
+def test_patience_on_a_drawn_neighbourhood():
+    """On crowns a sample without an improving point is not yet a local optimum: the climb
+    stops only after `patience` failed draws in a row (and every failed draw keeps the point)."""
+    problem = Weierstrass(2, m=20)
+    search = HillClimbing(problem, seed=0, backend="cpu", patience=4)
+    result = search.run()
+    assert result.status == "local_optimum" and search.patience == 4
+    h = result.history
+    assert np.all(h[-4:] == h[-1]) and result.iterations >= 4
+    assert HillClimbing(problem, backend="cpu").patience == 10
+    with pytest.raises(ValueError, match="patience"):
+        HillClimbing(problem, patience=0)
