@@ -60,6 +60,14 @@ def timed_search(make, iterations, repeats):
 
 
 CPU_SECONDS = [10.0]
+#: every row measured so far, written out even when a run is interrupted (timeout -s INT)
+COLLECTED: list[dict] = []
+
+
+def emit(row: dict) -> None:
+    """Record and print one row."""
+    COLLECTED.append(row)
+    print(row, flush=True)
 
 
 def cpu_time(make, iterations, cpu_iterations, budget=None):
@@ -70,7 +78,7 @@ def cpu_time(make, iterations, cpu_iterations, budget=None):
     search.start(iterations=min(iterations, cpu_iterations))
     t0 = time.perf_counter()
     while not search.step():
-        if time.perf_counter() - t0 > budget and search.iteration >= 2:
+        if time.perf_counter() - t0 > budget:
             break
     elapsed = time.perf_counter() - t0
     result = search.result()
@@ -105,7 +113,7 @@ def search_rows(table, instances, loader, iterations, repeats, cpu_iterations, b
                          cpu_moves_per_s=f"{cpu_res.evaluations / (cpu_s * cpu_it / iterations_done):.3e}",
                          speedup=round(cpu_s / gpu_s, 1),
                          same_trajectory_as_cpu=same))
-        print(rows[-1], flush=True)
+        emit(rows[-1])
     return rows
 
 
@@ -190,7 +198,7 @@ def table_twoopt_rate(args):
                              strategy=f"{policy}, {'matrix' if problem.gpu_matrix else 'coordinates'}",
                              moves=problem.neighbourhood.size, seconds=f"{t:.3e}", moves_per_s=f"{rate:.3e}",
                              config=ev.config, selected_delta_matches_cpu=bool(best_cpu_check == gpu_sel.delta)))
-            print(rows[-1], flush=True)
+            emit(rows[-1])
     return rows
 
 
@@ -204,7 +212,7 @@ def table_overhead(args):
         rows.append(dict(table="overhead", instance="tai12a", n=12, backend="cuda", strategy=label,
                          iterations=res.iterations, seconds=round(s, 4),
                          us_per_iteration=round(1e6 * s / res.iterations, 2)))
-        print(rows[-1], flush=True)
+        emit(rows[-1])
     return rows
 
 
@@ -317,10 +325,14 @@ def main(argv=None):
     meta = dict(device=CudaBackend.probe(), date=datetime.date.today().isoformat(), commit=commit(),
                 command="python -m benchmarks " + " ".join(sys.argv[1:] if argv is None else argv),
                 python=platform.python_version(), cpu_count=os.cpu_count())
-    rows = []
-    for table in args.tables:
-        rows += TABLES[table](args)
-        write(rows, Path(args.out), meta)
+    try:
+        for table in args.tables:
+            TABLES[table](args)
+            write(COLLECTED, Path(args.out), meta)
+    except KeyboardInterrupt:
+        print(f"interrupted: writing the {len(COLLECTED)} rows measured so far", flush=True)
+    finally:
+        write(COLLECTED, Path(args.out), meta)
     print(Path(args.out, "results.md").read_text())
 
 

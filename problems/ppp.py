@@ -138,15 +138,14 @@ class PPP(Problem):
 
     def delta(self, x, moves):
         moves = np.asarray(moves, dtype=np.int64)
-        v = 2 * np.asarray(x, dtype=np.int64) - 1
         y = self.products(x)
-        dy = -2 * np.einsum("jmr,mr->mj", self.a[:, moves], v[moves]) if moves.size else np.zeros((0, self.m), int)
-        z = y[None, :] + dy
+        signed = self.columns * (2 * np.asarray(x, dtype=np.int8) - 1)[:, None]   # row i: A[:, i] V_i
+        dy = -2 * signed[moves].sum(axis=1, dtype=np.int32)                         # (moves, m)
+        z = y.astype(np.int32)[None, :] + dy
         penalty = PENALTY * ((np.abs(z) - z).sum(axis=1) - (np.abs(y) - y).sum())
         bins = self.n + 1
-        rows = np.repeat(np.arange(len(moves)), self.m).reshape(len(moves), self.m)
-        keep = z >= 0
-        counts = np.bincount(rows[keep] * bins + z[keep], minlength=len(moves) * bins).reshape(len(moves), bins)
+        offsets = (np.arange(len(moves), dtype=np.int64) * bins)[:, None]
+        counts = np.bincount((offsets + z)[z >= 0], minlength=len(moves) * bins).reshape(len(moves), bins)
         now = np.abs(self.histogram(y) - self.target).sum()
         return penalty + np.abs(counts - self.target).sum(axis=1) - now
 
