@@ -162,13 +162,6 @@ class KernelSpec:
                              f"more than the {SHARED_LIMIT_BYTES} a block gets; use 'readonly' or 'texture'")
         return total + (self._solution_bytes() if self.shared_solution(total) else 0)
 
-    def scratch(self) -> int:
-        """Ints of shared scratch memory per group of lanes (Problem.move_scratch)."""
-        scratch = self.problem.move_scratch()
-        if not isinstance(scratch, (int, np.integer)) or scratch < 0:
-            raise ValueError(f"{self.problem.name}.move_scratch() must be an integer >= 0, got {scratch!r}")
-        return int(scratch)
-
     def _solution_bytes(self) -> int:
         itemsize = np.dtype(self.problem.encoding.dtype).itemsize
         return (self.problem.n * itemsize + 15) // 16 * 16
@@ -208,8 +201,8 @@ class KernelSpec:
             sol_type="double" if np.dtype(problem.encoding.dtype).kind == "f" else "int",
             arrays=arrays, state_arrays=[a for a in arrays if a.state],
             textures=any(a.policy == "texture" for a in arrays),
-            shared_solution=self.shared_solution(), solution_bytes=self._solution_bytes(),
-            scratch=self.scratch(), crowns=_crowns_constants(nb), generation=self.generation, load=load)
+            shared_solution=self.shared_solution(), crowns=_crowns_constants(nb), generation=self.generation,
+            load=load)
         clash = set(context) & set(problem.template_params())
         if clash:
             raise ValueError(f"{problem.name}.template_params() redefines engine names {sorted(clash)}")

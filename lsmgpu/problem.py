@@ -121,13 +121,6 @@ class Problem:
         the engine adds the partial sums. Worth it when one delta costs O(n) (the QAP)."""
         return 1
 
-    def move_scratch(self) -> int:
-        """Ints of shared-memory scratch that each group of lanes gets while it evaluates a
-        move (default 0: none). The template's delta finds it at ``d.scratch``, zeroed at
-        launch, and must leave it zeroed. Worth it when a delta needs a per-move table (the
-        PPP's histogram change); the block sizes the GPU can run shrink accordingly."""
-        return 0
-
     def template_params(self) -> dict:
         """Extra constants for the problem's template (``n`` and the types are the engine's)."""
         return {}

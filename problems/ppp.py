@@ -17,9 +17,10 @@ a solution. The neighbourhoods flip 1, 2 or 3 bits (Hamming distance 1, 2, 3).
 
 Incremental evaluation keeps Y = AV' and D = H' - H: a move flipping bits F changes row j
 by dy_j = -2 sum_{i in F} A[j, i] V'_i, so its penalty change is O(m) and its histogram change
-touches only the bins its rows leave and enter. On the GPU, Y and D are solution-derived state
-and a warp evaluates one move, counting the bins it changes in a per-warp shared scratch table
-(Problem.move_scratch) that it clears again as it reads it.
+touches only the bins its rows leave and enter (the NumPy delta). On the GPU a move costs
+O(bins + m / 32) instead of O(m): the rows are kept sorted by their value and the signs
+A[j, i] V'_i packed into 32-bit words in that order, so the rows of one value that a move
+shifts up or down are counted by popcounts (``ppp.cu.j2``).
 """
 from __future__ import annotations
 
@@ -98,6 +99,9 @@ class PPP(Problem):
         self.a, self.s, self.m, self.name = a.astype(np.int64), s, m, name
         self.target = np.bincount(s, minlength=n + 1)             # H
         self.columns = np.ascontiguousarray(self.a.T.astype(np.int8))   # n x m: a move reads columns
+        padded = np.zeros((m, -(-n // 4) * 4), dtype=np.int8)
+        padded[:, :n] = self.a
+        self.rows = padded.view(np.int32)              # m x ceil(n/4): four signs of a row per int
         super().__init__(Binary(n), BitFlip(distance))
 
     @classmethod
@@ -154,17 +158,27 @@ class PPP(Problem):
 
     # --- the GPU -------------------------------------------------------------------------------
     def device_data(self):
-        return {"columns": DeviceArray(self.columns, "readonly")}
+        return {"columns": DeviceArray(self.columns, "readonly"), "rows": DeviceArray(self.rows, "readonly")}
 
     def solution_data(self, x):
+        """The GPU's state (see ppp.cu.j2): products, histogram excess, the rows sorted by bin
+        (y + n) / 2 with each bin's first row, the occupied bins, and the signs A[j, i] V_i of
+        the sorted rows packed 32 to a word."""
+        n, m = self.n, self.m
         y = self.products(x)
-        return {"y": y.astype(np.int32), "excess": (self.histogram(y) - self.target).astype(np.int32)}
-
-    def lanes_per_move(self):
-        return 32
-
-    def move_scratch(self):
-        return self.n + 1
+        bins = (y + n) // 2
+        order = np.argsort(bins, kind="stable")
+        start = np.concatenate([[0], np.cumsum(np.bincount(bins, minlength=n + 1))])
+        words = -(-m // 32)
+        plus = np.zeros((words * 32, n), dtype=np.uint64)
+        plus[:m] = (self.a[order] * (2 * np.asarray(x, dtype=np.int64) - 1)) > 0
+        packed = (plus.reshape(words, 32, n) << np.arange(32, dtype=np.uint64)[None, :, None]).sum(axis=1)
+        return {"y": y.astype(np.int32), "excess": (self.histogram(y) - self.target).astype(np.int32),
+                "order": order.astype(np.int32), "start": start.astype(np.int32),
+                "span": np.array([bins.min(), bins.max()], dtype=np.int32),
+                "bits": packed.astype(np.uint32).view(np.int32).ravel(),
+                "cursor": np.zeros(n + 2, dtype=np.int32)}
 
     def template_params(self):
-        return {"m": self.m, "penalty": PENALTY}
+        return {"m": self.m, "penalty": PENALTY, "distance": self.neighbourhood.distance,
+                "row_ints": self.rows.shape[1]}

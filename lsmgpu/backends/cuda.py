@@ -154,9 +154,8 @@ class CudaEvaluator(Evaluator):
         major, minor = dev.compute_capability()
         self.source = render(problem, memory=options.memory, generation=options.generation)
         spec = KernelSpec(problem, tuple(sorted(options.memory.items())), options.generation)
-        self.fixed_shared_bytes = spec.shared_bytes()
+        self.shared_bytes = spec.shared_bytes()
         self.lanes = spec.lanes()
-        self.scratch_bytes = 4 * spec.scratch()
         module = _compile(self.source, f"sm_{major}{minor}")
         self.size = neighbourhood.size
         # moves per chunk: step through consecutive moves once there are more than two per
@@ -220,13 +219,6 @@ class CudaEvaluator(Evaluator):
         self.k_all.prepare("PPiqP" + arg_chars)
         self.k_apply = module.get_function("apply_index")
         self.k_apply.prepare("PPqii" + arg_chars)
-        self.max_shared_bytes = 48 * 1024
-        if self.scratch_bytes:  # per-group scratch: let the kernels use all the shared memory a block may
-            optin = dev.get_attribute(cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-            static = max(k.get_attribute(cuda.function_attribute.SHARED_SIZE_BYTES) for k in (self.k_select, self.k_all))
-            self.max_shared_bytes = optin - static
-            for kernel in (self.k_select, self.k_all):
-                kernel.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.max_shared_bytes)
         self._tail = (int(self.partial), int(self.ticket), int(self.out_ptr), int(self.first_found),
                       *(int(a) for a in self.array_args))
         self._out_idx, self._out_s = self.out["idx"], self.out["s"]
@@ -282,19 +274,9 @@ class CudaEvaluator(Evaluator):
         args = pack(self._select_format, *self._head, query.step, current, best, flags, until, self.chunk,
                     *self._tail)
         try:
-            self.k_select._launch_kernel((grid, 1), (block, 1, 1), args, self.shared_bytes(block), None)
+            self.k_select._launch_kernel((grid, 1), (block, 1, 1), args, self.shared_bytes, None)
         except cuda.Error as exc:
             raise KernelLaunchError(f"evaluate_select: {exc}", (grid,), (block,)) from None
-
-    def shared_bytes(self, block: int) -> int:
-        """Dynamic shared memory of a launch: the problem's staged arrays and solution, then
-        each group's scratch (KernelLaunchError where a block of this size cannot hold it)."""
-        total = self.fixed_shared_bytes + block // self.lanes * self.scratch_bytes
-        if total > self.max_shared_bytes:
-            raise KernelLaunchError(f"{self.problem.name}: a block of {block} threads needs {total} bytes of "
-                                    f"shared memory (scratch {self.scratch_bytes} per group of {self.lanes}); "
-                                    f"the GPU gives {self.max_shared_bytes}: use smaller blocks", None, (block,))
-        return total
 
     def _set_head(self) -> None:
         """Constant leading arguments of evaluate_select: x, moves, tabu."""
@@ -409,7 +391,7 @@ class CudaEvaluator(Evaluator):
         try:
             self.k_all.prepared_call((threads // block, 1), (block, 1, 1), np.intp(int(self.x_gpu)), moves,
                                      np.int32(step), np.int64(self.chunk), np.intp(int(out)), *self.array_args,
-                                     shared_size=self.shared_bytes(block))
+                                     shared_size=self.shared_bytes)
             cuda.Context.synchronize()
         except cuda.Error as exc:
             raise KernelLaunchError(f"evaluate_all: {exc}", (threads // block,), (block,)) from None

@@ -227,19 +227,19 @@ def test_weierstrass_hill_climb_follows_the_cpu(form):
         HillClimbing(problem, seed=0, backend=cuda(generation="host")).run(1)
 
 
-def test_ppp_scratch_limits_block_size():
-    """PPP 1301-1317 (5 KB of scratch per warp): the tuner keeps blocks that fit in shared
-    memory, and the deltas of Hamming 2 equal the CPU's."""
+def test_ppp_large_instance_deltas():
+    """PPP 1301-1317 (the paper's largest), Hamming 2: a sample of the GPU deltas equals the
+    CPU's, before and after 20 tabu moves applied on the GPU (the sorted-rows state rebuilt
+    each time), and the incremental fitness equals a full evaluation."""
     problem, _ = PPP.planted(1301, 1317, 0, distance=2)
-    x = problem.encoding.random(np.random.default_rng(0))
-    gpu = cuda().evaluator(problem, problem.neighbourhood)
-    gpu.load(x)
-    sel = gpu.select(Query(current=problem.evaluate(x)))
-    threads, block = gpu.config
-    assert gpu.shared_bytes(block) <= gpu.max_shared_bytes
+    search = TabuSearch(problem, seed=0, backend=cuda())
+    search.start(iterations=20)
     index = np.arange(0, problem.neighbourhood.size, 997)
-    cpu_deltas = problem.delta(x, problem.neighbourhood.decode(index))
-    assert np.array_equal(gpu.deltas()[index], cpu_deltas)
-    assert sel.delta == gpu.deltas().min()
-    with pytest.raises(KernelLaunchError, match="shared memory"):
-        gpu.shared_bytes(1024 * 64)
+    for _ in range(2):
+        x = search.evaluator.x
+        gpu = search.evaluator.deltas()
+        assert np.array_equal(gpu[index], problem.delta(x, problem.neighbourhood.decode(index)))
+        while not search.step():
+            pass
+    assert np.array_equal(search.evaluator.device_solution(), search.evaluator.x)
+    assert search.current == problem.evaluate(search.evaluator.x)
