@@ -65,7 +65,9 @@ class WaveTuner:
 
     def candidates(self, n: int, size: int, resident_threads: int) -> list[tuple[int, int]]:
         """(threads, block) pairs: totals are powers of two from the one nearest n up to the
-        neighbourhood size (capped at ``max_threads``, default 16 waves), rounded to whole blocks."""
+        neighbourhood size (capped at ``max_threads``, default 16 waves), rounded to whole blocks;
+        the largest totals first, so that when slow launches use up the time budget the ones
+        tried are those that fill the GPU, not the starved small grids."""
         top = _pow2_at_least(size)
         cap = _pow2_at_least(self.max_threads or 16 * resident_threads)
         totals, total = [], _pow2_at_least(n)
@@ -74,7 +76,7 @@ class WaveTuner:
             if total >= top or total >= cap:
                 break
             total *= 2
-        pairs = [(t // b * b, b) for t in totals for b in self.blocks if b <= t]
+        pairs = [(t // b * b, b) for t in reversed(totals) for b in self.blocks if b <= t]
         return list(dict.fromkeys(pairs))
 
     def tune(self, key: str, n: int, size: int, resident_threads: int,
