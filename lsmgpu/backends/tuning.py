@@ -25,6 +25,10 @@ __all__ = ["WaveTuner", "default_configuration"]
 log = logging.getLogger("lsmgpu")
 
 
+#: block sizes tried first at every total (a coarse pass before the other multiples of 32)
+COMMON_BLOCKS = (256, 128, 512, 1024, 64, 32)
+
+
 def _pow2_at_least(v: int) -> int:
     return 1 << max(0, int(v - 1).bit_length())
 
@@ -66,8 +70,9 @@ class WaveTuner:
     def candidates(self, n: int, size: int, resident_threads: int) -> list[tuple[int, int]]:
         """(threads, block) pairs: totals are powers of two from the one nearest n up to the
         neighbourhood size (capped at ``max_threads``, default 16 waves), rounded to whole blocks;
-        the largest totals first, so that when slow launches use up the time budget the ones
-        tried are those that fill the GPU, not the starved small grids."""
+        the largest totals first and the common block sizes before the other multiples of 32,
+        so that when slow launches use up the time budget, the configurations tried span the
+        range and fill the GPU rather than being the starved small grids."""
         top = _pow2_at_least(size)
         cap = _pow2_at_least(self.max_threads or 16 * resident_threads)
         totals, total = [], _pow2_at_least(n)
@@ -76,7 +81,9 @@ class WaveTuner:
             if total >= top or total >= cap:
                 break
             total *= 2
-        pairs = [(t // b * b, b) for t in reversed(totals) for b in self.blocks if b <= t]
+        common = [b for b in COMMON_BLOCKS if b in self.blocks]
+        rest = [b for b in self.blocks if b not in common]
+        pairs = [(t // b * b, b) for blocks in (common, rest) for t in reversed(totals) for b in blocks if b <= t]
         return list(dict.fromkeys(pairs))
 
     def tune(self, key: str, n: int, size: int, resident_threads: int,
