@@ -174,8 +174,7 @@ def evaluation_rate(problem, repeats, launches=20, **options):
     """Moves/s of one full-neighbourhood evaluation + reduction (no apply), CUDA events, median."""
     import pycuda.driver as cuda
     ev = cuda_backend(**options).evaluator(problem, problem.neighbourhood)
-    x = np.random.default_rng(0).permutation(problem.n).astype(np.int32)
-    ev.load(x)
+    ev.load(problem.encoding.random(np.random.default_rng(0)))
     q = Query(rule="best", current=0)
     ev.select(q)  # tunes
     times = []
@@ -222,6 +221,42 @@ def table_overhead(args):
                          iterations=res.iterations, seconds=round(s, 4),
                          us_per_iteration=round(1e6 * per_iteration, 2)))
         emit(rows[-1])
+    return rows
+
+
+def table_memory(args):
+    """Memory policy of the problems' input arrays, one full evaluate + reduce pass each
+    (CUDA events, median): the measurement behind each problem's default policy."""
+    from lsmgpu.problems import GraphColoring
+    from lsmgpu.problems.coloring import random_graph
+    data = Path(args.data)
+    problems = [QAP.from_file(data / "qaplib" / "tai100a.dat"),
+                TSP.from_file(data / "tsplib" / "pr2392.tsp", neighbourhood="swap", start="random"),
+                TSP.from_file(data / "tsplib" / "pr2392.tsp", neighbourhood="2opt", start="random"),
+                PPP.planted(401, 417, 0, distance=2)[0],
+                GraphColoring(2000, random_graph(2000, 0.05, 0), 40, name="coloring-2000-40"),
+                Weierstrass(10, m=10_000)]
+    rows = []
+    for problem in problems:
+        for policy in ("global", "readonly", "texture", "shared"):
+            memory = {name: policy for name in problem.device_data()}
+            try:
+                t, rate, ev = evaluation_rate(problem, args.repeats, memory=memory)
+            except ValueError as exc:       # e.g. shared memory too small for the arrays
+                rows.append(dict(table="memory", instance=problem.name, n=problem.n, backend="cuda",
+                                 strategy=policy, note=str(exc)[:80]))
+                emit(rows[-1])
+                continue
+            x = ev.x
+            sel = ev.select(Query(rule="best", current=0))
+            moves = problem.neighbourhood.moves(x, np.array([sel.index]), 0)
+            cpu_delta = problem.delta(x, moves)[0]
+            rows.append(dict(table="memory", instance=problem.name, n=problem.n, backend="cuda", strategy=policy,
+                             moves=problem.neighbourhood.size, seconds=f"{t:.3e}", moves_per_s=f"{rate:.3e}",
+                             config=ev.config, selected_delta_matches_cpu=bool(np.isclose(cpu_delta, sel.delta,
+                                                                                          rtol=1e-9, atol=0))))
+            emit(rows[-1])
+            ev.close()
     return rows
 
 
@@ -291,7 +326,7 @@ def table_weierstrass(args):
 TABLES = {"qap": table_qap, "tsp-swap": table_tsp_swap, "threads": table_threads, "selection": table_selection,
           "twoopt-rate": table_twoopt_rate, "overhead": table_overhead, "ppp-h1": table_ppp(1),
           "ppp-h2": table_ppp(2), "ppp-generation": table_ppp_generation, "ppp-reduction": table_ppp_reduction,
-          "weierstrass": table_weierstrass}
+          "weierstrass": table_weierstrass, "memory": table_memory}
 
 
 def write(rows, out: Path, meta: dict):

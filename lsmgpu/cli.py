@@ -41,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     solve = sub.add_parser("solve", help="solve a TSPLIB (.tsp) or QAPLIB (.dat) instance")
     solve.add_argument("instance", help="path of a .tsp or .dat file, or the name of a shipped instance")
     solve.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="tabu")
-    solve.add_argument("--neighbourhood", choices=["swap", "2opt", "3exchange", "2opt-candidates"], default=None,
+    solve.add_argument("--neighbourhood", choices=["swap", "2opt", "3exchange", "2opt-candidates", "oropt"], default=None,
                        help="TSP neighbourhood (default: 2opt; swap is the paper's benchmark setting)")
     solve.add_argument("--colors", type=int, help="number of colours, for a DIMACS .col graph")
     stop = solve.add_argument_group("stopping criteria")

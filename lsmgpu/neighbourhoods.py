@@ -23,7 +23,8 @@ import numpy as np
 from .encodings import Discrete, Encoding, Permutation, Real
 from .mappings import index_to_pair, index_to_triple, pair_to_index, triple_to_index
 
-__all__ = ["Neighbourhood", "BitFlip", "ValueChange", "Swap", "ThreeExchange", "TwoOpt", "CandidateTwoOpt", "Crowns"]
+__all__ = ["Neighbourhood", "BitFlip", "ValueChange", "Swap", "ThreeExchange", "TwoOpt", "CandidateTwoOpt", "OrOpt",
+           "Crowns"]
 
 
 class Neighbourhood:
@@ -452,6 +453,90 @@ class CandidateTwoOpt(TwoOpt):
 
     def __repr__(self):
         return f"CandidateTwoOpt(k={self.candidates.shape[1]})"
+
+
+class OrOpt(Neighbourhood):
+    """Or-opt over candidate lists: move a segment of 1..``max_length`` consecutive cities of
+    the tour next to a candidate neighbour of its first city, in either orientation (Or 1976;
+    the "or3opt" reconnection of Fosin et al.): n * max_length * k * 2 moves.
+
+    Move q = ((c * max_length + l - 1) * k + r) * 2 + o takes the segment of l cities that
+    starts at city c (in tour order) and re-inserts it so that c becomes adjacent to
+    v = candidates[c, r]: o = 0 puts the segment right after v (v, c, ..., e), o = 1 puts it
+    reversed right before v (e, ..., c, v). Moves are given as block exchanges of positions
+    (i, j, k, mode), i <= j < k: the blocks X = x[i..j] and Y = x[j+1..k] trade places
+    (mode 0: Y X; mode 1: Y reversed(X); mode 2: reversed(Y) X), three edges out, three in.
+    A move that does not apply to the current tour (v inside or next to the segment, a
+    segment across the tour's end) comes out as the null move (0, 0, 0, -1), delta 0.
+    Meant for hill climbing and ILS; no tabu attributes; moves depend on the tour.
+    """
+
+    static = False
+    arity = 4
+    encodings = (Permutation,)
+
+    def __init__(self, candidates, max_length: int = 3):
+        cand = np.asarray(candidates)
+        if cand.ndim != 2 or cand.shape[1] < 1 or not np.issubdtype(cand.dtype, np.integer):
+            raise ValueError(f"OrOpt: `candidates` must be an (n, k) integer table, got {cand.shape}")
+        if not isinstance(max_length, (int, np.integer)) or max_length < 1:
+            raise ValueError(f"OrOpt: `max_length` must be an integer >= 1, got {max_length!r}")
+        self.candidates, self.max_length = cand.astype(np.int64), int(max_length)
+
+    def _check(self, encoding):
+        if encoding.n < 5:
+            raise ValueError(f"OrOpt: n must be >= 5, got {encoding.n}")
+        if self.candidates.shape[0] != encoding.n or self.candidates.min() < 0 \
+                or self.candidates.max() >= encoding.n:
+            raise ValueError(f"OrOpt: `candidates` must have {encoding.n} rows of values in 0..{encoding.n - 1}")
+
+    @property
+    def size(self):
+        return self.candidates.size * self.max_length * 2
+
+    def decode(self, index, step=0):
+        raise TypeError("OrOpt: moves depend on the tour; use moves(x, index)")
+
+    def moves(self, x, index, step=0):
+        index = np.asarray(index, dtype=np.int64)
+        n, k = self.n, self.candidates.shape[1]
+        pos = np.empty(n, dtype=np.int64)
+        pos[x] = np.arange(n)
+        o, rest = index % 2, index // 2
+        r, rest = rest % k, rest // k
+        length, c = rest % self.max_length + 1, rest // self.max_length
+        p = pos[c]
+        last = p + length - 1
+        pv = pos[self.candidates[c, r]]
+        after, before = pv > last, pv < p
+        # the block exchange of each case (see the class docstring)
+        i = np.where(after, p, np.where(o == 0, pv + 1, pv))
+        j = np.where(after, last, p - 1)
+        kk = np.where(after, np.where(o == 0, pv, pv - 1), last)
+        mode = np.where(o == 0, 0, np.where(after, 1, 2))
+        valid = (after | before) & (last <= n - 1) & (i >= 0) & (i <= j) & (j < kk) & ~((i == 0) & (kk == n - 1))
+        return _stack(np.where(valid, i, 0), np.where(valid, j, 0), np.where(valid, kk, 0), np.where(valid, mode, -1))
+
+    @staticmethod
+    def exchanged(x: np.ndarray, move) -> np.ndarray:
+        """The block x[i..k] after the exchange (mode -1: unchanged)."""
+        i, j, k, mode = (int(v) for v in move)
+        a, b = x[i:j + 1], x[j + 1:k + 1]
+        if mode == 1:
+            a = a[::-1]
+        elif mode == 2:
+            b = b[::-1]
+        return np.concatenate([b, a]) if mode >= 0 else x[i:k + 1]
+
+    def apply(self, x, move):
+        i, k = int(move[0]), int(move[2])
+        x[i:k + 1] = self.exchanged(x, move)
+
+    def random_moves(self, rng, count):
+        raise TypeError("OrOpt: random moves depend on the tour")
+
+    def __repr__(self):
+        return f"OrOpt(k={self.candidates.shape[1]}, max_length={self.max_length})"
 
 
 def counter_uniform(seed: int, step: int, index: np.ndarray, draw: int) -> np.ndarray:

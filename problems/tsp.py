@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lsmgpu import CandidateTwoOpt, DeviceArray, Permutation, Problem, Swap, ThreeExchange, TwoOpt
+from lsmgpu import CandidateTwoOpt, DeviceArray, OrOpt, Permutation, Problem, Swap, ThreeExchange, TwoOpt
 from lsmgpu.validation import check_size, check_square
 
 from .candidates import greedy_tour, hilbert_tour, quadrant_candidates
@@ -21,6 +21,8 @@ from .tsplib import COORDINATE_TYPES, read_optimum, read_tsplib
 __all__ = ["TSP", "double_bridge", "nearest_neighbour_tour", "strip_tour"]
 
 NEIGHBOURHOODS = {"swap": Swap, "2opt": TwoOpt, "twoopt": TwoOpt, "3exchange": ThreeExchange}
+#: neighbourhoods over candidate lists (10 quadrant neighbours per city), built from the coordinates
+CANDIDATE_NEIGHBOURHOODS = {"2opt-candidates": CandidateTwoOpt, "oropt": OrOpt}
 
 
 def double_bridge(tour: np.ndarray, rng: np.random.Generator) -> np.ndarray:
@@ -66,7 +68,9 @@ class TSP(Problem):
 
     ``neighbourhood``: ``"swap"`` (exchange two cities, n(n-1)/2 moves), ``"2opt"`` (segment
     reversal, n(n-3)/2 moves), ``"3exchange"``, ``"2opt-candidates"`` (2-opt over 10 quadrant
-    candidates per city, 10 n moves; CPU backend), or a Neighbourhood object. ``start``:
+    candidates per city, 10 n moves), ``"oropt"`` (segments of 1-3 cities moved next to one of
+    their first city's 10 candidates, both orientations, 60 n moves) - these two on the CPU
+    backend - or a Neighbourhood object. ``start``:
     ``"nearest"`` (nearest-neighbour tour from a random city, O(n^2)), ``"greedy"`` (greedy
     edge matching over 10-nearest candidate lists), ``"hilbert"`` (space-filling curve),
     ``"strips"`` (boustrophedon through vertical strips) - these three O(n log n) and for
@@ -117,14 +121,15 @@ class TSP(Problem):
         #: with exact integer tests instead of double square roots (decided once, not per load)
         self.integer_coords = (c is not None and self.weight_type != "GEO" and bool(np.all(c == np.round(c)))
                                and float(np.abs(c).max()) < 2**24)
-        if isinstance(neighbourhood, str) and neighbourhood.lower() == "2opt-candidates":
+        if isinstance(neighbourhood, str) and neighbourhood.lower() in CANDIDATE_NEIGHBOURHOODS:
             if coords is None:
-                raise ValueError("TSP: '2opt-candidates' needs coordinates")
-            neighbourhood = CandidateTwoOpt(quadrant_candidates(coords, min(10, len(coords) - 1)))
+                raise ValueError(f"TSP: {neighbourhood!r} needs coordinates")
+            candidates = quadrant_candidates(coords, min(10, len(coords) - 1))
+            neighbourhood = CANDIDATE_NEIGHBOURHOODS[neighbourhood.lower()](candidates)
         if isinstance(neighbourhood, str):
             if neighbourhood.lower() not in NEIGHBOURHOODS:
-                raise ValueError(f"TSP: `neighbourhood` must be one of {sorted(NEIGHBOURHOODS) + ['2opt-candidates']}, "
-                             f"got {neighbourhood!r}")
+                raise ValueError(f"TSP: `neighbourhood` must be one of "
+                                 f"{sorted(NEIGHBOURHOODS) + sorted(CANDIDATE_NEIGHBOURHOODS)}, got {neighbourhood!r}")
             neighbourhood = NEIGHBOURHOODS[neighbourhood.lower()]()
         super().__init__(Permutation(n), neighbourhood)
         if self.matrix is None and n <= self.matrix_limit:
@@ -177,7 +182,21 @@ class TSP(Problem):
         if isinstance(self.neighbourhood, ThreeExchange):
             pos, new = ThreeExchange.targets(tour, moves)
             return self._position_delta(tour, succ, pos, new)
+        if isinstance(self.neighbourhood, OrOpt):
+            return self._exchange_delta(tour, succ, moves)
         raise TypeError(f"TSP.delta: unsupported neighbourhood {self.neighbourhood!r}")
+
+    def _exchange_delta(self, tour, succ, moves):
+        """Deltas of block exchanges (i, j, k, mode): x[i..j] and x[j+1..k] trade places,
+        one of them reversed by mode 1 or 2; mode -1 is the null move."""
+        i, j, k, mode = moves.T
+        d = self.dist
+        before, x_first, x_last = tour[i - 1], tour[i], tour[j]
+        y_first, y_last, after = tour[(j + 1) % self.n], tour[k], tour[(k + 1) % self.n]
+        added = np.where(mode == 0, d(before, y_first) + d(y_last, x_first) + d(x_last, after),
+                         np.where(mode == 1, d(before, y_first) + d(y_last, x_last) + d(x_first, after),
+                                  d(before, y_last) + d(y_first, x_first) + d(x_last, after)))
+        return np.where(mode < 0, 0, added - succ[i - 1] - succ[j] - succ[k])
 
     def _position_delta(self, tour, succ, pos, new):
         """Length change when the positions ``pos`` (m, q) receive the cities ``new``: every

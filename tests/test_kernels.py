@@ -157,3 +157,16 @@ def test_cuda_backend_unavailable_and_auto_falls_back(caplog):
         search = TabuSearch(qap, backend="auto")
     assert search.backend.name == "cpu"
     assert "using the CPU" in caplog.text
+
+
+def test_auto_takes_the_cpu_for_neighbourhoods_without_move_code(caplog, monkeypatch):
+    """A neighbourhood the CUDA skeleton cannot generate (Or-opt over candidates) makes 'auto'
+    pick the CPU, even where a GPU is available, and say why."""
+    import lsmgpu.backends as backends
+    from lsmgpu.backends import has_move_code, resolve
+    monkeypatch.setattr(backends, "cuda_available", lambda: (True, "a pretend GPU"))
+    tsp = TSP.from_file(TSP.shipped("berlin52"), neighbourhood="oropt")
+    assert not has_move_code(tsp.neighbourhood) and has_move_code(TSP.from_file(TSP.shipped("berlin52")).neighbourhood)
+    with caplog.at_level(logging.INFO, logger="lsmgpu"):
+        assert resolve("auto", tsp).name == "cpu"
+    assert "no CUDA move code" in caplog.text

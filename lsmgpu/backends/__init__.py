@@ -20,6 +20,16 @@ def cuda_available() -> tuple[bool, str]:
         return False, str(exc)
 
 
+def has_move_code(neighbourhood) -> bool:
+    """Whether the CUDA skeleton can generate ``neighbourhood``'s moves."""
+    from ..kernels import neighbourhood_kind
+    try:
+        neighbourhood_kind(neighbourhood)
+    except TypeError:
+        return False
+    return True
+
+
 def resolve(backend, problem=None):
     """A backend object from ``"auto" | "cpu" | "cuda"`` or a backend instance.
 
@@ -39,6 +49,9 @@ def resolve(backend, problem=None):
         raise ValueError(f"`backend` must be 'auto', 'cpu' or 'cuda', got {backend!r}")
     if problem is not None and problem.template is None:
         log.info("backend auto: %s has no CUDA template, using the CPU", problem.name)
+        return CpuBackend()
+    if problem is not None and not has_move_code(problem.neighbourhood):
+        log.info("backend auto: %r has no CUDA move code, using the CPU", problem.neighbourhood)
         return CpuBackend()
     ok, why = cuda_available()
     if ok:

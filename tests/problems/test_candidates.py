@@ -1,9 +1,13 @@
 """Candidate lists and O(n log n) start tours against brute force."""
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from lsmgpu import IteratedLocalSearch, OrOpt
 from lsmgpu.problems import TSP
 from lsmgpu.problems.candidates import greedy_tour, hilbert_tour, nearest_candidates, quadrant_candidates
+from tests.checks import assert_delta_is_reevaluation
 
 
 @pytest.fixture
@@ -107,3 +111,47 @@ def test_candidate_neighbourhood_by_name(points):
     assert result.fitness == tsp.evaluate(result.solution) <= result.history[0]
     with pytest.raises(ValueError, match="coordinates"):
         TSP(matrix=np.ones((5, 5)) - np.eye(5), neighbourhood="2opt-candidates")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(5, 60), st.integers(1, 3), st.integers(0, 10_000))
+def test_oropt_delta_equals_tour_length_difference(n, max_length, seed):
+    """Each Or-opt move's delta equals the tour-length difference after applying it, the
+    tour stays a permutation, and each valid move makes its first city adjacent to its candidate."""
+    rng = np.random.default_rng(seed)
+    points = rng.uniform(0, 1000, (n, 2))
+    tsp = TSP(points, neighbourhood=OrOpt(quadrant_candidates(points, min(8, n - 1)), max_length=max_length))
+    tour = rng.permutation(n)
+    assert_delta_is_reevaluation(tsp, tour, exact=False)
+    nb = tsp.neighbourhood
+    index = np.arange(nb.size)
+    moves = nb.moves(tour, index)
+    k = nb.candidates.shape[1]
+    for q, move in zip(index, moves):
+        if move[3] < 0:
+            continue
+        city, cand = q // 2 // k // max_length, nb.candidates[q // 2 // k // max_length, q // 2 % k]
+        after = tour.copy()
+        nb.apply(after, move)
+        assert np.array_equal(np.sort(after), np.arange(n))
+        p = np.flatnonzero(after == city)[0]
+        assert cand in (after[p - 1], after[(p + 1) % n])
+
+
+def test_oropt_ils_on_kroA100():
+    """Iterated local search with Or-opt moves improves kroA100's nearest-neighbour start and
+    ends at an Or-opt local optimum (no improving move left)."""
+    tsp = TSP.from_file(TSP.shipped("kroA100"), neighbourhood="oropt")
+    search = IteratedLocalSearch(tsp, seed=0, backend="cpu")
+    result = search.run(iterations=30)
+    start = tsp.evaluate(tsp.initial_solution(np.random.default_rng(0)))
+    assert result.fitness < start and result.fitness == tsp.evaluate(result.solution)
+    deltas = tsp.delta(result.solution, tsp.neighbourhood.moves(result.solution, np.arange(tsp.neighbourhood.size)))
+    assert deltas.min() >= -1e-9
+
+
+def test_oropt_rejects_bad_arguments():
+    with pytest.raises(ValueError, match="max_length"):
+        OrOpt(np.zeros((10, 2), dtype=int), max_length=0)
+    with pytest.raises(ValueError, match="candidates"):
+        TSP(np.random.default_rng(0).uniform(0, 1, (10, 2)), neighbourhood=OrOpt(np.zeros((9, 2), dtype=int)))
