@@ -27,6 +27,8 @@ from lsmgpu import HillClimbing, TabuSearch
 from lsmgpu.backends.base import Query
 from lsmgpu.problems import PPP, QAP, TSP, Weierstrass
 
+from .peers import table_peers_qap
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -326,7 +328,8 @@ def table_weierstrass(args):
 TABLES = {"qap": table_qap, "tsp-swap": table_tsp_swap, "threads": table_threads, "selection": table_selection,
           "twoopt-rate": table_twoopt_rate, "overhead": table_overhead, "ppp-h1": table_ppp(1),
           "ppp-h2": table_ppp(2), "ppp-generation": table_ppp_generation, "ppp-reduction": table_ppp_reduction,
-          "weierstrass": table_weierstrass, "memory": table_memory}
+          "weierstrass": table_weierstrass, "memory": table_memory,
+          "peers-qap": lambda args: table_peers_qap(args, lambda: args.backend_choice, emit)}
 
 
 def write(rows, out: Path, meta: dict):
@@ -362,11 +365,21 @@ def main(argv=None):
     parser.add_argument("--cpu-seconds", type=float, default=10.0, help="time box of each CPU baseline run")
     parser.add_argument("--ppp-sizes", default="", help="PPP sizes m-n, comma-separated (default: the paper's)")
     parser.add_argument("--weierstrass-iterations", type=int, default=1000)
+    parser.add_argument("--peer-qap", default="tai30a,tai50a,tai100a", help="QAPLIB instances of peers-qap")
+    parser.add_argument("--peer-seconds", default="1,10,60", help="time budgets of the peer tables")
+    parser.add_argument("--backend", choices=["cuda", "cpu"], default="cuda",
+                        help="lsmgpu's backend in the peer tables (the other tables always time the GPU)")
     parser.add_argument("--twoopt-instances", default="dsj1000,pr2392,rl5915,rl11849,d18512,pla33810,pla85900")
     args = parser.parse_args(argv)
     CPU_SECONDS[0] = args.cpu_seconds
-    from lsmgpu.backends.cuda import CudaBackend
-    meta = dict(device=CudaBackend.probe(), date=datetime.date.today().isoformat(), commit=commit(),
+    if args.backend == "cuda":
+        from lsmgpu.backends.cuda import CudaBackend
+        device = CudaBackend.probe()
+        args.backend_choice = "cuda"
+    else:
+        device = f"CPU ({platform.processor() or platform.machine()}, {os.cpu_count()} cores)"
+        args.backend_choice = "cpu"
+    meta = dict(device=device, date=datetime.date.today().isoformat(), commit=commit(),
                 command="python -m benchmarks " + " ".join(sys.argv[1:] if argv is None else argv),
                 python=platform.python_version(), cpu_count=os.cpu_count())
     try:
