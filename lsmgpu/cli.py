@@ -8,6 +8,7 @@ import sys
 from tqdm import tqdm
 
 from .callbacks import Callback
+from .errors import BackendUnavailable
 from .search import ALGORITHMS
 
 DEFAULT_ITERATIONS = {"tabu": 10_000, "hc": None, "ils": 1_000}
@@ -50,6 +51,10 @@ def _parser() -> argparse.ArgumentParser:
     budget.add_argument("--time", type=float, dest="seconds", help="seconds of search")
     solve.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="auto")
     solve.add_argument("--seed", type=int, default=0)
+    parallel = solve.add_argument_group("many starts")
+    parallel.add_argument("--starts", type=int, default=1, help="independent starts (seeds spawned from --seed)")
+    parallel.add_argument("--gpus", type=int, help="spread the starts over this many Ray actors (one GPU each)")
+    parallel.add_argument("--address", help="Ray cluster address (default with --gpus: start Ray here)")
     solve.add_argument("--out", help="write the best solution here (.tour for TSP, .sln for QAP)")
     solve.add_argument("--quiet", action="store_true", help="no progress bar")
 
@@ -115,11 +120,19 @@ def solve(args) -> int:
     iterations = args.iterations
     if iterations is None and args.seconds is None:
         iterations = DEFAULT_ITERATIONS[args.algorithm]
-    callbacks = [] if args.quiet else [ProgressBar(iterations, args.seconds)]
-    search = ALGORITHMS[args.algorithm](problem, backend=args.backend, seed=args.seed, callbacks=callbacks)
-    print(f"{search.algorithm} on {problem.name} (n = {problem.n}, {problem.neighbourhood!r}), "
-          f"backend {search.backend.name}", file=sys.stderr)
-    result = search.run(iterations, seconds=args.seconds, target=problem.best_known)
+    if args.starts < 1:
+        print("lsmgpu: --starts must be >= 1", file=sys.stderr)
+        return 2
+    if args.starts > 1 or args.gpus or args.address:
+        result = _many_starts(args, problem, iterations)
+        if result is None:
+            return 2
+    else:
+        callbacks = [] if args.quiet else [ProgressBar(iterations, args.seconds)]
+        search = ALGORITHMS[args.algorithm](problem, backend=args.backend, seed=args.seed, callbacks=callbacks)
+        print(f"{search.algorithm} on {problem.name} (n = {problem.n}, {problem.neighbourhood!r}), "
+              f"backend {search.backend.name}", file=sys.stderr)
+        result = search.run(iterations, seconds=args.seconds, target=problem.best_known)
     print(f"best fitness: {result.fitness:g}")
     gap = problem.gap(result.fitness)
     if gap is not None:
@@ -130,6 +143,39 @@ def solve(args) -> int:
         problem.write_solution(result.solution, args.out)
         print(f"solution written to {args.out}")
     return 0
+
+
+def _many_starts(args, problem, iterations):
+    """--starts: MultiStart here, or RayMultiStart with --gpus / --address; one bar over the starts.
+    Returns the best start's SearchResult (None on an error already reported)."""
+    from .multistart import MultiStart
+    options = dict(starts=args.starts, seed=args.seed, backend=args.backend)
+    try:
+        if args.gpus or args.address:
+            from .distributed import RayMultiStart
+            runner = RayMultiStart(args.algorithm, problem, workers=args.gpus, address=args.address, **options)
+        else:
+            runner = MultiStart(args.algorithm, problem, **options)
+    except (ValueError, BackendUnavailable) as exc:
+        print(f"lsmgpu: {exc}", file=sys.stderr)
+        return None
+    print(f"{args.starts} starts of {args.algorithm} on {problem.name} (n = {problem.n}, "
+          f"{problem.neighbourhood!r})", file=sys.stderr)
+    bar = None if args.quiet else tqdm(total=args.starts, unit="start", file=sys.stderr)
+    try:
+        multi = runner.run(iterations, seconds=args.seconds, target=problem.best_known,
+                           progress=None if bar is None else (lambda k, r: bar.update()))
+    except BackendUnavailable as exc:
+        print(f"lsmgpu: {exc}", file=sys.stderr)
+        return None
+    finally:
+        if bar is not None:
+            bar.close()
+    print(multi.summary(), file=sys.stderr)
+    if multi.best is None:
+        print("lsmgpu: no start finished", file=sys.stderr)
+        return None
+    return multi.best
 
 
 def main(argv=None) -> int:

@@ -59,3 +59,12 @@ def test_solve_dimacs_graph(tmp_path, capsys):
     assert "best fitness: 0" in capsys.readouterr().out
     assert main(["solve", str(path)]) == 2
     assert "--colors" in capsys.readouterr().err
+
+
+def test_solve_many_starts(capsys):
+    """--starts runs spawned-seed starts with one bar over them and reports the best start."""
+    from lsmgpu.cli import main
+    assert main(["solve", "chr12a", "--starts", "3", "--iterations", "50", "--backend", "cpu", "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert "3 starts of tabu" in err and "starts ran" in err and "best fitness:" in out
+    assert main(["solve", "chr12a", "--starts", "0", "--backend", "cpu"]) == 2

@@ -1,0 +1,85 @@
+"""Starts over Ray actors on this machine (declared GPUs, CPU backend: CI has no GPU)."""
+import os
+import signal
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lsmgpu import HillClimbing, TabuSearch
+from lsmgpu.multistart import MultiStart
+from lsmgpu.problems import QAP
+
+ray = pytest.importorskip("ray")
+from lsmgpu.distributed import RayMultiStart  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    ray.init(num_cpus=2, num_gpus=2, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture
+def qap():
+    return QAP.from_file(QAP.shipped("tai12a"))
+
+
+class CrashOnce(QAP):
+    """A QAP whose first start kills its worker process (a stand-in for a lost machine)."""
+
+    marker = ""
+
+    def initial_solution(self, rng):
+        try:
+            os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL))   # the first start only
+        except FileExistsError:
+            return super().initial_solution(rng)
+        os._exit(1)
+
+
+def test_same_starts_as_the_sequential_run(qap):
+    """Two actors (one per declared GPU) give every start the trajectory of the sequential run."""
+    ray_result = RayMultiStart(TabuSearch, qap, starts=4, seed=3).run(200)
+    local = MultiStart(TabuSearch, qap, starts=4, seed=3, backend="cpu").run(200)
+    assert ray_result.status == "done" and not ray_result.lost
+    assert ray_result.fitness == local.fitness
+    for mine, theirs in zip(ray_result.results, local.results):
+        assert np.array_equal(mine.history, theirs.history)
+    devices = set(ray_result.workers.values())
+    assert len(devices) == 2 and all(d.startswith("cpu:") and "CUDA_VISIBLE_DEVICES" in d for d in devices)
+
+
+def test_a_dead_actor_start_is_rerun(qap, tmp_path):
+    """The start whose worker dies is rerun on the other actor; no start is dropped."""
+    problem = CrashOnce(qap.a, qap.b, name="crash-once")
+    problem.marker = str(tmp_path / "crashed")
+    result = RayMultiStart(TabuSearch, problem, starts=3, seed=1, backend="cpu").run(100)
+    assert Path(problem.marker).exists()
+    assert not result.lost and all(r is not None for r in result.results)
+    local = MultiStart(TabuSearch, qap, starts=3, seed=1, backend="cpu").run(100)
+    assert np.array_equal(result.fitnesses, local.fitnesses)
+
+
+def test_time_limit_returns_the_best_so_far(qap):
+    """Searches that would run forever are stopped at the deadline with their best so far."""
+    result = RayMultiStart(HillClimbing, qap, starts=6, seed=0, backend="cpu", restarts=10**9).run(seconds=2)
+    assert result.status == "seconds" and result.best is not None and result.seconds < 15
+    assert result.fitness == qap.evaluate(result.solution)
+
+
+def test_ctrl_c_returns_the_best_so_far(qap):
+    """Ctrl-C in the driver stops every actor and returns what they had."""
+    timer = threading.Timer(2.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        result = RayMultiStart(HillClimbing, qap, starts=2, seed=0, backend="cpu", restarts=10**9).run()
+    finally:
+        timer.cancel()
+    assert result.status == "interrupted" and result.best is not None
+    assert all(r is not None and r.status == "callback" for r in result.results)
