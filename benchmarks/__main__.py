@@ -1,6 +1,12 @@
-"""Run named benchmark tables and write Markdown + CSV (+ JSON) under --out.
+"""Run named benchmark tables and write Markdown + CSV (+ JSON, + plots) under --out.
 
     python -m benchmarks qap tsp-swap threads selection twoopt-rate overhead --data .data --out docs/bench
+    python -m benchmarks qap tsp-swap ppp-h1 weierstrass --quick --backend cpu --out /tmp/smoke
+
+``--quick`` swaps every table's instances for small ones shipped with lsmgpu and cuts the
+iterations (a smoke run of minutes, not a measurement); ``--backend cpu`` times the NumPy
+backend where the tables would time the GPU (for a machine without one; the tables that
+time kernels with CUDA events refuse it).
 
 Every GPU figure is the median of --repeats runs after a warm-up run; kernel-only figures are
 timed with CUDA events. CPU times come from the NumPy backend on the same machine; where a
@@ -43,9 +49,35 @@ def commit() -> str:
         return "unknown"
 
 
+#: --backend cpu: the searches of every table run on the NumPy backend
+CPU_ONLY = [False]
+
+
 def cuda_backend(**options):
+    """The backend a table times: CUDA with ``options``, or the CPU under ``--backend cpu``."""
+    if CPU_ONLY[0]:
+        from lsmgpu.backends.cpu import CpuBackend
+        return CpuBackend()
     from lsmgpu.backends.cuda import CudaBackend
     return CudaBackend(**options)
+
+
+def needs_gpu(table: str) -> None:
+    if CPU_ONLY[0]:
+        raise SystemExit(f"benchmarks: table {table!r} times kernels with CUDA events; it needs the GPU")
+
+
+#: the instances --quick uses, all shipped with lsmgpu (a fresh clone has them)
+QUICK = {"qaplib": ["tai12a", "nug12"], "tsplib": ["eil51", "berlin52"]}
+
+
+def instances(args, folder: str, names: list[str]) -> list[Path]:
+    """Paths of ``names`` in ``--data``/folder, or under --quick the small shipped instances."""
+    if args.quick:
+        from lsmgpu.problems import shipped
+        return [shipped(name) for name in QUICK[folder][:len(names)]]
+    ext = "dat" if folder == "qaplib" else "tsp"
+    return [Path(args.data) / folder / f"{name}.{ext}" for name in names]
 
 
 def timed_search(make, iterations, repeats):
@@ -130,13 +162,13 @@ def search_rows(table, instances, loader, iterations, repeats, cpu_iterations, b
 
 def table_qap(args):
     names = ["tai30a", "tai35a", "tai40a", "tai50a", "tai60a", "tai80a", "tai100a"]
-    paths = [Path(args.data) / "qaplib" / f"{n}.dat" for n in names]
+    paths = instances(args, "qaplib", names)
     return search_rows("qap", paths, QAP.from_file, args.iterations, args.repeats, args.cpu_iterations)
 
 
 def table_tsp_swap(args):
     names = ["eil101", "d198", "pcb442", "rat783", "d1291", "pr2392", "fnl4461", "rl5915"]
-    paths = [Path(args.data) / "tsplib" / f"{n}.tsp" for n in names]
+    paths = instances(args, "tsplib", names)
     return search_rows("tsp-swap", paths, lambda p: TSP.from_file(p, neighbourhood="swap"), args.iterations,
                        args.repeats, args.cpu_iterations)
 
@@ -145,12 +177,12 @@ def table_threads(args):
     """Thread control on (wave tuner) vs off (one thread per move, 256 per block)."""
     rows = []
     for name in ["tai100a"]:
-        path = Path(args.data) / "qaplib" / f"{name}.dat"
+        path, = instances(args, "qaplib", [name])
         for tune, label in ((True, "wave tuner"), (False, "untuned")):
             rows += search_rows("threads", [path], QAP.from_file, args.iterations, args.repeats, 50,
                                 {"tune": tune}, label)
     for name in ["pr2392"]:
-        path = Path(args.data) / "tsplib" / f"{name}.tsp"
+        path, = instances(args, "tsplib", [name])
         for tune, label in ((True, "wave tuner"), (False, "untuned")):
             rows += search_rows("threads", [path], lambda p: TSP.from_file(p, neighbourhood="swap"),
                                 args.iterations, args.repeats, 20, {"tune": tune}, label)
@@ -162,8 +194,7 @@ def table_selection(args):
     rows = []
     for name, loader in (("tai100a", lambda p: QAP.from_file(p)),
                          ("pr2392", lambda p: TSP.from_file(p, neighbourhood="swap"))):
-        folder = "qaplib" if name.startswith("tai") else "tsplib"
-        path = Path(args.data) / folder / f"{name}.{'dat' if folder == 'qaplib' else 'tsp'}"
+        path, = instances(args, "qaplib" if name.startswith("tai") else "tsplib", [name])
         for options, label in (({}, "gpu generation + gpu reduction"),
                                ({"selection": "host"}, "gpu generation + host selection"),
                                ({"generation": "host"}, "cpu generation + gpu reduction")):
@@ -193,9 +224,11 @@ def evaluation_rate(problem, repeats, launches=20, **options):
 
 
 def table_twoopt_rate(args):
+    needs_gpu("twoopt-rate")
     rows = []
-    for name in args.twoopt_instances.split(","):
-        problem = TSP.from_file(Path(args.data) / "tsplib" / f"{name}.tsp", neighbourhood="2opt", start="random")
+    for path in instances(args, "tsplib", args.twoopt_instances.split(",")):
+        name = path.stem
+        problem = TSP.from_file(path, neighbourhood="2opt", start="random")
         for policy in ("readonly", "texture"):
             memory = {k: policy for k in problem.device_data()}
             t, rate, ev = evaluation_rate(problem, args.repeats, memory=memory)
@@ -214,7 +247,8 @@ def table_twoopt_rate(args):
 
 def table_overhead(args):
     """Per-iteration wall time of a tiny neighbourhood (QAP n = 12: 66 moves)."""
-    problem = QAP.from_file(Path(args.data) / "qaplib" / "tai12a.dat")
+    from lsmgpu.problems import shipped
+    problem = QAP.from_file(shipped("tai12a"))
     rows = []
     for label, options in (("fused launch", {}), ("fused launch, profile off, 1 block", {"threads": 64, "block": 64})):
         s, per_iteration, res = timed_search(lambda: TabuSearch(problem, seed=0, backend=cuda_backend(**options)),
@@ -231,10 +265,12 @@ def table_memory(args):
     (CUDA events, median): the measurement behind each problem's default policy."""
     from lsmgpu.problems import GraphColoring
     from lsmgpu.problems.coloring import random_graph
-    data = Path(args.data)
-    problems = [QAP.from_file(data / "qaplib" / "tai100a.dat"),
-                TSP.from_file(data / "tsplib" / "pr2392.tsp", neighbourhood="swap", start="random"),
-                TSP.from_file(data / "tsplib" / "pr2392.tsp", neighbourhood="2opt", start="random"),
+    needs_gpu("memory")
+    qap, = instances(args, "qaplib", ["tai100a"])
+    tsp, = instances(args, "tsplib", ["pr2392"])
+    problems = [QAP.from_file(qap),
+                TSP.from_file(tsp, neighbourhood="swap", start="random"),
+                TSP.from_file(tsp, neighbourhood="2opt", start="random"),
                 PPP.planted(401, 417, 0, distance=2)[0],
                 GraphColoring(2000, random_graph(2000, 0.05, 0), 40, name="coloring-2000-40"),
                 Weierstrass(10, m=10_000)]
@@ -276,7 +312,9 @@ def ppp_loader(distance):
 
 
 def ppp_sizes(args, default=PPP_SIZES):
-    return [f"{m}-{n}" for m, n in default] if not args.ppp_sizes else args.ppp_sizes.split(",")
+    if args.ppp_sizes:
+        return args.ppp_sizes.split(",")
+    return ["31-33", "41-43"] if args.quick else [f"{m}-{n}" for m, n in default]
 
 
 def table_ppp(distance):
@@ -318,8 +356,8 @@ def table_weierstrass(args):
         return HillClimbing(problem, seed=0, backend=backend, patience=10**9)
     rows = []
     for precision in ("float32", "float64"):
-        rows += search_rows("weierstrass", list(range(1, 11)),
-                            lambda n: Weierstrass(n, precision=precision, m=10_000),
+        rows += search_rows("weierstrass", list(range(1, 4 if args.quick else 11)),
+                            lambda n: Weierstrass(n, precision=precision, m=1000 if args.quick else 10_000),
                             args.weierstrass_iterations, args.repeats, args.cpu_iterations,
                             strategy=precision, make_search=climb)
     return rows
@@ -329,7 +367,37 @@ TABLES = {"qap": table_qap, "tsp-swap": table_tsp_swap, "threads": table_threads
           "twoopt-rate": table_twoopt_rate, "overhead": table_overhead, "ppp-h1": table_ppp(1),
           "ppp-h2": table_ppp(2), "ppp-generation": table_ppp_generation, "ppp-reduction": table_ppp_reduction,
           "weierstrass": table_weierstrass, "memory": table_memory,
-          "peers-qap": lambda args: table_peers_qap(args, lambda: args.backend_choice, emit)}
+          "peers-qap": lambda args: table_peers_qap(args, instances(args, "qaplib", args.peer_qap.split(",")),
+                                                    lambda: args.backend_choice, emit)}
+
+
+def plot_speedups(table: str, rows: list[dict], out: Path) -> str | None:
+    """Speed-up over the CPU backend against n, one line per strategy; the file name, or None
+    where the table has no speed-ups (or matplotlib is missing)."""
+    points = [r for r in rows if r.get("speedup") not in (None, "") and r.get("n")]
+    if not points:
+        return None
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for strategy in dict.fromkeys(r["strategy"] for r in points):
+        mine = sorted((r["n"], float(r["speedup"])) for r in points if r["strategy"] == strategy)
+        ax.plot([n for n, _ in mine], [v for _, v in mine], marker="o", label=strategy)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("n")
+    ax.set_ylabel("speed-up over the CPU backend")
+    ax.set_title(table)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    name = f"{table}-speedup.png"
+    fig.savefig(out / name, dpi=100)
+    plt.close(fig)
+    return name
 
 
 def write(rows, out: Path, meta: dict):
@@ -348,6 +416,9 @@ def write(rows, out: Path, meta: dict):
         md += [f"## {table}\n", "| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
         md += ["| " + " | ".join(str(r.get(k, "")) for k in keys) + " |" for r in trs]
         md.append("")
+        image = plot_speedups(table, trs, out)
+        if image:
+            md += [f"![{table}: speed-up against n]({image})", ""]
     (out / "results.md").write_text("\n".join(md))
     (out / "results.json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=1, default=str))
 
@@ -368,10 +439,18 @@ def main(argv=None):
     parser.add_argument("--peer-qap", default="tai30a,tai50a,tai100a", help="QAPLIB instances of peers-qap")
     parser.add_argument("--peer-seconds", default="1,10,60", help="time budgets of the peer tables")
     parser.add_argument("--backend", choices=["cuda", "cpu"], default="cuda",
-                        help="lsmgpu's backend in the peer tables (the other tables always time the GPU)")
+                        help="backend the tables time (cpu: a machine without a GPU)")
+    parser.add_argument("--quick", action="store_true", help="small shipped instances, few iterations (a smoke run)")
     parser.add_argument("--twoopt-instances", default="dsj1000,pr2392,rl5915,rl11849,d18512,pla33810,pla85900")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.iterations, args.repeats = min(args.iterations, 200), 1
+        args.cpu_iterations, args.cpu_seconds = min(args.cpu_iterations, 20), min(args.cpu_seconds, 0.5)
+        args.selection_iterations = min(args.selection_iterations, 20)
+        args.weierstrass_iterations = min(args.weierstrass_iterations, 20)
+        args.peer_seconds = "0.2"
     CPU_SECONDS[0] = args.cpu_seconds
+    CPU_ONLY[0] = args.backend == "cpu"
     if args.backend == "cuda":
         from lsmgpu.backends.cuda import CudaBackend
         device = CudaBackend.probe()

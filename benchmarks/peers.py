@@ -36,11 +36,12 @@ def scipy_restarts(problem: QAP, method: str, seconds: float, seed: int):
     return best, time.perf_counter() - t0, restarts
 
 
-def table_peers_qap(args, backend_factory, emit):
-    """lsmgpu tabu search vs scipy's QAP heuristics at equal time."""
+def table_peers_qap(args, paths, backend_factory, emit):
+    """lsmgpu tabu search vs scipy's QAP heuristics at equal time, on the QAPLIB files ``paths``."""
     rows = []
-    for name in args.peer_qap.split(","):
-        problem = QAP.from_file(Path(args.data) / "qaplib" / f"{name}.dat")
+    for path in paths:
+        name = Path(path).stem
+        problem = QAP.from_file(path)
         TabuSearch(problem, seed=0, backend=backend_factory()).run(iterations=50)   # compile, tune
         for seconds in (float(s) for s in args.peer_seconds.split(",")):
             t0 = time.perf_counter()

@@ -1,19 +1,15 @@
 """The benchmark harness's CPU-only parts: the peer table on a shipped instance."""
 import argparse
-import shutil
 
 from benchmarks.peers import scipy_restarts, table_peers_qap
 from lsmgpu.problems import QAP
 
 
-def test_peer_table_runs_every_method_on_the_cpu(tmp_path):
+def test_peer_table_runs_every_method_on_the_cpu():
     """peers-qap runs lsmgpu and both scipy heuristics for each budget, with gaps to the best known."""
-    (tmp_path / "qaplib").mkdir()
-    for suffix in (".dat", ".sln"):
-        shutil.copy(QAP.shipped("tai12a").with_suffix(suffix), tmp_path / "qaplib")
-    args = argparse.Namespace(data=str(tmp_path), peer_qap="tai12a", peer_seconds="0.1,0.2")
+    args = argparse.Namespace(peer_seconds="0.1,0.2")
     rows = []
-    table_peers_qap(args, lambda: "cpu", rows.append)
+    table_peers_qap(args, [QAP.shipped("tai12a")], lambda: "cpu", rows.append)
     assert [(r["strategy"], r["budget_s"]) for r in rows] == [
         (m, b) for b in (0.1, 0.2) for m in ("lsmgpu tabu search", "scipy 2opt", "scipy faq")]
     assert all(r["gap_pct"] >= 0 and r["seconds"] >= r["budget_s"] * 0.9 for r in rows)
@@ -24,3 +20,23 @@ def test_scipy_restarts_report_lsmgpu_fitness():
     problem = QAP.from_file(QAP.shipped("tai12a"))
     best, seconds, restarts = scipy_restarts(problem, "faq", 0.05, 0)
     assert restarts >= 1 and best >= problem.best_known
+
+
+def test_quick_report_on_the_cpu(tmp_path):
+    """`python -m benchmarks ... --quick --backend cpu` runs the tables on shipped instances and
+    writes Markdown, CSV, JSON and the speed-up plots."""
+    from benchmarks.__main__ import main
+    main(["qap", "tsp-swap", "ppp-h1", "weierstrass", "selection", "peers-qap", "--quick", "--backend", "cpu",
+          "--out", str(tmp_path)])
+    report = (tmp_path / "results.md").read_text()
+    for table in ("qap", "tsp-swap", "ppp-h1", "weierstrass", "selection", "peers-qap"):
+        assert f"## {table}" in report and (tmp_path / f"{table}.csv").is_file()
+    assert "tai12a" in report and "berlin52" in report and "ppp-31-33" in report
+    assert (tmp_path / "qap-speedup.png").is_file() and "![qap" in report
+
+
+def test_gpu_only_tables_refuse_the_cpu(tmp_path):
+    import pytest
+    from benchmarks.__main__ import main
+    with pytest.raises(SystemExit, match="needs the GPU"):
+        main(["twoopt-rate", "--quick", "--backend", "cpu", "--out", str(tmp_path)])
