@@ -33,7 +33,7 @@ from lsmgpu import HillClimbing, TabuSearch
 from lsmgpu.backends.base import Query
 from lsmgpu.problems import PPP, QAP, TSP, Weierstrass
 
-from .peers import table_peers_qap
+from .peers import table_peers_qap, table_peers_tsp
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -368,6 +368,8 @@ TABLES = {"qap": table_qap, "tsp-swap": table_tsp_swap, "threads": table_threads
           "ppp-h2": table_ppp(2), "ppp-generation": table_ppp_generation, "ppp-reduction": table_ppp_reduction,
           "weierstrass": table_weierstrass, "memory": table_memory,
           "peers-qap": lambda args: table_peers_qap(args, instances(args, "qaplib", args.peer_qap.split(",")),
+                                                    lambda: args.backend_choice, emit),
+          "peers-tsp": lambda args: table_peers_tsp(args, instances(args, "tsplib", args.peer_tsp.split(",")),
                                                     lambda: args.backend_choice, emit)}
 
 
@@ -437,6 +439,8 @@ def main(argv=None):
     parser.add_argument("--ppp-sizes", default="", help="PPP sizes m-n, comma-separated (default: the paper's)")
     parser.add_argument("--weierstrass-iterations", type=int, default=1000)
     parser.add_argument("--peer-qap", default="tai30a,tai50a,tai100a", help="QAPLIB instances of peers-qap")
+    parser.add_argument("--peer-tsp", default="kroA200,u574,pr1002", help="TSPLIB instances of peers-tsp")
+    parser.add_argument("--peer-tsp-neighbourhood", default="2opt", help="lsmgpu's ILS neighbourhood in peers-tsp")
     parser.add_argument("--peer-seconds", default="1,10,60", help="time budgets of the peer tables")
     parser.add_argument("--backend", choices=["cuda", "cpu"], default="cuda",
                         help="backend the tables time (cpu: a machine without a GPU)")

@@ -57,3 +57,66 @@ def table_peers_qap(args, paths, backend_factory, emit):
                                  gap_pct=None if gap is None else round(100 * gap, 3), work=work))
                 emit(rows[-1])
     return rows
+
+
+def ortools_gls(matrix: np.ndarray, seconds: float) -> tuple[np.ndarray, float]:
+    """OR-Tools routing (one vehicle) with guided local search for ``seconds``: (tour, seconds used)."""
+    from ortools.constraint_solver import pywrapcp, routing_enums_pb2
+    n = len(matrix)
+    manager = pywrapcp.RoutingIndexManager(n, 1, 0)
+    routing = pywrapcp.RoutingModel(manager)
+    cost = matrix.tolist()
+    transit = routing.RegisterTransitCallback(
+        lambda i, j: cost[manager.IndexToNode(i)][manager.IndexToNode(j)])
+    routing.SetArcCostEvaluatorOfAllVehicles(transit)
+    params = pywrapcp.DefaultRoutingSearchParameters()
+    params.first_solution_strategy = routing_enums_pb2.FirstSolutionStrategy.PATH_CHEAPEST_ARC
+    params.local_search_metaheuristic = routing_enums_pb2.LocalSearchMetaheuristic.GUIDED_LOCAL_SEARCH
+    params.time_limit.FromMilliseconds(int(seconds * 1000))
+    t0 = time.perf_counter()
+    solution = routing.SolveWithParameters(params)
+    used = time.perf_counter() - t0
+    index, tour = routing.Start(0), []
+    while not routing.IsEnd(index):
+        tour.append(manager.IndexToNode(index))
+        index = solution.Value(routing.NextVar(index))
+    return np.array(tour), used
+
+
+def lkh(matrix: np.ndarray) -> tuple[np.ndarray, float]:
+    """LKH-3 through elkai, one run: (tour, seconds)."""
+    import elkai
+    t0 = time.perf_counter()
+    tour = elkai.DistanceMatrix(matrix.tolist()).solve_tsp(runs=1)
+    return np.array(tour[:-1]), time.perf_counter() - t0
+
+
+def table_peers_tsp(args, paths, backend_factory, emit):
+    """lsmgpu iterated local search vs OR-Tools guided local search at equal time, and LKH
+    (elkai, one run, its own time), on TSPLIB files small enough for a distance matrix."""
+    from lsmgpu import IteratedLocalSearch
+    from lsmgpu.problems import TSP
+    rows = []
+    for path in paths:
+        problem = TSP.from_file(path, neighbourhood=args.peer_tsp_neighbourhood)
+        if problem.matrix is None:
+            raise ValueError(f"peers-tsp: {Path(path).stem} is too large for the peers' distance matrix")
+        matrix = problem.matrix.astype(np.int64)
+        IteratedLocalSearch(problem, seed=0, backend=backend_factory()).run(iterations=2)   # compile, tune
+        runs = []
+        for seconds in (float(s) for s in args.peer_seconds.split(",")):
+            t0 = time.perf_counter()
+            result = IteratedLocalSearch(problem, seed=0, backend=backend_factory()).run(seconds=seconds)
+            runs.append((f"lsmgpu ILS ({args.peer_tsp_neighbourhood})", seconds, result.fitness,
+                         time.perf_counter() - t0, f"{result.iterations} kicks"))
+            tour, used = ortools_gls(matrix, seconds)
+            runs.append(("OR-Tools guided local search", seconds, problem.evaluate(tour), used, ""))
+        tour, used = lkh(matrix)
+        runs.append(("LKH-3 (elkai, 1 run)", None, problem.evaluate(tour), used, ""))
+        for method, budget, fitness, used, work in runs:
+            gap = problem.gap(fitness)
+            rows.append(dict(table="peers-tsp", instance=problem.name, n=problem.n, strategy=method, budget_s=budget,
+                             seconds=round(used, 2), best_fitness=fitness,
+                             gap_pct=None if gap is None else round(100 * gap, 3), work=work))
+            emit(rows[-1])
+    return rows

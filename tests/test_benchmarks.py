@@ -40,3 +40,18 @@ def test_gpu_only_tables_refuse_the_cpu(tmp_path):
     from benchmarks.__main__ import main
     with pytest.raises(SystemExit, match="needs the GPU"):
         main(["twoopt-rate", "--quick", "--backend", "cpu", "--out", str(tmp_path)])
+
+
+def test_tsp_peer_table(tmp_path):
+    """peers-tsp runs lsmgpu's ILS, OR-Tools and LKH (where installed) and scores their tours itself."""
+    import pytest
+    pytest.importorskip("elkai")
+    pytest.importorskip("ortools")
+    from benchmarks.peers import table_peers_tsp
+    from lsmgpu.problems import shipped
+    args = argparse.Namespace(peer_seconds="0.3", peer_tsp_neighbourhood="2opt")
+    rows = []
+    table_peers_tsp(args, [shipped("berlin52")], lambda: "cpu", rows.append)
+    assert [r["strategy"] for r in rows] == ["lsmgpu ILS (2opt)", "OR-Tools guided local search",
+                                             "LKH-3 (elkai, 1 run)"]
+    assert all(r["best_fitness"] >= 7542 and r["gap_pct"] >= 0 for r in rows)
