@@ -33,8 +33,10 @@ class IteratedLocalSearch(LocalSearch):
         self.local_search, self.strength, self.acceptance = local_search, strength, acceptance
 
     def _descend(self) -> None:
-        """Apply improving moves until none is left."""
-        while True:
+        """Apply improving moves until none is left, or the time budget is spent (a descent
+        from a poor start can take many moves: the time limit holds inside it too)."""
+        limit = self.budget["seconds"]
+        while limit is None or self.elapsed < limit:
             _, move = self._move(Query(rule=self.local_search, current=self.current), improving_only=True)
             if move is None:
                 return
