@@ -33,7 +33,7 @@ from lsmgpu import HillClimbing, TabuSearch
 from lsmgpu.backends.base import Query
 from lsmgpu.problems import PPP, QAP, TSP, Weierstrass
 
-from .peers import table_peers_qap, table_peers_tsp
+from .peers import table_peers_qap, table_peers_tsp, table_peers_weierstrass
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -369,6 +369,7 @@ TABLES = {"qap": table_qap, "tsp-swap": table_tsp_swap, "threads": table_threads
           "weierstrass": table_weierstrass, "memory": table_memory,
           "peers-qap": lambda args: table_peers_qap(args, instances(args, "qaplib", args.peer_qap.split(",")),
                                                     lambda: args.backend_choice, emit),
+          "peers-weierstrass": lambda args: table_peers_weierstrass(args, lambda: args.backend_choice, emit),
           "peers-tsp": lambda args: table_peers_tsp(args, instances(args, "tsplib", args.peer_tsp.split(",")),
                                                     lambda: args.backend_choice, emit)}
 
@@ -441,6 +442,8 @@ def main(argv=None):
     parser.add_argument("--peer-qap", default="tai30a,tai50a,tai100a", help="QAPLIB instances of peers-qap")
     parser.add_argument("--peer-tsp", default="kroA200,u574,pr1002", help="TSPLIB instances of peers-tsp")
     parser.add_argument("--peer-tsp-neighbourhood", default="2opt", help="lsmgpu's ILS neighbourhood in peers-tsp")
+    parser.add_argument("--peer-dimensions", default="2,5,10", help="Weierstrass dimensions of peers-weierstrass")
+    parser.add_argument("--peer-neighbours", type=int, default=10_000, help="crowns neighbours in peers-weierstrass")
     parser.add_argument("--peer-seconds", default="1,10,60", help="time budgets of the peer tables")
     parser.add_argument("--backend", choices=["cuda", "cpu"], default="cuda",
                         help="backend the tables time (cpu: a machine without a GPU)")
@@ -452,7 +455,8 @@ def main(argv=None):
         args.cpu_iterations, args.cpu_seconds = min(args.cpu_iterations, 20), min(args.cpu_seconds, 0.5)
         args.selection_iterations = min(args.selection_iterations, 20)
         args.weierstrass_iterations = min(args.weierstrass_iterations, 20)
-        args.peer_seconds = "0.2"
+        args.peer_seconds, args.peer_dimensions = "0.2", "2"
+        args.peer_neighbours = min(args.peer_neighbours, 1000)
     CPU_SECONDS[0] = args.cpu_seconds
     CPU_ONLY[0] = args.backend == "cpu"
     if args.backend == "cuda":

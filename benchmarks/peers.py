@@ -120,3 +120,54 @@ def table_peers_tsp(args, paths, backend_factory, emit):
                              gap_pct=None if gap is None else round(100 * gap, 3), work=work))
             emit(rows[-1])
     return rows
+
+
+class _OutOfTime(Exception):
+    """Raised inside a peer's objective once its time budget is spent."""
+
+
+def dual_annealing_for(problem, seconds: float, seed: int) -> tuple[float, float, int]:
+    """scipy's dual annealing on ``problem.evaluate`` over its box for ``seconds`` (stopped from
+    inside the objective: its own callback only runs between annealing steps, which can take
+    many seconds): (best value, seconds used, function evaluations)."""
+    from scipy.optimize import dual_annealing
+    box = problem.encoding
+    t0 = time.perf_counter()
+    best, calls = [np.inf], [0]
+
+    def f(x):
+        if time.perf_counter() - t0 > seconds:
+            raise _OutOfTime
+        calls[0] += 1
+        value = problem.evaluate(np.clip(x, box.low, box.high))
+        best[0] = min(best[0], value)
+        return value
+
+    try:
+        dual_annealing(f, [(box.low, box.high)] * problem.n, seed=seed, maxiter=10**7)
+    except _OutOfTime:
+        pass
+    return best[0], time.perf_counter() - t0, calls[0]
+
+
+def table_peers_weierstrass(args, backend_factory, emit):
+    """lsmgpu crowns hill climbing vs scipy's dual annealing on the shifted (CEC) Weierstrass
+    function, minimum 0: the value reached at equal time."""
+    from lsmgpu import HillClimbing
+    from lsmgpu.problems import Weierstrass
+    rows = []
+    for n in (int(v) for v in args.peer_dimensions.split(",")):
+        problem = Weierstrass(n, form="cec", m=args.peer_neighbours)
+        HillClimbing(problem, seed=0, backend=backend_factory(), patience=10**9).run(iterations=2)   # compile
+        for seconds in (float(s) for s in args.peer_seconds.split(",")):
+            t0 = time.perf_counter()
+            result = HillClimbing(problem, seed=0, backend=backend_factory(), patience=10**9).run(seconds=seconds)
+            runs = [(f"lsmgpu hill climbing, {args.peer_neighbours} crowns", result.fitness,
+                     time.perf_counter() - t0, f"{result.evaluations} evaluations")]
+            value, used, evaluations = dual_annealing_for(problem, seconds, 0)
+            runs.append(("scipy dual_annealing", value, used, f"{evaluations} evaluations"))
+            for method, value, used, work in runs:
+                rows.append(dict(table="peers-weierstrass", instance=problem.name, n=n, strategy=method,
+                                 budget_s=seconds, seconds=round(used, 2), best_fitness=round(value, 6), work=work))
+                emit(rows[-1])
+    return rows

@@ -26,10 +26,10 @@ def test_quick_report_on_the_cpu(tmp_path):
     """`python -m benchmarks ... --quick --backend cpu` runs the tables on shipped instances and
     writes Markdown, CSV, JSON and the speed-up plots."""
     from benchmarks.__main__ import main
-    main(["qap", "tsp-swap", "ppp-h1", "weierstrass", "selection", "peers-qap", "--quick", "--backend", "cpu",
-          "--out", str(tmp_path)])
+    tables = ["qap", "tsp-swap", "ppp-h1", "weierstrass", "selection", "peers-qap", "peers-weierstrass"]
+    main([*tables, "--quick", "--backend", "cpu", "--out", str(tmp_path)])
     report = (tmp_path / "results.md").read_text()
-    for table in ("qap", "tsp-swap", "ppp-h1", "weierstrass", "selection", "peers-qap"):
+    for table in tables:
         assert f"## {table}" in report and (tmp_path / f"{table}.csv").is_file()
     assert "tai12a" in report and "berlin52" in report and "ppp-31-33" in report
     assert (tmp_path / "qap-speedup.png").is_file() and "![qap" in report
