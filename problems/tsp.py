@@ -21,15 +21,29 @@ from .tsplib import COORDINATE_TYPES, read_optimum, read_tsplib
 __all__ = ["TSP", "double_bridge", "nearest_neighbour_tour", "strip_tour"]
 
 NEIGHBOURHOODS = {"swap": Swap, "2opt": TwoOpt, "twoopt": TwoOpt, "3exchange": ThreeExchange}
+#: from this many cities on, ILS kicks are segment-local double bridges over this many positions
+LOCAL_KICK_FROM, LOCAL_KICK_WINDOW = 10_000, 100
 #: neighbourhoods over candidate lists (10 quadrant neighbours per city), built from the coordinates
 CANDIDATE_NEIGHBOURHOODS = {"2opt-candidates": CandidateTwoOpt, "oropt": OrOpt}
 
 
-def double_bridge(tour: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """The double-bridge kick: cut the tour into A B C D, reconnect as A C B D."""
+def double_bridge(tour: np.ndarray, rng: np.random.Generator, window: int | None = None) -> np.ndarray:
+    """The double-bridge kick: cut the tour into A B C D, reconnect as A C B D.
+
+    With ``window`` the kick is segment-local: the three cuts fall within ``window``
+    consecutive positions from a random one, so B and C are short and the descent that
+    follows repairs a neighbourhood of the tour, not the whole of it (for large n, where a
+    kick across the whole tour costs a long descent and is rarely accepted)."""
     n = len(tour)
-    a, b, c = np.sort(rng.choice(np.arange(1, n), size=3, replace=False))
-    return np.concatenate([tour[:a], tour[b:c], tour[a:b], tour[c:]])
+    if window is None or window >= n - 1:
+        a, b, c = np.sort(rng.choice(np.arange(1, n), size=3, replace=False))
+        return np.concatenate([tour[:a], tour[b:c], tour[a:b], tour[c:]])
+    if window < 4:
+        raise ValueError(f"double_bridge: `window` must be >= 4, got {window}")
+    shift = int(rng.integers(n))
+    rolled = np.roll(tour, -shift)
+    head = double_bridge(rolled[:window + 1], rng)       # its first city stays first
+    return np.roll(np.concatenate([head, rolled[window + 1:]]), shift)
 
 
 def nearest_neighbour_tour(tsp: "TSP", start: int) -> np.ndarray:
@@ -77,6 +91,9 @@ class TSP(Problem):
     coordinates only - ``"random"``, or ``"auto"`` (the default: nearest up to 20,000 cities,
     greedy beyond).
     ``best_known``: the optimal length, if known (read from ``optimal.txt`` by from_file).
+    ``kick_window``: the ILS kick is a double bridge across the whole tour (None) or within
+    that many consecutive positions (segment-local); "auto": local over 100 positions from
+    10,000 cities on.
     """
 
     integer = True
@@ -84,7 +101,8 @@ class TSP(Problem):
     matrix_limit = 4000
 
     def __init__(self, coords=None, *, weight_type: str = "EUC_2D", matrix=None, name: str = "TSP",
-                 best_known: int | None = None, neighbourhood="swap", start: str = "auto"):
+                 best_known: int | None = None, neighbourhood="swap", start: str = "auto",
+                 kick_window: int | str | None = "auto"):
         if (coords is None) == (matrix is None):
             raise ValueError("TSP: give exactly one of `coords` and `matrix`")
         if start not in ("auto", "nearest", "greedy", "hilbert", "strips", "random"):
@@ -116,6 +134,11 @@ class TSP(Problem):
             self.matrix = None
         check_size("TSP", n, 4)
         self.name, self.best_known, self.start = name, best_known, start
+        if kick_window == "auto":
+            kick_window = LOCAL_KICK_WINDOW if n >= LOCAL_KICK_FROM else None
+        if kick_window is not None and (not isinstance(kick_window, (int, np.integer)) or kick_window < 4):
+            raise ValueError(f"TSP: `kick_window` must be an integer >= 4, None or 'auto', got {kick_window!r}")
+        self.kick_window = kick_window
         c = self.coords
         #: coordinates are integers below 2^24 (exact in float32): the kernel then rounds lengths
         #: with exact integer tests instead of double square roots (decided once, not per load)
@@ -235,7 +258,7 @@ class TSP(Problem):
 
     def perturb(self, tour, rng, strength):
         for _ in range(strength):
-            tour = double_bridge(tour, rng)
+            tour = double_bridge(tour, rng, self.kick_window)
         return tour
 
     def tabu_tenure(self):

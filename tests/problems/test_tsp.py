@@ -179,3 +179,24 @@ def test_large_instance_starts(rng):
         TSP(pts[:10], start="spiral")
     with pytest.raises(ValueError, match="coordinates"):
         TSP(matrix=np.ones((5, 5)) - np.eye(5), start="strips")
+
+
+def test_segment_local_double_bridge(rng):
+    """A local double bridge changes exactly three edges, all within `window` consecutive
+    positions of the old tour; 'auto' uses it from 10,000 cities on."""
+    tour = rng.permutation(500)
+    for _ in range(20):
+        kicked = double_bridge(tour, rng, window=30)
+        assert sorted(kicked.tolist()) == list(range(500))
+        edges = lambda t: {frozenset(e) for e in zip(t, np.roll(t, -1))}  # noqa: E731
+        removed = edges(tour) - edges(kicked)
+        assert len(removed) == 3
+        position = {c: p for p, c in enumerate(tour)}
+        ends = sorted(position[c] for e in removed for c in e)
+        widest_gap = max(max(b - a for a, b in zip(ends, ends[1:])), 500 - ends[-1] + ends[0])
+        assert 500 - widest_gap <= 30            # the cut points lie within 31 consecutive positions
+    points = np.random.default_rng(0).uniform(0, 1, (10_000, 2))
+    assert TSP(points, start="random").kick_window == 100
+    assert TSP(points[:100], start="random").kick_window is None
+    with pytest.raises(ValueError, match="kick_window"):
+        TSP(points[:100], kick_window=2)
