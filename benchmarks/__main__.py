@@ -374,33 +374,52 @@ TABLES = {"qap": table_qap, "tsp-swap": table_tsp_swap, "threads": table_threads
                                                     lambda: args.backend_choice, emit)}
 
 
-def plot_speedups(table: str, rows: list[dict], out: Path) -> str | None:
-    """Speed-up over the CPU backend against n, one line per strategy; the file name, or None
-    where the table has no speed-ups (or matplotlib is missing)."""
-    points = [r for r in rows if r.get("speedup") not in (None, "") and r.get("n")]
-    if not points:
-        return None
+def _pyplot():
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
         return None
+    return plt
+
+
+def plot_speedups(table: str, rows: list[dict], out: Path) -> str | None:
+    """Speed-up over the CPU backend against n, one line per strategy; the file name, or None
+    where the table has no speed-ups (or matplotlib is missing)."""
+    points = [r for r in rows if r.get("speedup") not in (None, "") and r.get("n")]
+    plt = _pyplot() if points else None
+    if plt is None:
+        return None
     fig, ax = plt.subplots(figsize=(6, 4))
     for strategy in dict.fromkeys(r["strategy"] for r in points):
         mine = sorted((r["n"], float(r["speedup"])) for r in points if r["strategy"] == strategy)
         ax.plot([n for n, _ in mine], [v for _, v in mine], marker="o", label=strategy)
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("n")
-    ax.set_ylabel("speed-up over the CPU backend")
-    ax.set_title(table)
-    ax.legend(fontsize=7)
+    ax.set(xscale="log", yscale="log", xlabel="n", ylabel="speed-up over the CPU backend", title=table)
+    return _save(plt, fig, ax, out / f"{table}-speedup.png")
+
+
+def plot_gaps(table: str, rows: list[dict], out: Path) -> str | None:
+    """Gap to the best known against the time budget, one line per (instance, method): the
+    peer tables' picture of who is ahead at equal time."""
+    points = [r for r in rows if r.get("budget_s") not in (None, "") and r.get("gap_pct") is not None]
+    plt = _pyplot() if points else None
+    if plt is None:
+        return None
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for key in dict.fromkeys((r["instance"], r["strategy"]) for r in points):
+        mine = sorted((float(r["budget_s"]), float(r["gap_pct"])) for r in points if (r["instance"], r["strategy"]) == key)
+        ax.plot([b for b, _ in mine], [g for _, g in mine], marker="o", label=f"{key[0]}: {key[1]}")
+    ax.set(xscale="log", xlabel="time budget (s)", ylabel="gap to best known (%)", title=table)
+    return _save(plt, fig, ax, out / f"{table}-gap.png")
+
+
+def _save(plt, fig, ax, path: Path) -> str:
+    ax.legend(fontsize=6)
     fig.tight_layout()
-    name = f"{table}-speedup.png"
-    fig.savefig(out / name, dpi=100)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
-    return name
+    return path.name
 
 
 def write(rows, out: Path, meta: dict):
@@ -419,9 +438,9 @@ def write(rows, out: Path, meta: dict):
         md += [f"## {table}\n", "| " + " | ".join(keys) + " |", "|" + "---|" * len(keys)]
         md += ["| " + " | ".join(str(r.get(k, "")) for k in keys) + " |" for r in trs]
         md.append("")
-        image = plot_speedups(table, trs, out)
-        if image:
-            md += [f"![{table}: speed-up against n]({image})", ""]
+        for image in (plot_speedups(table, trs, out), plot_gaps(table, trs, out)):
+            if image:
+                md += [f"![{table}]({image})", ""]
     (out / "results.md").write_text("\n".join(md))
     (out / "results.json").write_text(json.dumps(dict(meta=meta, rows=rows), indent=1, default=str))
 

@@ -32,7 +32,8 @@ def test_quick_report_on_the_cpu(tmp_path):
     for table in tables:
         assert f"## {table}" in report and (tmp_path / f"{table}.csv").is_file()
     assert "tai12a" in report and "berlin52" in report and "ppp-31-33" in report
-    assert (tmp_path / "qap-speedup.png").is_file() and "![qap" in report
+    assert (tmp_path / "qap-speedup.png").is_file() and "![qap](qap-speedup.png)" in report
+    assert (tmp_path / "peers-qap-gap.png").is_file() and "![peers-qap](peers-qap-gap.png)" in report
 
 
 def test_gpu_only_tables_refuse_the_cpu(tmp_path):
