@@ -90,6 +90,12 @@ class Neighbourhood:
         """``count`` uniformly drawn moves (used by perturbations)."""
         return self.decode(rng.integers(0, self.size, count, dtype=np.int64))
 
+    def footprint(self, moves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(first, last) positions of the tour that each move reads or changes, last <= n
+        (n stands for position 0 after the wrap). Moves with disjoint footprints can be
+        applied together, their deltas adding up. Only tour neighbourhoods define it."""
+        raise TypeError(f"{type(self).__name__} defines no footprints: its moves cannot be applied together")
+
     # --- tabu attributes -------------------------------------------------------------
     def tabu_shape(self) -> tuple[int, int] | None:
         """Shape of the tabu matrix, or None when tabu search does not apply."""
@@ -378,6 +384,9 @@ class TwoOpt(Neighbourhood):
         i, j = move
         x[i:j + 1] = x[i:j + 1][::-1].copy()
 
+    def footprint(self, moves):
+        return moves[:, 0] - 1, moves[:, 1] + 1
+
     def tabu_shape(self):
         if self.n > self.max_tabu_n:
             raise ValueError(f"TwoOpt: tabu search keeps a (city, city) matrix, too large for "
@@ -531,6 +540,9 @@ class OrOpt(Neighbourhood):
     def apply(self, x, move):
         i, k = int(move[0]), int(move[2])
         x[i:k + 1] = self.exchanged(x, move)
+
+    def footprint(self, moves):
+        return moves[:, 0] - 1, moves[:, 2] + 1
 
     def random_moves(self, rng, count):
         raise TypeError("OrOpt: random moves depend on the tour")

@@ -4,14 +4,18 @@ from __future__ import annotations
 from ..backends.base import Query
 from .base import LocalSearch, Stop
 
-__all__ = ["HillClimbing"]
+__all__ = ["HillClimbing", "STRATEGIES"]
+
+#: how a descent picks its moves
+STRATEGIES = ("best", "first", "independent")
 
 
 class HillClimbing(LocalSearch):
     """Move to an improving neighbour until none is left.
 
     ``strategy="best"`` takes the best neighbour (ties: lowest index), ``"first"`` the
-    improving neighbour of lowest index (it evaluates less). A solution counts as a local
+    improving neighbour of lowest index (it evaluates less), ``"independent"`` (tour
+    neighbourhoods) every improving move that does not overlap a better one, in one iteration. A solution counts as a local
     optimum after ``patience`` consecutive iterations without an improving neighbour: by
     default 1 for a neighbourhood seen whole, 10 for one drawn anew each iteration (crowns),
     where another draw may still improve. At a local optimum the search restarts from a fresh
@@ -24,8 +28,8 @@ class HillClimbing(LocalSearch):
     def __init__(self, problem, *, strategy: str = "best", restarts: int = 0, patience: int | None = None,
                  **options):
         super().__init__(problem, **options)
-        if strategy not in ("best", "first"):
-            raise ValueError(f"HillClimbing: `strategy` must be 'best' or 'first', got {strategy!r}")
+        if strategy not in STRATEGIES:
+            raise ValueError(f"HillClimbing: `strategy` must be one of {STRATEGIES}, got {strategy!r}")
         if not isinstance(restarts, int) or restarts < 0:
             raise ValueError(f"HillClimbing: `restarts` must be an integer >= 0, got {restarts!r}")
         if patience is None:
@@ -39,9 +43,15 @@ class HillClimbing(LocalSearch):
         self._failures = 0
 
     def _iterate(self):
-        _, move = self._move(Query(rule=self.strategy, step=self.iteration, current=self.current),
-                             improving_only=True)
-        if move is not None:
+        """One improving step (several moves with "independent"; the State then has no move)."""
+        move = None
+        if self.strategy == "independent":
+            improved = self._independent_moves() > 0
+        else:
+            _, move = self._move(Query(rule=self.strategy, step=self.iteration, current=self.current),
+                                 improving_only=True)
+            improved = move is not None
+        if improved:
             self._failures = 0
             return move
         self._failures += 1

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..backends.base import Query
 from .base import LocalSearch
+from .hill_climbing import STRATEGIES
 
 __all__ = ["IteratedLocalSearch"]
 
@@ -12,7 +13,8 @@ ACCEPTANCE = ("better", "better-equal", "always")
 class IteratedLocalSearch(LocalSearch):
     """One iteration = perturb the accepted solution, hill-climb to a local optimum, accept.
 
-    ``local_search``: "best" or "first" improvement. ``strength``: size of the kick given
+    ``local_search``: "best" or "first" improvement, or "independent" (tour neighbourhoods:
+    every improving move that does not overlap a better one, per descent step). ``strength``: size of the kick given
     to ``problem.perturb`` (random moves by default; double bridge for the TSP).
     ``acceptance``: "better" (strictly), "better-equal", "always", or a float r >= 0 to
     accept a worsening up to r times the accepted fitness (e.g. 0.01 for 1 %).
@@ -23,8 +25,8 @@ class IteratedLocalSearch(LocalSearch):
     def __init__(self, problem, *, local_search: str = "best", strength: int = 1,
                  acceptance="better-equal", **options):
         super().__init__(problem, **options)
-        if local_search not in ("best", "first"):
-            raise ValueError(f"IteratedLocalSearch: `local_search` must be 'best' or 'first', got {local_search!r}")
+        if local_search not in STRATEGIES:
+            raise ValueError(f"IteratedLocalSearch: `local_search` must be one of {STRATEGIES}, got {local_search!r}")
         if not isinstance(strength, int) or strength < 1:
             raise ValueError(f"IteratedLocalSearch: `strength` must be an integer >= 1, got {strength!r}")
         if acceptance not in ACCEPTANCE and not (isinstance(acceptance, float) and acceptance >= 0):
@@ -37,6 +39,10 @@ class IteratedLocalSearch(LocalSearch):
         from a poor start can take many moves: the time limit holds inside it too)."""
         limit = self.budget["seconds"]
         while limit is None or self.elapsed < limit:
+            if self.local_search == "independent":
+                if not self._independent_moves():
+                    return
+                continue
             _, move = self._move(Query(rule=self.local_search, current=self.current), improving_only=True)
             if move is None:
                 return

@@ -182,3 +182,31 @@ def test_ils_honours_the_time_limit_inside_its_first_descent():
     result = IteratedLocalSearch(tsp, seed=0, backend="cpu").run(seconds=0.3)
     assert time.perf_counter() - t0 < 1.5 and result.status == "seconds"
     assert result.fitness == tsp.evaluate(result.solution) < tsp.evaluate(tsp.initial_solution(np.random.default_rng(0)))
+
+
+def test_independent_moves_reach_a_local_optimum_in_fewer_iterations():
+    """'independent' applies every non-overlapping improving 2-opt move per iteration: it ends
+    at a true 2-opt local optimum in far fewer iterations than best improvement, and the
+    fitness it tracks incrementally equals a full evaluation."""
+    from lsmgpu.problems import TSP
+    points = np.random.default_rng(1).uniform(0, 10_000, (300, 2))
+    tsp = TSP(points, neighbourhood="2opt", start="random")
+    best = HillClimbing(tsp, strategy="best", seed=0, backend="cpu").run()
+    search = HillClimbing(tsp, strategy="independent", seed=0, backend="cpu")
+    result = search.run()
+    assert result.status == "local_optimum" and result.iterations < best.iterations / 4
+    x = result.solution
+    assert sorted(x.tolist()) == list(range(300))
+    assert tsp.delta(x, tsp.neighbourhood.decode(np.arange(tsp.neighbourhood.size))).min() >= 0
+    assert search.current == tsp.evaluate(search.evaluator.x) and result.fitness <= 1.05 * best.fitness
+
+
+def test_independent_ils_and_unsupported_neighbourhoods():
+    """ILS descends with independent Or-opt moves; a neighbourhood without footprints (QAP
+    swap) is refused with a message that says so."""
+    from lsmgpu.problems import QAP, TSP
+    tsp = TSP.from_file(TSP.shipped("kroA100"), neighbourhood="oropt")
+    result = IteratedLocalSearch(tsp, local_search="independent", seed=0, backend="cpu").run(20)
+    assert result.fitness == tsp.evaluate(result.solution)
+    with pytest.raises(TypeError, match="footprints"):
+        HillClimbing(QAP.from_file(QAP.shipped("tai12a")), strategy="independent", backend="cpu").run()
