@@ -406,6 +406,27 @@ class TwoOpt(Neighbourhood):
         return self._edges(np.array([x[i - 1], x[j]]), np.array([x[i], x[(j + 1) % self.n]]))
 
 
+def _candidate_table(owner: str, candidates) -> np.ndarray:
+    """``candidates`` as an (n, k) int64 table, or ValueError naming ``owner``."""
+    cand = np.asarray(candidates)
+    if cand.ndim != 2 or cand.shape[1] < 1 or not np.issubdtype(cand.dtype, np.integer):
+        raise ValueError(f"{owner}: `candidates` must be an (n, k) integer table, got {cand.shape}")
+    return cand.astype(np.int64)
+
+
+def _check_candidates(owner: str, candidates: np.ndarray, n: int) -> None:
+    """Raise ValueError unless the table has n rows of cities 0..n-1."""
+    if candidates.shape[0] != n or candidates.min() < 0 or candidates.max() >= n:
+        raise ValueError(f"{owner}: `candidates` must have {n} rows of values in 0..{n - 1}")
+
+
+def _positions(x: np.ndarray) -> np.ndarray:
+    """pos[c]: where value c stands in the permutation x."""
+    pos = np.empty(len(x), dtype=np.int64)
+    pos[x] = np.arange(len(x))
+    return pos
+
+
 class CandidateTwoOpt(TwoOpt):
     """2-opt restricted to candidate edges: n k moves instead of n (n - 3) / 2.
 
@@ -421,17 +442,11 @@ class CandidateTwoOpt(TwoOpt):
     static = False
 
     def __init__(self, candidates):
-        cand = np.asarray(candidates)
-        if cand.ndim != 2 or cand.shape[1] < 1 or not np.issubdtype(cand.dtype, np.integer):
-            raise ValueError(f"CandidateTwoOpt: `candidates` must be an (n, k) integer table, got {cand.shape}")
-        self.candidates = cand.astype(np.int64)
+        self.candidates = _candidate_table("CandidateTwoOpt", candidates)
 
     def _check(self, encoding):
         super()._check(encoding)
-        if self.candidates.shape[0] != encoding.n or self.candidates.min() < 0 \
-                or self.candidates.max() >= encoding.n:
-            raise ValueError(f"CandidateTwoOpt: `candidates` must have {encoding.n} rows of values "
-                             f"in 0..{encoding.n - 1}")
+        _check_candidates("CandidateTwoOpt", self.candidates, encoding.n)
 
     @property
     def size(self):
@@ -446,8 +461,7 @@ class CandidateTwoOpt(TwoOpt):
     def moves(self, x, index, step=0):
         index = np.asarray(index, dtype=np.int64)
         k = self.candidates.shape[1]
-        pos = np.empty(self.n, dtype=np.int64)
-        pos[x] = np.arange(self.n)
+        pos = _positions(x)
         a, b = pos[index // k], pos[self.candidates[index // k, index % k]]
         low, high = np.minimum(a, b), np.maximum(a, b)
         null = (high - low == 1) | ((low == 0) & (high == self.n - 1))
@@ -485,19 +499,15 @@ class OrOpt(Neighbourhood):
     encodings = (Permutation,)
 
     def __init__(self, candidates, max_length: int = 3):
-        cand = np.asarray(candidates)
-        if cand.ndim != 2 or cand.shape[1] < 1 or not np.issubdtype(cand.dtype, np.integer):
-            raise ValueError(f"OrOpt: `candidates` must be an (n, k) integer table, got {cand.shape}")
+        cand = _candidate_table("OrOpt", candidates)
         if not isinstance(max_length, (int, np.integer)) or max_length < 1:
             raise ValueError(f"OrOpt: `max_length` must be an integer >= 1, got {max_length!r}")
-        self.candidates, self.max_length = cand.astype(np.int64), int(max_length)
+        self.candidates, self.max_length = cand, int(max_length)
 
     def _check(self, encoding):
         if encoding.n < 5:
             raise ValueError(f"OrOpt: n must be >= 5, got {encoding.n}")
-        if self.candidates.shape[0] != encoding.n or self.candidates.min() < 0 \
-                or self.candidates.max() >= encoding.n:
-            raise ValueError(f"OrOpt: `candidates` must have {encoding.n} rows of values in 0..{encoding.n - 1}")
+        _check_candidates("OrOpt", self.candidates, encoding.n)
 
     @property
     def size(self):
@@ -509,8 +519,7 @@ class OrOpt(Neighbourhood):
     def moves(self, x, index, step=0):
         index = np.asarray(index, dtype=np.int64)
         n, k = self.n, self.candidates.shape[1]
-        pos = np.empty(n, dtype=np.int64)
-        pos[x] = np.arange(n)
+        pos = _positions(x)
         o, rest = index % 2, index // 2
         r, rest = rest % k, rest // k
         length, c = rest % self.max_length + 1, rest // self.max_length

@@ -188,11 +188,11 @@ class LocalSearch:
         """Explore, select and apply one move; return it. Raise Stop to end the run."""
         raise NotImplementedError
 
-    def _independent_moves(self) -> int:
+    def _independent_moves(self, step: int) -> int:
         """Apply every improving move that does not overlap a better one (footprints of the
         tour positions they touch), best first, in one iteration; return how many. A
         2-opt descent from a poor tour then needs far fewer iterations than one move each."""
-        nb, sense, step = self.neighbourhood, self.problem.sense, self.iteration
+        nb, sense = self.neighbourhood, self.problem.sense
         deltas = self.evaluator.deltas(step)
         self.evaluations += len(deltas)
         signed = sense * deltas
@@ -214,6 +214,15 @@ class LocalSearch:
             self.current += signed[index].item()           # signed units, as in _move
             applied += 1
         return applied
+
+    def _improve(self, rule: str, step: int):
+        """One descent step with ``rule`` ("best", "first" or "independent") at iteration
+        ``step``: (whether it improved, the move applied, None for "independent", which
+        applies several)."""
+        if rule == "independent":
+            return self._independent_moves(step) > 0, None
+        _, move = self._move(Query(rule=rule, step=step, current=self.current), improving_only=True)
+        return move is not None, move
 
     def _move(self, query: Query, tabu_until=None, improving_only=False):
         """Select a move and apply it (see Evaluator.move); returns (selection, move or None)."""

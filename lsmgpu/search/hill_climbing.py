@@ -1,7 +1,6 @@
 """Hill climbing: best or first improvement, with random restarts."""
 from __future__ import annotations
 
-from ..backends.base import Query
 from .base import LocalSearch, Stop
 
 __all__ = ["HillClimbing", "STRATEGIES"]
@@ -15,8 +14,8 @@ class HillClimbing(LocalSearch):
 
     ``strategy="best"`` takes the best neighbour (ties: lowest index), ``"first"`` the
     improving neighbour of lowest index (it evaluates less), ``"independent"`` (tour
-    neighbourhoods) every improving move that does not overlap a better one, in one iteration. A solution counts as a local
-    optimum after ``patience`` consecutive iterations without an improving neighbour: by
+    neighbourhoods) every improving move that does not overlap a better one, in one
+    iteration. A solution counts as a local optimum after ``patience`` consecutive iterations without an improving neighbour: by
     default 1 for a neighbourhood seen whole, 10 for one drawn anew each iteration (crowns),
     where another draw may still improve. At a local optimum the search restarts from a fresh
     random solution while ``restarts`` remain, else it stops with status ``"local_optimum"``.
@@ -44,13 +43,7 @@ class HillClimbing(LocalSearch):
 
     def _iterate(self):
         """One improving step (several moves with "independent"; the State then has no move)."""
-        move = None
-        if self.strategy == "independent":
-            improved = self._independent_moves() > 0
-        else:
-            _, move = self._move(Query(rule=self.strategy, step=self.iteration, current=self.current),
-                                 improving_only=True)
-            improved = move is not None
+        improved, move = self._improve(self.strategy, self.iteration)
         if improved:
             self._failures = 0
             return move

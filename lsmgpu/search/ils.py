@@ -1,7 +1,6 @@
 """Iterated local search: kick, descend to a local optimum, accept or go back."""
 from __future__ import annotations
 
-from ..backends.base import Query
 from .base import LocalSearch
 from .hill_climbing import STRATEGIES
 
@@ -14,8 +13,9 @@ class IteratedLocalSearch(LocalSearch):
     """One iteration = perturb the accepted solution, hill-climb to a local optimum, accept.
 
     ``local_search``: "best" or "first" improvement, or "independent" (tour neighbourhoods:
-    every improving move that does not overlap a better one, per descent step). ``strength``: size of the kick given
-    to ``problem.perturb`` (random moves by default; double bridge for the TSP).
+    every improving move that does not overlap a better one, per descent step).
+    ``strength``: size of the kick given to ``problem.perturb`` (random moves by default;
+    double bridge for the TSP).
     ``acceptance``: "better" (strictly), "better-equal", "always", or a float r >= 0 to
     accept a worsening up to r times the accepted fitness (e.g. 0.01 for 1 %).
     """
@@ -39,12 +39,7 @@ class IteratedLocalSearch(LocalSearch):
         from a poor start can take many moves: the time limit holds inside it too)."""
         limit = self.budget["seconds"]
         while limit is None or self.elapsed < limit:
-            if self.local_search == "independent":
-                if not self._independent_moves():
-                    return
-                continue
-            _, move = self._move(Query(rule=self.local_search, current=self.current), improving_only=True)
-            if move is None:
+            if not self._improve(self.local_search, 0)[0]:   # step 0, as the descents always used
                 return
 
     def _start_hook(self):
