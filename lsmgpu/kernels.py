@@ -202,12 +202,23 @@ class KernelSpec:
             arrays=arrays, state_arrays=[a for a in arrays if a.state],
             textures=any(a.policy == "texture" for a in arrays),
             shared_solution=self.shared_solution(), crowns=_crowns_constants(nb), generation=self.generation,
+            refresh_items=_refresh_items(problem, arrays),
             load=load)
         clash = set(context) & set(problem.template_params())
         if clash:
             raise ValueError(f"{problem.name}.template_params() redefines engine names {sorted(clash)}")
         context.update(problem.template_params())
         return context
+
+
+def _refresh_items(problem: Problem, arrays: list[ArraySpec]) -> int:
+    """The problem's refresh_items(), checked: a refresh needs state arrays to write."""
+    items = problem.refresh_items()
+    if not isinstance(items, (int, np.integer)) or items < 0:
+        raise ValueError(f"{problem.name}.refresh_items() must be a non-negative int, got {items!r}")
+    if items and not any(a.state for a in arrays):
+        raise ValueError(f"{problem.name}.refresh_items() is {items} but solution_data() declares no state to refresh")
+    return int(items)
 
 
 def _crowns_constants(nb) -> dict | None:

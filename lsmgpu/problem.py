@@ -115,6 +115,16 @@ class Problem:
         """
         return {}
 
+    def refresh_items(self) -> int:
+        """Work items of the template's grid-wide ``{% block refresh_state %}`` (default 0: none).
+
+        ``apply_state`` runs in the one block that applies the move, which suits O(n) updates;
+        state that costs more to rebuild (PPP's sign words, n times the occupied bins) is
+        refreshed by a second launch over the whole GPU, once per applied move, calling
+        ``refresh_state(x, d, st, item)`` for every item below this count.
+        """
+        return 0
+
     def lanes_per_move(self) -> int:
         """Threads that evaluate one move together (1, 2, 4, 8, 16 or 32). With more than one,
         the template's delta takes a ``lane`` argument and returns its lane's partial sum;

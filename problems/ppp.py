@@ -99,9 +99,9 @@ class PPP(Problem):
         self.a, self.s, self.m, self.name = a.astype(np.int64), s, m, name
         self.target = np.bincount(s, minlength=n + 1)             # H
         self.columns = np.ascontiguousarray(self.a.T.astype(np.int8))   # n x m: a move reads columns
-        padded = np.zeros((m, -(-n // 4) * 4), dtype=np.int8)
-        padded[:, :n] = self.a
-        self.rows = padded.view(np.int32)              # m x ceil(n/4): four signs of a row per int
+        self.matrix = np.ascontiguousarray(self.a.astype(np.int8))      # m x n: the words read rows
+        #: slots (runs of at most 32 rows of one bin) there can be: one per occupied bin + m / 32
+        self.max_slots = min(n + 1, m) + m // 32 + 1
         super().__init__(Binary(n), BitFlip(distance))
 
     @classmethod
@@ -158,27 +158,43 @@ class PPP(Problem):
 
     # --- the GPU -------------------------------------------------------------------------------
     def device_data(self):
-        return {"columns": DeviceArray(self.columns, "readonly"), "rows": DeviceArray(self.rows, "readonly")}
+        return {"columns": DeviceArray(self.columns, "readonly"), "matrix": DeviceArray(self.matrix, "readonly")}
 
     def solution_data(self, x):
         """The GPU's state (see ppp.cu.j2): products, histogram excess, the rows sorted by bin
-        (y + n) / 2 with each bin's first row, the occupied bins, and the signs A[j, i] V_i of
-        the sorted rows packed 32 to a word."""
+        (y + n) / 2 with each bin's first row and first slot (a slot: up to 32 rows of one bin),
+        the bin of each slot, the occupied bins, and the signs A[r, i] V_i of each slot's rows
+        packed into one word per (slot, column)."""
         n, m = self.n, self.m
         y = self.products(x)
         bins = (y + n) // 2
+        counts = np.bincount(bins, minlength=n + 1)
         order = np.argsort(bins, kind="stable")
-        start = np.concatenate([[0], np.cumsum(np.bincount(bins, minlength=n + 1))])
-        words = -(-m // 32)
-        plus = np.zeros((words * 32, n), dtype=np.uint64)
-        plus[:m] = (self.a[order] * (2 * np.asarray(x, dtype=np.int64) - 1)) > 0
-        packed = (plus.reshape(words, 32, n) << np.arange(32, dtype=np.uint64)[None, :, None]).sum(axis=1)
+        start = np.concatenate([[0], np.cumsum(counts)])
+        slots = -(-counts // 32)
+        slot = np.concatenate([[0], np.cumsum(slots)])
+        slot_bin = np.zeros(self.max_slots, dtype=np.int64)
+        slot_bin[:slot[-1]] = np.repeat(np.arange(n + 1), slots)
+        sorted_bins = bins[order]
+        offset = np.arange(m) - start[sorted_bins]                  # a sorted row's place in its bin
+        position = 32 * slot[sorted_bins] + offset                   # its (slot, bit) as 32 slot + bit
+        plus = np.zeros((self.max_slots * 32, n), dtype=np.uint64)
+        plus[position] = (self.a[order] * (2 * np.asarray(x, dtype=np.int64) - 1)) > 0
+        packed = (plus.reshape(self.max_slots, 32, n) << np.arange(32, dtype=np.uint64)[None, :, None]).sum(axis=1)
         return {"y": y.astype(np.int32), "excess": (self.histogram(y) - self.target).astype(np.int32),
                 "order": order.astype(np.int32), "start": start.astype(np.int32),
+                "slot": slot.astype(np.int32), "slot_bin": slot_bin.astype(np.int32),
                 "span": np.array([bins.min(), bins.max()], dtype=np.int32),
-                "bits": packed.astype(np.uint32).view(np.int32).ravel(),
+                "words": packed.astype(np.uint32).view(np.int32).ravel(),
                 "cursor": np.zeros(n + 2, dtype=np.int32)}
 
+    def refresh_items(self):
+        """One item per (slot, column) sign word, rebuilt over the whole grid after each move."""
+        return self.max_slots * self.n
+
+    def lanes_per_move(self):
+        """Hamming 1 has only n moves: 32 lanes split each move's bins to fill the GPU."""
+        return 32 if self.neighbourhood.distance == 1 else 1
+
     def template_params(self):
-        return {"m": self.m, "penalty": PENALTY, "distance": self.neighbourhood.distance,
-                "row_ints": self.rows.shape[1]}
+        return {"m": self.m, "penalty": PENALTY, "distance": self.neighbourhood.distance}

@@ -170,3 +170,19 @@ def test_auto_takes_the_cpu_for_neighbourhoods_without_move_code(caplog, monkeyp
     with caplog.at_level(logging.INFO, logger="lsmgpu"):
         assert resolve("auto", tsp).name == "cpu"
     assert "no CUDA move code" in caplog.text
+
+
+@pytest.mark.parametrize("items, message", [(-1, "non-negative int"), (2.5, "non-negative int"),
+                                            (10, "declares no state")])
+def test_bad_refresh_items_are_clear_errors(items, message):
+    """A grid-wide refresh needs a count of items and state arrays for it to write."""
+    problem = QAP.from_file(QAP.shipped("tai12a"))
+    problem.refresh_items = lambda: items
+    with pytest.raises(ValueError, match=message):
+        render(problem)
+
+
+def test_refresh_kernel_only_where_asked():
+    """The `refresh` kernel is rendered for problems with refresh items (PPP), not for others."""
+    assert "void refresh(" in render(PPP.planted(20, 21, 0, distance=2)[0])
+    assert "void refresh(" not in render(QAP.from_file(QAP.shipped("tai12a")))

@@ -219,6 +219,12 @@ class CudaEvaluator(Evaluator):
         self.k_all.prepare("PPiqP" + arg_chars)
         self.k_apply = module.get_function("apply_index")
         self.k_apply.prepare("PPqii" + arg_chars)
+        self.k_refresh, self._refresh_args, self._refresh_grid = None, None, 0
+        items = problem.refresh_items()
+        if items:
+            self.k_refresh = module.get_function("refresh")
+            self._refresh_args = pack("P" + arg_chars, int(self.x_gpu), *(int(a) for a in self.array_args))
+            self._refresh_grid = int(min(-(-items // 256), 4 * self.resident_threads // 256))
         self._tail = (int(self.partial), int(self.ticket), int(self.out_ptr), int(self.first_found),
                       *(int(a) for a in self.array_args))
         self._out_idx, self._out_s = self.out["idx"], self.out["s"]
@@ -277,6 +283,15 @@ class CudaEvaluator(Evaluator):
             self.k_select._launch_kernel((grid, 1), (block, 1, 1), args, self.shared_bytes, None)
         except cuda.Error as exc:
             raise KernelLaunchError(f"evaluate_select: {exc}", (grid,), (block,)) from None
+
+    def _refresh(self) -> None:
+        """The problem's grid-wide state refresh after an applied move (queued behind it)."""
+        if self.k_refresh is None:
+            return
+        try:
+            self.k_refresh._launch_kernel((self._refresh_grid, 1), (256, 1, 1), self._refresh_args, 0, None)
+        except cuda.Error as exc:
+            raise KernelLaunchError(f"refresh: {exc}", (self._refresh_grid,), (256,)) from None
 
     def _set_head(self) -> None:
         """Constant leading arguments of evaluate_select: x, moves, tabu."""
@@ -350,6 +365,8 @@ class CudaEvaluator(Evaluator):
             start, end = cuda.Event(), cuda.Event()
             start.record()
         self._launch_select(threads, block, flags, query, until)
+        if flags & (APPLY_ANY | APPLY_IMPROVING):
+            self._refresh()
         if self.options.profile:
             end.record()
             end.synchronize()
@@ -428,6 +445,7 @@ class CudaEvaluator(Evaluator):
                                        *self.array_args)
         except cuda.Error as exc:
             raise KernelLaunchError(f"apply_index: {exc}", (1,), (256,)) from None
+        self._refresh()
         self.neighbourhood.apply(self.x, move)
         self._time("apply", time.perf_counter() - t0)
         return move

@@ -82,3 +82,59 @@ def test_bad_arguments():
         PPP(np.ones((2, 1)), [1, 1])
     with pytest.raises(ValueError, match="distance"):
         PPP.planted(5, 5, 0, distance=4)
+
+
+def deltas_from_state(problem, state, moves):
+    """The GPU kernel's delta, in NumPy, from the state it reads: per bin, the rows counted by
+    how many flipped columns are +1 (popcounts of the slot words), moved DIST - 2p bins."""
+    n, dist = problem.n, moves.shape[1]
+    words = state["words"].view(np.uint32).reshape(problem.max_slots, n)
+    slot, start, excess = state["slot"], state["start"], state["excess"]
+    values = 2 * np.arange(n + 1) - n
+    used = _used(start, slot, problem)
+    out = []
+    for move in moves:
+        signs = words[:, move]                                                # (slots, dist)
+        bits = np.stack([(signs >> t) & 1 for t in range(32)], axis=1)         # (slots, 32, dist)
+        per_slot = np.stack([((bits.sum(axis=2) == p) & used).sum(axis=1)
+                             for p in range(dist + 1)], axis=1)               # (slots, p)
+        per_bin = np.add.reduceat(np.vstack([per_slot, np.zeros((1, dist + 1), np.int64)]),
+                                  np.minimum(slot[:-1], len(per_slot)), axis=0)
+        per_bin[slot[:-1] == slot[1:]] = 0                                    # empty bins
+        moved = np.zeros(n + 1, np.int64)
+        penalty = 0
+        for p in range(dist + 1):
+            shift = dist - 2 * p
+            arriving = np.zeros(n + 1, np.int64)
+            if shift > 0:
+                arriving[shift:] = per_bin[:-shift, p]
+            elif shift < 0:
+                arriving[:shift] = per_bin[-shift:, p]
+            moved += arriving - per_bin[:, p] if shift else 0
+            after = values + 2 * shift
+            penalty += (per_bin[:, p] * (np.maximum(-2 * after, 0) - np.maximum(-2 * values, 0))).sum()
+        v = values >= 0
+        out.append(PENALTY * penalty + (np.abs(excess[values[v]] + moved[v]) - np.abs(excess[values[v]])).sum())
+    return np.array(out)
+
+
+def _used(start, slot, problem):
+    """(slots, 32): which bits of each slot word hold a row."""
+    rows = np.zeros((problem.max_slots, 32), bool)
+    for b in np.flatnonzero(slot[1:] > slot[:-1]):
+        count = start[b + 1] - start[b]
+        rows[slot[b]:slot[b + 1]].reshape(-1)[:count] = True
+    return rows
+
+
+@pytest.mark.parametrize("m, n, distance", [(41, 37, 1), (73, 73, 2), (101, 117, 2), (80, 45, 3)])
+def test_gpu_state_gives_the_deltas(m, n, distance):
+    """The state the kernel reads (rows sorted by bin, slot words of signs) holds what the
+    deltas need: the kernel's per-bin counting, done in NumPy from it, equals problem.delta."""
+    problem, secret = PPP.planted(m, n, 3, distance=distance)
+    rng = np.random.default_rng(0)
+    for x in (problem.encoding.random(rng), secret):
+        state = problem.solution_data(x)
+        assert state["slot"][-1] <= problem.max_slots
+        moves = problem.neighbourhood.decode(rng.integers(0, problem.neighbourhood.size, 25))
+        assert np.array_equal(deltas_from_state(problem, state, moves), problem.delta(x, moves))
