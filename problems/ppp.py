@@ -108,7 +108,9 @@ class PPP(Problem):
     def planted(cls, m: int, n: int, seed: int, distance: int = 1) -> tuple["PPP", np.ndarray]:
         """A random instance after Pointcheval, and its secret solution as bits."""
         check_size("PPP", n, 2)
-        rng = np.random.default_rng(seed)
+        # a stream of its own: default_rng(seed) is what a search seeded alike draws its start
+        # from, and the start would then copy a row of A (a product of -n, far off the others)
+        rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(0x9e37,)))
         a = rng.choice(np.array([-1, 1]), size=(m, n))
         secret = rng.integers(0, 2, n)
         y = a @ (2 * secret - 1)
