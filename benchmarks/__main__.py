@@ -261,7 +261,7 @@ def table_overhead(args):
 
 
 def table_memory(args):
-    """Memory policy of the problems' input arrays, one full evaluate + reduce pass each
+    """Memory policy of the problems' arrays, one full evaluate + reduce pass each
     (CUDA events, median): the measurement behind each problem's default policy."""
     from lsmgpu.problems import GraphColoring
     from lsmgpu.problems.coloring import random_graph
@@ -276,8 +276,13 @@ def table_memory(args):
                 Weierstrass(10, m=10_000)]
     rows = []
     for problem in problems:
+        state = problem.solution_data(problem.encoding.random(np.random.default_rng(0)))
         for policy in ("global", "readonly", "texture", "shared"):
+            # the inputs take every policy; the solution-derived arrays (rewritten on the GPU:
+            # global or readonly only) follow where they can (PPP's delta reads only those)
             memory = {name: policy for name in problem.device_data()}
+            if policy in ("global", "readonly"):
+                memory.update({name: policy for name in state})
             try:
                 t, rate, ev = evaluation_rate(problem, args.repeats, memory=memory)
             except ValueError as exc:       # e.g. shared memory too small for the arrays

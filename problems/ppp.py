@@ -180,14 +180,16 @@ class PPP(Problem):
         sorted_bins = bins[order]
         offset = np.arange(m) - start[sorted_bins]                  # a sorted row's place in its bin
         position = 32 * slot[sorted_bins] + offset                   # its (slot, bit) as 32 slot + bit
-        plus = np.zeros((self.max_slots * 32, n), dtype=np.uint64)
+        plus = np.zeros((slot[-1] * 32, n), dtype=bool)
         plus[position] = (self.a[order] * (2 * np.asarray(x, dtype=np.int64) - 1)) > 0
-        packed = (plus.reshape(self.max_slots, 32, n) << np.arange(32, dtype=np.uint64)[None, :, None]).sum(axis=1)
+        words = np.zeros((self.max_slots, n), dtype=np.uint32)   # bit t of a word: byte t // 8, bit t % 8
+        words[:slot[-1]] = np.packbits(plus.reshape(-1, 32, n).transpose(0, 2, 1), axis=2,
+                                       bitorder="little").view("<u4")[..., 0]
         return {"y": y.astype(np.int32), "excess": (self.histogram(y) - self.target).astype(np.int32),
                 "order": order.astype(np.int32), "start": start.astype(np.int32),
                 "slot": slot.astype(np.int32), "slot_bin": slot_bin.astype(np.int32),
                 "span": np.array([bins.min(), bins.max()], dtype=np.int32),
-                "words": packed.astype(np.uint32).view(np.int32).ravel(),
+                "words": words.view(np.int32).ravel(),
                 "cursor": np.zeros(n + 2, dtype=np.int32)}
 
     def refresh_items(self):
