@@ -195,7 +195,7 @@ class KernelSpec:
             problem_name=problem.name, n=problem.n, size=nb.size, sense=problem.sense,
             kind=neighbourhood_kind(nb), arity=max(1, nb.arity), lanes=self.lanes(),
             k=problem.encoding.k if isinstance(problem.encoding, Discrete) else 2,
-            tabu_cols=shape[1] if shape else 1,
+            tabu_cols=shape[1] if shape else 1, tabu_size=shape[0] * shape[1] if shape else 1,
             fitness_type="long long" if integer else "double",
             fitness_max="0x7fffffffffffffffLL" if integer else "__longlong_as_double(0x7ff0000000000000LL)",
             sol_type="double" if np.dtype(problem.encoding.dtype).kind == "f" else "int",

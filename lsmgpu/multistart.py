@@ -2,7 +2,8 @@
 
 Start k is seeded from ``SeedSequence(seed).spawn(starts)[k]``, so its run equals a single
 search created with that seed, whichever machine or process runs it. :class:`MultiStart` runs
-the starts one after the other in this process; :mod:`lsmgpu.distributed` spreads them over
+tabu search starts together on one device (:mod:`lsmgpu.batch`), other searches one after
+the other in this process; :mod:`lsmgpu.distributed` spreads them over
 Ray actors (one per GPU). Both return a :class:`MultiStartResult`.
 
 Budgets: ``iterations``, ``stagnation`` and ``target`` apply to each start; ``seconds`` is the
@@ -95,13 +96,20 @@ class MultiStartResult:
 
 
 class MultiStart:
-    """``starts`` runs of ``search`` (a class or "tabu" / "hc" / "ils") on ``problem``, one
-    after the other; ``options`` go to every search (backend, tenure, callbacks, ...)."""
+    """``starts`` runs of ``search`` (a class or "tabu" / "hc" / "ils") on ``problem``;
+    ``options`` go to every search (backend, tenure, callbacks, ...).
 
-    def __init__(self, search, problem, *, starts: int, seed=None, **options):
+    Tabu search starts run together, one launch per iteration for all of them
+    (:mod:`lsmgpu.batch`), unless ``batch=False`` or the options are per-search (callbacks,
+    a tenure function); other searches run one after the other.
+    """
+
+    def __init__(self, search, problem, *, starts: int, seed=None, batch: bool = True, **options):
+        from .batch import batch_unsupported
         self.search = search_class(search)
         self.problem, self.options = problem, options
         self.seeds = spawn_seeds(seed, starts)
+        self.batched = bool(batch) and batch_unsupported(self.search, options) is None
 
     def make(self, k: int):
         """The search of start k (seeded with its spawned seed)."""
@@ -109,6 +117,10 @@ class MultiStart:
 
     def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None) -> MultiStartResult:
         """Run the starts; ``progress(k, result)`` is called as each start ends."""
+        if self.batched:
+            from .batch import BatchTabuSearch
+            return BatchTabuSearch(self.problem, self.seeds, **self.options).run(
+                iterations, seconds=seconds, target=target, stagnation=stagnation, progress=progress)
         t0 = time.perf_counter()
         results = [None] * len(self.seeds)
         status = "done"

@@ -13,7 +13,7 @@ import numpy as np
 
 from .base import Evaluator, Query, Selection, select_in
 
-__all__ = ["CpuBackend", "CpuEvaluator"]
+__all__ = ["CpuBackend", "CpuEvaluator", "CpuBatchEvaluator"]
 
 
 class CpuBackend:
@@ -33,6 +33,10 @@ class CpuBackend:
 
     def evaluator(self, problem, neighbourhood) -> "CpuEvaluator":
         return CpuEvaluator(problem, neighbourhood, self.chunk or problem.cpu_chunk())
+
+    def batch_evaluator(self, problem, neighbourhood, starts: int) -> "CpuBatchEvaluator":
+        """Evaluator of ``starts`` tabu searches stepped together (see lsmgpu.batch)."""
+        return CpuBatchEvaluator(problem, neighbourhood, self.chunk or problem.cpu_chunk(), starts)
 
 
 class CpuEvaluator(Evaluator):
@@ -95,3 +99,57 @@ class CpuEvaluator(Evaluator):
         self.neighbourhood.apply(self.x, move)
         self._time("apply", time.perf_counter() - t0)
         return move
+
+
+class CpuBatchEvaluator:
+    """``starts`` tabu searches stepped together with NumPy: the CPU side of :mod:`lsmgpu.batch`
+    and the reference the GPU's batch kernel is tested against (one CpuEvaluator per start,
+    the same selection, tabu and aspiration rules as a single search)."""
+
+    backend = "cpu"
+
+    def __init__(self, problem, neighbourhood, chunk: int, starts: int):
+        self.problem, self.starts = problem, int(starts)
+        self.evaluators = [CpuEvaluator(problem, neighbourhood, chunk) for _ in range(self.starts)]
+        self.device = self.evaluators[0].device
+        self.timings = {"kernel": 0.0}
+
+    def load(self, xs, current) -> None:
+        for ev, x in zip(self.evaluators, xs):
+            ev.load(x)
+            ev.enable_tabu()
+        self.current, self.best = np.array(current), np.array(current)
+        self.best_x = np.array(xs, dtype=self.problem.encoding.dtype)
+        self.active = np.ones(self.starts, dtype=bool)
+
+    def set_tenures(self, table) -> None:
+        self.tenures = np.asarray(table)
+
+    def set_active(self, active) -> None:
+        self.active = np.array(active, dtype=bool)
+
+    def iterate(self, step: int, aspiration: bool):
+        t0 = time.perf_counter()
+        delta = np.zeros(self.starts, dtype=self.current.dtype)
+        found = np.zeros(self.starts, dtype=bool)
+        sense = self.problem.sense
+        for k in np.flatnonzero(self.active):
+            query = Query(rule="best", step=step, current=self.current[k], best=self.best[k], tabu=True,
+                          aspiration=aspiration)
+            sel, _ = self.evaluators[k].move(query, step + 1 + int(self.tenures[k, step % 1024]))
+            if not sel.found:
+                self.active[k] = False
+                continue
+            found[k], delta[k] = True, sense * sel.delta
+            self.current[k] += delta[k]
+            if self.current[k] < self.best[k]:
+                self.best[k] = self.current[k]
+                self.best_x[k] = self.evaluators[k].x
+        self.timings["kernel"] += time.perf_counter() - t0
+        return delta, found
+
+    def best_solutions(self):
+        return self.best_x.copy()
+
+    def close(self) -> None:
+        pass

@@ -137,6 +137,11 @@ class CudaBackend:
             self.tuner = WaveTuner()
         return CudaEvaluator(problem, neighbourhood, self)
 
+    def batch_evaluator(self, problem, neighbourhood, starts: int):
+        """Evaluator of ``starts`` tabu searches at once (see lsmgpu.batch)."""
+        from .cuda_batch import CudaBatchEvaluator
+        return CudaBatchEvaluator(problem, neighbourhood, self, starts)
+
 
 class CudaEvaluator(Evaluator):
     backend = "cuda"
@@ -156,7 +161,7 @@ class CudaEvaluator(Evaluator):
         spec = KernelSpec(problem, tuple(sorted(options.memory.items())), options.generation)
         self.shared_bytes = spec.shared_bytes()
         self.lanes = spec.lanes()
-        module = _compile(self.source, f"sm_{major}{minor}")
+        module = self.module = _compile(self.source, f"sm_{major}{minor}")
         self.size = neighbourhood.size
         # moves per chunk: step through consecutive moves once there are more than two per
         # resident thread group (decoding an index costs more than stepping to the next)
@@ -175,7 +180,8 @@ class CudaEvaluator(Evaluator):
         data = problem.device_data()
         sample = problem.solution_data(problem.encoding.random(np.random.default_rng(0)))
         self.state_buffers = {}
-        for a in spec.arrays():
+        self.array_specs = spec.arrays()
+        for a in self.array_specs:
             host = np.asarray(sample[a.name]) if a.state else data[a.name].array
             buf = cuda.to_device(np.ascontiguousarray(host))
             self._keep.append(buf)
@@ -223,7 +229,7 @@ class CudaEvaluator(Evaluator):
         items = problem.refresh_items()
         if items:
             self.k_refresh = module.get_function("refresh")
-            self._refresh_args = pack("P" + arg_chars, int(self.x_gpu), *(int(a) for a in self.array_args))
+            self._refresh_args = pack("Pi" + arg_chars, int(self.x_gpu), 1, *(int(a) for a in self.array_args))
             self._refresh_grid = int(min(-(-items // 256), 4 * self.resident_threads // 256))
         self._tail = (int(self.partial), int(self.ticket), int(self.out_ptr), int(self.first_found),
                       *(int(a) for a in self.array_args))

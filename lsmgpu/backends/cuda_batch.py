@@ -1,0 +1,131 @@
+"""Many tabu searches in one launch per iteration: the GPU side of :mod:`lsmgpu.batch`.
+
+``evaluate_select_batch`` (templates/skeleton/evaluate.cu.j2) runs a grid of (blocks per
+start) x (starts): start k's blocks scan its neighbourhood, reduce to its best admissible move
+(a segmented reduction: one ticket per start) and its last block applies the move, with the
+tenure drawn on the host for that iteration, and keeps the start's current and best fitness
+and best solution on the GPU. The host reads one 16-byte record per start per iteration.
+The problem's input arrays are shared by the starts; its solution-derived arrays, the
+solutions and the tabu matrices are held once per start, end to end.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from .cuda import CudaEvaluator, KernelLaunchError, cuda, pack
+from .tuning import default_configuration
+
+__all__ = ["CudaBatchEvaluator"]
+
+NONE = np.iinfo(np.int64).max
+
+
+class CudaBatchEvaluator:
+    """``starts`` solutions of one problem searched together on one GPU."""
+
+    backend = "cuda"
+
+    def __init__(self, problem, neighbourhood, options, starts: int):
+        single = CudaEvaluator(problem, neighbourhood, options)   # renders, compiles, uploads inputs
+        self.problem, self.neighbourhood, self.starts = problem, neighbourhood, int(starts)
+        self.device, self.integer = single.device, single.integer
+        self._single = single
+        shape = neighbourhood.tabu_shape()
+        if shape is None:
+            raise TypeError(f"{neighbourhood!r} defines no tabu attributes")
+        self.tabu_size = shape[0] * shape[1]
+        n, B = problem.n, self.starts
+        ftype = np.int64 if self.integer else np.float64
+        self.sol_dtype, self.ftype = single.sol_dtype, ftype
+        self.xs = cuda.mem_alloc(B * n * self.sol_dtype.itemsize)
+        self.best_x = cuda.mem_alloc(B * n * self.sol_dtype.itemsize)
+        self.tabu = cuda.mem_alloc(B * self.tabu_size * 4)
+        self.tenure = cuda.to_device(np.zeros(B * 1024, np.int32))
+        self.current = cuda.mem_alloc(B * 8)
+        self.best = cuda.mem_alloc(B * 8)
+        self.active = cuda.to_device(np.ones(B, np.int32))
+        self.ticket = cuda.to_device(np.zeros(B, np.uint32))
+        self.out = cuda.pagelocked_empty(B, single.cand, mem_flags=cuda.host_alloc_flags.DEVICEMAP)
+        out_ptr = self.out.base.get_device_pointer()
+        # the solution-derived arrays: one copy per start, in place of the single copy
+        self.state = {}
+        args, chars = [], ""
+        for a, arg in zip(single.array_specs, single.array_args):
+            if a.state:
+                buf, dtype, shape_ = single.state_buffers[a.name]
+                self.state[a.name] = (cuda.mem_alloc(B * max(1, a.length) * np.dtype(dtype).itemsize), dtype, a.length)
+                args.append(int(self.state[a.name][0]))
+            else:
+                args.append(int(arg))
+            chars += "Q" if a.policy == "texture" else "P"
+        # threads per start: the neighbourhood's units, up to an even share of a few waves
+        share = max(256, 4 * single.resident_threads // B)
+        threads, self.block = default_configuration(min(single.units, share), single.resident_threads)
+        self.blocks = threads // self.block
+        groups = threads // single.lanes
+        self.chunk = int(min(32, max(1, neighbourhood.size // groups)))
+        self.partial = cuda.mem_alloc(B * self.blocks * single.cand.itemsize)
+        self.kernel = single.module.get_function("evaluate_select_batch")
+        self._format = "PPPPiiPPPqPPP" + chars
+        self._head = (int(self.xs), int(self.best_x), int(self.tabu), int(self.tenure))
+        self._tail = (int(self.current), int(self.best), int(self.active), self.chunk, int(self.partial),
+                      int(self.ticket), int(out_ptr), *args)
+        self.refresh = None
+        if problem.refresh_items():
+            self.refresh = single.module.get_function("refresh")
+            self._refresh_args = pack("Pi" + chars, int(self.xs), B, *args)
+            self._refresh_grid = int(min(-(-B * problem.refresh_items() // 256), 4 * single.resident_threads // 256))
+        self.timings = {"kernel": 0.0}
+
+    def load(self, xs: np.ndarray, current: np.ndarray) -> None:
+        """Start solutions (starts x n) and their signed fitness; fresh tabu memory."""
+        B = self.starts
+        xs = np.ascontiguousarray(xs, dtype=self.sol_dtype)
+        cuda.memcpy_htod(self.xs, xs)
+        cuda.memcpy_htod(self.best_x, xs)
+        cuda.memcpy_htod(self.tabu, np.zeros(B * self.tabu_size, np.int32))
+        values = np.ascontiguousarray(current, dtype=self.ftype)
+        cuda.memcpy_htod(self.current, values)
+        cuda.memcpy_htod(self.best, values)
+        cuda.memcpy_htod(self.active, np.ones(B, np.int32))
+        if self.state:
+            per_start = [self.problem.solution_data(x) for x in np.asarray(xs)]
+            for name, (buf, dtype, length) in self.state.items():
+                cuda.memcpy_htod(buf, np.ascontiguousarray(np.concatenate(
+                    [np.asarray(p[name], dtype=dtype).ravel() for p in per_start])))
+
+    def set_tenures(self, table: np.ndarray) -> None:
+        """Tenures of the next 1,024 iterations, one row per start."""
+        cuda.memcpy_htod(self.tenure, np.ascontiguousarray(table, dtype=np.int32))
+
+    def set_active(self, active: np.ndarray) -> None:
+        cuda.memcpy_htod(self.active, np.ascontiguousarray(active, dtype=np.int32))
+
+    def iterate(self, step: int, aspiration: bool) -> tuple[np.ndarray, np.ndarray]:
+        """One tabu iteration of every active start: (signed delta, found) per start."""
+        t0 = time.perf_counter()
+        self.out["idx"] = NONE
+        args = pack(self._format, *self._head, step, 4 if aspiration else 0, *self._tail)
+        try:
+            self.kernel._launch_kernel((self.blocks, self.starts), (self.block, 1, 1), args,
+                                       self._single.shared_bytes, None)
+            if self.refresh is not None:
+                self.refresh._launch_kernel((self._refresh_grid, 1), (256, 1, 1), self._refresh_args, 0, None)
+            cuda.Context.synchronize()
+        except cuda.Error as exc:
+            raise KernelLaunchError(f"evaluate_select_batch: {exc}", (self.blocks, self.starts), (self.block,)) from None
+        found = self.out["idx"] != NONE
+        delta = np.where(found, self.out["s"], 0)
+        self.timings["kernel"] += time.perf_counter() - t0
+        return delta, found
+
+    def best_solutions(self) -> np.ndarray:
+        """Each start's best solution (starts x n), as the GPU kept it."""
+        out = np.empty((self.starts, self.problem.n), self.sol_dtype)
+        cuda.memcpy_dtoh(out, self.best_x)
+        return out.astype(self.problem.encoding.dtype)
+
+    def close(self) -> None:
+        self._single.close()
