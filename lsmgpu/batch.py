@@ -31,15 +31,18 @@ log = logging.getLogger("lsmgpu")
 OPTIONS = {"backend", "tenure", "aspiration", "neighbourhood"}
 
 
-def batch_unsupported(search, options: dict) -> str | None:
-    """Why ``search`` with ``options`` cannot run batched (None when it can)."""
+def batch_unsupported(search, options: dict, problem=None) -> str | None:
+    """Why ``search`` with ``options`` on ``problem`` cannot run batched (None when it can)."""
     from .search import TabuSearch
     if search is not TabuSearch:
         return f"{search.__name__} runs its starts one after the other (batching is for TabuSearch)"
     extra = set(options) - OPTIONS
     if extra:
         return f"options {sorted(extra)} are per-search"
-    if callable(options.get("tenure")):
+    tenure = options.get("tenure")
+    if tenure is None and problem is not None:
+        tenure = problem.tabu_tenure()          # e.g. TabuCol's reactive tenure for colouring
+    if callable(tenure):
         return "a tenure function of the current fitness is drawn per start on the host"
     return None
 

@@ -109,7 +109,7 @@ class MultiStart:
         self.search = search_class(search)
         self.problem, self.options = problem, options
         self.seeds = spawn_seeds(seed, starts)
-        self.batched = bool(batch) and batch_unsupported(self.search, options) is None
+        self.batched = bool(batch) and batch_unsupported(self.search, options, problem) is None
 
     def make(self, k: int):
         """The search of start k (seeded with its spawned seed)."""

@@ -9,7 +9,8 @@ __all__ = ["SearchResult", "STATUSES"]
 
 #: why a search stopped
 STATUSES = ("iterations", "evaluations", "seconds", "target", "stagnation",
-            "local_optimum", "no_admissible_move", "callback", "interrupted")
+            "local_optimum", "no_admissible_move", "callback", "interrupted",
+            "stopped")   # stopped: a batched start ended because another one reached the target
 
 
 @dataclass(frozen=True)

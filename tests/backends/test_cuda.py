@@ -243,3 +243,29 @@ def test_ppp_large_instance_deltas():
             pass
     assert np.array_equal(search.evaluator.device_solution(), search.evaluator.x)
     assert search.current == problem.evaluate(search.evaluator.x)
+
+
+def batch_cases():
+    """Problems for the batch kernel: one block per start (small) and several (random QAP
+    n = 60: 1,770 moves, 8 blocks each), state arrays (TSP, colouring), the grid-wide refresh
+    (PPP Hamming 2)."""
+    pts = np.random.default_rng(1).uniform(0, 100, (40, 2))
+    return [(QAP.from_file(QAP.shipped("tai12a")), None), (random_qap(60, 4, False), None),
+            (TSP(pts, neighbourhood="swap", name="tsp40-swap"), None),
+            (TSP(pts, neighbourhood="2opt", name="tsp40-2opt"), None),
+            (PPP.planted(61, 67, 1, distance=2)[0], None),
+            (GraphColoring(50, random_graph(50, 0.2, 3), 4), (3, 8))]
+
+
+@pytest.mark.parametrize("problem, tenure", batch_cases(), ids=lambda c: getattr(c, "name", str(c)))
+def test_batched_starts_follow_the_cpu(problem, tenure):
+    """Seven starts in one launch per iteration: each start's trajectory, best solution and
+    stopping status equal the CPU batch's (itself equal to single runs, tests/search/test_batch.py)."""
+    from lsmgpu import TabuSearch
+    from lsmgpu.multistart import MultiStart
+    runs = [MultiStart(TabuSearch, problem, starts=7, seed=5, backend=b, tenure=tenure).run(400, stagnation=150)
+            for b in ("cpu", cuda(tune=False))]
+    for cpu_run, gpu_run in zip(*(r.results for r in runs)):
+        assert np.array_equal(gpu_run.history, cpu_run.history)
+        assert np.array_equal(gpu_run.solution, cpu_run.solution)
+        assert (gpu_run.iterations, gpu_run.status) == (cpu_run.iterations, cpu_run.status)

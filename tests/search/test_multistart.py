@@ -23,9 +23,15 @@ def test_each_start_equals_a_single_run_with_its_spawned_seed(qap):
 
 
 def test_target_ends_the_multistart(qap):
-    result = MultiStart("tabu", qap, starts=20, seed=0, backend="cpu").run(5000, target=qap.best_known)
+    """One after the other, the starts after the one that hits the target do not run; batched,
+    they all stop at that iteration ("stopped")."""
+    result = MultiStart("tabu", qap, starts=20, seed=0, backend="cpu", batch=False).run(5000, target=qap.best_known)
     assert result.status == "target" and result.fitness == qap.best_known
     assert any(r is None for r in result.results)
+    batched = MultiStart("tabu", qap, starts=20, seed=0, backend="cpu").run(5000, target=qap.best_known)
+    assert batched.status == "target" and batched.fitness == qap.best_known
+    statuses = [r.status for r in batched.results]
+    assert "target" in statuses and set(statuses) <= {"target", "stopped"}
 
 
 def test_time_limit_is_honoured(qap):

@@ -1,0 +1,96 @@
+"""Batched multi-start (lsmgpu.batch): each start of a batch follows the trajectory of a single
+tabu search seeded with its spawned seed; budgets, Ctrl-C and what cannot be batched."""
+import numpy as np
+import pytest
+
+from lsmgpu import TabuSearch
+from lsmgpu.batch import BatchTabuSearch, batch_unsupported
+from lsmgpu.multistart import MultiStart, spawn_seeds
+from lsmgpu.problems import PPP, QAP, TSP, GraphColoring
+from lsmgpu.problems.coloring import random_graph
+
+
+def batch_problems():
+    """Problems of each encoding; the colouring with a tenure range (its default, TabuCol's
+    reactive tenure, is a function and runs one start after the other)."""
+    pts = np.random.default_rng(1).uniform(0, 100, (25, 2))
+    return [QAP.from_file(QAP.shipped("tai12a")),
+            TSP(pts, neighbourhood="swap", name="tsp25-swap"),
+            TSP(pts, neighbourhood="2opt", name="tsp25-2opt"),
+            PPP.planted(41, 37, 2, distance=2)[0],
+            GraphColoring(40, random_graph(40, 0.2, 3), 4, name="coloring-40")]
+
+
+def tenure_of(problem):
+    return (3, 8) if isinstance(problem, GraphColoring) else None
+
+
+def assert_same_runs(batched, singles):
+    for got, want in zip(batched.results, singles):
+        assert np.array_equal(got.history, want.history)
+        assert (got.iterations, got.evaluations, got.status) == (want.iterations, want.evaluations, want.status)
+        assert np.array_equal(got.solution, want.solution) and got.fitness == want.fitness
+
+
+@pytest.mark.parametrize("problem", batch_problems(), ids=lambda p: p.name)
+def test_each_start_follows_its_single_search(problem):
+    """Start k of a batch == TabuSearch(seed=spawn(B)[k]): histories, best solutions, counts."""
+    batched = MultiStart(TabuSearch, problem, starts=5, seed=11, backend="cpu", tenure=tenure_of(problem)).run(200)
+    assert batched.status == "done"
+    singles = [TabuSearch(problem, seed=s, backend="cpu", tenure=tenure_of(problem)).run(200)
+               for s in spawn_seeds(11, 5)]
+    assert_same_runs(batched, singles)
+
+
+def test_stagnation_stops_starts_one_by_one():
+    """Each start stops on its own stagnation, at the iteration a single search would."""
+    problem = QAP.from_file(QAP.shipped("tai12a"))
+    batched = MultiStart(TabuSearch, problem, starts=6, seed=2, backend="cpu").run(3000, stagnation=40)
+    singles = [TabuSearch(problem, seed=s, backend="cpu").run(3000, stagnation=40) for s in spawn_seeds(2, 6)]
+    assert_same_runs(batched, singles)
+    assert len({r.iterations for r in batched.results}) > 1
+
+
+def test_seconds_stop_the_whole_batch():
+    problem = QAP.from_file(QAP.shipped("tai12a"))
+    result = MultiStart(TabuSearch, problem, starts=8, seed=0, backend="cpu").run(seconds=0.3)
+    assert result.status == "seconds" and result.seconds < 1.5
+    assert {r.status for r in result.results} == {"seconds"}
+    assert len({r.iterations for r in result.results}) == 1
+
+
+def test_ctrl_c_returns_the_best_so_far(monkeypatch):
+    """KeyboardInterrupt inside an iteration: every start returns its best solution so far."""
+    problem = QAP.from_file(QAP.shipped("tai12a"))
+    search = BatchTabuSearch(problem, spawn_seeds(0, 3), backend="cpu")
+    from lsmgpu.backends.cpu import CpuBatchEvaluator
+    calls = {"n": 0}
+    iterate = CpuBatchEvaluator.iterate
+
+    def interrupted(self, step, aspiration):
+        calls["n"] += 1
+        if calls["n"] == 50:
+            raise KeyboardInterrupt
+        return iterate(self, step, aspiration)
+
+    monkeypatch.setattr(CpuBatchEvaluator, "iterate", interrupted)
+    result = search.run(1000)
+    assert result.status == "interrupted"
+    for r in result.results:
+        assert r.status == "interrupted" and r.iterations == 49
+        assert r.fitness == problem.fitness(r.solution) == r.history.min()
+
+
+def test_what_cannot_be_batched_runs_one_start_after_the_other():
+    from lsmgpu import HillClimbing
+    problem = QAP.from_file(QAP.shipped("tai12a"))
+    assert batch_unsupported(TabuSearch, {"backend": "cpu"}) is None
+    assert "HillClimbing" in batch_unsupported(HillClimbing, {})
+    assert "tenure function" in batch_unsupported(TabuSearch, {"tenure": lambda f, rng: 3})
+    assert "per-search" in batch_unsupported(TabuSearch, {"callbacks": print})
+    assert not MultiStart(TabuSearch, problem, starts=2, tenure=lambda f, rng: 3).batched
+    assert not MultiStart(TabuSearch, problem, starts=2, batch=False).batched
+    coloring = GraphColoring(10, random_graph(10, 0.3, 0), 3)
+    assert "tenure function" in batch_unsupported(TabuSearch, {}, coloring)
+    with pytest.raises(ValueError, match="tenure function"):
+        BatchTabuSearch(problem, spawn_seeds(0, 2), tenure=lambda f, rng: 3)
