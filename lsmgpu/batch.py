@@ -68,8 +68,11 @@ class BatchTabuSearch:
             return np.full((len(rngs), 1024), low, dtype=np.int32)
         return np.stack([r.integers(low, high + 1, 1024) for r in rngs]).astype(np.int32)
 
-    def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None):
-        """Run every start; returns a MultiStartResult (``progress(k, result)`` per start at the end)."""
+    def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None,
+            should_stop=None):
+        """Run every start; returns a MultiStartResult (``progress(k, result)`` per start at the
+        end). ``should_stop()``, asked every iteration, ends the batch like Ctrl-C (a driver
+        stopping its workers)."""
         from .multistart import MultiStartResult
         problem, sense, B = self.problem, self.problem.sense, len(self.seeds)
         t0 = time.perf_counter()
@@ -93,6 +96,8 @@ class BatchTabuSearch:
             while active.any():
                 if iterations is not None and step >= iterations:
                     break
+                if should_stop is not None and should_stop():
+                    raise KeyboardInterrupt
                 if step % 1024 == 0:
                     evaluator.set_tenures(self._tenures(rngs))
                 delta, found = evaluator.iterate(step, self.aspiration)

@@ -2,15 +2,16 @@
 
 Each actor owns one backend: with ``num_gpus=1`` Ray gives it one GPU (CUDA_VISIBLE_DEVICES)
 and the actor's CUDA context is created in its own process, after that; actors without a
-GPU run the CPU backend. The driver hands out starts one at a time (an actor gets its next
-start when it returns one, so fast and slow GPUs share the work), gathers the results with
+GPU run the CPU backend. The driver hands out the starts in batches (an actor runs a batch
+together, one launch per iteration for all of them, see lsmgpu.batch; it gets its next batch
+when it returns one, so fast and slow GPUs share the work), gathers the results with
 ``ray.wait``, and:
 
 * honours ``seconds`` for the whole run: starts get what is left of it, and at the deadline
   every actor is told to stop, which ends its current search with the best so far;
 * on Ctrl-C does the same and returns the best of everything gathered;
-* survives an actor that dies: its start is rerun on another actor (once), or reported in
-  ``MultiStartResult.lost``; it is never silently dropped.
+* survives an actor that dies: its batch is rerun on another actor (once), or its starts are
+  reported in ``MultiStartResult.lost``; none is silently dropped.
 
 ``ray.init()`` with no ``address`` starts Ray on this machine, so the same code serves one
 multi-GPU host and a cluster (``address="ray://..."`` or ``"auto"``).
@@ -55,15 +56,28 @@ class StartRunner:
         gpus = os.environ.get("CUDA_VISIBLE_DEVICES", "")
         return f"{backend.name}:{backend.device}" + (f" (CUDA_VISIBLE_DEVICES={gpus})" if gpus else "")
 
-    def run(self, k, seed, iterations, deadline, target, stagnation):
-        """Run start k; (k, None) when the deadline has passed before it could begin."""
+    def run(self, starts, seeds, iterations, deadline, target, stagnation):
+        """Run the given starts, together when they can be batched (lsmgpu.batch), else one
+        after the other; (starts, results), None for a start the deadline left no time."""
+        from .batch import BatchTabuSearch, batch_unsupported
         left = None if deadline is None else deadline - time.time()
         if self.stopping or (left is not None and left <= 0):
-            return k, None
-        callbacks = list(self.options.get("callbacks") or []) + [lambda state: self.stopping]
-        options = {**self.options, "callbacks": callbacks}
-        search = self.search(self.problem, seed=seed, **options)
-        return k, search.run(iterations, seconds=left, target=target, stagnation=stagnation)
+            return starts, [None] * len(starts)
+        if len(starts) > 1 and batch_unsupported(self.search, self.options, self.problem) is None:
+            batch = BatchTabuSearch(self.problem, seeds, **self.options)
+            result = batch.run(iterations, seconds=left, target=target, stagnation=stagnation,
+                               should_stop=lambda: self.stopping)
+            return starts, result.results
+        results = []
+        for seed in seeds:
+            left = None if deadline is None else deadline - time.time()
+            if self.stopping or (left is not None and left <= 0):
+                results.append(None)
+                continue
+            callbacks = list(self.options.get("callbacks") or []) + [lambda state: self.stopping]
+            search = self.search(self.problem, seed=seed, **{**self.options, "callbacks": callbacks})
+            results.append(search.run(iterations, seconds=left, target=target, stagnation=stagnation))
+        return starts, results
 
     def stop(self) -> None:
         self.stopping = True
@@ -73,18 +87,22 @@ class RayMultiStart:
     """``starts`` runs of ``search`` on ``problem`` over Ray actors.
 
     ``workers``: number of actors (default: one per GPU Ray sees, or one per CPU, at most
-    ``starts``); ``address``: the Ray cluster (default: start one here); ``options`` go to
-    every search (``backend`` defaults to "auto": CUDA on a GPU actor, else the CPU).
+    ``starts``); ``batch``: starts handed to an actor at once, which runs them together when
+    the search can be batched (default: the starts split evenly over the actors);
+    ``address``: the Ray cluster (default: start one here); ``options`` go to every search
+    (``backend`` defaults to "auto": CUDA on a GPU actor, else the CPU).
     """
 
     def __init__(self, search, problem, *, starts: int, seed=None, workers: int | None = None,
-                 address: str | None = None, **options):
+                 batch: int | None = None, address: str | None = None, **options):
         self.search = search_class(search)
         self.problem, self.options = problem, options
         self.seeds = spawn_seeds(seed, starts)
         if workers is not None and (not isinstance(workers, int) or workers < 1):
             raise ValueError(f"RayMultiStart: `workers` must be an integer >= 1, got {workers!r}")
-        self.workers, self.address = workers, address
+        if batch is not None and (not isinstance(batch, int) or batch < 1):
+            raise ValueError(f"RayMultiStart: `batch` must be an integer >= 1, got {batch!r}")
+        self.workers, self.batch, self.address = workers, batch, address
         self.actors: list = []
 
     def _start_actors(self, ray):
@@ -104,19 +122,21 @@ class RayMultiStart:
         t0 = time.time()
         devices = self._start_actors(ray)
         deadline = None if seconds is None else t0 + seconds
-        queue = list(range(len(self.seeds)))
-        attempts = {k: 0 for k in queue}
+        size = self.batch or -(-len(self.seeds) // len(self.actors))
+        queue = [tuple(range(i, min(i + size, len(self.seeds)))) for i in range(0, len(self.seeds), size)]
+        attempts = {chunk: 0 for chunk in queue}
         results, workers, lost = [None] * len(self.seeds), {}, []
-        pending: dict = {}          # object ref -> (start, actor index)
+        pending: dict = {}          # object ref -> (starts, actor index)
         alive = set(range(len(self.actors)))
         status, stopped = "done", False
 
         def submit(a):
             if queue and not stopped:
-                k = queue.pop(0)
-                attempts[k] += 1
-                ref = self.actors[a].run.remote(k, self.seeds[k], iterations, deadline, target, stagnation)
-                pending[ref] = (k, a)
+                chunk = queue.pop(0)
+                attempts[chunk] += 1
+                ref = self.actors[a].run.remote(list(chunk), [self.seeds[k] for k in chunk], iterations,
+                                                deadline, target, stagnation)
+                pending[ref] = (chunk, a)
 
         def stop_all():
             for a in alive:
@@ -131,37 +151,38 @@ class RayMultiStart:
                     stopped, status = True, "seconds"
                     stop_all()
                 for ref in ready:
-                    k, a = pending.pop(ref)
+                    chunk, a = pending.pop(ref)
                     try:
-                        _, result = ray.get(ref)
+                        _, chunk_results = ray.get(ref)
                     except ray.exceptions.RayActorError as exc:
                         alive.discard(a)
-                        log.warning("start %d: its actor died (%s)", k, type(exc).__name__)
-                        if attempts[k] < ATTEMPTS and alive:
-                            queue.insert(0, k)
+                        log.warning("starts %s: their actor died (%s)", list(chunk), type(exc).__name__)
+                        if attempts[chunk] < ATTEMPTS and alive:
+                            queue.insert(0, chunk)
                             idle = [b for b in alive if all(b != c for _, c in pending.values())]
                             for b in idle:
                                 submit(b)
                         else:
-                            lost.append(k)
+                            lost.extend(chunk)
                         continue
-                    results[k], workers[k] = result, devices[a]
-                    if progress is not None:
-                        progress(k, result)
-                    if result is not None and result.status == "target" and not stopped:
-                        stopped, status = True, "target"
-                        stop_all()
+                    for k, result in zip(chunk, chunk_results):
+                        results[k], workers[k] = result, devices[a]
+                        if progress is not None:
+                            progress(k, result)
+                        if result is not None and result.status == "target" and not stopped:
+                            stopped, status = True, "target"
+                            stop_all()
                     submit(a)
             if queue and not stopped and not alive:
-                lost.extend(queue)
+                lost.extend(k for chunk in queue for k in chunk)
         except KeyboardInterrupt:
             status = "interrupted"
             stop_all()
-            for ref, (k, a) in list(pending.items()):
+            for ref, (chunk, a) in list(pending.items()):
                 try:
-                    results[k] = ray.get(ref, timeout=30)[1]
-                    workers[k] = devices[a]
-                except Exception:   # a start that cannot answer is reported as not run
+                    for k, result in zip(chunk, ray.get(ref, timeout=30)[1]):
+                        results[k], workers[k] = result, devices[a]
+                except Exception:   # starts that cannot answer are reported as not run
                     pass
         finally:
             for actor in self.actors:

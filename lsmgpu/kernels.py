@@ -117,6 +117,9 @@ class KernelSpec:
     problem: Problem
     memory: tuple[tuple[str, str], ...] = ()
     generation: str = "device"
+    #: threads per move in place of the problem's lanes_per_move() (the batch kernels fill the
+    #: GPU with many starts' moves and need fewer lanes)
+    lanes_override: int | None = None
 
     def arrays(self) -> list[ArraySpec]:
         """The problem's device arrays, then its solution-derived (state) arrays."""
@@ -173,7 +176,7 @@ class KernelSpec:
         return sol <= SHARED_SOLUTION_BYTES and arrays_bytes + sol <= SHARED_LIMIT_BYTES
 
     def lanes(self) -> int:
-        lanes = self.problem.lanes_per_move()
+        lanes = self.lanes_override or self.problem.lanes_per_move()
         if lanes not in (1, 2, 4, 8, 16, 32):
             raise ValueError(f"{self.problem.name}.lanes_per_move() must be 1, 2, 4, 8, 16 or 32, got {lanes}")
         return lanes
@@ -248,8 +251,10 @@ def _environment(problem: Problem) -> jinja2.Environment:
                               keep_trailing_newline=True, autoescape=False)
 
 
-def render(problem: Problem, *, memory: dict | None = None, generation: str = "device") -> str:
-    """CUDA source of ``problem``'s kernels (its default neighbourhood, the given policies)."""
+def render(problem: Problem, *, memory: dict | None = None, generation: str = "device",
+           lanes: int | None = None) -> str:
+    """CUDA source of ``problem``'s kernels (its default neighbourhood, the given policies;
+    ``lanes``: threads per move instead of the problem's own choice)."""
     if problem.template is None:
         raise TypeError(f"{problem.name} has no CUDA template (set the class attribute `template`)")
     if generation not in ("device", "host"):
@@ -257,7 +262,7 @@ def render(problem: Problem, *, memory: dict | None = None, generation: str = "d
     if generation == "host" and not problem.neighbourhood.static:
         raise ValueError(f"generation='host' uploads a list of integer moves; {problem.neighbourhood!r} draws "
                          "new moves every iteration: use generation='device'")
-    spec = KernelSpec(problem, tuple(sorted((memory or {}).items())), generation)
+    spec = KernelSpec(problem, tuple(sorted((memory or {}).items())), generation, lanes)
     try:
         template = _environment(problem).get_template(problem.template)
         return template.render(**spec.context())

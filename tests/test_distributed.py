@@ -83,3 +83,17 @@ def test_ctrl_c_returns_the_best_so_far(qap):
         timer.cancel()
     assert result.status == "interrupted" and result.best is not None
     assert all(r is not None and r.status == "callback" for r in result.results)
+
+
+def test_actors_run_their_starts_as_batches(qap):
+    """Tabu starts reach an actor in batches (here 3 per actor, run together) and still equal
+    the sequential run; a time limit stops every batch with its best so far."""
+    result = RayMultiStart(TabuSearch, qap, starts=6, seed=4, backend="cpu", batch=3).run(150)
+    local = MultiStart(TabuSearch, qap, starts=6, seed=4, backend="cpu", batch=False).run(150)
+    for mine, theirs in zip(result.results, local.results):
+        assert np.array_equal(mine.history, theirs.history)
+    timed = RayMultiStart(TabuSearch, qap, starts=4, seed=0, backend="cpu").run(seconds=1.5)
+    assert timed.status == "seconds" and timed.seconds < 15
+    assert {r.status for r in timed.results} == {"seconds"} and timed.fitness == qap.evaluate(timed.solution)
+    with pytest.raises(ValueError, match="batch"):
+        RayMultiStart(TabuSearch, qap, starts=2, batch=0)

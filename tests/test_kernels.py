@@ -186,3 +186,13 @@ def test_refresh_kernel_only_where_asked():
     """The `refresh` kernel is rendered for problems with refresh items (PPP), not for others."""
     assert "void refresh(" in render(PPP.planted(20, 21, 0, distance=2)[0])
     assert "void refresh(" not in render(QAP.from_file(QAP.shipped("tai12a")))
+
+
+def test_batch_kernels_take_fewer_lanes_as_starts_fill_the_gpu():
+    """A batch keeps the problem's lanes per move while the GPU has room, down to 1 when the
+    starts' moves fill it; the kernel is rendered with that count."""
+    from lsmgpu.backends.cuda_batch import batch_lanes
+    problem = QAP(np.random.default_rng(0).integers(0, 9, (100, 100)), np.random.default_rng(1).integers(0, 9, (100, 100)))
+    lanes = [batch_lanes(problem, problem.neighbourhood, b, 270_336) for b in (1, 4, 16, 64, 256)]
+    assert lanes == [32, 16, 4, 1, 1]
+    assert "#define LANES 1\n" in render(problem, lanes=1) and "#define LANES 32\n" in render(problem)

@@ -148,7 +148,7 @@ class CudaEvaluator(Evaluator):
     #: value of the record's index while evaluate_select has not written it
     PENDING = -2
 
-    def __init__(self, problem, neighbourhood, options: CudaBackend):
+    def __init__(self, problem, neighbourhood, options: CudaBackend, lanes: int | None = None):
         from ..kernels import KernelSpec, render
         super().__init__(problem, neighbourhood)
         self.options = options
@@ -157,8 +157,8 @@ class CudaEvaluator(Evaluator):
         self.resident_threads = dev.get_attribute(cuda.device_attribute.MULTIPROCESSOR_COUNT) * \
             dev.get_attribute(cuda.device_attribute.MAX_THREADS_PER_MULTIPROCESSOR)
         major, minor = dev.compute_capability()
-        self.source = render(problem, memory=options.memory, generation=options.generation)
-        spec = KernelSpec(problem, tuple(sorted(options.memory.items())), options.generation)
+        self.source = render(problem, memory=options.memory, generation=options.generation, lanes=lanes)
+        spec = KernelSpec(problem, tuple(sorted(options.memory.items())), options.generation, lanes)
         self.shared_bytes = spec.shared_bytes()
         self.lanes = spec.lanes()
         module = self.module = _compile(self.source, f"sm_{major}{minor}")

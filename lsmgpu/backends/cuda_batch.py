@@ -15,11 +15,22 @@ import time
 import numpy as np
 
 from .cuda import CudaEvaluator, KernelLaunchError, cuda, pack
+from ..kernels import KernelSpec
 from .tuning import default_configuration
 
-__all__ = ["CudaBatchEvaluator"]
+__all__ = ["CudaBatchEvaluator", "batch_lanes"]
 
 NONE = np.iinfo(np.int64).max
+
+
+def batch_lanes(problem, neighbourhood, starts: int, resident_threads: int) -> int:
+    """Threads per move for a batch: the problem's lanes while the batch's moves leave the GPU
+    idle, halved down to 1 as they fill it (lanes split a move's O(n) work, at the price of
+    shuffles; with enough moves one thread per move wastes nothing)."""
+    lanes = KernelSpec(problem).lanes()
+    while lanes > 1 and starts * neighbourhood.size * lanes > 2 * resident_threads:
+        lanes //= 2
+    return lanes
 
 
 class CudaBatchEvaluator:
@@ -28,7 +39,10 @@ class CudaBatchEvaluator:
     backend = "cuda"
 
     def __init__(self, problem, neighbourhood, options, starts: int):
-        single = CudaEvaluator(problem, neighbourhood, options)   # renders, compiles, uploads inputs
+        dev = options.context.get_device()
+        resident = dev.get_attribute(cuda.device_attribute.MULTIPROCESSOR_COUNT) * \
+            dev.get_attribute(cuda.device_attribute.MAX_THREADS_PER_MULTIPROCESSOR)
+        single = CudaEvaluator(problem, neighbourhood, options, batch_lanes(problem, neighbourhood, starts, resident))
         self.problem, self.neighbourhood, self.starts = problem, neighbourhood, int(starts)
         self.device, self.integer = single.device, single.integer
         self._single = single
