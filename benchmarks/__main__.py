@@ -270,6 +270,34 @@ def table_multistart(args):
     return rows
 
 
+def table_ray_gpus(args):
+    """QAP tai100a tabu search over Ray actors, one per GPU, each running a batch of
+    --multistart-starts' last size: 1 GPU vs every GPU Ray sees, evaluations/s of the search
+    loops (sum over actors of evaluations / seconds), and the device of each actor."""
+    import ray
+    from lsmgpu.distributed import RayMultiStart
+    path, = instances(args, "qaplib", ["tai100a"])
+    problem = QAP.from_file(path)
+    batch = int(args.multistart_starts.split(",")[-1])
+    ray.init(include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    gpus = int(ray.cluster_resources().get("GPU", 0))
+    rows, one = [], None
+    for workers in sorted({1, max(1, gpus)}):
+        result = RayMultiStart(TabuSearch, problem, starts=batch * workers, seed=0, workers=workers, batch=batch,
+                               backend="cuda" if gpus else "cpu").run(seconds=args.multistart_seconds)
+        done = [r for r in result.results if r is not None]
+        rate = sum(r.evaluations / r.seconds for r in done)
+        one = one or rate
+        rows.append(dict(table="ray-gpus", instance=problem.name, n=problem.n, backend=done[0].backend,
+                         strategy=f"{workers} actor(s) x {batch} starts", workers=workers,
+                         devices=" | ".join(sorted(set(result.workers.values()))),
+                         evaluations_per_s=f"{rate:.3e}", x_one_gpu=round(rate / one, 2),
+                         best_fitness=result.fitness, gap_pct=round(100 * problem.gap(result.fitness), 3)))
+        emit(rows[-1])
+    ray.shutdown()
+    return rows
+
+
 def table_overhead(args):
     """Per-iteration wall time of a tiny neighbourhood (QAP n = 12: 66 moves)."""
     from lsmgpu.problems import shipped
@@ -393,7 +421,7 @@ def table_weierstrass(args):
     return rows
 
 
-TABLES = {"multistart": table_multistart, "qap": table_qap, "tsp-swap": table_tsp_swap, "threads": table_threads, "selection": table_selection,
+TABLES = {"multistart": table_multistart, "ray-gpus": table_ray_gpus, "qap": table_qap, "tsp-swap": table_tsp_swap, "threads": table_threads, "selection": table_selection,
           "twoopt-rate": table_twoopt_rate, "overhead": table_overhead, "ppp-h1": table_ppp(1),
           "ppp-h2": table_ppp(2), "ppp-generation": table_ppp_generation, "ppp-reduction": table_ppp_reduction,
           "weierstrass": table_weierstrass, "memory": table_memory,

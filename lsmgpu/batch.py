@@ -75,12 +75,12 @@ class BatchTabuSearch:
         stopping its workers)."""
         from .multistart import MultiStartResult
         problem, sense, B = self.problem, self.problem.sense, len(self.seeds)
-        t0 = time.perf_counter()
+        evaluator = self.backend.batch_evaluator(problem, self.neighbourhood, B)
+        t0 = time.perf_counter()      # as a single search's clock: from the start solutions on
         rngs = [np.random.default_rng(s) for s in self.seeds]
         xs = np.stack([problem.encoding.validate(problem.initial_solution(r)) for r in rngs])
         dtype = np.int64 if problem.integer else np.float64
         current = np.array([sense * problem.fitness(x) for x in xs], dtype=dtype)
-        evaluator = self.backend.batch_evaluator(problem, self.neighbourhood, B)
         evaluator.load(xs, current)
         best = current.copy()
         since = np.zeros(B, dtype=np.int64)
