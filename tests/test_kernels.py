@@ -45,6 +45,7 @@ def test_every_kernel_compiles_for_sm90(problem):
     state = list(problem.solution_data(problem.encoding.random(np.random.default_rng(0))))
     for policy in ("global", "readonly", "texture", "shared"):
         assert nvcc_compile(render(problem, memory={n: policy for n in names}))
+    assert nvcc_compile(render(problem, lanes=1))      # what a batch that fills the GPU renders
     if problem.neighbourhood.static:
         assert nvcc_compile(render(problem, memory={n: "global" for n in state}, generation="host"))
     else:

@@ -269,3 +269,16 @@ def test_batched_starts_follow_the_cpu(problem, tenure):
         assert np.array_equal(gpu_run.history, cpu_run.history)
         assert np.array_equal(gpu_run.solution, cpu_run.solution)
         assert (gpu_run.iterations, gpu_run.status) == (cpu_run.iterations, cpu_run.status)
+
+
+def test_a_full_batch_with_one_lane_per_move_follows_the_cpu():
+    """112 starts of a QAP with n = 100 fill the GPU: the batch kernel runs one thread per move
+    (instead of the problem's 32 lanes) and still follows the CPU, start by start."""
+    from lsmgpu import TabuSearch
+    from lsmgpu.backends.cuda_batch import CudaBatchEvaluator
+    from lsmgpu.multistart import MultiStart
+    problem = random_qap(100, 7, False)
+    runs = [MultiStart(TabuSearch, problem, starts=112, seed=1, backend=b).run(60) for b in ("cpu", cuda(tune=False))]
+    for cpu_run, gpu_run in zip(*(r.results for r in runs)):
+        assert np.array_equal(gpu_run.history, cpu_run.history)
+    assert CudaBatchEvaluator(problem, problem.neighbourhood, cuda(tune=False), 112)._single.lanes == 1
