@@ -49,7 +49,10 @@ _modules: dict[tuple, object] = {}
 
 
 def _context(ordinal: int):
-    """The current context, or the device's primary context made current (kept for the process)."""
+    """The current context, or the device's primary context made current (kept for the process).
+
+    A context is current per thread: a thread that finds none (e.g. a Ray actor's second
+    concurrent call) gets the primary context pushed for it."""
     if cuda is None:
         raise BackendUnavailable(f"PyCUDA is not importable: {_IMPORT_ERROR}")
     try:
@@ -60,10 +63,9 @@ def _context(ordinal: int):
         if ordinal not in _contexts:
             if ordinal >= cuda.Device.count():
                 raise BackendUnavailable(f"no CUDA device {ordinal} ({cuda.Device.count()} found)")
-            ctx = cuda.Device(ordinal).retain_primary_context()
-            ctx.push()
-            _contexts[ordinal] = ctx
+            _contexts[ordinal] = cuda.Device(ordinal).retain_primary_context()
             atexit.register(_release, ordinal)
+        _contexts[ordinal].push()     # current in this thread from now on
         return _contexts[ordinal]
     except cuda.Error as exc:
         raise BackendUnavailable(f"CUDA is not usable: {exc}") from None
