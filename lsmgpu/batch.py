@@ -29,6 +29,11 @@ log = logging.getLogger("lsmgpu")
 
 #: TabuSearch options the batch honours
 OPTIONS = {"backend", "tenure", "aspiration", "neighbourhood"}
+#: iterations per chunk: one launch of the device-resident kernel; the time limit, Ctrl-C and a
+#: driver's stop request are looked at between chunks
+CHUNK = 64
+#: stop codes of a chunk (host_advance and the resident kernel)
+CODES = {1: "no_admissible_move", 2: "target", 3: "stagnation"}
 
 
 def batch_unsupported(search, options: dict, problem=None) -> str | None:
@@ -71,8 +76,8 @@ class BatchTabuSearch:
     def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None,
             should_stop=None):
         """Run every start; returns a MultiStartResult (``progress(k, result)`` per start at the
-        end). ``should_stop()``, asked every iteration, ends the batch like Ctrl-C (a driver
-        stopping its workers)."""
+        end). ``should_stop()``, asked between chunks of iterations, ends the batch like Ctrl-C
+        (a driver stopping its workers)."""
         from .multistart import MultiStartResult
         problem, sense, B = self.problem, self.problem.sense, len(self.seeds)
         evaluator = self.backend.batch_evaluator(problem, self.neighbourhood, B)
@@ -88,63 +93,67 @@ class BatchTabuSearch:
         evaluations = np.zeros(B, dtype=np.int64)
         active = np.ones(B, dtype=bool)
         status = [None] * B
-        history = [current.copy()]
+        history = [[current[k:k + 1].copy()] for k in range(B)]
         improvements = [[] for _ in range(B)]
         goal = None if target is None else sense * target
         overall, step, size = "done", 0, self.neighbourhood.size
+        resident = getattr(evaluator, "resident", False)
         try:
-            while active.any():
-                if iterations is not None and step >= iterations:
-                    break
+            while active.any() and not (iterations is not None and step >= iterations):
                 if should_stop is not None and should_stop():
                     raise KeyboardInterrupt
                 if step % 1024 == 0:
                     evaluator.set_tenures(self._tenures(rngs))
-                delta, found = evaluator.iterate(step, self.aspiration)
-                evaluations[active] += size
-                stuck = active & ~found
-                for k in np.flatnonzero(stuck):
-                    status[k] = "no_admissible_move"
-                moved = active & found
-                active &= found
-                current[moved] += delta[moved]
-                done[moved] += 1
-                improved = moved & (current < best)
-                best[improved] = current[improved]
-                since[improved] = 0
-                since[moved & ~improved] += 1
-                history.append(current.copy())
-                step += 1
+                count = min(CHUNK, 1024 - step % 1024, (iterations - step) if iterations is not None else CHUNK)
+                if resident:
+                    made, values, code = evaluator.advance(step, count, self.aspiration, stagnation, goal)
+                    interrupted = False
+                else:
+                    made, values, code, interrupted = host_advance(evaluator, step, count, self.aspiration,
+                                                                   stagnation, goal, current, best, since, active)
+                step += count
                 elapsed = time.perf_counter() - t0
-                for k in np.flatnonzero(improved):
-                    improvements[k].append((int(done[k]), elapsed, best[k].item() * sense))
-                if goal is not None and (hit := moved & (best <= goal)).any():
-                    self._stop(status, hit, "target", active & ~hit, "stopped")
+                for k in np.flatnonzero(active):
+                    m = int(made[k])
+                    evaluations[k] += size * (m + (code[k] == 1))
+                    if m:
+                        v = values[k, :m]
+                        history[k].append(v.copy())
+                        before = np.minimum.accumulate(np.concatenate([[best[k]], v[:-1]]))
+                        for i in np.flatnonzero(v < before):
+                            improvements[k].append((int(done[k]) + int(i) + 1, elapsed, v[i].item() * sense))
+                            best[k], since[k] = v[i], m - 1 - i
+                        if not (v < before).any():
+                            since[k] += m
+                        current[k] = v[-1]
+                        done[k] += m
+                    if code[k]:
+                        status[k] = CODES[code[k]]
+                        if status[k] == "stagnation" and iterations is not None and done[k] >= iterations:
+                            status[k] = "iterations"     # a single search tests the budget first
+                        active[k] = False
+                if interrupted:
+                    raise KeyboardInterrupt
+                if any(s == "target" for s in status):
+                    self._stop(status, active, "stopped")
                     overall = "target"
                     break
-                if iterations is not None and step >= iterations:
-                    break
-                if seconds is not None and elapsed >= seconds:
+                if seconds is not None and elapsed >= seconds and not (iterations is not None and step >= iterations):
                     self._stop(status, active, "seconds")
                     overall = "seconds"
                     break
-                if stagnation is not None and (stale := moved & (since >= stagnation)).any():
-                    self._stop(status, stale, "stagnation")
-                    active &= ~stale
-                    evaluator.set_active(active)
         except KeyboardInterrupt:
             overall = "interrupted"
-            log.warning("batched tabu search interrupted at iteration %d; returning the best so far", step)
+            log.warning("batched tabu search interrupted near iteration %d; returning the best so far", step)
         for k in np.flatnonzero(active):
             status[k] = status[k] or ("iterations" if iterations is not None and step >= iterations else "interrupted")
         elapsed = time.perf_counter() - t0
         best_x = evaluator.best_solutions()
-        rows = np.stack(history)
         results = []
         for k in range(B):
             results.append(SearchResult(
                 solution=best_x[k].copy(), fitness=problem.fitness(best_x[k]), iterations=int(done[k]),
-                evaluations=int(evaluations[k]), seconds=elapsed, history=rows[:done[k] + 1, k] * sense,
+                evaluations=int(evaluations[k]), seconds=elapsed, history=np.concatenate(history[k]) * sense,
                 improvements=improvements[k], backend=self.backend.name, device=evaluator.device,
                 status=status[k], timings=dict(evaluator.timings), algorithm="TabuSearch", problem=problem.name))
             if progress is not None:
@@ -153,9 +162,49 @@ class BatchTabuSearch:
         return MultiStartResult.gather(results, elapsed, overall, sense, {k: evaluator.device for k in range(B)})
 
     @staticmethod
-    def _stop(status, mask, why, others=None, others_why=None):
+    def _stop(status, mask, why):
         for k in np.flatnonzero(mask):
-            status[k] = why
-        if others is not None:
-            for k in np.flatnonzero(others):
-                status[k] = others_why
+            status[k] = status[k] or why
+
+
+def host_advance(evaluator, step, count, aspiration, stagnation, goal, current, best, since, active):
+    """``count`` iterations stepped one launch at a time (the CPU, and large neighbourhoods on
+    the GPU), with the stop tests the resident kernel makes: (made, current after each
+    iteration (starts x count), code, whether Ctrl-C cut the chunk short). The arrays passed
+    in are not changed."""
+    B = len(active)
+    current, best, since, active = current.copy(), best.copy(), since.copy(), active.copy()
+    made = np.zeros(B, dtype=np.int64)
+    values = np.zeros((B, count), dtype=current.dtype)
+    code = np.zeros(B, dtype=np.int64)
+    interrupted = False
+    for i in range(count):
+        try:
+            delta, found = evaluator.iterate(step + i, aspiration)
+        except KeyboardInterrupt:      # keep the iterations made so far
+            interrupted = True
+            break
+        code[active & ~found] = 1
+        moved = active & found
+        active &= found
+        current[moved] += delta[moved]
+        values[moved, i] = current[moved]
+        made[moved] += 1
+        improved = moved & (current < best)
+        best[improved] = current[improved]
+        since[improved] = 0
+        since[moved & ~improved] += 1
+        stopped = np.zeros(B, dtype=bool)
+        if goal is not None:
+            hit = moved & (best <= goal)
+            code[hit], stopped = 2, hit
+        if stagnation is not None:
+            stale = moved & (since >= stagnation) & ~stopped
+            code[stale] = 3
+            stopped = stopped | stale
+        if stopped.any():
+            active &= ~stopped
+            evaluator.set_active(active)
+        if not active.any():
+            break
+    return made, values, code, interrupted

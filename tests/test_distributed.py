@@ -92,8 +92,9 @@ def test_actors_run_their_starts_as_batches(qap):
     local = MultiStart(TabuSearch, qap, starts=6, seed=4, backend="cpu", batch=False).run(150)
     for mine, theirs in zip(result.results, local.results):
         assert np.array_equal(mine.history, theirs.history)
-    timed = RayMultiStart(TabuSearch, qap, starts=4, seed=0, backend="cpu").run(seconds=1.5)
-    assert timed.status == "seconds" and timed.seconds < 15
-    assert {r.status for r in timed.results} == {"seconds"} and timed.fitness == qap.evaluate(timed.solution)
+    timed = RayMultiStart(TabuSearch, qap, starts=4, seed=0, backend="cpu").run(seconds=3)
+    ran = [r for r in timed.results if r is not None]     # an actor slower to start than 3 s runs none
+    assert timed.status == "seconds" and timed.seconds < 15 and ran
+    assert {r.status for r in ran} == {"seconds"} and timed.fitness == qap.evaluate(timed.solution)
     with pytest.raises(ValueError, match="batch"):
         RayMultiStart(TabuSearch, qap, starts=2, batch=0)

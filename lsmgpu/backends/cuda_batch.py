@@ -23,6 +23,19 @@ __all__ = ["CudaBatchEvaluator", "batch_lanes"]
 NONE = np.iinfo(np.int64).max
 
 
+#: neighbourhoods up to this size run device-resident (one block per start, many iterations a launch)
+RESIDENT_MAX_MOVES = 32_768
+
+
+def resident_lanes(problem, neighbourhood, block: int) -> int:
+    """Threads per move when one block of ``block`` threads scans a start's neighbourhood:
+    the problem's lanes, halved while the moves give each thread more than 8 lane-tasks."""
+    lanes = KernelSpec(problem).lanes()
+    while lanes > 1 and neighbourhood.size * lanes > 8 * block:
+        lanes //= 2
+    return lanes
+
+
 def batch_lanes(problem, neighbourhood, starts: int, resident_threads: int) -> int:
     """Threads per move for a batch: the problem's lanes while the batch's moves leave the GPU
     idle, halved down to 1 as they fill it (lanes split a move's O(n) work, at the price of
@@ -40,9 +53,14 @@ class CudaBatchEvaluator:
 
     def __init__(self, problem, neighbourhood, options, starts: int):
         dev = options.context.get_device()
-        resident = dev.get_attribute(cuda.device_attribute.MULTIPROCESSOR_COUNT) * \
-            dev.get_attribute(cuda.device_attribute.MAX_THREADS_PER_MULTIPROCESSOR)
-        single = CudaEvaluator(problem, neighbourhood, options, batch_lanes(problem, neighbourhood, starts, resident))
+        sms = dev.get_attribute(cuda.device_attribute.MULTIPROCESSOR_COUNT)
+        resident = sms * dev.get_attribute(cuda.device_attribute.MAX_THREADS_PER_MULTIPROCESSOR)
+        #: device-resident: small neighbourhoods, state kept current by apply_state alone
+        self.resident = neighbourhood.size <= RESIDENT_MAX_MOVES and not problem.refresh_items()
+        self.resident_block = 1024 if starts <= sms else 256
+        lanes = (resident_lanes(problem, neighbourhood, self.resident_block) if self.resident
+                 else batch_lanes(problem, neighbourhood, starts, resident))
+        single = CudaEvaluator(problem, neighbourhood, options, lanes)
         self.problem, self.neighbourhood, self.starts = problem, neighbourhood, int(starts)
         self.device, self.integer = single.device, single.integer
         self._single = single
@@ -86,6 +104,15 @@ class CudaBatchEvaluator:
         self._head = (int(self.xs), int(self.best_x), int(self.tabu), int(self.tenure))
         self._tail = (int(self.current), int(self.best), int(self.active), self.chunk, int(self.partial),
                       int(self.ticket), int(out_ptr), *args)
+        if self.resident:
+            self.k_resident = single.module.get_function("tabu_resident_batch")
+            self._resident_format = "PPPPiiiPPPPi" + single.fit_char + "qPPP" + chars
+            self.resident_chunk = int(min(32, max(1, neighbourhood.size // (self.resident_block // single.lanes))))
+            self.since = cuda.to_device(np.zeros(B, np.int32))
+            self.made = cuda.pagelocked_empty(B, np.int32, mem_flags=cuda.host_alloc_flags.DEVICEMAP)
+            self.code = cuda.pagelocked_empty(B, np.int32, mem_flags=cuda.host_alloc_flags.DEVICEMAP)
+            self.history = None
+            self._args = args
         self.refresh = None
         if problem.refresh_items():
             self.refresh = single.module.get_function("refresh")
@@ -104,6 +131,8 @@ class CudaBatchEvaluator:
         cuda.memcpy_htod(self.current, values)
         cuda.memcpy_htod(self.best, values)
         cuda.memcpy_htod(self.active, np.ones(B, np.int32))
+        if self.resident:
+            cuda.memcpy_htod(self.since, np.zeros(B, np.int32))
         if self.state:
             per_start = [self.problem.solution_data(x) for x in np.asarray(xs)]
             for name, (buf, dtype, length) in self.state.items():
@@ -134,6 +163,29 @@ class CudaBatchEvaluator:
         delta = np.where(found, self.out["s"], 0)
         self.timings["kernel"] += time.perf_counter() - t0
         return delta, found
+
+    def advance(self, step: int, count: int, aspiration: bool, stagnation: int | None, target) -> tuple:
+        """Up to ``count`` iterations of every active start in one launch (device-resident):
+        (iterations made, current fitness after each (starts x count), stop code: 0 none,
+        1 no admissible move, 2 target reached, 3 stagnation)."""
+        B = self.starts
+        if self.history is None or self.history.size < B * count:     # row k at k * count
+            self.history = cuda.pagelocked_empty(B * count, self.ftype, mem_flags=cuda.host_alloc_flags.DEVICEMAP)
+        flags = (4 if aspiration else 0) | (8 if target is not None else 0)
+        goal = 0 if target is None else (int(target) if self.integer else float(target))
+        t0 = time.perf_counter()
+        args = pack(self._resident_format, int(self.xs), int(self.best_x), int(self.tabu), int(self.tenure),
+                    step, count, flags, int(self.current), int(self.best), int(self.active), int(self.since),
+                    int(stagnation or 0), goal, self.resident_chunk,
+                    int(self.made.base.get_device_pointer()), int(self.code.base.get_device_pointer()),
+                    int(self.history.base.get_device_pointer()), *self._args)
+        try:
+            self.k_resident._launch_kernel((B, 1), (self.resident_block, 1, 1), args, self._single.shared_bytes, None)
+            cuda.Context.synchronize()
+        except cuda.Error as exc:
+            raise KernelLaunchError(f"tabu_resident_batch: {exc}", (B,), (self.resident_block,)) from None
+        self.timings["kernel"] += time.perf_counter() - t0
+        return self.made.copy(), self.history[:B * count].reshape(B, count).copy(), self.code.copy()
 
     def best_solutions(self) -> np.ndarray:
         """Each start's best solution (starts x n), as the GPU kept it."""

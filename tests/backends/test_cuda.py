@@ -282,3 +282,18 @@ def test_a_full_batch_with_one_lane_per_move_follows_the_cpu():
     for cpu_run, gpu_run in zip(*(r.results for r in runs)):
         assert np.array_equal(gpu_run.history, cpu_run.history)
     assert CudaBatchEvaluator(problem, problem.neighbourhood, cuda(tune=False), 112)._single.lanes == 1
+
+
+def test_batched_target_and_stagnation_stops_match_the_cpu():
+    """The resident kernel's own stop tests (target, stagnation) stop the same starts at the
+    same iterations as the CPU batch."""
+    from lsmgpu import TabuSearch
+    from lsmgpu.multistart import MultiStart
+    problem = QAP.from_file(QAP.shipped("tai12a"))
+    runs = [MultiStart(TabuSearch, problem, starts=40, seed=3, backend=b).run(3000, target=problem.best_known,
+                                                                               stagnation=400)
+            for b in ("cpu", cuda(tune=False))]
+    assert runs[0].status == runs[1].status
+    for cpu_run, gpu_run in zip(*(r.results for r in runs)):
+        assert np.array_equal(gpu_run.history, cpu_run.history)
+        assert (gpu_run.iterations, gpu_run.status) == (cpu_run.iterations, cpu_run.status)
