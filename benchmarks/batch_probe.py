@@ -16,12 +16,12 @@ parser.add_argument("--data", default=".data")
 args = parser.parse_args()
 problems = [QAP.from_file(QAP.shipped("tai12a")), QAP.from_file(Path(args.data) / "qaplib" / "tai30a.dat"),
             QAP.from_file(Path(args.data) / "qaplib" / "tai100a.dat")]
-limit = cuda_batch.RESIDENT_MAX_MOVES
+limits = cuda_batch.RESIDENT_MAX_MOVES, cuda_batch.RESIDENT_MAX_BATCH
 for problem in problems:
     for starts in (1, 16, 64, 256):
         row = []
-        for mode, moves in (("resident", limit), ("one launch per iteration", 0)):
-            cuda_batch.RESIDENT_MAX_MOVES = moves
+        for mode, moves in (("resident", 10**9), ("one launch per iteration", 0)):
+            cuda_batch.RESIDENT_MAX_MOVES = cuda_batch.RESIDENT_MAX_BATCH = moves
             search = BatchTabuSearch(problem, spawn_seeds(0, starts), backend=CudaBackend(tune=False))
             search.run(64)                                        # compile, warm up
             t0 = time.perf_counter()
@@ -30,4 +30,4 @@ for problem in problems:
             row.append(f"{mode} {1e6 * seconds / 2000:.1f} us/it")
             assert result.results[0].iterations == 2000
         print(f"{problem.name} ({problem.neighbourhood.size} moves) x {starts} starts: " + ", ".join(row), flush=True)
-cuda_batch.RESIDENT_MAX_MOVES = limit
+cuda_batch.RESIDENT_MAX_MOVES, cuda_batch.RESIDENT_MAX_BATCH = limits

@@ -23,8 +23,13 @@ __all__ = ["CudaBatchEvaluator", "batch_lanes"]
 NONE = np.iinfo(np.int64).max
 
 
-#: neighbourhoods up to this size run device-resident (one block per start, many iterations a launch)
-RESIDENT_MAX_MOVES = 32_768
+#: device-resident batches (one block per start, 64 iterations a launch) for neighbourhoods up
+#: to RESIDENT_MAX_MOVES moves and batches up to RESIDENT_MAX_BATCH moves in all; measured on
+#: the H100 (benchmarks/batch_probe.py, docs/bench/batch_probe.log): tai12a and tai30a run
+#: 1.5x-3x faster resident, tai100a (4,950 moves) 2x slower for one start (one block is too
+#: little for its neighbourhood), and 256 x tai30a slower than one launch per iteration
+RESIDENT_MAX_MOVES = 1024
+RESIDENT_MAX_BATCH = 65_536
 
 
 def resident_lanes(problem, neighbourhood, block: int) -> int:
@@ -56,7 +61,8 @@ class CudaBatchEvaluator:
         sms = dev.get_attribute(cuda.device_attribute.MULTIPROCESSOR_COUNT)
         resident = sms * dev.get_attribute(cuda.device_attribute.MAX_THREADS_PER_MULTIPROCESSOR)
         #: device-resident: small neighbourhoods, state kept current by apply_state alone
-        self.resident = neighbourhood.size <= RESIDENT_MAX_MOVES and not problem.refresh_items()
+        self.resident = (neighbourhood.size <= RESIDENT_MAX_MOVES and starts * neighbourhood.size <= RESIDENT_MAX_BATCH
+                         and not problem.refresh_items())
         self.resident_block = 1024 if starts <= sms else 256
         lanes = (resident_lanes(problem, neighbourhood, self.resident_block) if self.resident
                  else batch_lanes(problem, neighbourhood, starts, resident))
