@@ -10,6 +10,7 @@ solutions and the tabu matrices are held once per start, end to end.
 """
 from __future__ import annotations
 
+import copy
 import time
 
 import numpy as np
@@ -66,6 +67,11 @@ class CudaBatchEvaluator:
         self.resident_block = 1024 if starts <= sms else 256
         lanes = (resident_lanes(problem, neighbourhood, self.resident_block) if self.resident
                  else batch_lanes(problem, neighbourhood, starts, resident))
+        # the resident kernel rewrites the solution-derived arrays and reads them again within
+        # one launch: coherent (global) loads, not the read-only cache
+        options = copy.copy(options)
+        sample = problem.solution_data(problem.encoding.random(np.random.default_rng(0)))
+        options.memory = {**options.memory, **{name: "global" for name in sample}}
         single = CudaEvaluator(problem, neighbourhood, options, lanes)
         self.problem, self.neighbourhood, self.starts = problem, neighbourhood, int(starts)
         self.device, self.integer = single.device, single.integer
