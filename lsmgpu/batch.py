@@ -85,21 +85,13 @@ class BatchTabuSearch:
         rngs = [np.random.default_rng(s) for s in self.seeds]
         xs = np.stack([problem.encoding.validate(problem.initial_solution(r)) for r in rngs])
         dtype = np.int64 if problem.integer else np.float64
-        current = np.array([sense * problem.fitness(x) for x in xs], dtype=dtype)
-        evaluator.load(xs, current)
-        best = current.copy()
-        since = np.zeros(B, dtype=np.int64)
-        done = np.zeros(B, dtype=np.int64)            # iterations each start has made
-        evaluations = np.zeros(B, dtype=np.int64)
-        active = np.ones(B, dtype=bool)
-        status = [None] * B
-        history = [[current[k:k + 1].copy()] for k in range(B)]
-        improvements = [[] for _ in range(B)]
+        ledger = Ledger(np.array([sense * problem.fitness(x) for x in xs], dtype=dtype), self.neighbourhood.size)
+        evaluator.load(xs, ledger.current)
         goal = None if target is None else sense * target
-        overall, step, size = "done", 0, self.neighbourhood.size
+        overall, step = "done", 0
         resident = getattr(evaluator, "resident", False)
         try:
-            while active.any() and not (iterations is not None and step >= iterations):
+            while ledger.active.any() and not (iterations is not None and step >= iterations):
                 if should_stop is not None and should_stop():
                     raise KeyboardInterrupt
                 if step % 1024 == 0:
@@ -110,70 +102,93 @@ class BatchTabuSearch:
                     interrupted = False
                 else:
                     made, values, code, interrupted = host_advance(evaluator, step, count, self.aspiration,
-                                                                   stagnation, goal, current, best, since, active)
+                                                                   stagnation, goal, ledger)
                 step += count
                 elapsed = time.perf_counter() - t0
-                for k in np.flatnonzero(active):
-                    m = int(made[k])
-                    evaluations[k] += size * (m + (code[k] == 1))
-                    if m:
-                        v = values[k, :m]
-                        history[k].append(v.copy())
-                        before = np.minimum.accumulate(np.concatenate([[best[k]], v[:-1]]))
-                        for i in np.flatnonzero(v < before):
-                            improvements[k].append((int(done[k]) + int(i) + 1, elapsed, v[i].item() * sense))
-                            best[k], since[k] = v[i], m - 1 - i
-                        if not (v < before).any():
-                            since[k] += m
-                        current[k] = v[-1]
-                        done[k] += m
-                    if code[k]:
-                        status[k] = CODES[code[k]]
-                        if status[k] == "stagnation" and iterations is not None and done[k] >= iterations:
-                            status[k] = "iterations"     # a single search tests the budget first
-                        active[k] = False
+                ledger.record(made, values, code, elapsed, sense, iterations)
                 if interrupted:
                     raise KeyboardInterrupt
-                if any(s == "target" for s in status):
-                    self._stop(status, active, "stopped")
+                if "target" in ledger.status:
+                    ledger.stop(ledger.active, "stopped")
                     overall = "target"
                     break
                 if seconds is not None and elapsed >= seconds and not (iterations is not None and step >= iterations):
-                    self._stop(status, active, "seconds")
+                    ledger.stop(ledger.active, "seconds")
                     overall = "seconds"
                     break
         except KeyboardInterrupt:
             overall = "interrupted"
             log.warning("batched tabu search interrupted near iteration %d; returning the best so far", step)
-        for k in np.flatnonzero(active):
-            status[k] = status[k] or ("iterations" if iterations is not None and step >= iterations else "interrupted")
+        ledger.stop(ledger.active, "iterations" if iterations is not None and step >= iterations else "interrupted")
         elapsed = time.perf_counter() - t0
         best_x = evaluator.best_solutions()
         results = []
         for k in range(B):
             results.append(SearchResult(
-                solution=best_x[k].copy(), fitness=problem.fitness(best_x[k]), iterations=int(done[k]),
-                evaluations=int(evaluations[k]), seconds=elapsed, history=np.concatenate(history[k]) * sense,
-                improvements=improvements[k], backend=self.backend.name, device=evaluator.device,
-                status=status[k], timings=dict(evaluator.timings), algorithm="TabuSearch", problem=problem.name))
+                solution=best_x[k].copy(), fitness=problem.fitness(best_x[k]), iterations=int(ledger.done[k]),
+                evaluations=int(ledger.evaluations[k]), seconds=elapsed,
+                history=np.concatenate(ledger.history[k]) * sense, improvements=ledger.improvements[k],
+                backend=self.backend.name, device=evaluator.device, status=ledger.status[k],
+                timings=dict(evaluator.timings), algorithm="TabuSearch", problem=problem.name))
             if progress is not None:
                 progress(k, results[k])
         evaluator.close()
         return MultiStartResult.gather(results, elapsed, overall, sense, {k: evaluator.device for k in range(B)})
 
-    @staticmethod
-    def _stop(status, mask, why):
+
+class Ledger:
+    """The host's account of a batch, per start: current and best (signed) fitness, iterations
+    since the best, iterations made, evaluations, history, improvements, and why it stopped."""
+
+    def __init__(self, current: np.ndarray, size: int):
+        B = len(current)
+        self.current, self.best, self.size = current.copy(), current.copy(), size
+        self.since = np.zeros(B, dtype=np.int64)
+        self.done = np.zeros(B, dtype=np.int64)
+        self.evaluations = np.zeros(B, dtype=np.int64)
+        self.active = np.ones(B, dtype=bool)
+        self.status = [None] * B
+        self.history = [[current[k:k + 1].copy()] for k in range(B)]
+        self.improvements = [[] for _ in range(B)]
+
+    def record(self, made, values, code, elapsed: float, sense: int, iterations) -> None:
+        """Take in a chunk: ``made[k]`` iterations of start k, its fitness after each in
+        ``values[k]``, and its stop code (CODES)."""
+        for k in np.flatnonzero(self.active):
+            m = int(made[k])
+            self.evaluations[k] += self.size * (m + (code[k] == 1))   # a failed selection scanned too
+            if m:
+                v = values[k, :m]
+                self.history[k].append(v.copy())
+                before = np.minimum.accumulate(np.concatenate([[self.best[k]], v[:-1]]))
+                better = np.flatnonzero(v < before)
+                for i in better:
+                    self.improvements[k].append((int(self.done[k]) + int(i) + 1, elapsed, v[i].item() * sense))
+                if better.size:
+                    self.best[k], self.since[k] = v[better[-1]], m - 1 - better[-1]
+                else:
+                    self.since[k] += m
+                self.current[k] = v[-1]
+                self.done[k] += m
+            if code[k]:
+                self.status[k] = CODES[code[k]]
+                if self.status[k] == "stagnation" and iterations is not None and self.done[k] >= iterations:
+                    self.status[k] = "iterations"     # a single search tests the budget first
+                self.active[k] = False
+
+    def stop(self, mask, why: str) -> None:
+        """Mark the starts in ``mask`` stopped for ``why`` (unless they already are)."""
         for k in np.flatnonzero(mask):
-            status[k] = status[k] or why
+            self.status[k] = self.status[k] or why
 
 
-def host_advance(evaluator, step, count, aspiration, stagnation, goal, current, best, since, active):
+def host_advance(evaluator, step, count, aspiration, stagnation, goal, ledger: Ledger):
     """``count`` iterations stepped one launch at a time (the CPU, and large neighbourhoods on
     the GPU), with the stop tests the resident kernel makes: (made, current after each
-    iteration (starts x count), code, whether Ctrl-C cut the chunk short). The arrays passed
-    in are not changed."""
-    B = len(active)
-    current, best, since, active = current.copy(), best.copy(), since.copy(), active.copy()
+    iteration (starts x count), code, whether Ctrl-C cut the chunk short). The ledger is
+    read, not changed."""
+    B = len(ledger.active)
+    current, best, since, active = ledger.current.copy(), ledger.best.copy(), ledger.since.copy(), ledger.active.copy()
     made = np.zeros(B, dtype=np.int64)
     values = np.zeros((B, count), dtype=current.dtype)
     code = np.zeros(B, dtype=np.int64)
