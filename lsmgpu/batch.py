@@ -74,10 +74,11 @@ class BatchTabuSearch:
         return np.stack([r.integers(low, high + 1, 1024) for r in rngs]).astype(np.int32)
 
     def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None,
-            should_stop=None):
+            should_stop=None, on_chunk=None):
         """Run every start; returns a MultiStartResult (``progress(k, result)`` per start at the
         end). ``should_stop()``, asked between chunks of iterations, ends the batch like Ctrl-C
-        (a driver stopping its workers)."""
+        (a driver stopping its workers); ``on_chunk(iterations, best)`` reports the iterations
+        made so far and the best fitness of all starts after each chunk (a progress bar)."""
         from .multistart import MultiStartResult
         problem, sense, B = self.problem, self.problem.sense, len(self.seeds)
         evaluator = self.backend.batch_evaluator(problem, self.neighbourhood, B)
@@ -106,6 +107,8 @@ class BatchTabuSearch:
                 step += count
                 elapsed = time.perf_counter() - t0
                 ledger.record(made, values, code, elapsed, sense, iterations)
+                if on_chunk is not None:
+                    on_chunk(step, ledger.best.min().item() * sense)
                 if interrupted:
                     raise KeyboardInterrupt
                 if "target" in ledger.status:

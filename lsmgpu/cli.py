@@ -161,10 +161,21 @@ def _many_starts(args, problem, iterations):
         return None
     print(f"{args.starts} starts of {args.algorithm} on {problem.name} (n = {problem.n}, "
           f"{problem.neighbourhood!r})", file=sys.stderr)
-    bar = None if args.quiet else tqdm(total=args.starts, unit="start", file=sys.stderr)
+    batched = getattr(runner, "batched", False)
+    bar = None
+    if not args.quiet:   # batched starts advance together: one bar over their iterations
+        bar = (tqdm(total=iterations, unit="it", file=sys.stderr) if batched
+               else tqdm(total=args.starts, unit="start", file=sys.stderr))
+    hooks = {}
+    if bar is not None and batched:
+        def on_chunk(done, best):
+            bar.update(done - bar.n)
+            bar.set_postfix(best=f"{best:g}")
+        hooks["on_chunk"] = on_chunk
+    elif bar is not None:
+        hooks["progress"] = lambda k, r: bar.update()
     try:
-        multi = runner.run(iterations, seconds=args.seconds, target=problem.best_known,
-                           progress=None if bar is None else (lambda k, r: bar.update()))
+        multi = runner.run(iterations, seconds=args.seconds, target=problem.best_known, **hooks)
     except BackendUnavailable as exc:
         print(f"lsmgpu: {exc}", file=sys.stderr)
         return None

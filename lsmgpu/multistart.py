@@ -115,12 +115,15 @@ class MultiStart:
         """The search of start k (seeded with its spawned seed)."""
         return self.search(self.problem, seed=self.seeds[k], **self.options)
 
-    def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None) -> MultiStartResult:
-        """Run the starts; ``progress(k, result)`` is called as each start ends."""
+    def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None,
+            on_chunk=None) -> MultiStartResult:
+        """Run the starts; ``progress(k, result)`` is called as each start ends, and for batched
+        starts ``on_chunk(iterations, best)`` after every chunk of iterations."""
         if self.batched:
             from .batch import BatchTabuSearch
             return BatchTabuSearch(self.problem, self.seeds, **self.options).run(
-                iterations, seconds=seconds, target=target, stagnation=stagnation, progress=progress)
+                iterations, seconds=seconds, target=target, stagnation=stagnation, progress=progress,
+                on_chunk=on_chunk)
         t0 = time.perf_counter()
         results = [None] * len(self.seeds)
         status = "done"

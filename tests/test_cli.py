@@ -68,3 +68,8 @@ def test_solve_many_starts(capsys):
     out, err = capsys.readouterr()
     assert "3 starts of tabu" in err and "starts ran" in err and "best fitness:" in out
     assert main(["solve", "chr12a", "--starts", "0", "--backend", "cpu"]) == 2
+    capsys.readouterr()
+    # batched tabu starts: the bar counts their iterations and shows the best so far
+    assert main(["solve", "chr12a", "--starts", "3", "--iterations", "100", "--backend", "cpu"]) == 0
+    err = capsys.readouterr().err
+    assert "100/100" in err and "it" in err and "best=" in err

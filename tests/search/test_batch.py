@@ -94,3 +94,13 @@ def test_what_cannot_be_batched_runs_one_start_after_the_other():
     assert "tenure function" in batch_unsupported(TabuSearch, {}, coloring)
     with pytest.raises(ValueError, match="tenure function"):
         BatchTabuSearch(problem, spawn_seeds(0, 2), tenure=lambda f, rng: 3)
+
+
+def test_on_chunk_reports_progress():
+    """After each chunk of 64 iterations: the iterations made and the best fitness so far."""
+    problem = QAP.from_file(QAP.shipped("tai12a"))
+    seen = []
+    result = MultiStart(TabuSearch, problem, starts=3, seed=0, backend="cpu").run(
+        150, on_chunk=lambda done, best: seen.append((done, best)))
+    assert [d for d, _ in seen] == [64, 128, 150]
+    assert seen[-1][1] == result.fitness and all(b1 >= b2 for (_, b1), (_, b2) in zip(seen, seen[1:]))
