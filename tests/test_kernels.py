@@ -192,8 +192,11 @@ def test_refresh_kernel_only_where_asked():
 def test_batch_kernels_take_fewer_lanes_as_starts_fill_the_gpu():
     """A batch keeps the problem's lanes per move while the GPU has room, down to 1 when the
     starts' moves fill it; the kernel is rendered with that count."""
-    from lsmgpu.backends.cuda_batch import batch_lanes
+    from lsmgpu.backends.cuda_batch import batch_lanes, resident_lanes
     problem = QAP(np.random.default_rng(0).integers(0, 9, (100, 100)), np.random.default_rng(1).integers(0, 9, (100, 100)))
     lanes = [batch_lanes(problem, problem.neighbourhood, b, 270_336) for b in (1, 4, 16, 64, 256)]
     assert lanes == [32, 16, 4, 1, 1]
+    small = QAP(np.random.default_rng(2).integers(0, 9, (40, 40)), np.random.default_rng(3).integers(0, 9, (40, 40)))
+    # one block per start: at most 8 lane-tasks per thread (780 moves, 16 lanes by default)
+    assert [resident_lanes(small, small.neighbourhood, b) for b in (256, 1024)] == [2, 8]
     assert "#define LANES 1\n" in render(problem, lanes=1) and "#define LANES 32\n" in render(problem)

@@ -33,23 +33,26 @@ RESIDENT_MAX_MOVES = 1024
 RESIDENT_MAX_BATCH = 65_536
 
 
-def resident_lanes(problem, neighbourhood, block: int) -> int:
-    """Threads per move when one block of ``block`` threads scans a start's neighbourhood:
-    the problem's lanes, halved while the moves give each thread more than 8 lane-tasks."""
+def fewer_lanes(problem, moves: int, limit: int) -> int:
+    """The problem's threads per move, halved while ``moves`` x lanes exceeds ``limit`` (lanes
+    split a move's O(n) work at the price of shuffles; with enough moves one thread per move
+    wastes nothing)."""
     lanes = KernelSpec(problem).lanes()
-    while lanes > 1 and neighbourhood.size * lanes > 8 * block:
+    while lanes > 1 and moves * lanes > limit:
         lanes //= 2
     return lanes
+
+
+def resident_lanes(problem, neighbourhood, block: int) -> int:
+    """Threads per move when one block of ``block`` threads scans a start's neighbourhood:
+    at most 8 lane-tasks per thread."""
+    return fewer_lanes(problem, neighbourhood.size, 8 * block)
 
 
 def batch_lanes(problem, neighbourhood, starts: int, resident_threads: int) -> int:
     """Threads per move for a batch: the problem's lanes while the batch's moves leave the GPU
-    idle, halved down to 1 as they fill it (lanes split a move's O(n) work, at the price of
-    shuffles; with enough moves one thread per move wastes nothing)."""
-    lanes = KernelSpec(problem).lanes()
-    while lanes > 1 and starts * neighbourhood.size * lanes > 2 * resident_threads:
-        lanes //= 2
-    return lanes
+    idle, fewer as they fill it (twice the resident threads)."""
+    return fewer_lanes(problem, starts * neighbourhood.size, 2 * resident_threads)
 
 
 class CudaBatchEvaluator:
@@ -98,7 +101,7 @@ class CudaBatchEvaluator:
         args, chars = [], ""
         for a, arg in zip(single.array_specs, single.array_args):
             if a.state:
-                buf, dtype, shape_ = single.state_buffers[a.name]
+                dtype = single.state_buffers[a.name][1]
                 self.state[a.name] = (cuda.mem_alloc(B * max(1, a.length) * np.dtype(dtype).itemsize), dtype, a.length)
                 args.append(int(self.state[a.name][0]))
             else:
