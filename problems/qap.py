@@ -56,8 +56,11 @@ class QAP(Problem):
 
     integer = True
     template = "qap.cu.j2"
+    #: smallest n for which delta_table=None turns the table on
+    TABLE_MIN_N = 50
 
-    def __init__(self, a, b, *, name: str = "QAP", best_known: int | None = None, neighbourhood=None):
+    def __init__(self, a, b, *, name: str = "QAP", best_known: int | None = None, neighbourhood=None,
+                 delta_table: bool | None = None):
         a = check_square("QAP", "a", a)
         b = check_square("QAP", "b", b)
         if a.shape != b.shape:
@@ -71,16 +74,19 @@ class QAP(Problem):
         if np.abs(self.a).max() * np.abs(self.b).max() * self.a.shape[0] ** 2 >= 2**62:
             raise ValueError("QAP: entries too large for 64-bit costs")
         self.name, self.best_known = name, best_known
+        if delta_table not in (None, True, False):
+            raise ValueError(f"QAP: `delta_table` must be None, True or False, got {delta_table!r}")
+        self._delta_table = delta_table
         super().__init__(Permutation(self.a.shape[0]), neighbourhood or Swap())
 
     @classmethod
-    def from_file(cls, path, neighbourhood=None) -> "QAP":
+    def from_file(cls, path, neighbourhood=None, delta_table: bool | None = None) -> "QAP":
         """Read a QAPLIB ``.dat``; take the best known value from a ``.sln`` beside it."""
         path = Path(path)
         a, b = read_qaplib(path)
         sln = path.with_suffix(".sln")
         best = read_solution(sln)[0] if sln.is_file() else None
-        return cls(a, b, name=path.stem, best_known=best, neighbourhood=neighbourhood)
+        return cls(a, b, name=path.stem, best_known=best, neighbourhood=neighbourhood, delta_table=delta_table)
 
     @staticmethod
     def shipped(name: str) -> Path:
@@ -125,9 +131,35 @@ class QAP(Problem):
         """Write ``p`` as a QAPLIB ``.sln`` file (n, cost, 1-based permutation)."""
         Path(path).write_text(f"{self.n} {self.evaluate(np.asarray(p))}\n" + " ".join(str(v + 1) for v in p) + "\n")
 
+    @property
+    def delta_table(self) -> bool:
+        """Whether the CUDA kernel reads swap deltas from Taillard's table (see the class)."""
+        swap = isinstance(self.neighbourhood, Swap) and not isinstance(self.neighbourhood, ThreeExchange)
+        wanted = self.n >= self.TABLE_MIN_N if self._delta_table is None else self._delta_table
+        return swap and wanted
+
+    def solution_data(self, p):
+        """With the delta table: every swap's delta (entry r * n + s, r < s), the last swap
+        applied (r, s, serial number) and each entry's stamp (the serial it is current for)."""
+        if not self.delta_table:
+            return {}
+        n = self.n
+        table = np.zeros(n * n, dtype=np.int64)
+        moves = self.neighbourhood.decode(np.arange(self.neighbourhood.size, dtype=np.int64))
+        table[moves[:, 0] * n + moves[:, 1]] = self.delta(np.asarray(p), moves)
+        return {"swap_deltas": table, "last_swap": np.array([0, 0, 0], dtype=np.int32),
+                "stamps": np.zeros(self.neighbourhood.size, dtype=np.int32)}
+
+    def refresh_items(self):
+        """With the delta table: one item per swap, updated after each applied move."""
+        return self.neighbourhood.size if self.delta_table else 0
+
     def lanes_per_move(self):
-        """One warp lane per ~4 facilities, up to a warp: tai100a evaluates 4,950 moves with
-        158,400 threads instead of 4,950."""
+        """Swap with the delta table: one thread per move (a lookup). Otherwise one warp lane
+        per ~4 facilities, up to a warp: an O(n) move split (tai100a without the table:
+        4,950 moves on 158,400 threads instead of 4,950)."""
+        if self.delta_table:
+            return 1
         lanes = 1
         while lanes < 32 and lanes * 4 < self.n:
             lanes *= 2
@@ -138,7 +170,7 @@ class QAP(Problem):
             raise TypeError(f"QAP: the CUDA kernel handles Swap and ThreeExchange, not {self.neighbourhood!r}")
         symmetric = (np.array_equal(self.a, self.a.T) and np.array_equal(self.b, self.b.T)
                      and not np.diag(self.a).any() and not np.diag(self.b).any())
-        return {"symmetric": symmetric}
+        return {"symmetric": symmetric, "delta_table": self.delta_table}
 
     def device_data(self):
         # int32 in the kernel: QAPLIB entries fit, deltas are summed in 64 bits

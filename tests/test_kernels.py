@@ -20,6 +20,10 @@ def shipped_problems():
     three = QAP.from_file(QAP.shipped("nug12")).with_neighbourhood(ThreeExchange())
     three.name = "nug12-3exchange"
     out.append(three)
+    for name in ("tai12a", "chr12a"):   # Taillard's delta table (symmetric and asymmetric)
+        table = QAP.from_file(QAP.shipped(name), delta_table=True)
+        table.name = f"{name}-table"
+        out.append(table)
     for kind in ["EUC_2D", "CEIL_2D", "ATT", "GEO"]:
         for nb in ["swap", "2opt"]:
             t = TSP(pts, weight_type=kind, neighbourhood=nb, name=f"{kind}-{nb}")
@@ -184,8 +188,10 @@ def test_bad_refresh_items_are_clear_errors(items, message):
 
 
 def test_refresh_kernel_only_where_asked():
-    """The `refresh` kernel is rendered for problems with refresh items (PPP), not for others."""
+    """The `refresh` kernel is rendered for problems with refresh items (PPP, the QAP's delta
+    table), not for others."""
     assert "void refresh(" in render(PPP.planted(20, 21, 0, distance=2)[0])
+    assert "void refresh(" in render(QAP.from_file(QAP.shipped("tai12a"), delta_table=True))
     assert "void refresh(" not in render(QAP.from_file(QAP.shipped("tai12a")))
 
 
@@ -193,7 +199,8 @@ def test_batch_kernels_take_fewer_lanes_as_starts_fill_the_gpu():
     """A batch keeps the problem's lanes per move while the GPU has room, down to 1 when the
     starts' moves fill it; the kernel is rendered with that count."""
     from lsmgpu.backends.cuda_batch import batch_lanes, resident_lanes
-    problem = QAP(np.random.default_rng(0).integers(0, 9, (100, 100)), np.random.default_rng(1).integers(0, 9, (100, 100)))
+    problem = QAP(np.random.default_rng(0).integers(0, 9, (100, 100)), np.random.default_rng(1).integers(0, 9, (100, 100)),
+                  delta_table=False)
     lanes = [batch_lanes(problem, problem.neighbourhood, b, 270_336) for b in (1, 4, 16, 64, 256)]
     assert lanes == [32, 16, 4, 1, 1]
     small = QAP(np.random.default_rng(2).integers(0, 9, (40, 40)), np.random.default_rng(3).integers(0, 9, (40, 40)))

@@ -22,13 +22,14 @@ def cuda(**options):
     return CudaBackend(**options)
 
 
-def random_qap(n, seed, symmetric):
+def random_qap(n, seed, symmetric, delta_table=None):
     rng = np.random.default_rng(seed)
     a, b = rng.integers(0, 100, (n, n)), rng.integers(0, 100, (n, n))
     if symmetric:
         a, b = a + a.T, b + b.T
         np.fill_diagonal(a, 0), np.fill_diagonal(b, 0)
-    return QAP(a, b, name=f"qap{n}{'s' if symmetric else 'a'}")
+    table = {None: "", True: "-table", False: "-sum"}[delta_table]
+    return QAP(a, b, name=f"qap{n}{'s' if symmetric else 'a'}{table}", delta_table=delta_table)
 
 
 def tsp_cases():
@@ -51,6 +52,7 @@ def tsp_cases():
 def problems():
     rng = np.random.default_rng(0)
     out = [random_qap(13, 1, True), random_qap(13, 2, False), QAP.from_file(QAP.shipped("tai12a")),
+           random_qap(13, 1, True, True), random_qap(13, 2, False, True),
            *tsp_cases(),
            *(LinearBits(rng.integers(-9, 9, 40), distance=d) for d in (1, 2, 3)),
            ValueTable(rng.integers(0, 50, (30, 5))),
@@ -121,6 +123,9 @@ def trajectory_cases():
     return [
         ("tabu-qap", lambda b: TabuSearch(QAP.from_file(QAP.shipped("tai12a")), seed=0, backend=b), 2000),
         ("tabu-qap-asym", lambda b: TabuSearch(random_qap(20, 5, False), seed=1, backend=b), 2000),
+        ("tabu-qap-table", lambda b: TabuSearch(random_qap(20, 5, False, True), seed=1, backend=b), 2000),
+        ("tabu-qap-table-sym", lambda b: TabuSearch(random_qap(60, 8, True), seed=2, backend=b), 1000),
+        ("hc-qap-table", lambda b: HillClimbing(random_qap(50, 9, False), restarts=2, seed=0, backend=b), None),
         ("tabu-tsp-2opt", lambda b: TabuSearch(berlin, seed=0, backend=b), 2000),
         ("tabu-tsp-swap", lambda b: TabuSearch(TSP.from_file(TSP.shipped("eil51")), seed=0, backend=b), 2000),
         ("tabu-flip2", lambda b: TabuSearch(LinearBits(np.arange(-20, 20), distance=2), seed=0, backend=b), 500),
@@ -247,10 +252,11 @@ def test_ppp_large_instance_deltas():
 
 def batch_cases():
     """Problems for the batch kernel: one block per start (small) and several (random QAP
-    n = 60: 1,770 moves, 8 blocks each), state arrays (TSP, colouring), the grid-wide refresh
-    (PPP Hamming 2)."""
+    n = 60: 1,770 moves, 8 blocks each, with and without the delta table), state arrays (TSP,
+    colouring), the grid-wide refresh (PPP Hamming 2, the QAP's delta table)."""
     pts = np.random.default_rng(1).uniform(0, 100, (40, 2))
     return [(QAP.from_file(QAP.shipped("tai12a")), None), (random_qap(60, 4, False), None),
+            (random_qap(60, 4, False, False), None), (random_qap(30, 4, True, True), None),
             (TSP(pts, neighbourhood="swap", name="tsp40-swap"), None),
             (TSP(pts, neighbourhood="2opt", name="tsp40-2opt"), None),
             (PPP.planted(61, 67, 1, distance=2)[0], None),

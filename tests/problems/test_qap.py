@@ -106,3 +106,50 @@ def test_three_exchange_tabu_search_reaches_optimum():
     assert result.fitness == qap.best_known
     stuck = TabuSearch(qap, neighbourhood=ThreeExchange(), initial=other, seed=0, backend="cpu").run(300)
     assert parity(stuck.solution) == parity(other) != parity(optimum)
+
+
+def refresh_like_the_kernel(qap, p, table, r, s):
+    """NumPy mirror of qap.cu.j2's refresh_state after swap (r, s); p is the new permutation."""
+    a, b, n = qap.a, qap.b, qap.n
+    moves = qap.neighbourhood.decode(np.arange(qap.neighbourhood.size, dtype=np.int64))
+    i, j = moves[:, 0], moves[:, 1]
+    meets = (i == r) | (i == s) | (j == r) | (j == s)
+    pr, ps, pi, pj = p[r], p[s], p[i], p[j]
+    update = ((a[r, i] - a[r, j] + a[s, j] - a[s, i]) * (b[ps, pi] - b[ps, pj] + b[pr, pj] - b[pr, pi])
+              + (a[i, r] - a[j, r] + a[j, s] - a[i, s]) * (b[pi, ps] - b[pj, ps] + b[pj, pr] - b[pi, pr]))
+    q = i * n + j
+    table[q[~meets]] += update[~meets]
+    table[q[meets]] = qap.delta(p, moves[meets])
+
+
+@pytest.mark.parametrize("symmetric", [False, True])
+def test_taillard_table_update_equals_fresh_deltas(symmetric):
+    """The GPU's delta table (Taillard's O(1) update after each swap, O(n) for the entries that
+    meet the swap) stays equal to the deltas computed afresh over 40 random swaps."""
+    rng = np.random.default_rng(11)
+    n = 23
+    a, b = rng.integers(-5, 40, (n, n)), rng.integers(0, 50, (n, n))
+    if symmetric:
+        a, b = a + a.T, b + b.T
+    qap = QAP(a, b, delta_table=True)
+    p = rng.permutation(n)
+    table = qap.solution_data(p)["swap_deltas"].copy()
+    for _ in range(40):
+        r, s = sorted(rng.choice(n, 2, replace=False))
+        p[[r, s]] = p[[s, r]]
+        refresh_like_the_kernel(qap, p, table, r, s)
+        assert np.array_equal(table, qap.solution_data(p)["swap_deltas"])
+
+
+def test_delta_table_is_chosen_by_size_and_neighbourhood():
+    """Auto: the table from TABLE_MIN_N facilities, swap only (one thread per move); the
+    refresh covers every swap; a bad value is refused."""
+    from lsmgpu import ThreeExchange
+    rng = np.random.default_rng(0)
+    big, small = (QAP(rng.integers(0, 9, (n, n)), rng.integers(0, 9, (n, n))) for n in (QAP.TABLE_MIN_N, 12))
+    assert big.delta_table and big.lanes_per_move() == 1 and big.refresh_items() == big.neighbourhood.size
+    assert not small.delta_table and small.solution_data(np.arange(12)) == {} and small.refresh_items() == 0
+    assert not big.with_neighbourhood(ThreeExchange()).delta_table
+    assert QAP(small.a, small.b, delta_table=True).delta_table
+    with pytest.raises(ValueError, match="delta_table"):
+        QAP(small.a, small.b, delta_table="yes")
