@@ -20,7 +20,7 @@ limits = cuda_batch.RESIDENT_MAX_MOVES, cuda_batch.RESIDENT_MAX_BATCH
 for problem in problems:
     for starts in (1, 16, 64, 256):
         row = []
-        for mode, moves in (("resident", 10**9), ("one launch per iteration", 0)):
+        for mode, moves in (("resident", 10**9), ("queued launches, one per iteration", 0)):
             cuda_batch.RESIDENT_MAX_MOVES = cuda_batch.RESIDENT_MAX_BATCH = moves
             search = BatchTabuSearch(problem, spawn_seeds(0, starts), backend=CudaBackend(tune=False))
             search.run(64)                                        # compile, warm up

@@ -29,10 +29,11 @@ log = logging.getLogger("lsmgpu")
 
 #: TabuSearch options the batch honours
 OPTIONS = {"backend", "tenure", "aspiration", "neighbourhood"}
-#: iterations per chunk: one launch of the device-resident kernel; the time limit, Ctrl-C and a
-#: driver's stop request are looked at between chunks
+#: iterations per chunk: what the GPU runs without the host (one launch of the device-resident
+#: kernel, or 64 queued launches); the time limit, Ctrl-C and a driver's stop request are looked
+#: at between chunks
 CHUNK = 64
-#: stop codes of a chunk (host_advance and the resident kernel)
+#: stop codes of a chunk (host_advance and the GPU's batch kernels)
 CODES = {1: "no_admissible_move", 2: "target", 3: "stagnation"}
 
 
@@ -90,7 +91,7 @@ class BatchTabuSearch:
         evaluator.load(xs, ledger.current)
         goal = None if target is None else sense * target
         overall, step = "done", 0
-        resident = getattr(evaluator, "resident", False)
+        queued = hasattr(evaluator, "advance")        # the GPU: a chunk runs without the host
         try:
             while ledger.active.any() and not (iterations is not None and step >= iterations):
                 if should_stop is not None and should_stop():
@@ -98,7 +99,7 @@ class BatchTabuSearch:
                 if step % 1024 == 0:
                     evaluator.set_tenures(self._tenures(rngs))
                 count = min(CHUNK, 1024 - step % 1024, (iterations - step) if iterations is not None else CHUNK)
-                if resident:
+                if queued:
                     made, values, code = evaluator.advance(step, count, self.aspiration, stagnation, goal)
                     interrupted = False
                 else:
@@ -130,7 +131,7 @@ class BatchTabuSearch:
             results.append(SearchResult(
                 solution=best_x[k].copy(), fitness=problem.fitness(best_x[k]), iterations=int(ledger.done[k]),
                 evaluations=int(ledger.evaluations[k]), seconds=elapsed,
-                history=np.concatenate(ledger.history[k]) * sense, improvements=ledger.improvements[k],
+                history=ledger.history(k) * sense, improvements=ledger.improvements[k],
                 backend=self.backend.name, device=evaluator.device, status=ledger.status[k],
                 timings=dict(evaluator.timings), algorithm="TabuSearch", problem=problem.name))
             if progress is not None:
@@ -141,7 +142,12 @@ class BatchTabuSearch:
 
 class Ledger:
     """The host's account of a batch, per start: current and best (signed) fitness, iterations
-    since the best, iterations made, evaluations, history, improvements, and why it stopped."""
+    since the best, iterations made, evaluations, history, improvements, and why it stopped.
+    A chunk is taken in with array operations over the starts (a batch of 256 starts records
+    a chunk every few milliseconds); histories are gathered per start every HISTORY_FLUSH
+    chunks."""
+
+    HISTORY_FLUSH = 16
 
     def __init__(self, current: np.ndarray, size: int):
         B = len(current)
@@ -151,33 +157,63 @@ class Ledger:
         self.evaluations = np.zeros(B, dtype=np.int64)
         self.active = np.ones(B, dtype=bool)
         self.status = [None] * B
-        self.history = [[current[k:k + 1].copy()] for k in range(B)]
+        self._history = [[current[k:k + 1].copy()] for k in range(B)]
+        self._pending = []            # chunks not yet split per start: (starts, made, values)
         self.improvements = [[] for _ in range(B)]
 
     def record(self, made, values, code, elapsed: float, sense: int, iterations) -> None:
         """Take in a chunk: ``made[k]`` iterations of start k, its fitness after each in
         ``values[k]``, and its stop code (CODES)."""
-        for k in np.flatnonzero(self.active):
-            m = int(made[k])
-            self.evaluations[k] += self.size * (m + (code[k] == 1))   # a failed selection scanned too
-            if m:
-                v = values[k, :m]
-                self.history[k].append(v.copy())
-                before = np.minimum.accumulate(np.concatenate([[self.best[k]], v[:-1]]))
-                better = np.flatnonzero(v < before)
-                for i in better:
-                    self.improvements[k].append((int(self.done[k]) + int(i) + 1, elapsed, v[i].item() * sense))
-                if better.size:
-                    self.best[k], self.since[k] = v[better[-1]], m - 1 - better[-1]
-                else:
-                    self.since[k] += m
-                self.current[k] = v[-1]
-                self.done[k] += m
-            if code[k]:
-                self.status[k] = CODES[code[k]]
-                if self.status[k] == "stagnation" and iterations is not None and self.done[k] >= iterations:
-                    self.status[k] = "iterations"     # a single search tests the budget first
-                self.active[k] = False
+        rows = np.flatnonzero(self.active)
+        m, v, c = np.asarray(made)[rows], np.asarray(values)[rows], np.asarray(code)[rows]
+        self.evaluations[rows] += self.size * (m + (c == 1))      # a failed selection scanned too
+        made_any = m > 0
+        if made_any.any():
+            valid = np.arange(v.shape[1]) < m[:, None]
+            ceiling = np.iinfo(v.dtype).max if v.dtype.kind == "i" else np.inf
+            seen = np.where(valid, v, ceiling)
+            before = np.minimum.accumulate(np.concatenate([self.best[rows, None], seen[:, :-1]], axis=1), axis=1)
+            better = valid & (v < before)
+            for r, i in zip(*np.nonzero(better)):
+                k = rows[r]
+                self.improvements[k].append((int(self.done[k]) + int(i) + 1, elapsed, v[r, i].item() * sense))
+            improved = better.any(axis=1)
+            last = v.shape[1] - 1 - np.argmax(better[:, ::-1], axis=1)
+            ends = np.arange(len(rows))
+            self.best[rows[improved]] = v[ends, last][improved]
+            self.since[rows] = np.where(improved, m - 1 - last, self.since[rows] + m)
+            self.current[rows[made_any]] = v[ends, np.maximum(m - 1, 0)][made_any]
+            self.done[rows] += m
+            self._pending.append((rows, m, v.copy()))
+            if len(self._pending) >= self.HISTORY_FLUSH:
+                self._flush()
+        for r in np.flatnonzero(c):
+            k = rows[r]
+            self.status[k] = CODES[c[r]]
+            if self.status[k] == "stagnation" and iterations is not None and self.done[k] >= iterations:
+                self.status[k] = "iterations"     # a single search tests the budget first
+            self.active[k] = False
+
+    def _flush(self) -> None:
+        """Split the pending chunks into the starts' histories (one piece per start)."""
+        B = len(self._history)
+        width = sum(v.shape[1] for _, _, v in self._pending)
+        values = np.zeros((B, width), dtype=self.current.dtype)
+        valid = np.zeros((B, width), dtype=bool)
+        col = 0
+        for rows, m, v in self._pending:
+            values[rows, col:col + v.shape[1]] = v
+            valid[rows, col:col + v.shape[1]] = np.arange(v.shape[1]) < m[:, None]
+            col += v.shape[1]
+        for k in np.flatnonzero(valid.any(axis=1)):
+            self._history[k].append(values[k][valid[k]])
+        self._pending = []
+
+    def history(self, k: int) -> np.ndarray:
+        """Start k's signed fitness: at the start, then after each iteration."""
+        if self._pending:
+            self._flush()
+        return np.concatenate(self._history[k])
 
     def stop(self, mask, why: str) -> None:
         """Mark the starts in ``mask`` stopped for ``why`` (unless they already are)."""
@@ -186,8 +222,8 @@ class Ledger:
 
 
 def host_advance(evaluator, step, count, aspiration, stagnation, goal, ledger: Ledger):
-    """``count`` iterations stepped one launch at a time (the CPU, and large neighbourhoods on
-    the GPU), with the stop tests the resident kernel makes: (made, current after each
+    """``count`` iterations of the CPU batch, stepped one at a time, with the stop tests the
+    GPU's batch kernels make: (made, current after each
     iteration (starts x count), code, whether Ctrl-C cut the chunk short). The ledger is
     read, not changed."""
     B = len(ledger.active)

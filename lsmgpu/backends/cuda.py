@@ -227,12 +227,8 @@ class CudaEvaluator(Evaluator):
         self.k_all.prepare("PPiqP" + arg_chars)
         self.k_apply = module.get_function("apply_index")
         self.k_apply.prepare("PPqii" + arg_chars)
-        self.k_refresh, self._refresh_args, self._refresh_grid = None, None, 0
-        items = problem.refresh_items()
-        if items:
-            self.k_refresh = module.get_function("refresh")
-            self._refresh_args = pack("Pi" + arg_chars, int(self.x_gpu), 1, *(int(a) for a in self.array_args))
-            self._refresh_grid = int(min(-(-items // 256), 4 * self.resident_threads // 256))
+        self.arg_chars = arg_chars
+        self.refresh = Refresh.of(self, self.x_gpu, 1)
         self._tail = (int(self.partial), int(self.ticket), int(self.out_ptr), int(self.first_found),
                       *(int(a) for a in self.array_args))
         self._out_idx, self._out_s = self.out["idx"], self.out["s"]
@@ -291,15 +287,6 @@ class CudaEvaluator(Evaluator):
             self.k_select._launch_kernel((grid, 1), (block, 1, 1), args, self.shared_bytes, None)
         except cuda.Error as exc:
             raise KernelLaunchError(f"evaluate_select: {exc}", (grid,), (block,)) from None
-
-    def _refresh(self) -> None:
-        """The problem's grid-wide state refresh after an applied move (queued behind it)."""
-        if self.k_refresh is None:
-            return
-        try:
-            self.k_refresh._launch_kernel((self._refresh_grid, 1), (256, 1, 1), self._refresh_args, 0, None)
-        except cuda.Error as exc:
-            raise KernelLaunchError(f"refresh: {exc}", (self._refresh_grid,), (256,)) from None
 
     def _set_head(self) -> None:
         """Constant leading arguments of evaluate_select: x, moves, tabu."""
@@ -373,8 +360,8 @@ class CudaEvaluator(Evaluator):
             start, end = cuda.Event(), cuda.Event()
             start.record()
         self._launch_select(threads, block, flags, query, until)
-        if flags & (APPLY_ANY | APPLY_IMPROVING):
-            self._refresh()
+        if flags & (APPLY_ANY | APPLY_IMPROVING) and self.refresh:
+            self.refresh()
         if self.options.profile:
             end.record()
             end.synchronize()
@@ -453,7 +440,8 @@ class CudaEvaluator(Evaluator):
                                        *self.array_args)
         except cuda.Error as exc:
             raise KernelLaunchError(f"apply_index: {exc}", (1,), (256,)) from None
-        self._refresh()
+        if self.refresh:
+            self.refresh()
         self.neighbourhood.apply(self.x, move)
         self._time("apply", time.perf_counter() - t0)
         return move
@@ -463,3 +451,27 @@ class CudaEvaluator(Evaluator):
         x = np.empty(self.problem.n, self.sol_dtype)
         cuda.memcpy_dtoh(x, self.x_gpu)
         return x
+
+
+class Refresh:
+    """Launcher of the problem's grid-wide ``refresh`` kernel (Problem.refresh_items) over
+    ``starts`` solutions laid end to end from ``xs``, with a CudaEvaluator's arrays."""
+
+    def __init__(self, evaluator: CudaEvaluator, xs, starts: int, args=None):
+        items = evaluator.problem.refresh_items()
+        self.function = evaluator.module.get_function("refresh")
+        args = evaluator.array_args if args is None else args
+        self.args = pack("Pi" + evaluator.arg_chars, int(xs), int(starts), *(int(a) for a in args))
+        self.grid = int(min(-(-starts * items // 256), 4 * evaluator.resident_threads // 256))
+
+    @classmethod
+    def of(cls, evaluator: CudaEvaluator, xs, starts: int, args=None) -> "Refresh | None":
+        """The launcher, or None when the problem has nothing to refresh."""
+        return cls(evaluator, xs, starts, args) if evaluator.problem.refresh_items() else None
+
+    def __call__(self) -> None:
+        """Queue one refresh behind the launches before it."""
+        try:
+            self.function._launch_kernel((self.grid, 1), (256, 1, 1), self.args, 0, None)
+        except cuda.Error as exc:
+            raise KernelLaunchError(f"refresh: {exc}", (self.grid,), (256,)) from None

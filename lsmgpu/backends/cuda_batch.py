@@ -1,10 +1,13 @@
-"""Many tabu searches in one launch per iteration: the GPU side of :mod:`lsmgpu.batch`.
+"""Many tabu searches stepped together on one GPU: the GPU side of :mod:`lsmgpu.batch`.
 
 ``evaluate_select_batch`` (templates/skeleton/evaluate.cu.j2) runs a grid of (blocks per
 start) x (starts): start k's blocks scan its neighbourhood, reduce to its best admissible move
 (a segmented reduction: one ticket per start) and its last block applies the move, with the
-tenure drawn on the host for that iteration, and keeps the start's current and best fitness
-and best solution on the GPU. The host reads one 16-byte record per start per iteration.
+tenure drawn on the host for that iteration, keeps the start's current and best fitness, best
+solution and stop tests on the GPU and writes its fitness to a history in mapped host memory.
+Nothing comes back per iteration: a chunk of iterations is queued as one launch each (plus
+the problem's refresh) and the host waits once. Small neighbourhoods run a whole chunk in
+one launch instead (``tabu_resident_batch``, one block per start).
 The problem's input arrays are shared by the starts; its solution-derived arrays, the
 solutions and the tabu matrices are held once per start, end to end.
 """
@@ -15,14 +18,11 @@ import time
 
 import numpy as np
 
-from .cuda import CudaEvaluator, KernelLaunchError, cuda, pack
+from .cuda import CudaEvaluator, KernelLaunchError, Refresh, cuda, pack
 from ..kernels import KernelSpec
 from .tuning import default_configuration
 
 __all__ = ["CudaBatchEvaluator", "batch_lanes"]
-
-NONE = np.iinfo(np.int64).max
-
 
 #: device-resident batches (one block per start, 64 iterations a launch) for neighbourhoods up
 #: to RESIDENT_MAX_MOVES moves and batches up to RESIDENT_MAX_BATCH moves in all; measured on
@@ -93,12 +93,15 @@ class CudaBatchEvaluator:
         self.current = cuda.mem_alloc(B * 8)
         self.best = cuda.mem_alloc(B * 8)
         self.active = cuda.to_device(np.ones(B, np.int32))
+        self.since = cuda.to_device(np.zeros(B, np.int32))
         self.ticket = cuda.to_device(np.zeros(B, np.uint32))
-        self.out = cuda.pagelocked_empty(B, single.cand, mem_flags=cuda.host_alloc_flags.DEVICEMAP)
-        out_ptr = self.out.base.get_device_pointer()
+        mapped = cuda.host_alloc_flags.DEVICEMAP
+        self.made = cuda.pagelocked_empty(B, np.int32, mem_flags=mapped)
+        self.code = cuda.pagelocked_empty(B, np.int32, mem_flags=mapped)
+        self.history = None
         # the solution-derived arrays: one copy per start, in place of the single copy
         self.state = {}
-        args, chars = [], ""
+        args = []
         for a, arg in zip(single.array_specs, single.array_args):
             if a.state:
                 dtype = single.state_buffers[a.name][1]
@@ -106,7 +109,7 @@ class CudaBatchEvaluator:
                 args.append(int(self.state[a.name][0]))
             else:
                 args.append(int(arg))
-            chars += "Q" if a.policy == "texture" else "P"
+        chars = single.arg_chars
         # threads per start: the neighbourhood's units, up to an even share of a few waves
         share = max(256, 4 * single.resident_threads // B)
         threads, self.block = default_configuration(min(single.units, share), single.resident_threads)
@@ -115,24 +118,13 @@ class CudaBatchEvaluator:
         self.chunk = int(min(32, max(1, neighbourhood.size // groups)))
         self.partial = cuda.mem_alloc(B * self.blocks * single.cand.itemsize)
         self.kernel = single.module.get_function("evaluate_select_batch")
-        self._format = "PPPPiiPPPqPPP" + chars
-        self._head = (int(self.xs), int(self.best_x), int(self.tabu), int(self.tenure))
-        self._tail = (int(self.current), int(self.best), int(self.active), self.chunk, int(self.partial),
-                      int(self.ticket), int(out_ptr), *args)
+        self._format = "PPPPiiiiPPPPi" + single.fit_char + "qPPPPP" + chars
+        self._args = args
         if self.resident:
             self.k_resident = single.module.get_function("tabu_resident_batch")
             self._resident_format = "PPPPiiiPPPPi" + single.fit_char + "qPPP" + chars
             self.resident_chunk = int(min(32, max(1, neighbourhood.size // (self.resident_block // single.lanes))))
-            self.since = cuda.to_device(np.zeros(B, np.int32))
-            self.made = cuda.pagelocked_empty(B, np.int32, mem_flags=cuda.host_alloc_flags.DEVICEMAP)
-            self.code = cuda.pagelocked_empty(B, np.int32, mem_flags=cuda.host_alloc_flags.DEVICEMAP)
-            self.history = None
-            self._args = args
-        self.refresh = None
-        if problem.refresh_items():
-            self.refresh = single.module.get_function("refresh")
-            self._refresh_args = pack("Pi" + chars, int(self.xs), B, *args)
-            self._refresh_grid = int(min(-(-B * problem.refresh_items() // 256), 4 * single.resident_threads // 256))
+        self.refresh = Refresh.of(single, self.xs, B, args)
         self.timings = {"kernel": 0.0}
 
     def load(self, xs: np.ndarray, current: np.ndarray) -> None:
@@ -146,8 +138,7 @@ class CudaBatchEvaluator:
         cuda.memcpy_htod(self.current, values)
         cuda.memcpy_htod(self.best, values)
         cuda.memcpy_htod(self.active, np.ones(B, np.int32))
-        if self.resident:
-            cuda.memcpy_htod(self.since, np.zeros(B, np.int32))
+        cuda.memcpy_htod(self.since, np.zeros(B, np.int32))
         if self.state:
             per_start = [self.problem.solution_data(x) for x in np.asarray(xs)]
             for name, (buf, dtype, length) in self.state.items():
@@ -158,49 +149,45 @@ class CudaBatchEvaluator:
         """Tenures of the next 1,024 iterations, one row per start."""
         cuda.memcpy_htod(self.tenure, np.ascontiguousarray(table, dtype=np.int32))
 
-    def set_active(self, active: np.ndarray) -> None:
-        cuda.memcpy_htod(self.active, np.ascontiguousarray(active, dtype=np.int32))
-
-    def iterate(self, step: int, aspiration: bool) -> tuple[np.ndarray, np.ndarray]:
-        """One tabu iteration of every active start: (signed delta, found) per start."""
-        t0 = time.perf_counter()
-        self.out["idx"] = NONE
-        args = pack(self._format, *self._head, step, 4 if aspiration else 0, *self._tail)
-        try:
-            self.kernel._launch_kernel((self.blocks, self.starts), (self.block, 1, 1), args,
-                                       self._single.shared_bytes, None)
-            if self.refresh is not None:
-                self.refresh._launch_kernel((self._refresh_grid, 1), (256, 1, 1), self._refresh_args, 0, None)
-            cuda.Context.synchronize()
-        except cuda.Error as exc:
-            raise KernelLaunchError(f"evaluate_select_batch: {exc}", (self.blocks, self.starts), (self.block,)) from None
-        found = self.out["idx"] != NONE
-        delta = np.where(found, self.out["s"], 0)
-        self.timings["kernel"] += time.perf_counter() - t0
-        return delta, found
-
     def advance(self, step: int, count: int, aspiration: bool, stagnation: int | None, target) -> tuple:
-        """Up to ``count`` iterations of every active start in one launch (device-resident):
-        (iterations made, current fitness after each (starts x count), stop code: 0 none,
-        1 no admissible move, 2 target reached, 3 stagnation)."""
+        """Up to ``count`` iterations of every active start, with one wait at the end: (iterations
+        made, current fitness after each (starts x count), stop code: 0 none, 1 no admissible
+        move, 2 target reached, 3 stagnation)."""
         B = self.starts
         if self.history is None or self.history.size < B * count:     # row k at k * count
             self.history = cuda.pagelocked_empty(B * count, self.ftype, mem_flags=cuda.host_alloc_flags.DEVICEMAP)
+        self.made[:] = 0
+        self.code[:] = 0
         flags = (4 if aspiration else 0) | (8 if target is not None else 0)
         goal = 0 if target is None else (int(target) if self.integer else float(target))
+        head = (int(self.xs), int(self.best_x), int(self.tabu), int(self.tenure))
+        state = (int(self.current), int(self.best), int(self.active), int(self.since), int(stagnation or 0), goal)
+        outputs = tuple(int(a.base.get_device_pointer()) for a in (self.made, self.code, self.history))
         t0 = time.perf_counter()
-        args = pack(self._resident_format, int(self.xs), int(self.best_x), int(self.tabu), int(self.tenure),
-                    step, count, flags, int(self.current), int(self.best), int(self.active), int(self.since),
-                    int(stagnation or 0), goal, self.resident_chunk,
-                    int(self.made.base.get_device_pointer()), int(self.code.base.get_device_pointer()),
-                    int(self.history.base.get_device_pointer()), *self._args)
+        if self.resident:
+            args = pack(self._resident_format, *head, step, count, flags, *state, self.resident_chunk, *outputs,
+                        *self._args)
+            self._launch("tabu_resident_batch", self.k_resident, (B, 1), self.resident_block, args)
+        else:
+            for it in range(count):
+                args = pack(self._format, *head, step + it, it, count, flags, *state, self.chunk,
+                            int(self.partial), int(self.ticket), *outputs, *self._args)
+                self._launch("evaluate_select_batch", self.kernel, (self.blocks, B), self.block, args)
+                if self.refresh:
+                    self.refresh()
         try:
-            self.k_resident._launch_kernel((B, 1), (self.resident_block, 1, 1), args, self._single.shared_bytes, None)
             cuda.Context.synchronize()
         except cuda.Error as exc:
-            raise KernelLaunchError(f"tabu_resident_batch: {exc}", (B,), (self.resident_block,)) from None
+            raise KernelLaunchError(f"batch iterations {step}..{step + count - 1}: {exc}",
+                                    (self.blocks, B), (self.block,)) from None
         self.timings["kernel"] += time.perf_counter() - t0
         return self.made.copy(), self.history[:B * count].reshape(B, count).copy(), self.code.copy()
+
+    def _launch(self, name: str, function, grid, block: int, args) -> None:
+        try:
+            function._launch_kernel(grid, (block, 1, 1), args, self._single.shared_bytes, None)
+        except cuda.Error as exc:
+            raise KernelLaunchError(f"{name}: {exc}", grid, (block,)) from None
 
     def best_solutions(self) -> np.ndarray:
         """Each start's best solution (starts x n), as the GPU kept it."""

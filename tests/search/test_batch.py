@@ -42,11 +42,16 @@ def test_each_start_follows_its_single_search(problem):
     assert_same_runs(batched, singles)
 
 
-def test_stagnation_stops_starts_one_by_one():
-    """Each start stops on its own stagnation, at the iteration a single search would."""
+@pytest.mark.parametrize("flush", [1, 16])
+def test_stagnation_stops_starts_one_by_one(monkeypatch, flush):
+    """Each start stops on its own stagnation, at the iteration a single search would; the
+    histories are the same whether the ledger splits them per start after every chunk or
+    every 16 (starts stopping in between)."""
+    from lsmgpu.batch import Ledger
+    monkeypatch.setattr(Ledger, "HISTORY_FLUSH", flush)
     problem = QAP.from_file(QAP.shipped("tai12a"))
-    batched = MultiStart(TabuSearch, problem, starts=6, seed=2, backend="cpu").run(3000, stagnation=40)
-    singles = [TabuSearch(problem, seed=s, backend="cpu").run(3000, stagnation=40) for s in spawn_seeds(2, 6)]
+    batched = MultiStart(TabuSearch, problem, starts=6, seed=2, backend="cpu").run(3000, stagnation=300)
+    singles = [TabuSearch(problem, seed=s, backend="cpu").run(3000, stagnation=300) for s in spawn_seeds(2, 6)]
     assert_same_runs(batched, singles)
     assert len({r.iterations for r in batched.results}) > 1
 
