@@ -148,11 +148,14 @@ class QAP(Problem):
         moves = self.neighbourhood.decode(np.arange(self.neighbourhood.size, dtype=np.int64))
         table[moves[:, 0] * n + moves[:, 1]] = self.delta(np.asarray(p), moves)
         return {"swap_deltas": table, "last_swap": np.array([0, 0, 0], dtype=np.int32),
-                "stamps": np.zeros(self.neighbourhood.size, dtype=np.int32)}
+                "stamps": np.zeros(n * n, dtype=np.int32)}
 
     def refresh_items(self):
-        """With the delta table: one item per swap, updated after each applied move."""
-        return self.neighbourhood.size if self.delta_table else 0
+        """With the delta table: one item per swap (rounded up to whole warps) for the O(1)
+        updates, then a warp (32 items) for each of the 2 n entries recomputed in O(n)."""
+        if not self.delta_table:
+            return 0
+        return -(-self.neighbourhood.size // 32) * 32 + 2 * self.n * 32
 
     def lanes_per_move(self):
         """Swap with the delta table: one thread per move (a lookup). Otherwise one warp lane

@@ -31,6 +31,9 @@ __all__ = ["CudaBatchEvaluator", "batch_lanes"]
 #: little for its neighbourhood), and 256 x tai30a slower than one launch per iteration
 RESIDENT_MAX_MOVES = 1024
 RESIDENT_MAX_BATCH = 65_536
+#: threads of a queued batch launch, in waves of the GPU's resident threads, shared evenly by
+#: the starts (at least 256 each, at most one group of lanes per move)
+BATCH_WAVES = 4
 
 
 def fewer_lanes(problem, moves: int, limit: int) -> int:
@@ -111,7 +114,7 @@ class CudaBatchEvaluator:
                 args.append(int(arg))
         chars = single.arg_chars
         # threads per start: the neighbourhood's units, up to an even share of a few waves
-        share = max(256, 4 * single.resident_threads // B)
+        share = max(256, int(BATCH_WAVES * single.resident_threads) // B)
         threads, self.block = default_configuration(min(single.units, share), single.resident_threads)
         self.blocks = threads // self.block
         groups = threads // single.lanes
