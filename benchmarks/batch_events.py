@@ -59,7 +59,7 @@ for starts, waves in [(int(b), float(w)) for b in args.starts.split(",") for w i
     state = (int(ev.current), int(ev.best), int(ev.active), int(ev.since), 0, 0)
 
     def evaluate(it):
-        a = pack(ev._format, *head, 5000 + it, it, 64, 4, *state, ev.chunk, int(ev.partial), int(ev.ticket),
+        a = pack(ev._format, *head, 5000 + it, it, 64, 4, search.rules.forced_after, *state, ev.chunk, int(ev.partial), int(ev.ticket),
                  *outputs, *ev._args)
         ev.kernel._launch_kernel((ev.blocks, starts), (ev.block, 1, 1), a, ev._single.shared_bytes, None)
 
@@ -73,7 +73,7 @@ for starts, waves in [(int(b), float(w)) for b in args.starts.split(",") for w i
             ev.refresh()
         rows.append("both: %.1f us/it, issued in %.1f us" % events(both))
     t0 = time.perf_counter()
-    ev.advance(6000, 64, True, None, None)
+    ev.advance(6000, 64, search.rules, None, None)
     rows.append(f"advance(64): {1e6 * (time.perf_counter() - t0) / 64:.1f} us/it")
     print(f"tai100a x {starts} (table {problem.delta_table}, {waves} waves): " + "; ".join(rows), flush=True)
     search.backend.batch_evaluator = original

@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 from .backends import resolve
+from .backends.base import Query
 from .result import SearchResult
 
 __all__ = ["BatchTabuSearch", "batch_unsupported"]
@@ -28,7 +29,7 @@ __all__ = ["BatchTabuSearch", "batch_unsupported"]
 log = logging.getLogger("lsmgpu")
 
 #: TabuSearch options the batch honours
-OPTIONS = {"backend", "tenure", "aspiration", "neighbourhood"}
+OPTIONS = {"backend", "tenure", "aspiration", "forced_after", "neighbourhood"}
 #: iterations per chunk: what the GPU runs without the host (one launch of the device-resident
 #: kernel, or 64 queued launches); the time limit, Ctrl-C and a driver's stop request are looked
 #: at between chunks
@@ -56,14 +57,17 @@ def batch_unsupported(search, options: dict, problem=None) -> str | None:
 class BatchTabuSearch:
     """``len(seeds)`` tabu searches of ``problem`` stepped together on one backend."""
 
-    def __init__(self, problem, seeds, *, backend="auto", tenure=None, aspiration=True, neighbourhood=None):
+    def __init__(self, problem, seeds, *, backend="auto", tenure=None, aspiration=True, forced_after=None,
+                 neighbourhood=None):
         from .search import TabuSearch
         template = TabuSearch(problem, backend=backend, tenure=tenure, aspiration=aspiration,
-                              neighbourhood=neighbourhood)   # checks the options once
+                              forced_after=forced_after, neighbourhood=neighbourhood)   # checks the options once
         self.problem, self.neighbourhood = template.problem, template.neighbourhood
         if callable(template.tenure):
             raise ValueError("BatchTabuSearch: a tenure function is not batched; use a (low, high) range")
-        self.tenure, self.aspiration = template.tenure, template.aspiration
+        self.tenure = template.tenure
+        #: the selection rules of every start (step, current and best are per start)
+        self.rules = Query(rule="best", tabu=True, aspiration=template.aspiration, forced_after=template.forced_after)
         self.backend = resolve(backend, self.problem)
         self.seeds = list(seeds)
 
@@ -100,10 +104,10 @@ class BatchTabuSearch:
                     evaluator.set_tenures(self._tenures(rngs))
                 count = min(CHUNK, 1024 - step % 1024, (iterations - step) if iterations is not None else CHUNK)
                 if queued:
-                    made, values, code = evaluator.advance(step, count, self.aspiration, stagnation, goal)
+                    made, values, code = evaluator.advance(step, count, self.rules, stagnation, goal)
                     interrupted = False
                 else:
-                    made, values, code, interrupted = host_advance(evaluator, step, count, self.aspiration,
+                    made, values, code, interrupted = host_advance(evaluator, step, count, self.rules,
                                                                    stagnation, goal, ledger)
                 step += count
                 elapsed = time.perf_counter() - t0
@@ -221,7 +225,7 @@ class Ledger:
             self.status[k] = self.status[k] or why
 
 
-def host_advance(evaluator, step, count, aspiration, stagnation, goal, ledger: Ledger):
+def host_advance(evaluator, step, count, rules, stagnation, goal, ledger: Ledger):
     """``count`` iterations of the CPU batch, stepped one at a time, with the stop tests the
     GPU's batch kernels make: (made, current after each
     iteration (starts x count), code, whether Ctrl-C cut the chunk short). The ledger is
@@ -234,7 +238,7 @@ def host_advance(evaluator, step, count, aspiration, stagnation, goal, ledger: L
     interrupted = False
     for i in range(count):
         try:
-            delta, found = evaluator.iterate(step + i, aspiration)
+            delta, found = evaluator.iterate(step + i, rules)
         except KeyboardInterrupt:      # keep the iterations made so far
             interrupted = True
             break

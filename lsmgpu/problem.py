@@ -169,6 +169,10 @@ class Problem:
         """Default tabu tenure: an int or an inclusive (low, high) range drawn each iteration."""
         return max(1, self.n // 4)
 
+    def tabu_forced_after(self) -> int:
+        """Default long-term aspiration window of TabuSearch (``forced_after``; 0: off)."""
+        return 0
+
     # --- what the engine calls -----------------------------------------------------------
     def fitness(self, x) -> float:
         """Validated full evaluation of ``x``."""

@@ -127,6 +127,11 @@ class QAP(Problem):
     def tabu_tenure(self):
         return (max(1, int(0.9 * self.n)), max(1, int(np.ceil(1.1 * self.n))))
 
+    def tabu_forced_after(self):
+        """Taillard's robust tabu search: a move that puts a facility back on a location it
+        has not held for 2 n^2 iterations is taken first."""
+        return 2 * self.n * self.n
+
     def write_solution(self, p, path) -> None:
         """Write ``p`` as a QAPLIB ``.sln`` file (n, cost, 1-based permutation)."""
         Path(path).write_text(f"{self.n} {self.evaluate(np.asarray(p))}\n" + " ".join(str(v + 1) for v in p) + "\n")
@@ -151,11 +156,12 @@ class QAP(Problem):
                 "stamps": np.zeros(n * n, dtype=np.int32)}
 
     def refresh_items(self):
-        """With the delta table: one item per swap (rounded up to whole warps) for the O(1)
-        updates, then a warp (32 items) for each of the 2 n entries recomputed in O(n)."""
+        """With the delta table: one item per (i, j) of the n x n table (rounded up to whole
+        warps) for the O(1) updates, then a warp (32 items) for each of the 2 n entries
+        recomputed in O(n)."""
         if not self.delta_table:
             return 0
-        return -(-self.neighbourhood.size // 32) * 32 + 2 * self.n * 32
+        return -(-self.n * self.n // 32) * 32 + 2 * self.n * 32
 
     def lanes_per_move(self):
         """Swap with the delta table: one thread per move (a lookup). Otherwise one warp lane

@@ -12,7 +12,11 @@ trajectory: the engine minimises ``sense * delta``; with ``rule="best"`` it retu
 admissible move of least signed delta, ties to the lowest index; with ``rule="first"``
 the lowest index whose signed delta is negative. A move is admissible when it is not
 tabu (all its added attributes have ``tabu[a, b] > iteration``) or when aspiration is on
-and it would beat the best fitness so far.
+and it would beat the best fitness so far. With ``forced_after = t > 0`` (Taillard's second
+aspiration criterion, his robust tabu search's long-term diversification) some moves come
+first: those with an added attribute not forbidden in the last t iterations
+(``tabu[a, b] < iteration - t``; never forbidden counts as 0), and those that beat the best
+fitness: when there is one, the least signed delta among them is chosen.
 """
 from __future__ import annotations
 
@@ -20,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Query", "Selection", "Evaluator", "select_in"]
+__all__ = ["Query", "Selection", "Evaluator", "select_in", "first_class"]
 
 
 @dataclass(slots=True)
@@ -33,6 +37,8 @@ class Query:
     best: float = np.inf
     tabu: bool = False
     aspiration: bool = True
+    #: Taillard's long-term aspiration window (0: off); see the module docstring
+    forced_after: int = 0
 
 
 @dataclass(slots=True)
@@ -48,21 +54,36 @@ class Selection:
         return self.index >= 0
 
 
-def select_in(signed: np.ndarray, tabu: np.ndarray | None, query: Query) -> int:
-    """Position of the move ``query`` selects among ``signed`` deltas, or -1."""
+def select_in(signed: np.ndarray, stamps: np.ndarray | None, query: Query) -> int:
+    """Position of the move ``query`` selects among ``signed`` deltas, or -1. ``stamps``: each
+    move's oldest tabu stamp (the least ``tabu[a, b]`` over its added attributes) when the
+    query is tabu."""
     if query.rule == "first":
         hits = np.flatnonzero(signed < 0)
         return int(hits[0]) if hits.size else -1
-    if tabu is not None:
-        admissible = ~tabu
-        if query.aspiration:
-            admissible |= query.current + signed < query.best
+    if stamps is not None:
+        first = first_class(signed, stamps, query)
+        if first is not None and first.any():
+            return int(np.argmin(np.where(first, signed, np.inf)))
+        aspired = query.current + signed < query.best if query.aspiration else np.zeros(signed.shape, bool)
+        admissible = (stamps <= query.step) | aspired
         if not admissible.any():
             return -1
         signed = np.where(admissible, signed, np.inf)
     if signed.size == 0:
         return -1
     return int(np.argmin(signed))  # argmin returns the first of equal minima
+
+
+def first_class(signed: np.ndarray, stamps: np.ndarray, query: Query) -> np.ndarray | None:
+    """The moves chosen before all others under ``query.forced_after`` (None when it is off):
+    an added attribute not forbidden for that long, or aspiration by objective."""
+    if query.forced_after <= 0:
+        return None
+    first = stamps < query.step - query.forced_after
+    if query.aspiration:
+        first |= query.current + signed < query.best
+    return first
 
 
 class Evaluator:
@@ -115,10 +136,11 @@ class Evaluator:
             return self.neighbourhood.decode_one(index)
         return self.neighbourhood.moves(self.x, np.array([index], dtype=np.int64), step)[0]
 
-    def tabu_mask(self, tabu: np.ndarray, moves: np.ndarray, step: int) -> np.ndarray:
-        """Which ``moves`` are tabu at iteration ``step`` under the host tabu matrix ``tabu``."""
+    def tabu_stamps(self, tabu: np.ndarray, moves: np.ndarray) -> np.ndarray:
+        """Each move's oldest stamp in the host tabu matrix ``tabu``: the least ``tabu[a, b]``
+        over the attributes it adds (the move is tabu at iteration t when it is > t)."""
         attrs = self.neighbourhood.added(self.x, moves)
-        return (tabu[attrs[..., 0], attrs[..., 1]] > step).all(axis=1)
+        return tabu[attrs[..., 0], attrs[..., 1]].min(axis=1)
 
     def forbid(self, tabu: np.ndarray | None, move: np.ndarray, until: int | None) -> None:
         """Mark the attributes ``move`` removes from the current solution tabu until ``until``."""

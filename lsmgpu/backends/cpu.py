@@ -6,12 +6,13 @@ neighbourhoods that fit in one chunk the decoded moves are cached across iterati
 """
 from __future__ import annotations
 
+import dataclasses
 import platform
 import time
 
 import numpy as np
 
-from .base import Evaluator, Query, Selection, select_in
+from .base import Evaluator, Query, Selection, first_class, select_in
 
 __all__ = ["CpuBackend", "CpuEvaluator", "CpuBatchEvaluator"]
 
@@ -72,20 +73,22 @@ class CpuEvaluator(Evaluator):
 
     def select(self, query: Query) -> Selection:
         t0 = time.perf_counter()
-        best_index, best_signed, best_delta, evaluated = -1, np.inf, 0.0, 0
+        best_index, best_key, best_delta, evaluated = -1, (2, np.inf), 0.0, 0
         for start, moves in self._chunks(query.step):
             d = self.problem.delta_of(self.x, moves)
             evaluated += len(moves)
             signed = self.sense * d
-            tabu = self.tabu_mask(self.tabu, moves, query.step) if query.tabu else None
-            k = select_in(signed, tabu, query)
+            stamps = self.tabu_stamps(self.tabu, moves) if query.tabu else None
+            k = select_in(signed, stamps, query)
             if k < 0:
                 continue
             if query.rule == "first":
                 best_index, best_delta = start + k, d[k]
                 break
-            if signed[k] < best_signed:  # strict: earlier chunks win ties
-                best_index, best_signed, best_delta = start + k, signed[k], d[k]
+            first = first_class(signed[k:k + 1], stamps[k:k + 1], query) if stamps is not None else None
+            key = (0 if first is not None and first[0] else 1, signed[k])
+            if key < best_key:  # strict: earlier chunks win ties
+                best_index, best_key, best_delta = start + k, key, d[k]
         self._time("evaluate", time.perf_counter() - t0)
         return Selection(best_index, best_delta.item() if hasattr(best_delta, "item") else best_delta, evaluated)
 
@@ -128,14 +131,15 @@ class CpuBatchEvaluator:
     def set_active(self, active) -> None:
         self.active = np.array(active, dtype=bool)
 
-    def iterate(self, step: int, aspiration: bool):
+    def iterate(self, step: int, rules: Query):
+        """One iteration of every active start under ``rules`` (a best-rule tabu Query):
+        (signed delta, found) per start."""
         t0 = time.perf_counter()
         delta = np.zeros(self.starts, dtype=self.current.dtype)
         found = np.zeros(self.starts, dtype=bool)
         sense = self.problem.sense
         for k in np.flatnonzero(self.active):
-            query = Query(rule="best", step=step, current=self.current[k], best=self.best[k], tabu=True,
-                          aspiration=aspiration)
+            query = dataclasses.replace(rules, step=step, current=self.current[k], best=self.best[k])
             sel, _ = self.evaluators[k].move(query, step + 1 + int(self.tenures[k, step % 1024]))
             if not sel.found:
                 self.active[k] = False

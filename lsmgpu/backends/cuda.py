@@ -220,7 +220,7 @@ class CudaEvaluator(Evaluator):
             self.fitness_host = cuda.pagelocked_empty(self.size, ftype)
 
         self.k_select = module.get_function("evaluate_select")
-        self._select_format = "PPPi" + self.fit_char * 2 + "iiqPPPP" + arg_chars
+        self._select_format = "PPPi" + self.fit_char * 2 + "iiiqPPPP" + arg_chars
         self.k_select.prepare(self._select_format)
         self._fitness_max = 2**63 - 1 if self.integer else math.inf
         self.k_all = module.get_function("evaluate_all")
@@ -281,8 +281,8 @@ class CudaEvaluator(Evaluator):
         best = query.best if math.isfinite(query.best) else self._fitness_max
         if self.integer:
             current, best = int(current), int(best)
-        args = pack(self._select_format, *self._head, query.step, current, best, flags, until, self.chunk,
-                    *self._tail)
+        args = pack(self._select_format, *self._head, query.step, current, best, flags, until, query.forced_after,
+                    self.chunk, *self._tail)
         try:
             self.k_select._launch_kernel((grid, 1), (block, 1, 1), args, self.shared_bytes, None)
         except cuda.Error as exc:
@@ -418,12 +418,12 @@ class CudaEvaluator(Evaluator):
     def _select_on_host(self, query: Query) -> Selection:
         d = self.deltas(query.step)
         t0 = time.perf_counter()
-        tabu = None
+        stamps = None
         if query.tabu:
             if self._all_moves is None:  # decoded once: the neighbourhood is static
                 self._all_moves = self.neighbourhood.decode(np.arange(self.size, dtype=np.int64))
-            tabu = self.tabu_mask(self.tabu_host, self._all_moves, query.step)
-        k = select_in(self.sense * d, tabu, query)
+            stamps = self.tabu_stamps(self.tabu_host, self._all_moves)
+        k = select_in(self.sense * d, stamps, query)
         self._time("select", time.perf_counter() - t0)
         delta = (int(d[k]) if self.integer else float(d[k])) if k >= 0 else 0
         evaluated = self.size

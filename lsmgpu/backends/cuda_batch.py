@@ -32,8 +32,10 @@ __all__ = ["CudaBatchEvaluator", "batch_lanes"]
 RESIDENT_MAX_MOVES = 1024
 RESIDENT_MAX_BATCH = 65_536
 #: threads of a queued batch launch, in waves of the GPU's resident threads, shared evenly by
-#: the starts (at least 256 each, at most one group of lanes per move)
-BATCH_WAVES = 4
+#: the starts (at least 256 each, at most one group of lanes per move); measured on the H100
+#: (benchmarks/batch_events.py, 256 x tai100a with the delta table): 1 wave 27.7 us per
+#: launch, 2 waves 34.1, 4 waves 41.0
+BATCH_WAVES = 1
 
 
 def fewer_lanes(problem, moves: int, limit: int) -> int:
@@ -121,11 +123,11 @@ class CudaBatchEvaluator:
         self.chunk = int(min(32, max(1, neighbourhood.size // groups)))
         self.partial = cuda.mem_alloc(B * self.blocks * single.cand.itemsize)
         self.kernel = single.module.get_function("evaluate_select_batch")
-        self._format = "PPPPiiiiPPPPi" + single.fit_char + "qPPPPP" + chars
+        self._format = "PPPPiiiiiPPPPi" + single.fit_char + "qPPPPP" + chars
         self._args = args
         if self.resident:
             self.k_resident = single.module.get_function("tabu_resident_batch")
-            self._resident_format = "PPPPiiiPPPPi" + single.fit_char + "qPPP" + chars
+            self._resident_format = "PPPPiiiiPPPPi" + single.fit_char + "qPPP" + chars
             self.resident_chunk = int(min(32, max(1, neighbourhood.size // (self.resident_block // single.lanes))))
         self.refresh = Refresh.of(single, self.xs, B, args)
         self.timings = {"kernel": 0.0}
@@ -152,8 +154,9 @@ class CudaBatchEvaluator:
         """Tenures of the next 1,024 iterations, one row per start."""
         cuda.memcpy_htod(self.tenure, np.ascontiguousarray(table, dtype=np.int32))
 
-    def advance(self, step: int, count: int, aspiration: bool, stagnation: int | None, target) -> tuple:
-        """Up to ``count`` iterations of every active start, with one wait at the end: (iterations
+    def advance(self, step: int, count: int, rules, stagnation: int | None, target) -> tuple:
+        """Up to ``count`` iterations of every active start under ``rules`` (a best-rule tabu
+        Query: aspiration, forced_after), with one wait at the end: (iterations
         made, current fitness after each (starts x count), stop code: 0 none, 1 no admissible
         move, 2 target reached, 3 stagnation)."""
         B = self.starts
@@ -161,19 +164,19 @@ class CudaBatchEvaluator:
             self.history = cuda.pagelocked_empty(B * count, self.ftype, mem_flags=cuda.host_alloc_flags.DEVICEMAP)
         self.made[:] = 0
         self.code[:] = 0
-        flags = (4 if aspiration else 0) | (8 if target is not None else 0)
+        flags = (4 if rules.aspiration else 0) | (8 if target is not None else 0)
         goal = 0 if target is None else (int(target) if self.integer else float(target))
         head = (int(self.xs), int(self.best_x), int(self.tabu), int(self.tenure))
         state = (int(self.current), int(self.best), int(self.active), int(self.since), int(stagnation or 0), goal)
         outputs = tuple(int(a.base.get_device_pointer()) for a in (self.made, self.code, self.history))
         t0 = time.perf_counter()
         if self.resident:
-            args = pack(self._resident_format, *head, step, count, flags, *state, self.resident_chunk, *outputs,
+            args = pack(self._resident_format, *head, step, count, flags, rules.forced_after, *state, self.resident_chunk, *outputs,
                         *self._args)
             self._launch("tabu_resident_batch", self.k_resident, (B, 1), self.resident_block, args)
         else:
             for it in range(count):
-                args = pack(self._format, *head, step + it, it, count, flags, *state, self.chunk,
+                args = pack(self._format, *head, step + it, it, count, flags, rules.forced_after, *state, self.chunk,
                             int(self.partial), int(self.ticket), *outputs, *self._args)
                 self._launch("evaluate_select_batch", self.kernel, (self.blocks, B), self.block, args)
                 if self.refresh:

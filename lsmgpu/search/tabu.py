@@ -21,6 +21,14 @@ def _check_tenure(tenure):
                      f"(fitness, rng) -> int, got {tenure!r}")
 
 
+def _check_forced_after(value) -> int:
+    if value is None or value is False:
+        return 0
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 0:
+        return int(value)
+    raise ValueError(f"TabuSearch: `forced_after` must be an int >= 0 (0: off), got {value!r}")
+
+
 class TabuSearch(LocalSearch):
     """Move to the best admissible neighbour every iteration, improving or not.
 
@@ -30,15 +38,22 @@ class TabuSearch(LocalSearch):
     of the current fitness (TabuCol's reactive tenure). With ``aspiration`` a tabu move is
     admissible when it beats the best fitness so far. The default tenure is the
     problem's ``tabu_tenure()`` (QAP: Taillard's [0.9 n, 1.1 n]).
+
+    ``forced_after = t`` turns on Taillard's long-term diversification: a move that adds an
+    attribute not forbidden for t iterations (a facility back on a location it has not held
+    for that long) is taken before every other move, as is one that beats the best fitness
+    (lsmgpu.backends.base). Default: the problem's ``tabu_forced_after()`` (QAP: 2 n^2, as
+    in Taillard's robust tabu search; others: off).
     """
 
     algorithm = "TabuSearch"
     uses_tabu = True
 
-    def __init__(self, problem, *, tenure=None, aspiration: bool = True, **options):
+    def __init__(self, problem, *, tenure=None, aspiration: bool = True, forced_after=None, **options):
         super().__init__(problem, **options)
         self.tenure = _check_tenure(problem.tabu_tenure() if tenure is None else tenure)
         self.aspiration = bool(aspiration)
+        self.forced_after = _check_forced_after(problem.tabu_forced_after() if forced_after is None else forced_after)
 
     def _start_hook(self):
         self._tenures = []
@@ -59,7 +74,7 @@ class TabuSearch(LocalSearch):
 
     def _iterate(self):
         query = Query(rule="best", step=self.iteration, current=self.current, best=self.best,
-                      tabu=True, aspiration=self.aspiration)
+                      tabu=True, aspiration=self.aspiration, forced_after=self.forced_after)
         sel, move = self._move(query, tabu_until=self.iteration + 1 + self._next_tenure())
         if not sel.found:
             raise Stop("no_admissible_move")

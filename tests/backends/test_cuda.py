@@ -129,6 +129,12 @@ def trajectory_cases():
         ("tabu-tsp-2opt", lambda b: TabuSearch(berlin, seed=0, backend=b), 2000),
         ("tabu-tsp-swap", lambda b: TabuSearch(TSP.from_file(TSP.shipped("eil51")), seed=0, backend=b), 2000),
         ("tabu-flip2", lambda b: TabuSearch(LinearBits(np.arange(-20, 20), distance=2), seed=0, backend=b), 500),
+        # Taillard's long-term aspiration on other move kinds (the QAP has it by default)
+        ("tabu-flip2-forced", lambda b: TabuSearch(LinearBits(np.arange(-20, 20), distance=2), seed=0, backend=b,
+                                                   forced_after=15), 500),
+        ("tabu-tsp-2opt-forced", lambda b: TabuSearch(berlin, seed=0, backend=b, forced_after=60), 1000),
+        ("tabu-qap-3exchange-forced", lambda b: TabuSearch(random_qap(14, 6, False).with_neighbourhood(ThreeExchange()),
+                                                           seed=0, backend=b, forced_after=40), 300),
         ("tabu-value", lambda b: TabuSearch(ValueTable(np.arange(120).reshape(30, 4) % 7), seed=0, backend=b), 500),
         ("tabucol", lambda b: TabuSearch(GraphColoring(120, random_graph(120, 0.2, 4), 6), seed=0,
                                          backend=b), 1000),

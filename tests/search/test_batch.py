@@ -72,11 +72,11 @@ def test_ctrl_c_returns_the_best_so_far(monkeypatch):
     calls = {"n": 0}
     iterate = CpuBatchEvaluator.iterate
 
-    def interrupted(self, step, aspiration):
+    def interrupted(self, step, rules):
         calls["n"] += 1
         if calls["n"] == 50:
             raise KeyboardInterrupt
-        return iterate(self, step, aspiration)
+        return iterate(self, step, rules)
 
     monkeypatch.setattr(CpuBatchEvaluator, "iterate", interrupted)
     result = search.run(1000)

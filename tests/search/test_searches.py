@@ -210,3 +210,34 @@ def test_independent_ils_and_unsupported_neighbourhoods():
     assert result.fitness == tsp.evaluate(result.solution)
     with pytest.raises(TypeError, match="footprints"):
         HillClimbing(QAP.from_file(QAP.shipped("tai12a")), strategy="independent", backend="cpu").run()
+
+
+def test_forced_moves_come_first_in_selection():
+    """Taillard's long-term aspiration: with forced_after = t, a move adding an attribute not
+    forbidden for t iterations is chosen before better non-tabu moves, aspiration by objective
+    is in the same first class, and with t = 0 the usual rule holds."""
+    from lsmgpu.backends.base import Query, select_in
+    signed = np.array([-5.0, 3.0, -2.0, 1.0])
+    stamps = np.array([90, 10, 95, 60])     # iteration 100: move 1 (stamp 10) last forbidden long ago
+    query = Query(step=100, current=50.0, best=0.0, tabu=True, forced_after=50)
+    assert select_in(signed, stamps, query) == 1
+    assert select_in(signed, stamps, Query(step=100, current=50.0, best=0.0, tabu=True)) == 0
+    # a move that beats the best joins the first class: the least delta of the class wins
+    assert select_in(signed, stamps, Query(step=100, current=4.0, best=0.0, tabu=True, forced_after=50)) == 0
+    # tabu moves (stamp > step) are never forced; no first-class move: the usual rule
+    assert select_in(signed, np.array([150, 120, 95, 99]), query) == 2
+
+
+def test_forced_after_is_the_same_on_every_chunking():
+    """The CPU evaluator combines its chunks by class first: the trajectory with forced moves
+    does not depend on the chunk size, and forced moves change the trajectory."""
+    from lsmgpu.backends.cpu import CpuBackend
+    problem = QAP.from_file(QAP.shipped("tai12a"))
+    runs = [TabuSearch(problem, seed=3, backend=CpuBackend(chunk=chunk), forced_after=30).run(600)
+            for chunk in (7, 1 << 18)]
+    assert np.array_equal(runs[0].history, runs[1].history)
+    plain = TabuSearch(problem, seed=3, backend="cpu", forced_after=0).run(600)
+    assert not np.array_equal(plain.history, runs[0].history)
+    assert TabuSearch(problem, backend="cpu").forced_after == 2 * 12 * 12
+    with pytest.raises(ValueError, match="forced_after"):
+        TabuSearch(problem, backend="cpu", forced_after=-1)
