@@ -145,7 +145,8 @@ class QAP(Problem):
 
     def solution_data(self, p):
         """With the delta table: every swap's delta (entry r * n + s, r < s), the last swap
-        applied (r, s, serial number) and each entry's stamp (the serial it is current for)."""
+        applied (r, s, serial number) with the vectors of its O(1) corrections (see
+        qap.cu.j2) and each entry's stamp (the serial it is current for)."""
         if not self.delta_table:
             return {}
         n = self.n
@@ -153,7 +154,7 @@ class QAP(Problem):
         moves = self.neighbourhood.decode(np.arange(self.neighbourhood.size, dtype=np.int64))
         table[moves[:, 0] * n + moves[:, 1]] = self.delta(np.asarray(p), moves)
         return {"swap_deltas": table, "last_swap": np.array([0, 0, 0], dtype=np.int32),
-                "stamps": np.zeros(n * n, dtype=np.int32)}
+                "swap_rows": np.zeros(4 * n, dtype=np.int64), "stamps": np.zeros(n * n, dtype=np.int32)}
 
     def refresh_items(self):
         """With the delta table: one item per (i, j) of the n x n table (rounded up to whole

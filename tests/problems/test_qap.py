@@ -108,18 +108,17 @@ def test_three_exchange_tabu_search_reaches_optimum():
     assert parity(stuck.solution) == parity(other) != parity(optimum)
 
 
-def refresh_like_the_kernel(qap, p, table, r, s):
-    """NumPy mirror of qap.cu.j2's refresh_state after swap (r, s); p is the new permutation."""
+def refresh_like_the_kernel(qap, old, p, table, r, s):
+    """NumPy mirror of qap.cu.j2 for swap (r, s): apply_state's vectors from the old
+    permutation ``old``, then refresh_state on the new one ``p``."""
     a, b, n = qap.a, qap.b, qap.n
+    u, v = a[r] - a[s], b[old[r], old] - b[old[s], old]
+    u2, v2 = a[:, r] - a[:, s], b[old, old[r]] - b[old, old[s]]
     moves = qap.neighbourhood.decode(np.arange(qap.neighbourhood.size, dtype=np.int64))
     i, j = moves[:, 0], moves[:, 1]
     meets = (i == r) | (i == s) | (j == r) | (j == s)
-    pr, ps, pi, pj = p[r], p[s], p[i], p[j]
-    half = (a[r, i] - a[r, j] + a[s, j] - a[s, i]) * (b[ps, pi] - b[ps, pj] + b[pr, pj] - b[pr, pi])
-    if qap.template_params()["symmetric"]:
-        update = 2 * half
-    else:
-        update = half + (a[i, r] - a[j, r] + a[j, s] - a[i, s]) * (b[pi, ps] - b[pj, ps] + b[pj, pr] - b[pi, pr])
+    half = (u[i] - u[j]) * (v[i] - v[j])
+    update = 2 * half if qap.template_params()["symmetric"] else half + (u2[i] - u2[j]) * (v2[i] - v2[j])
     q = i * n + j
     table[q[~meets]] += update[~meets]
     table[q[meets]] = qap.delta(p, moves[meets])
@@ -141,8 +140,9 @@ def test_taillard_table_update_equals_fresh_deltas(symmetric):
     table = qap.solution_data(p)["swap_deltas"].copy()
     for _ in range(40):
         r, s = sorted(rng.choice(n, 2, replace=False))
+        old = p.copy()
         p[[r, s]] = p[[s, r]]
-        refresh_like_the_kernel(qap, p, table, r, s)
+        refresh_like_the_kernel(qap, old, p, table, r, s)
         assert np.array_equal(table, qap.solution_data(p)["swap_deltas"])
 
 
