@@ -29,7 +29,7 @@ __all__ = ["BatchTabuSearch", "batch_unsupported"]
 log = logging.getLogger("lsmgpu")
 
 #: TabuSearch options the batch honours
-OPTIONS = {"backend", "tenure", "aspiration", "forced_after", "neighbourhood"}
+OPTIONS = {"backend", "tenure", "aspiration", "forced_after", "neighbourhood", "exchange_every", "exchange_strength"}
 #: iterations per chunk: what the GPU runs without the host (one launch of the device-resident
 #: kernel, or 64 queued launches); the time limit, Ctrl-C and a driver's stop request are looked
 #: at between chunks
@@ -55,10 +55,19 @@ def batch_unsupported(search, options: dict, problem=None) -> str | None:
 
 
 class BatchTabuSearch:
-    """``len(seeds)`` tabu searches of ``problem`` stepped together on one backend."""
+    """``len(seeds)`` tabu searches of ``problem`` stepped together on one backend.
+
+    Independent by default. ``exchange_every = K`` makes them islands: every K iterations the
+    active starts are ranked by their best fitness and each of the worse half restarts from
+    the best solution of its counterpart in the better half (the best gives to the worst),
+    kicked by ``problem.perturb`` with ``exchange_strength`` random moves (default n / 10) and
+    with fresh tabu memory; a start keeps its own best. A restart is not an iteration: the
+    start's history goes on from its new solution. Exchanges draw from a stream of their own,
+    so a seeded batch is reproducible.
+    """
 
     def __init__(self, problem, seeds, *, backend="auto", tenure=None, aspiration=True, forced_after=None,
-                 neighbourhood=None):
+                 neighbourhood=None, exchange_every: int | None = None, exchange_strength: int | None = None):
         from .search import TabuSearch
         template = TabuSearch(problem, backend=backend, tenure=tenure, aspiration=aspiration,
                               forced_after=forced_after, neighbourhood=neighbourhood)   # checks the options once
@@ -70,6 +79,26 @@ class BatchTabuSearch:
         self.rules = Query(rule="best", tabu=True, aspiration=template.aspiration, forced_after=template.forced_after)
         self.backend = resolve(backend, self.problem)
         self.seeds = list(seeds)
+        for label, value in (("exchange_every", exchange_every), ("exchange_strength", exchange_strength)):
+            if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1):
+                raise ValueError(f"BatchTabuSearch: `{label}` must be an int >= 1 (or None), got {value!r}")
+        self.exchange_every = exchange_every
+        self.exchange_strength = exchange_strength or max(1, self.problem.n // 10)
+
+    def _exchange(self, evaluator, ledger, rng) -> None:
+        """Islands: the worse half of the active starts restart from kicked copies of the
+        better half's best solutions (see the class)."""
+        active = np.flatnonzero(ledger.active)
+        order = active[np.argsort(ledger.best[active], kind="stable")]
+        half = len(order) // 2
+        if half == 0:
+            return
+        donors, takers = order[:half], order[::-1][:half]
+        best_x = evaluator.best_solutions()
+        xs = np.stack([self.problem.perturb(best_x[d].copy(), rng, self.exchange_strength) for d in donors])
+        values = np.array([self.problem.sense * self.problem.fitness(x) for x in xs], dtype=ledger.current.dtype)
+        evaluator.restart(takers, xs, values)
+        ledger.restart(takers, values)
 
     def _tenures(self, rngs) -> np.ndarray:
         """The next 1,024 tenures of every start, drawn as TabuSearch draws them."""
@@ -95,6 +124,7 @@ class BatchTabuSearch:
         evaluator.load(xs, ledger.current)
         goal = None if target is None else sense * target
         overall, step = "done", 0
+        exchange_rng = np.random.default_rng(np.random.SeedSequence(self.seeds[0].entropy, spawn_key=(0xE8C4,)))
         queued = hasattr(evaluator, "advance")        # the GPU: a chunk runs without the host
         try:
             while ledger.active.any() and not (iterations is not None and step >= iterations):
@@ -102,7 +132,8 @@ class BatchTabuSearch:
                     raise KeyboardInterrupt
                 if step % 1024 == 0:
                     evaluator.set_tenures(self._tenures(rngs))
-                count = min(CHUNK, 1024 - step % 1024, (iterations - step) if iterations is not None else CHUNK)
+                count = min(CHUNK, 1024 - step % 1024, (iterations - step) if iterations is not None else CHUNK,
+                            (self.exchange_every - step % self.exchange_every) if self.exchange_every else CHUNK)
                 if queued:
                     made, values, code = evaluator.advance(step, count, self.rules, stagnation, goal)
                     interrupted = False
@@ -124,6 +155,8 @@ class BatchTabuSearch:
                     ledger.stop(ledger.active, "seconds")
                     overall = "seconds"
                     break
+                if self.exchange_every and step % self.exchange_every == 0:
+                    self._exchange(evaluator, ledger, exchange_rng)
         except KeyboardInterrupt:
             overall = "interrupted"
             log.warning("batched tabu search interrupted near iteration %d; returning the best so far", step)
@@ -218,6 +251,11 @@ class Ledger:
         if self._pending:
             self._flush()
         return np.concatenate(self._history[k])
+
+    def restart(self, starts, current) -> None:
+        """Starts ``starts`` go on from new solutions of fitness ``current`` (islands)."""
+        self.current[starts] = current
+        self.since[starts] = 0
 
     def stop(self, mask, why: str) -> None:
         """Mark the starts in ``mask`` stopped for ``why`` (unless they already are)."""

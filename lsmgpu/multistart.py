@@ -110,6 +110,9 @@ class MultiStart:
         self.problem, self.options = problem, options
         self.seeds = spawn_seeds(seed, starts)
         self.batched = bool(batch) and batch_unsupported(self.search, options, problem) is None
+        if not self.batched and options.get("exchange_every") is not None:
+            raise ValueError("MultiStart: `exchange_every` makes batched tabu starts exchange solutions; "
+                             f"these starts run one after the other ({batch_unsupported(self.search, options, problem) or 'batch=False'})")
 
     def make(self, k: int):
         """The search of start k (seeded with its spawned seed)."""

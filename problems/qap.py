@@ -71,8 +71,11 @@ class QAP(Problem):
                 raise ValueError(f"QAP: `{label}` must hold integers")
         self.a = np.ascontiguousarray(a, dtype=np.int64)
         self.b = np.ascontiguousarray(b, dtype=np.int64)
-        if np.abs(self.a).max() * np.abs(self.b).max() * self.a.shape[0] ** 2 >= 2**62:
+        bound = int(np.abs(self.a).max()) * int(np.abs(self.b).max()) * self.a.shape[0] ** 2
+        if bound >= 2**62:
             raise ValueError("QAP: entries too large for 64-bit costs")
+        self._float_exact = bound < 2**53
+        self._float = (self.a.astype(np.float64), self.b.astype(np.float64)) if self._float_exact else None
         self.name, self.best_known = name, best_known
         if delta_table not in (None, True, False):
             raise ValueError(f"QAP: `delta_table` must be None, True or False, got {delta_table!r}")
@@ -114,7 +117,7 @@ class QAP(Problem):
             raise TypeError(f"QAP.delta: unsupported neighbourhood {self.neighbourhood!r}")
         a, b = self.a, self.b
         old = p[pos]
-        rows, cols = a @ b[:, p].T, a.T @ b[p, :]
+        rows, cols = self._products(p)
         d = (rows[pos, new] - rows[pos, old] + cols[pos, new] - cols[pos, old]).sum(axis=1)
         q = pos.shape[1]
         for u in range(q):
@@ -123,6 +126,16 @@ class QAP(Problem):
                 d -= a[r, s_] * (b[nr, ps] - b[pr, ps]) + a[s_, r] * (b[ps, nr] - b[ps, pr])
                 d += a[r, s_] * (b[nr, ns] - b[pr, ps])
         return d
+
+    def _products(self, p):
+        """(a b[:, p]^T, a^T b[p, :]): through BLAS in float64 where every sum is exact
+        (|a| |b| n < 2^53, all of QAPLIB), else in int64 (NumPy's slow integer product)."""
+        a, b = self.a, self.b
+        if self._float_exact:
+            af, bf = self._float
+            rows, cols = af @ bf[:, p].T, af.T @ bf[p, :]
+            return rows.astype(np.int64), cols.astype(np.int64)
+        return a @ b[:, p].T, a.T @ b[p, :]
 
     def tabu_tenure(self):
         return (max(1, int(0.9 * self.n)), max(1, int(np.ceil(1.1 * self.n))))

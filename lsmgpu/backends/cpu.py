@@ -128,6 +128,14 @@ class CpuBatchEvaluator:
     def set_tenures(self, table) -> None:
         self.tenures = np.asarray(table)
 
+    def restart(self, starts, xs, current) -> None:
+        """Starts ``starts`` go on from solutions ``xs`` of signed fitness ``current``, with
+        fresh tabu memory (their best stays)."""
+        for k, x, value in zip(starts, xs, current):
+            self.evaluators[k].load(x)
+            self.evaluators[k].enable_tabu()
+            self.current[k] = value
+
     def set_active(self, active) -> None:
         self.active = np.array(active, dtype=bool)
 

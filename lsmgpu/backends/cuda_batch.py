@@ -150,6 +150,21 @@ class CudaBatchEvaluator:
                 cuda.memcpy_htod(buf, np.ascontiguousarray(np.concatenate(
                     [np.asarray(p[name], dtype=dtype).ravel() for p in per_start])))
 
+    def restart(self, starts, xs, current) -> None:
+        """Starts ``starts`` go on from solutions ``xs`` of signed fitness ``current``, with
+        fresh tabu memory and solution-derived arrays (their best stays)."""
+        n, isize = self.problem.n, self.sol_dtype.itemsize
+        for k, x, value in zip(starts, xs, current):
+            k = int(k)
+            cuda.memcpy_htod(int(self.xs) + k * n * isize, np.ascontiguousarray(x, dtype=self.sol_dtype))
+            cuda.memset_d32(int(self.tabu) + 4 * k * self.tabu_size, 0, self.tabu_size)
+            cuda.memcpy_htod(int(self.current) + 8 * k, np.array([value], dtype=self.ftype))
+            cuda.memset_d32(int(self.since) + 4 * k, 0, 1)
+            for name, array in self.problem.solution_data(x).items():
+                buf, dtype, length = self.state[name]
+                row = np.ascontiguousarray(np.asarray(array, dtype=dtype).ravel())
+                cuda.memcpy_htod(int(buf) + k * length * np.dtype(dtype).itemsize, row)
+
     def set_tenures(self, table: np.ndarray) -> None:
         """Tenures of the next 1,024 iterations, one row per start."""
         cuda.memcpy_htod(self.tenure, np.ascontiguousarray(table, dtype=np.int32))

@@ -309,3 +309,17 @@ def test_batched_target_and_stagnation_stops_match_the_cpu():
     for cpu_run, gpu_run in zip(*(r.results for r in runs)):
         assert np.array_equal(gpu_run.history, cpu_run.history)
         assert (gpu_run.iterations, gpu_run.status) == (cpu_run.iterations, cpu_run.status)
+
+
+@pytest.mark.parametrize("problem", [QAP.from_file(QAP.shipped("tai12a")), random_qap(60, 4, True)],
+                         ids=["resident", "queued-table"])
+def test_islands_follow_the_cpu(problem):
+    """Islands (exchange_every): restarts upload solutions, tabu rows and the solution-derived
+    arrays (the QAP's delta table) of the restarted starts; trajectories equal the CPU's."""
+    from lsmgpu import TabuSearch
+    from lsmgpu.multistart import MultiStart
+    runs = [MultiStart(TabuSearch, problem, starts=6, seed=2, backend=b, exchange_every=128).run(640)
+            for b in ("cpu", cuda(tune=False))]
+    for cpu_run, gpu_run in zip(*(r.results for r in runs)):
+        assert np.array_equal(gpu_run.history, cpu_run.history)
+        assert np.array_equal(gpu_run.solution, cpu_run.solution)

@@ -109,3 +109,32 @@ def test_on_chunk_reports_progress():
         150, on_chunk=lambda done, best: seen.append((done, best)))
     assert [d for d, _ in seen] == [64, 128, 150]
     assert seen[-1][1] == result.fitness and all(b1 >= b2 for (_, b1), (_, b2) in zip(seen, seen[1:]))
+
+
+def test_islands_exchange_the_best_solutions():
+    """exchange_every: the worse half restarts from kicked copies of the better half's best
+    (a start's fitness jumps without an iteration), every start keeps a true best solution,
+    and a seeded run is reproducible."""
+    problem = QAP.from_file(QAP.shipped("tai12a"))
+    islands = [MultiStart(TabuSearch, problem, starts=6, seed=4, backend="cpu", exchange_every=128,
+                          exchange_strength=3).run(512) for _ in range(2)]
+    independent = MultiStart(TabuSearch, problem, starts=6, seed=4, backend="cpu").run(512)
+    for a, b in zip(*(run.results for run in islands)):
+        assert np.array_equal(a.history, b.history)
+    changed = [k for k, (a, b) in enumerate(zip(islands[0].results, independent.results))
+               if not np.array_equal(a.history, b.history)]
+    assert len(changed) >= 3          # the worse half, restarted at iteration 128
+    for r in islands[0].results:
+        assert r.iterations == 512 and len(r.history) == 513
+        assert problem.evaluate(r.solution) == r.fitness == r.history.min()
+    # the restarted starts' first iterations match: identical up to the exchange
+    for k in changed:
+        assert np.array_equal(islands[0].results[k].history[:129], independent.results[k].history[:129])
+
+
+def test_islands_need_a_batch():
+    problem = QAP.from_file(QAP.shipped("tai12a"))
+    with pytest.raises(ValueError, match="exchange_every"):
+        MultiStart(TabuSearch, problem, starts=2, seed=0, backend="cpu", batch=False, exchange_every=64)
+    with pytest.raises(ValueError, match="exchange_every"):
+        BatchTabuSearch(problem, spawn_seeds(0, 2), backend="cpu", exchange_every=0)
