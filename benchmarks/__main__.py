@@ -282,6 +282,28 @@ def table_multistart(args):
     return rows
 
 
+def table_islands(args):
+    """QAP tai100a, the largest --multistart-starts batch for --multistart-seconds: independent
+    starts against islands that exchange their best solutions every K iterations
+    (--islands-every; 0: independent): best and mean gap."""
+    from lsmgpu.multistart import MultiStart
+    path, = instances(args, "qaplib", ["tai100a"])
+    problem = QAP.from_file(path)
+    starts = int(args.multistart_starts.split(",")[-1])
+    rows = []
+    for every in [int(k) for k in args.islands_every.split(",")]:
+        result = MultiStart(TabuSearch, problem, starts=starts, seed=0, backend=cuda_backend(),
+                            exchange_every=every or None).run(seconds=args.multistart_seconds)
+        gaps = [problem.gap(f) for f in result.fitnesses]
+        rows.append(dict(table="islands", instance=problem.name, n=problem.n, backend=result.best.backend,
+                         strategy=f"{starts} starts, " + (f"islands, exchange every {every}" if every else "independent"),
+                         starts=starts, seconds=round(result.seconds, 2), iterations_per_start=result.best.iterations,
+                         best_fitness=result.fitness, gap_pct=round(100 * problem.gap(result.fitness), 3),
+                         mean_gap_pct=round(100 * float(np.mean(gaps)), 3)))
+        emit(rows[-1])
+    return rows
+
+
 def table_ray_gpus(args):
     """QAP tai100a tabu search over Ray actors, one per GPU, each running a batch of
     --multistart-starts' last size: 1 GPU vs every GPU Ray sees, evaluations/s of the search
@@ -433,7 +455,7 @@ def table_weierstrass(args):
     return rows
 
 
-TABLES = {"multistart": table_multistart, "ray-gpus": table_ray_gpus, "qap": table_qap, "tsp-swap": table_tsp_swap, "threads": table_threads, "selection": table_selection,
+TABLES = {"multistart": table_multistart, "islands": table_islands, "ray-gpus": table_ray_gpus, "qap": table_qap, "tsp-swap": table_tsp_swap, "threads": table_threads, "selection": table_selection,
           "twoopt-rate": table_twoopt_rate, "overhead": table_overhead, "ppp-h1": table_ppp(1),
           "ppp-h2": table_ppp(2), "ppp-generation": table_ppp_generation, "ppp-reduction": table_ppp_reduction,
           "weierstrass": table_weierstrass, "memory": table_memory,
@@ -530,6 +552,8 @@ def main(argv=None):
     parser.add_argument("--weierstrass-iterations", type=int, default=1000)
     parser.add_argument("--multistart-starts", default="1,16,64,256", help="batch sizes of the multistart table")
     parser.add_argument("--multistart-seconds", type=float, default=10.0, help="time budget of each multistart row")
+    parser.add_argument("--islands-every", default="0,1000,4000,16000",
+                        help="exchange periods of the islands table (0: independent starts)")
     parser.add_argument("--peer-qap", default="tai30a,tai50a,tai100a", help="QAPLIB instances of peers-qap")
     parser.add_argument("--peer-tsp", default="kroA200,u574,pr1002", help="TSPLIB instances of peers-tsp")
     parser.add_argument("--peer-tsp-neighbourhood", default="2opt", help="lsmgpu's ILS neighbourhood in peers-tsp")
@@ -549,6 +573,7 @@ def main(argv=None):
         args.peer_seconds, args.peer_dimensions = "0.2", "2"
         args.peer_neighbours = min(args.peer_neighbours, 1000)
         args.multistart_starts, args.multistart_seconds = "1,4", min(args.multistart_seconds, 0.3)
+        args.islands_every = "0,64"
     CPU_SECONDS[0] = args.cpu_seconds
     CPU_ONLY[0] = args.backend == "cpu"
     if args.backend == "cuda":

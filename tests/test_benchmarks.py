@@ -26,7 +26,8 @@ def test_quick_report_on_the_cpu(tmp_path):
     """`python -m benchmarks ... --quick --backend cpu` runs the tables on shipped instances and
     writes Markdown, CSV, JSON and the speed-up plots."""
     from benchmarks.__main__ import main
-    tables = ["qap", "tsp-swap", "ppp-h1", "weierstrass", "selection", "peers-qap", "peers-weierstrass", "multistart"]
+    tables = ["qap", "tsp-swap", "ppp-h1", "weierstrass", "selection", "peers-qap", "peers-weierstrass", "multistart",
+              "islands"]
     main([*tables, "--quick", "--backend", "cpu", "--out", str(tmp_path)])
     report = (tmp_path / "results.md").read_text()
     for table in tables:
