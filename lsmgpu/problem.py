@@ -120,8 +120,9 @@ class Problem:
 
         ``apply_state`` runs in the one block that applies the move, which suits O(n) updates;
         state that costs more to rebuild (PPP's sign words, n times the occupied bins) is
-        refreshed by a second launch over the whole GPU, once per applied move, calling
-        ``refresh_state(x, d, st, item)`` for every item below this count. When the count is a
+        refreshed by a second launch over the whole GPU, after every applied move and after
+        every upload of a solution (so ``solution_data`` may leave state for the GPU to
+        complete), calling ``refresh_state(x, d, st, item)`` for every item below this count. When the count is a
         multiple of 32, the 32 lanes of a warp always hold 32 consecutive items of one solution,
         aligned on 32, so a template may let a warp share an item's work through shuffles (the
         QAP's delta table does).

@@ -157,17 +157,25 @@ class QAP(Problem):
         return swap and wanted
 
     def solution_data(self, p):
-        """With the delta table: every swap's delta (entry r * n + s, r < s), the last swap
-        applied (r, s, serial number) with the vectors of its O(1) corrections (see
-        qap.cu.j2) and each entry's stamp (the serial it is current for)."""
+        """With the delta table: the table of every swap's delta (entry r * n + s, r < s), the
+        last swap applied (r, s, serial number) with the vectors of its O(1) corrections, and
+        each entry's stamp (the serial it is current for); see qap.cu.j2. Uploaded as "no swap
+        yet, serial 1" with an empty table: the refresh the engine launches after every upload
+        builds every entry on the GPU (O(n) each), so a new solution costs no O(n^3) here."""
         if not self.delta_table:
             return {}
         n = self.n
-        table = np.zeros(n * n, dtype=np.int64)
-        moves = self.neighbourhood.decode(np.arange(self.neighbourhood.size, dtype=np.int64))
-        table[moves[:, 0] * n + moves[:, 1]] = self.delta(np.asarray(p), moves)
-        return {"swap_deltas": table, "last_swap": np.array([0, 0, 0], dtype=np.int32),
+        return {"swap_deltas": np.zeros(n * n, dtype=np.int64), "last_swap": np.array([-1, -1, 1], dtype=np.int32),
                 "swap_rows": np.zeros(4 * n, dtype=np.int64), "stamps": np.zeros(n * n, dtype=np.int32)}
+
+    def swap_delta_table(self, p) -> np.ndarray:
+        """The n x n table the GPU keeps (entry r * n + s = delta of swap (r, s), r < s; 0 below
+        the diagonal), computed afresh (tests compare the GPU's incremental table with it)."""
+        n = self.n
+        table = np.zeros(n * n, dtype=np.int64)
+        moves = Swap().bind(self.encoding).decode(np.arange(n * (n - 1) // 2, dtype=np.int64))
+        table[moves[:, 0] * n + moves[:, 1]] = self.delta(np.asarray(p), moves)
+        return table
 
     def refresh_items(self):
         """With the delta table: one item per (i, j) of the n x n table (rounded up to whole

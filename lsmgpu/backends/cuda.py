@@ -259,6 +259,8 @@ class CudaEvaluator(Evaluator):
                     raise ValueError(f"{self.problem.name}.solution_data: {name!r} changed shape "
                                      f"{shape} -> {array.shape}")
                 cuda.memcpy_htod(buf, array)
+            if self.refresh:
+                self.refresh()      # state the problem leaves to the GPU to complete (QAP's table)
 
     def close(self):
         for tex in self._textures:

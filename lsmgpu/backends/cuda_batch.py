@@ -149,6 +149,8 @@ class CudaBatchEvaluator:
             for name, (buf, dtype, length) in self.state.items():
                 cuda.memcpy_htod(buf, np.ascontiguousarray(np.concatenate(
                     [np.asarray(p[name], dtype=dtype).ravel() for p in per_start])))
+            if self.refresh:
+                self.refresh()
 
     def restart(self, starts, xs, current) -> None:
         """Starts ``starts`` go on from solutions ``xs`` of signed fitness ``current``, with
@@ -164,6 +166,8 @@ class CudaBatchEvaluator:
                 buf, dtype, length = self.state[name]
                 row = np.ascontiguousarray(np.asarray(array, dtype=dtype).ravel())
                 cuda.memcpy_htod(int(buf) + k * length * np.dtype(dtype).itemsize, row)
+        if self.refresh:
+            self.refresh()
 
     def set_tenures(self, table: np.ndarray) -> None:
         """Tenures of the next 1,024 iterations, one row per start."""
