@@ -285,25 +285,29 @@ def table_multistart(args):
 def table_islands(args):
     """QAP tai100a, the largest --multistart-starts batch for --multistart-seconds: independent
     starts against islands that exchange their best solutions every K iterations
-    (--islands-every; 0: independent): best and mean gap."""
+    (--islands-every; 0: independent) with kicks of --islands-strength moves, for each of
+    --islands-seeds: best and mean gap."""
     from lsmgpu.multistart import MultiStart
     path, = instances(args, "qaplib", ["tai100a"])
     problem = QAP.from_file(path)
     starts = int(args.multistart_starts.split(",")[-1])
     rows = []
     strengths = [int(k) for k in args.islands_strength.split(",")] if args.islands_strength else [None]
-    for every, strength in [(int(k), st) for k in args.islands_every.split(",") for st in strengths]:
+    seeds = [int(k) for k in args.islands_seeds.split(",")]
+    for seed, every, strength in [(sd, int(k), st) for sd in seeds for k in args.islands_every.split(",")
+                                  for st in strengths]:
         if not every and strength != strengths[0]:
             continue
-        result = MultiStart(TabuSearch, problem, starts=starts, seed=0, backend=cuda_backend(),
+        result = MultiStart(TabuSearch, problem, starts=starts, seed=seed, backend=cuda_backend(),
                             exchange_every=every or None, exchange_strength=strength).run(
                                 seconds=args.multistart_seconds)
         gaps = [problem.gap(f) for f in result.fitnesses]
-        kick = f", kick {strength or max(1, problem.n // 10)} swaps"
+        kick = f", kick {strength or max(1, problem.n // 4)} swaps"
         rows.append(dict(table="islands", instance=problem.name, n=problem.n, backend=result.best.backend,
                          strategy=f"{starts} starts, " + (f"islands, exchange every {every}{kick}" if every
                                                           else "independent"),
-                         starts=starts, seconds=round(result.seconds, 2), iterations_per_start=result.best.iterations,
+                         starts=starts, seed=seed, seconds=round(result.seconds, 2),
+                         iterations_per_start=result.best.iterations,
                          best_fitness=result.fitness, gap_pct=round(100 * problem.gap(result.fitness), 3),
                          mean_gap_pct=round(100 * float(np.mean(gaps)), 3)))
         emit(rows[-1])
@@ -560,8 +564,9 @@ def main(argv=None):
     parser.add_argument("--multistart-seconds", type=float, default=10.0, help="time budget of each multistart row")
     parser.add_argument("--islands-every", default="0,1000,4000,16000",
                         help="exchange periods of the islands table (0: independent starts)")
+    parser.add_argument("--islands-seeds", default="0", help="seeds of the islands table, comma-separated")
     parser.add_argument("--islands-strength", default="",
-                        help="kicks (random moves) of the islands table, comma-separated (default n / 10)")
+                        help="kicks (random moves) of the islands table, comma-separated (default n / 4)")
     parser.add_argument("--peer-qap", default="tai30a,tai50a,tai100a", help="QAPLIB instances of peers-qap")
     parser.add_argument("--peer-tsp", default="kroA200,u574,pr1002", help="TSPLIB instances of peers-tsp")
     parser.add_argument("--peer-tsp-neighbourhood", default="2opt", help="lsmgpu's ILS neighbourhood in peers-tsp")

@@ -60,7 +60,9 @@ class BatchTabuSearch:
     Independent by default. ``exchange_every = K`` makes them islands: every K iterations the
     active starts are ranked by their best fitness and each of the worse half restarts from
     the best solution of its counterpart in the better half (the best gives to the worst),
-    kicked by ``problem.perturb`` with ``exchange_strength`` random moves (default n / 10) and
+    kicked by ``problem.perturb`` with ``exchange_strength`` random moves (default n / 4:
+    tai100a, 256 starts, 10 s, every 1,000 iterations: 0.49 % gap with 25 swaps, 0.70 % with
+    10, 0.77 % with 5; docs/benchmarks.md) and
     with fresh tabu memory; a start keeps its own best. A restart is not an iteration: the
     start's history goes on from its new solution. Exchanges draw from a stream of their own,
     so a seeded batch is reproducible.
@@ -83,7 +85,7 @@ class BatchTabuSearch:
             if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1):
                 raise ValueError(f"BatchTabuSearch: `{label}` must be an int >= 1 (or None), got {value!r}")
         self.exchange_every = exchange_every
-        self.exchange_strength = exchange_strength or max(1, self.problem.n // 10)
+        self.exchange_strength = exchange_strength or max(1, self.problem.n // 4)
 
     def _exchange(self, evaluator, ledger, rng) -> None:
         """Islands: the worse half of the active starts restart from kicked copies of the

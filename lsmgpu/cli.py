@@ -53,6 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("--seed", type=int, default=0)
     parallel = solve.add_argument_group("many starts")
     parallel.add_argument("--starts", type=int, default=1, help="independent starts (seeds spawned from --seed)")
+    parallel.add_argument("--exchange-every", type=int, metavar="K",
+                          help="islands: every K iterations the worse half of the tabu starts restart from "
+                               "kicked copies of the better half's best solutions")
     parallel.add_argument("--gpus", type=int, help="spread the starts over this many Ray actors (one GPU each)")
     parallel.add_argument("--address", help="Ray cluster address (default with --gpus: start Ray here)")
     solve.add_argument("--out", help="write the best solution here (.tour for TSP, .sln for QAP)")
@@ -150,6 +153,8 @@ def _many_starts(args, problem, iterations):
     Returns the best start's SearchResult (None on an error already reported)."""
     from .multistart import MultiStart
     options = dict(starts=args.starts, seed=args.seed, backend=args.backend)
+    if args.exchange_every is not None:
+        options["exchange_every"] = args.exchange_every
     try:
         if args.gpus or args.address:
             from .distributed import RayMultiStart

@@ -68,6 +68,12 @@ def test_solve_many_starts(capsys):
     out, err = capsys.readouterr()
     assert "3 starts of tabu" in err and "starts ran" in err and "best fitness:" in out
     assert main(["solve", "chr12a", "--starts", "0", "--backend", "cpu"]) == 2
+    # islands: exchanges between the batched starts; refused with one start after another
+    assert main(["solve", "chr12a", "--starts", "4", "--exchange-every", "64", "--iterations", "256",
+                 "--backend", "cpu", "--quiet"]) == 0
+    assert main(["solve", "chr12a", "--starts", "4", "--exchange-every", "64", "--algorithm", "hc",
+                 "--backend", "cpu", "--quiet"]) == 2
+    assert "exchange_every" in capsys.readouterr().err
     capsys.readouterr()
     # batched tabu starts: the bar counts their iterations and shows the best so far
     assert main(["solve", "chr12a", "--starts", "3", "--iterations", "100", "--backend", "cpu"]) == 0
