@@ -1,7 +1,9 @@
 """Check, iteration by iteration, that the GPU's solution and solution-derived arrays stay equal
 to what the host recomputes from its mirror (the first place a state bug shows). State whose
 layout the GPU fixes with atomics differs legitimately: PPP's rows inside one bin (`order`,
-`words`) and its scratch counters (`cursor`). On the GPU machine:
+`words`) and its scratch counters (`cursor`). State the GPU completes itself differs too: the
+QAP's delta table is uploaded empty and built by the refresh (compare it with
+`QAP.swap_delta_table(x)` instead). On the GPU machine:
     python -m benchmarks.check_state [instance] [--iterations N]"""
 import argparse
 
