@@ -27,7 +27,7 @@ import numpy as np
 
 from .encodings import Discrete
 from .errors import KernelCompileError
-from .neighbourhoods import BitFlip, Crowns, Swap, ThreeExchange, TwoOpt, ValueChange
+from .neighbourhoods import BitFlip, CandidateTwoOpt, Crowns, Swap, ThreeExchange, TwoOpt, ValueChange
 from .problem import MEMORY_POLICIES, Problem
 
 __all__ = ["render", "KernelSpec", "template_names", "nvcc_compile", "cache_dir", "TEMPLATE_DIR"]
@@ -55,10 +55,17 @@ def cache_dir() -> str:
     return path
 
 
+#: move kinds whose moves depend on the solution (move_at reads the tour and the problem's
+#: `pos` state and `candidates` array)
+TOUR_KINDS = ("cand2opt",)
+
+
 def neighbourhood_kind(neighbourhood) -> str:
     """Name of the skeleton's move code for a neighbourhood (templates/skeleton/moves.cu.j2)."""
-    if type(neighbourhood) is TwoOpt:       # subclasses (CandidateTwoOpt) number moves otherwise
+    if type(neighbourhood) is TwoOpt:
         return "twoopt"
+    if isinstance(neighbourhood, CandidateTwoOpt):   # moves numbered by (city, candidate)
+        return "cand2opt"
     if isinstance(neighbourhood, ThreeExchange):
         return "three"
     if isinstance(neighbourhood, Swap):
@@ -197,6 +204,8 @@ class KernelSpec:
         context = dict(
             problem_name=problem.name, n=problem.n, size=nb.size, sense=problem.sense,
             kind=neighbourhood_kind(nb), arity=max(1, nb.arity), lanes=self.lanes(),
+            tour_moves=neighbourhood_kind(nb) in TOUR_KINDS,
+            cand_k=nb.candidates.shape[1] if hasattr(nb, "candidates") else 0,
             k=problem.encoding.k if isinstance(problem.encoding, Discrete) else 2,
             tabu_cols=shape[1] if shape else 1, tabu_size=shape[0] * shape[1] if shape else 1,
             fitness_type="long long" if integer else "double",

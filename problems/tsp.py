@@ -271,24 +271,33 @@ class TSP(Problem):
         return self.weight_type in ("EXPLICIT", "GEO") and self.matrix is not None
 
     def device_data(self):
+        data = {}
         if self.gpu_matrix:
-            return {"dist": DeviceArray(self.matrix, "readonly")}
-        return {}
+            data["dist"] = DeviceArray(self.matrix, "readonly")
+        if isinstance(self.neighbourhood, CandidateTwoOpt):
+            data["candidates"] = DeviceArray(self.neighbourhood.candidates.astype(np.int32).ravel(), "readonly")
+        return data
 
     def solution_data(self, tour):
-        """Tour-ordered state the kernel keeps current: edge lengths, and coordinates."""
+        """Tour-ordered state the kernel keeps current: edge lengths, and coordinates; for
+        candidate 2-opt also each city's position in the tour (its moves are found from it)."""
         state = {"succ": self.dist(tour, np.roll(tour, -1)).astype(np.int32)}
         if not self.gpu_matrix:
             dtype = np.float32 if self.integer_coords else np.float64
             state["xy"] = np.ascontiguousarray(self.coords[tour], dtype=dtype).ravel()
+        if isinstance(self.neighbourhood, CandidateTwoOpt):
+            pos = np.empty(self.n, dtype=np.int32)
+            pos[np.asarray(tour)] = np.arange(self.n, dtype=np.int32)
+            state["pos"] = pos
         return state
 
     def template_params(self):
-        if type(self.neighbourhood) not in (Swap, TwoOpt):
-            raise TypeError(f"TSP: the CUDA kernel handles Swap and TwoOpt, not {self.neighbourhood!r}; "
-                            "use backend='cpu'")
+        if type(self.neighbourhood) not in (Swap, TwoOpt, CandidateTwoOpt):
+            raise TypeError(f"TSP: the CUDA kernel handles Swap, TwoOpt and CandidateTwoOpt, not "
+                            f"{self.neighbourhood!r}; use backend='cpu'")
         return {"weight_type": self.weight_type, "use_matrix": self.gpu_matrix,
-                "integer_coords": self.integer_coords, "twoopt": isinstance(self.neighbourhood, TwoOpt)}
+                "integer_coords": self.integer_coords, "twoopt": isinstance(self.neighbourhood, TwoOpt),
+                "positions": isinstance(self.neighbourhood, CandidateTwoOpt)}
 
     def write_solution(self, tour, path) -> None:
         """Write ``tour`` as a TSPLIB ``.tour`` file."""

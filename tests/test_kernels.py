@@ -30,6 +30,9 @@ def shipped_problems():
             fly = TSP(pts, weight_type=kind, neighbourhood=nb, name=f"{kind}-{nb}-coords")
             fly.matrix = None
             out += [t, fly]
+    for kind in ["EUC_2D", "GEO"]:       # candidate 2-opt (moves found from the tour's positions)
+        out.append(TSP(pts if kind == "EUC_2D" else pts / 2, weight_type=kind, neighbourhood="2opt-candidates",
+                       name=f"{kind}-2opt-candidates"))
     for kind in ["EUC_2D", "CEIL_2D"]:
         out.append(TSP(np.round(pts * 100), weight_type=kind, neighbourhood="2opt", name=f"{kind}-integer"))
         out.append(TSP(np.round(pts * 100), weight_type=kind, neighbourhood="swap", name=f"{kind}-integer-swap"))

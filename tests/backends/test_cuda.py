@@ -41,6 +41,9 @@ def tsp_cases():
             fly = TSP(pts, weight_type=kind, neighbourhood=nb, name=f"{kind}-{nb}-coords")
             fly.matrix = None
             cases += [TSP(pts, weight_type=kind, neighbourhood=nb, name=f"{kind}-{nb}-matrix"), fly]
+    for kind in ["EUC_2D", "GEO"]:      # candidate 2-opt: moves found from the tour (pos state)
+        pts = rng.uniform(-80, 80, (60, 2)) if kind == "GEO" else rng.uniform(0, 10_000, (60, 2))
+        cases.append(TSP(pts, weight_type=kind, neighbourhood="2opt-candidates", name=f"{kind}-2opt-candidates"))
     for kind in ["EUC_2D", "CEIL_2D"]:   # integer coordinates: the exact-integer rounding path
         for scale in (1e3, 2e6):
             pts = np.round(rng.uniform(0, scale, (60, 2)))
@@ -120,6 +123,7 @@ def test_selected_move_matches_cpu(problem):
 
 def trajectory_cases():
     berlin = TSP.from_file(TSP.shipped("berlin52"), neighbourhood="2opt")
+    kro = TSP.from_file(TSP.shipped("kroA100"), neighbourhood="2opt-candidates")
     return [
         ("tabu-qap", lambda b: TabuSearch(QAP.from_file(QAP.shipped("tai12a")), seed=0, backend=b), 2000),
         ("tabu-qap-asym", lambda b: TabuSearch(random_qap(20, 5, False), seed=1, backend=b), 2000),
@@ -143,6 +147,8 @@ def trajectory_cases():
         ("tabu-ppp-2", lambda b: TabuSearch(PPP.planted(61, 67, 1, distance=2)[0], seed=0, backend=b), 300),
         ("tabu-ppp-3", lambda b: TabuSearch(PPP.planted(31, 33, 2, distance=3)[0], seed=0, backend=b), 100),
         ("ils", lambda b: IteratedLocalSearch(berlin, seed=0, backend=b), 30),
+        ("hc-cand2opt", lambda b: HillClimbing(kro, seed=0, backend=b), None),
+        ("ils-cand2opt", lambda b: IteratedLocalSearch(kro, seed=1, backend=b), 40),
     ]
 
 
@@ -150,8 +156,10 @@ def trajectory_cases():
 def test_same_trajectory_on_both_backends(name, make, iterations):
     """A search with one seed follows the same trajectory on the CPU and on the GPU, with
     device selection, host selection and host generation; the host mirror equals the GPU copy."""
-    ref = make("cpu").run(iterations)
-    for options in ({}, {"selection": "host"}, {"generation": "host"}):
+    reference = make("cpu")
+    ref = reference.run(iterations)
+    modes = [{}, {"selection": "host"}] + ([{"generation": "host"}] if reference.neighbourhood.static else [])
+    for options in modes:
         search = make(cuda(**options))
         res = search.run(iterations)
         assert np.array_equal(res.history, ref.history), options
@@ -192,6 +200,24 @@ def test_large_pair_indices_on_the_gpu(kind, integer):
     x = np.random.default_rng(1).permutation(6000)
     cpu.load(x), gpu.load(x)
     assert np.array_equal(gpu.deltas(), cpu.deltas())
+
+
+def test_candidate_twoopt_on_a_large_tour():
+    """Candidate 2-opt on 20,000 cities (10 quadrant candidates each): the GPU's deltas equal
+    the CPU's on a random tour and after 30 improving moves applied on the GPU (its pos state
+    kept current), and the host mirror equals the device tour."""
+    pts = np.round(np.random.default_rng(5).uniform(0, 1e6, (20_000, 2)))
+    tsp = TSP(pts, neighbourhood="2opt-candidates", start="random")
+    search = HillClimbing(tsp, seed=0, backend=cuda(tune=False))
+    search.start(iterations=30)
+    cpu = CpuBackend().evaluator(tsp, tsp.neighbourhood)
+    for _ in range(2):
+        cpu.load(search.evaluator.x)
+        assert np.array_equal(search.evaluator.deltas(), cpu.deltas())
+        for _ in range(30):
+            search.step()
+    assert np.array_equal(search.evaluator.device_solution(), search.evaluator.x)
+    assert search.current == tsp.evaluate(search.evaluator.x)
 
 
 def test_maxcut_example_on_gpu():
