@@ -85,8 +85,9 @@ def test_candidate_two_opt_moves_and_deltas(points):
 
 
 def test_candidate_two_opt_search_and_limits(points):
-    """Hill climbing ends where no candidate move improves; tabu search and the GPU kernel refuse
-    the neighbourhood with clear errors."""
+    """Hill climbing ends where no candidate move improves; tabu search refuses the
+    neighbourhood, the GPU kernel finds its moves from the tour's positions (pos state) and
+    refuses host generation of them, with clear errors."""
     from lsmgpu import CandidateTwoOpt, HillClimbing, TabuSearch
     from lsmgpu.kernels import render
     tsp = TSP(points, neighbourhood=CandidateTwoOpt(quadrant_candidates(points, 8)))
@@ -96,8 +97,10 @@ def test_candidate_two_opt_search_and_limits(points):
     assert tsp.delta(result.solution, nb.moves(result.solution, np.arange(nb.size))).min() >= 0
     with pytest.raises(TypeError, match="tabu"):
         TabuSearch(tsp, backend="cpu").run(1)
-    with pytest.raises(TypeError, match="CUDA"):
-        render(tsp)
+    source = render(tsp)
+    assert "move_at(const sol_t* x" in source and "d.pos" in source and "pos" in tsp.solution_data(result.solution)
+    with pytest.raises(ValueError, match="generation='host'"):
+        render(tsp, generation="host")
     with pytest.raises(ValueError, match="rows"):
         CandidateTwoOpt(np.zeros((5, 3), dtype=int)).bind(tsp.encoding)
 
