@@ -314,6 +314,11 @@ def table_islands(args):
     return rows
 
 
+def table_tsp_quality(args):
+    from .tsp_quality import table_tsp_quality as run
+    return run(args, cuda_backend, emit)
+
+
 def table_ray_gpus(args):
     """QAP tai100a tabu search over Ray actors, one per GPU, each running a batch of
     --multistart-starts' last size: 1 GPU vs every GPU Ray sees, evaluations/s of the search
@@ -465,7 +470,7 @@ def table_weierstrass(args):
     return rows
 
 
-TABLES = {"multistart": table_multistart, "islands": table_islands, "ray-gpus": table_ray_gpus, "qap": table_qap, "tsp-swap": table_tsp_swap, "threads": table_threads, "selection": table_selection,
+TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality": table_tsp_quality, "ray-gpus": table_ray_gpus, "qap": table_qap, "tsp-swap": table_tsp_swap, "threads": table_threads, "selection": table_selection,
           "twoopt-rate": table_twoopt_rate, "overhead": table_overhead, "ppp-h1": table_ppp(1),
           "ppp-h2": table_ppp(2), "ppp-generation": table_ppp_generation, "ppp-reduction": table_ppp_reduction,
           "weierstrass": table_weierstrass, "memory": table_memory,
@@ -565,6 +570,10 @@ def main(argv=None):
     parser.add_argument("--islands-every", default="0,1000,4000,16000",
                         help="exchange periods of the islands table (0: independent starts)")
     parser.add_argument("--islands-seeds", default="0", help="seeds of the islands table, comma-separated")
+    parser.add_argument("--quality-max-n", type=int, default=18_512, help="largest TSPLIB instance of tsp-quality")
+    parser.add_argument("--quality-instances", default="", help="TSPLIB names for tsp-quality (default: all up to max n)")
+    parser.add_argument("--quality-kicks", default="0.1,1,10", help="ILS kicks of tsp-quality, in multiples of n")
+    parser.add_argument("--quality-seconds", type=float, default=600.0, help="time cap of each tsp-quality ILS run")
     parser.add_argument("--islands-strength", default="",
                         help="kicks (random moves) of the islands table, comma-separated (default n / 4)")
     parser.add_argument("--peer-qap", default="tai30a,tai50a,tai100a", help="QAPLIB instances of peers-qap")
@@ -587,6 +596,7 @@ def main(argv=None):
         args.peer_neighbours = min(args.peer_neighbours, 1000)
         args.multistart_starts, args.multistart_seconds = "1,4", min(args.multistart_seconds, 0.3)
         args.islands_every = "0,64"
+        args.quality_kicks, args.quality_seconds = "0.1,1", min(args.quality_seconds, 5.0)
     CPU_SECONDS[0] = args.cpu_seconds
     CPU_ONLY[0] = args.backend == "cpu"
     if args.backend == "cuda":

@@ -27,7 +27,7 @@ def test_quick_report_on_the_cpu(tmp_path):
     writes Markdown, CSV, JSON and the speed-up plots."""
     from benchmarks.__main__ import main
     tables = ["qap", "tsp-swap", "ppp-h1", "weierstrass", "selection", "peers-qap", "peers-weierstrass", "multistart",
-              "islands"]
+              "islands", "tsp-quality"]
     main([*tables, "--quick", "--backend", "cpu", "--out", str(tmp_path)])
     report = (tmp_path / "results.md").read_text()
     for table in tables:
@@ -35,6 +35,7 @@ def test_quick_report_on_the_cpu(tmp_path):
     assert "tai12a" in report and "berlin52" in report and "ppp-31-33" in report
     assert (tmp_path / "qap-speedup.png").is_file() and "![qap](qap-speedup.png)" in report
     assert (tmp_path / "peers-qap-gap.png").is_file() and "![peers-qap](peers-qap-gap.png)" in report
+    assert "| tsp-quality | mean of 2 |" in report and "ILS 1n" in report
 
 
 def test_gpu_only_tables_refuse_the_cpu(tmp_path):
