@@ -83,8 +83,8 @@ class TSP(Problem):
     ``neighbourhood``: ``"swap"`` (exchange two cities, n(n-1)/2 moves), ``"2opt"`` (segment
     reversal, n(n-3)/2 moves), ``"3exchange"``, ``"2opt-candidates"`` (2-opt over 10 quadrant
     candidates per city, 10 n moves), ``"oropt"`` (segments of 1-3 cities moved next to one of
-    their first city's 10 candidates, both orientations, 60 n moves) - these two on the CPU
-    backend - or a Neighbourhood object. ``start``:
+    their first city's 10 candidates, both orientations, 60 n moves; CPU backend only) or a
+    Neighbourhood object. ``start``:
     ``"nearest"`` (nearest-neighbour tour from a random city, O(n^2)), ``"greedy"`` (greedy
     edge matching over 10-nearest candidate lists), ``"hilbert"`` (space-filling curve),
     ``"strips"`` (boustrophedon through vertical strips) - these three O(n log n) and for
