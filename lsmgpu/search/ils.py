@@ -1,8 +1,13 @@
 """Iterated local search: kick, descend to a local optimum, accept or go back."""
 from __future__ import annotations
 
+import logging
+
+from ..neighbourhoods import Neighbourhood
 from .base import LocalSearch
 from .hill_climbing import STRATEGIES
+
+log = logging.getLogger("lsmgpu")
 
 __all__ = ["IteratedLocalSearch"]
 
@@ -18,13 +23,21 @@ class IteratedLocalSearch(LocalSearch):
     double bridge for the TSP).
     ``acceptance``: "better" (strictly), "better-equal", "always", or a float r >= 0 to
     accept a worsening up to r times the accepted fitness (e.g. 0.01 for 1 %).
+    ``polish``: a second neighbourhood (e.g. ``OrOpt`` beside candidate 2-opt): a descent ends
+    only where neither improves (variable neighbourhood descent: the main one first, then
+    best-improvement steps of ``polish``, then the main one again if those improved). It runs
+    on the search's backend where that has move code for it, else on the CPU.
     """
 
     algorithm = "IteratedLocalSearch"
 
     def __init__(self, problem, *, local_search: str = "best", strength: int = 1,
-                 acceptance="better-equal", **options):
+                 acceptance="better-equal", polish: Neighbourhood | None = None, **options):
         super().__init__(problem, **options)
+        if polish is not None and not isinstance(polish, Neighbourhood):
+            raise TypeError(f"IteratedLocalSearch: `polish` must be a Neighbourhood, got {type(polish).__name__}")
+        self.polish = None if polish is None else self.problem.with_neighbourhood(polish)
+        self._polisher = None
         if local_search not in STRATEGIES:
             raise ValueError(f"IteratedLocalSearch: `local_search` must be one of {STRATEGIES}, got {local_search!r}")
         if not isinstance(strength, int) or strength < 1:
@@ -35,12 +48,39 @@ class IteratedLocalSearch(LocalSearch):
         self.local_search, self.strength, self.acceptance = local_search, strength, acceptance
 
     def _descend(self) -> None:
-        """Apply improving moves until none is left, or the time budget is spent (a descent
-        from a poor start can take many moves: the time limit holds inside it too)."""
-        limit = self.budget["seconds"]
-        while limit is None or self.elapsed < limit:
+        """Apply improving moves until none is left (in the polish neighbourhood too), or the
+        time budget is spent (a descent from a poor start can take many moves: the time limit
+        holds inside it too)."""
+        while self._in_time():
             if not self._improve(self.local_search, 0)[0]:   # step 0, as the descents always used
-                return
+                if self.polish is None or not self._polished():
+                    return
+
+    def _in_time(self) -> bool:
+        limit = self.budget["seconds"]
+        return limit is None or self.elapsed < limit
+
+    def _polished(self) -> bool:
+        """Best-improvement steps of the polish neighbourhood from the current solution, on its
+        own evaluator; True (and the result loaded back) if any improved."""
+        if self._polisher is None:
+            from ..backends import CpuBackend, has_move_code
+            backend = self.backend
+            if backend.name != "cpu" and not has_move_code(self.polish.neighbourhood):
+                log.info("ILS: %r has no CUDA move code; it polishes on the CPU", self.polish.neighbourhood)
+                backend = CpuBackend()
+            self._polisher = backend.evaluator(self.polish, self.polish.neighbourhood)
+        main, self.evaluator = self.evaluator, self._polisher
+        improved = False
+        try:
+            self.evaluator.load(main.x)
+            while self._in_time() and self._improve("best", 0)[0]:
+                improved = True
+        finally:
+            polished, self.evaluator = self.evaluator.x, main
+        if improved:
+            main.load(polished)
+        return improved
 
     def _start_hook(self):
         self._descend()

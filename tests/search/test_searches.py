@@ -241,3 +241,21 @@ def test_forced_after_is_the_same_on_every_chunking():
     assert TabuSearch(problem, backend="cpu").forced_after == 2 * 12 * 12
     with pytest.raises(ValueError, match="forced_after"):
         TabuSearch(problem, backend="cpu", forced_after=-1)
+
+
+def test_ils_polish_descends_in_both_neighbourhoods():
+    """ILS with a polish neighbourhood (candidate 2-opt, then Or-opt): every accepted tour, so
+    the best, is a local optimum of both; the polish improves on 2-opt alone here; a polish
+    that is not a neighbourhood is refused."""
+    from lsmgpu import OrOpt
+    problem = TSP.from_file(TSP.shipped("kroA100"), neighbourhood="2opt-candidates")
+    oropt = OrOpt(problem.neighbourhood.candidates)
+    plain = IteratedLocalSearch(problem, seed=0, backend="cpu").run(iterations=10)
+    polished = IteratedLocalSearch(problem, seed=0, backend="cpu", polish=oropt).run(iterations=10)
+    best = polished.solution
+    for nb in (problem.neighbourhood, oropt.bind(problem.encoding)):
+        assert problem.delta(best, nb.moves(best, np.arange(nb.size))).min() >= 0
+    assert polished.fitness < plain.fitness
+    assert problem.evaluate(best) == polished.fitness
+    with pytest.raises(TypeError, match="polish"):
+        IteratedLocalSearch(problem, backend="cpu", polish="oropt")
