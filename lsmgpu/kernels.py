@@ -201,10 +201,11 @@ class KernelSpec:
 
         integer = problem.integer
         shape = _tabu_shape(nb)
+        kind = neighbourhood_kind(nb)
         context = dict(
             problem_name=problem.name, n=problem.n, size=nb.size, sense=problem.sense,
-            kind=neighbourhood_kind(nb), arity=max(1, nb.arity), lanes=self.lanes(),
-            tour_moves=neighbourhood_kind(nb) in TOUR_KINDS,
+            kind=kind, arity=max(1, nb.arity), lanes=self.lanes(),
+            tour_moves=kind in TOUR_KINDS,
             cand_k=nb.candidates.shape[1] if hasattr(nb, "candidates") else 0,
             k=problem.encoding.k if isinstance(problem.encoding, Discrete) else 2,
             tabu_cols=shape[1] if shape else 1, tabu_size=shape[0] * shape[1] if shape else 1,
