@@ -319,6 +319,12 @@ def table_tsp_quality(args):
     return run(args, cuda_backend, emit)
 
 
+def table_tsp_large(args):
+    needs_gpu("tsp-large")
+    from .tsp_quality import table_tsp_large as run
+    return run(args, cuda_backend, emit)
+
+
 def table_ray_gpus(args):
     """QAP tai100a tabu search over Ray actors, one per GPU, each running a batch of
     --multistart-starts' last size: 1 GPU vs every GPU Ray sees, evaluations/s of the search
@@ -470,7 +476,7 @@ def table_weierstrass(args):
     return rows
 
 
-TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality": table_tsp_quality, "ray-gpus": table_ray_gpus, "qap": table_qap, "tsp-swap": table_tsp_swap, "threads": table_threads, "selection": table_selection,
+TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality": table_tsp_quality, "tsp-large": table_tsp_large, "ray-gpus": table_ray_gpus, "qap": table_qap, "tsp-swap": table_tsp_swap, "threads": table_threads, "selection": table_selection,
           "twoopt-rate": table_twoopt_rate, "overhead": table_overhead, "ppp-h1": table_ppp(1),
           "ppp-h2": table_ppp(2), "ppp-generation": table_ppp_generation, "ppp-reduction": table_ppp_reduction,
           "weierstrass": table_weierstrass, "memory": table_memory,
@@ -574,6 +580,8 @@ def main(argv=None):
     parser.add_argument("--quality-instances", default="", help="TSPLIB names for tsp-quality (default: all up to max n)")
     parser.add_argument("--quality-kicks", default="0.1,1,10", help="ILS kicks of tsp-quality, in multiples of n")
     parser.add_argument("--quality-seconds", type=float, default=600.0, help="time cap of each tsp-quality ILS run")
+    parser.add_argument("--large-instances", default="pla33810,pla85900", help="TSPLIB names of tsp-large")
+    parser.add_argument("--large-seconds", type=float, default=60.0, help="ILS time of tsp-large")
     parser.add_argument("--islands-strength", default="",
                         help="kicks (random moves) of the islands table, comma-separated (default n / 4)")
     parser.add_argument("--peer-qap", default="tai30a,tai50a,tai100a", help="QAPLIB instances of peers-qap")
@@ -597,6 +605,7 @@ def main(argv=None):
         args.multistart_starts, args.multistart_seconds = "1,4", min(args.multistart_seconds, 0.3)
         args.islands_every = "0,64"
         args.quality_kicks, args.quality_seconds = "0.1,1", min(args.quality_seconds, 5.0)
+        args.large_seconds = min(args.large_seconds, 2.0)
     CPU_SECONDS[0] = args.cpu_seconds
     CPU_ONLY[0] = args.backend == "cpu"
     if args.backend == "cuda":

@@ -34,12 +34,11 @@ def quality_instances(folder: Path, max_n: int, names: str = "") -> list[Path]:
 
 def local_optima(problem, backend):
     """(candidate 2-opt local optimum from the problem's start tour, then the Or-opt local
-    optimum from there over the same candidate lists; Or-opt runs on the CPU backend, which is
-    where it is implemented), each a SearchResult."""
+    optimum from there over the same candidate lists), each a SearchResult."""
     from lsmgpu import HillClimbing, OrOpt
     two = HillClimbing(problem, seed=0, backend=backend()).run()
     oropt = problem.with_neighbourhood(OrOpt(problem.neighbourhood.candidates))
-    both = HillClimbing(oropt, seed=0, backend="cpu", initial=two.solution).run()
+    both = HillClimbing(oropt, seed=0, backend=backend(), initial=two.solution).run()
     return two, both
 
 
@@ -88,4 +87,80 @@ def table_tsp_quality(args, backend, emit):
                          method=method, iterations=None, seconds=None, length=None, optimum=None,
                          gap_pct=round(float(np.mean(values)), 3), fosin_mean_gap_pct=FOSIN.get(method)))
         emit(rows[-1])
+    return rows
+
+
+def pass_seconds(problem, tour, repeats: int, launches: int = 20) -> float:
+    """Median seconds of one full pass over ``problem``'s neighbourhood around ``tour`` on the
+    GPU (evaluate + reduce, no apply), from CUDA events over ``launches`` queued launches."""
+    import statistics
+
+    import pycuda.driver as cuda
+
+    from lsmgpu.backends.base import Query
+    from lsmgpu.backends.cuda import CudaBackend
+    ev = CudaBackend().evaluator(problem, problem.neighbourhood)
+    ev.load(tour)
+    query = Query(rule="best", current=0)
+    ev.select(query)                                      # tunes the launch
+    times = []
+    for _ in range(repeats):
+        start, end = cuda.Event(), cuda.Event()
+        start.record()
+        for _ in range(launches):
+            ev._launch_select(*ev.config, 0, query, 0)
+        end.record()
+        end.synchronize()
+        times.append(end.time_since(start) * 1e-3 / launches)
+    ev.close()
+    return statistics.median(times)
+
+
+def table_tsp_large(args, backend, emit):
+    """The issue's large instances (--large-instances, default pla33810 and pla85900) on the
+    GPU: the greedy start's construction time; one pass of candidate 2-opt and of Or-opt
+    (CUDA events, median of --repeats); the time from the greedy tour to a 2-opt + Or-opt local
+    optimum (descents of independent moves: every improving move that overlaps no better one,
+    per step); then --large-seconds of ILS (segment-local double bridges, best-improvement
+    descents polished by Or-opt) from that optimum. Each tour is checked by a full evaluation."""
+    from lsmgpu import IteratedLocalSearch, OrOpt
+    from lsmgpu.problems import TSP
+    from lsmgpu.problems.candidates import greedy_tour
+    if args.quick:
+        from lsmgpu.problems import shipped
+        paths = [shipped("kroA100.tsp")]
+    else:
+        paths = [Path(args.data) / "tsplib" / f"{name}.tsp" for name in args.large_instances.split(",")]
+    rows = []
+    for path in paths:
+        problem = TSP.from_file(path, neighbourhood="2opt-candidates")
+        oropt = problem.with_neighbourhood(OrOpt(problem.neighbourhood.candidates))
+        t0 = time.perf_counter()
+        start = greedy_tour(problem.coords)
+        greedy_s = time.perf_counter() - t0
+
+        def row(method, seconds, length, iterations=None, **extra):
+            rows.append(dict(table="tsp-large", instance=problem.name, n=problem.n, backend="cuda", method=method,
+                             iterations=iterations, seconds=round(seconds, 4), length=length,
+                             optimum=problem.best_known,
+                             gap_pct=None if length is None else round(100 * problem.gap(length), 3), **extra))
+            emit(rows[-1])
+
+        row("greedy start (construction)", greedy_s, problem.evaluate(start))
+        for name, p in (("2-opt candidates", problem), ("Or-opt", oropt)):
+            seconds = pass_seconds(p, start, args.repeats)
+            row(f"one {name} pass ({p.neighbourhood.size} moves)", seconds, None, moves_per_s=f"{p.neighbourhood.size / seconds:.3e}")
+
+        def descent():
+            return IteratedLocalSearch(problem, local_search="independent", seed=0, backend=backend(),
+                                       initial=start, polish=OrOpt(problem.neighbourhood.candidates))
+        descent().run(iterations=0, seconds=5)          # warm-up: compiles and tunes both kernels
+        search = descent()
+        local = search.run(iterations=0)
+        assert local.fitness == problem.evaluate(local.solution)
+        row("2-opt + Or-opt local optimum from greedy (independent moves)", local.seconds, local.fitness,
+            steps=search.evaluations // problem.neighbourhood.size)
+        ils = IteratedLocalSearch(problem, seed=0, backend=backend(), initial=local.solution,
+                                  polish=OrOpt(problem.neighbourhood.candidates)).run(seconds=args.large_seconds)
+        row(f"ILS {args.large_seconds:g} s from that optimum", ils.seconds, ils.fitness, ils.iterations)
     return rows

@@ -27,7 +27,7 @@ import numpy as np
 
 from .encodings import Discrete
 from .errors import KernelCompileError
-from .neighbourhoods import BitFlip, CandidateTwoOpt, Crowns, Swap, ThreeExchange, TwoOpt, ValueChange
+from .neighbourhoods import BitFlip, CandidateTwoOpt, Crowns, OrOpt, Swap, ThreeExchange, TwoOpt, ValueChange
 from .problem import MEMORY_POLICIES, Problem
 
 __all__ = ["render", "KernelSpec", "template_names", "nvcc_compile", "cache_dir", "TEMPLATE_DIR"]
@@ -57,7 +57,7 @@ def cache_dir() -> str:
 
 #: move kinds whose moves depend on the solution (move_at reads the tour and the problem's
 #: `pos` state and `candidates` array)
-TOUR_KINDS = ("cand2opt",)
+TOUR_KINDS = ("cand2opt", "oropt")
 
 
 def neighbourhood_kind(neighbourhood) -> str:
@@ -66,6 +66,8 @@ def neighbourhood_kind(neighbourhood) -> str:
         return "twoopt"
     if isinstance(neighbourhood, CandidateTwoOpt):   # moves numbered by (city, candidate)
         return "cand2opt"
+    if isinstance(neighbourhood, OrOpt):            # segments moved next to a candidate
+        return "oropt"
     if isinstance(neighbourhood, ThreeExchange):
         return "three"
     if isinstance(neighbourhood, Swap):
@@ -207,6 +209,7 @@ class KernelSpec:
             kind=kind, arity=max(1, nb.arity), lanes=self.lanes(),
             tour_moves=kind in TOUR_KINDS,
             cand_k=nb.candidates.shape[1] if hasattr(nb, "candidates") else 0,
+            segment_max=nb.max_length if isinstance(nb, OrOpt) else 0,
             k=problem.encoding.k if isinstance(problem.encoding, Discrete) else 2,
             tabu_cols=shape[1] if shape else 1, tabu_size=shape[0] * shape[1] if shape else 1,
             fitness_type="long long" if integer else "double",

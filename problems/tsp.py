@@ -83,7 +83,7 @@ class TSP(Problem):
     ``neighbourhood``: ``"swap"`` (exchange two cities, n(n-1)/2 moves), ``"2opt"`` (segment
     reversal, n(n-3)/2 moves), ``"3exchange"``, ``"2opt-candidates"`` (2-opt over 10 quadrant
     candidates per city, 10 n moves), ``"oropt"`` (segments of 1-3 cities moved next to one of
-    their first city's 10 candidates, both orientations, 60 n moves; CPU backend only) or a
+    their first city's 10 candidates, both orientations, 60 n moves) or a
     Neighbourhood object. ``start``:
     ``"nearest"`` (nearest-neighbour tour from a random city, O(n^2)), ``"greedy"`` (greedy
     edge matching over 10-nearest candidate lists), ``"hilbert"`` (space-filling curve),
@@ -274,29 +274,31 @@ class TSP(Problem):
         data = {}
         if self.gpu_matrix:
             data["dist"] = DeviceArray(self.matrix, "readonly")
-        if isinstance(self.neighbourhood, CandidateTwoOpt):
+        if isinstance(self.neighbourhood, (CandidateTwoOpt, OrOpt)):
             data["candidates"] = DeviceArray(self.neighbourhood.candidates.astype(np.int32).ravel(), "readonly")
         return data
 
     def solution_data(self, tour):
         """Tour-ordered state the kernel keeps current: edge lengths, and coordinates; for
-        candidate 2-opt also each city's position in the tour (its moves are found from it)."""
+        candidate 2-opt and Or-opt also each city's position in the tour (their moves are found
+        from it)."""
         state = {"succ": self.dist(tour, np.roll(tour, -1)).astype(np.int32)}
         if not self.gpu_matrix:
             dtype = np.float32 if self.integer_coords else np.float64
             state["xy"] = np.ascontiguousarray(self.coords[tour], dtype=dtype).ravel()
-        if isinstance(self.neighbourhood, CandidateTwoOpt):
+        if isinstance(self.neighbourhood, (CandidateTwoOpt, OrOpt)):
             pos = np.empty(self.n, dtype=np.int32)
             pos[np.asarray(tour)] = np.arange(self.n, dtype=np.int32)
             state["pos"] = pos
         return state
 
     def template_params(self):
-        if type(self.neighbourhood) not in (Swap, TwoOpt, CandidateTwoOpt):
-            raise TypeError(f"TSP: the CUDA kernel handles Swap, TwoOpt and CandidateTwoOpt, not "
+        if type(self.neighbourhood) not in (Swap, TwoOpt, CandidateTwoOpt, OrOpt):
+            raise TypeError(f"TSP: the CUDA kernel handles Swap, TwoOpt, CandidateTwoOpt and OrOpt, not "
                             f"{self.neighbourhood!r}; use backend='cpu'")
         return {"weight_type": self.weight_type, "use_matrix": self.gpu_matrix,
                 "integer_coords": self.integer_coords, "twoopt": isinstance(self.neighbourhood, TwoOpt),
+                "oropt": isinstance(self.neighbourhood, OrOpt),
                 "positions": isinstance(self.neighbourhood, CandidateTwoOpt)}
 
     def write_solution(self, tour, path) -> None:

@@ -33,6 +33,9 @@ def shipped_problems():
     for kind in ["EUC_2D", "GEO"]:       # candidate 2-opt (moves found from the tour's positions)
         out.append(TSP(pts if kind == "EUC_2D" else pts / 2, weight_type=kind, neighbourhood="2opt-candidates",
                        name=f"{kind}-2opt-candidates"))
+    for kind, scale in [("EUC_2D", 1), ("GEO", 0.5), ("EUC_2D", 100)]:   # Or-opt: block exchanges
+        coords = np.round(pts * scale) if scale > 1 else pts * scale
+        out.append(TSP(coords, weight_type=kind, neighbourhood="oropt", name=f"{kind}-oropt-x{scale:g}"))
     for kind in ["EUC_2D", "CEIL_2D"]:
         out.append(TSP(np.round(pts * 100), weight_type=kind, neighbourhood="2opt", name=f"{kind}-integer"))
         out.append(TSP(np.round(pts * 100), weight_type=kind, neighbourhood="swap", name=f"{kind}-integer-swap"))
@@ -168,13 +171,20 @@ def test_cuda_backend_unavailable_and_auto_falls_back(caplog):
 
 
 def test_auto_takes_the_cpu_for_neighbourhoods_without_move_code(caplog, monkeypatch):
-    """A neighbourhood the CUDA skeleton cannot generate (Or-opt over candidates) makes 'auto'
-    pick the CPU, even where a GPU is available, and say why."""
+    """A user's neighbourhood the CUDA skeleton cannot generate makes 'auto' pick the CPU,
+    even where a GPU is available, and say why."""
     import lsmgpu.backends as backends
+    from lsmgpu import Neighbourhood, Permutation
     from lsmgpu.backends import has_move_code, resolve
+
+    class Insertion(Neighbourhood):   # a new move kind: the skeleton has no code for it
+        arity, encodings = 2, (Permutation,)
+        size = property(lambda self: self.n * (self.n - 1))
+
     monkeypatch.setattr(backends, "cuda_available", lambda: (True, "a pretend GPU"))
-    tsp = TSP.from_file(TSP.shipped("berlin52"), neighbourhood="oropt")
-    assert not has_move_code(tsp.neighbourhood) and has_move_code(TSP.from_file(TSP.shipped("berlin52")).neighbourhood)
+    tsp = TSP.from_file(TSP.shipped("berlin52")).with_neighbourhood(Insertion())
+    assert not has_move_code(tsp.neighbourhood)
+    assert has_move_code(TSP.from_file(TSP.shipped("berlin52"), neighbourhood="oropt").neighbourhood)
     with caplog.at_level(logging.INFO, logger="lsmgpu"):
         assert resolve("auto", tsp).name == "cpu"
     assert "no CUDA move code" in caplog.text

@@ -112,8 +112,10 @@ class Evaluator:
     def deltas(self, step: int = 0) -> np.ndarray:
         raise NotImplementedError
 
-    def apply(self, index: int, step: int = 0, tabu_until: int | None = None) -> np.ndarray:
-        """Apply move ``index``; return the move. The host mirror ``self.x`` follows."""
+    def apply(self, index: int, step: int = 0, tabu_until: int | None = None, move=None) -> np.ndarray:
+        """Apply move ``index``; return the move. The host mirror ``self.x`` follows.
+        ``move``: the move of ``index``, where the caller has it already (finding a tour
+        neighbourhood's move on the host costs an O(n) table of positions)."""
         raise NotImplementedError
 
     def move(self, query: Query, tabu_until: int | None = None, improving_only: bool = False):

@@ -95,9 +95,10 @@ class CpuEvaluator(Evaluator):
     def deltas(self, step=0):
         return np.concatenate([self.problem.delta_of(self.x, m) for _, m in self._chunks(step)])
 
-    def apply(self, index, step=0, tabu_until=None):
+    def apply(self, index, step=0, tabu_until=None, move=None):
         t0 = time.perf_counter()
-        move = self.move_at(index, step)
+        if move is None:
+            move = self.move_at(index, step)
         self.forbid(self.tabu, move, tabu_until)
         self.neighbourhood.apply(self.x, move)
         self._time("apply", time.perf_counter() - t0)

@@ -431,9 +431,10 @@ class CudaEvaluator(Evaluator):
         evaluated = self.size
         return Selection(k, delta, evaluated)
 
-    def apply(self, index, step=0, tabu_until=None):
+    def apply(self, index, step=0, tabu_until=None, move=None):
         t0 = time.perf_counter()
-        move = self.move_at(index, step)
+        if move is None:
+            move = self.move_at(index, step)
         self.forbid(self.tabu_host, move, tabu_until)
         tabu = np.intp(int(self.tabu_gpu)) if self.tabu_gpu is not None else np.intp(0)
         try:

@@ -200,17 +200,19 @@ class LocalSearch:
         if order.size == 0:
             return 0
         order = order[np.argsort(signed[order], kind="stable")]
-        first, last = nb.footprint(nb.moves(self.evaluator.x, order, step))
+        moves = nb.moves(self.evaluator.x, order, step)
+        first, last = nb.footprint(moves)
         n = self.problem.n
         used = np.zeros(n + 1, dtype=bool)          # position n is position 0 after the wrap
         applied = 0
-        for index, lo, hi in zip(order, first, last):
+        # a move changes only positions inside its footprint, so the others' moves stay as found
+        for index, move, lo, hi in zip(order, moves, first, last):
             if used[lo:hi + 1].any() or (lo == 0 and used[n]) or (hi == n and used[0]):
                 continue
             used[lo:hi + 1] = True
             used[0] |= hi == n
             used[n] |= lo == 0
-            self.evaluator.apply(int(index), step)
+            self.evaluator.apply(int(index), step, move=move)
             self.current += signed[index].item()           # signed units, as in _move
             applied += 1
         return applied

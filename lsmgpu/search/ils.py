@@ -25,8 +25,8 @@ class IteratedLocalSearch(LocalSearch):
     accept a worsening up to r times the accepted fitness (e.g. 0.01 for 1 %).
     ``polish``: a second neighbourhood (e.g. ``OrOpt`` beside candidate 2-opt): a descent ends
     only where neither improves (variable neighbourhood descent: the main one first, then
-    best-improvement steps of ``polish``, then the main one again if those improved). It runs
-    on the search's backend where that has move code for it, else on the CPU.
+    steps of ``polish`` with the same ``local_search`` rule, then the main one again if those
+    improved). It runs on the search's backend where that has move code for it, else on the CPU.
     """
 
     algorithm = "IteratedLocalSearch"
@@ -61,8 +61,8 @@ class IteratedLocalSearch(LocalSearch):
         return limit is None or self.elapsed < limit
 
     def _polished(self) -> bool:
-        """Best-improvement steps of the polish neighbourhood from the current solution, on its
-        own evaluator; True (and the result loaded back) if any improved."""
+        """Descent steps of the polish neighbourhood from the current solution, on its own
+        evaluator; True (and the result loaded back) if any improved."""
         if self._polisher is None:
             from ..backends import CpuBackend, has_move_code
             backend = self.backend
@@ -74,7 +74,7 @@ class IteratedLocalSearch(LocalSearch):
         improved = False
         try:
             self.evaluator.load(main.x)
-            while self._in_time() and self._improve("best", 0)[0]:
+            while self._in_time() and self._improve(self.local_search, 0)[0]:
                 improved = True
         finally:
             polished, self.evaluator = self.evaluator.x, main

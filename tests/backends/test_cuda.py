@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from lsmgpu import BitFlip, HillClimbing, IteratedLocalSearch, TabuSearch, ThreeExchange, TwoOpt
+from lsmgpu import BitFlip, HillClimbing, IteratedLocalSearch, OrOpt, TabuSearch, ThreeExchange, TwoOpt
 from lsmgpu.backends.base import Query
 from lsmgpu.backends.cpu import CpuBackend
 from lsmgpu.backends.tuning import WaveTuner
@@ -41,9 +41,11 @@ def tsp_cases():
             fly = TSP(pts, weight_type=kind, neighbourhood=nb, name=f"{kind}-{nb}-coords")
             fly.matrix = None
             cases += [TSP(pts, weight_type=kind, neighbourhood=nb, name=f"{kind}-{nb}-matrix"), fly]
-    for kind in ["EUC_2D", "GEO"]:      # candidate 2-opt: moves found from the tour (pos state)
+    for kind in ["EUC_2D", "GEO"]:      # candidate 2-opt and Or-opt: moves found from the tour (pos state)
         pts = rng.uniform(-80, 80, (60, 2)) if kind == "GEO" else rng.uniform(0, 10_000, (60, 2))
-        cases.append(TSP(pts, weight_type=kind, neighbourhood="2opt-candidates", name=f"{kind}-2opt-candidates"))
+        for nb in ["2opt-candidates", "oropt"]:
+            cases.append(TSP(pts, weight_type=kind, neighbourhood=nb, name=f"{kind}-{nb}"))
+    cases.append(TSP(np.round(rng.uniform(0, 1e4, (60, 2))), neighbourhood="oropt", name="EUC_2D-int-oropt"))
     for kind in ["EUC_2D", "CEIL_2D"]:   # integer coordinates: the exact-integer rounding path
         for scale in (1e3, 2e6):
             pts = np.round(rng.uniform(0, scale, (60, 2)))
@@ -149,6 +151,11 @@ def trajectory_cases():
         ("ils", lambda b: IteratedLocalSearch(berlin, seed=0, backend=b), 30),
         ("hc-cand2opt", lambda b: HillClimbing(kro, seed=0, backend=b), None),
         ("ils-cand2opt", lambda b: IteratedLocalSearch(kro, seed=1, backend=b), 40),
+        ("hc-cand2opt-independent", lambda b: HillClimbing(kro, strategy="independent", seed=0, backend=b), None),
+        ("hc-oropt", lambda b: HillClimbing(kro.with_neighbourhood(OrOpt(kro.neighbourhood.candidates)), seed=0,
+                                            backend=b), None),
+        ("ils-oropt-polish", lambda b: IteratedLocalSearch(kro, seed=2, backend=b,
+                                                           polish=OrOpt(kro.neighbourhood.candidates)), 40),
     ]
 
 
@@ -202,12 +209,14 @@ def test_large_pair_indices_on_the_gpu(kind, integer):
     assert np.array_equal(gpu.deltas(), cpu.deltas())
 
 
-def test_candidate_twoopt_on_a_large_tour():
-    """Candidate 2-opt on 20,000 cities (10 quadrant candidates each): the GPU's deltas equal
-    the CPU's on a random tour and after 30 improving moves applied on the GPU (its pos state
-    kept current), and the host mirror equals the device tour."""
+@pytest.mark.parametrize("neighbourhood", ["2opt-candidates", "oropt"])
+def test_candidate_moves_on_a_large_tour(neighbourhood):
+    """Candidate 2-opt and Or-opt on 20,000 cities (10 quadrant candidates each): the GPU's
+    deltas equal the CPU's on a random tour and after 30 improving moves applied on the GPU
+    (its pos, edge and coordinate state kept current), and the host mirror equals the device
+    tour."""
     pts = np.round(np.random.default_rng(5).uniform(0, 1e6, (20_000, 2)))
-    tsp = TSP(pts, neighbourhood="2opt-candidates", start="random")
+    tsp = TSP(pts, neighbourhood=neighbourhood, start="random")
     search = HillClimbing(tsp, seed=0, backend=cuda(tune=False))
     search.start(iterations=30)
     cpu = CpuBackend().evaluator(tsp, tsp.neighbourhood)

@@ -158,3 +158,53 @@ def test_oropt_rejects_bad_arguments():
         OrOpt(np.zeros((10, 2), dtype=int), max_length=0)
     with pytest.raises(ValueError, match="candidates"):
         TSP(np.random.default_rng(0).uniform(0, 1, (10, 2)), neighbourhood=OrOpt(np.zeros((9, 2), dtype=int)))
+
+
+def exchange_source(move, p):
+    """Mirror of templates/skeleton/moves.cu.j2's exchange_source: the position whose city
+    (before the exchange) lands on position p."""
+    i, j, k, mode = move
+    if mode < 0 or p < i or p > k:
+        return p
+    t, ly = p - i, k - j
+    if t < ly:
+        return k - t if mode == 2 else j + 1 + t
+    return j - (t - ly) if mode == 1 else i + (t - ly)
+
+
+def exchange_by_reversals(x, move):
+    """Mirror of the kernel's exchange_blocks: the block exchange as two or three reversals."""
+    i, j, k, mode = move
+    if mode < 0:
+        return
+    for lo, hi, skip in ((i, j, 1), (j + 1, k, 2), (i, k, None)):
+        if mode != skip:
+            x[lo:hi + 1] = x[lo:hi + 1][::-1].copy()
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(5, 200), st.integers(0, 10_000))
+def test_oropt_gpu_apply_logic_mirrors_the_cpu(n, seed):
+    """The GPU applies an Or-opt move as reversals and moves each city's position and edge
+    length by exchange_source: on random tours, for every move, the reversals give the CPU's
+    tour, exchange_source the new positions, and the edge lengths from position i-1 through
+    k recomputed that way give the new tour's length."""
+    rng = np.random.default_rng(seed)
+    points = rng.uniform(0, 1000, (n, 2))
+    tsp = TSP(points, neighbourhood="oropt")
+    nb, tour = tsp.neighbourhood, rng.permutation(n)
+    succ = tsp.dist(tour, np.roll(tour, -1))
+    for move in nb.moves(tour, np.arange(nb.size)):
+        expected = tour.copy()
+        nb.apply(expected, move)
+        reversed_ = tour.copy()
+        exchange_by_reversals(reversed_, move)
+        assert np.array_equal(reversed_, expected)
+        moved = np.array([tour[exchange_source(move, p)] for p in range(n)])
+        assert np.array_equal(moved, expected)
+        i, k = int(move[0]), int(move[2])
+        edges = succ.copy()
+        for p in range(i - 1, k + 1):
+            p %= n
+            edges[p] = tsp.dist(moved[p], moved[(p + 1) % n])
+        assert edges.sum() == tsp.evaluate(expected)
