@@ -577,6 +577,7 @@ def main(argv=None):
                         help="exchange periods of the islands table (0: independent starts)")
     parser.add_argument("--islands-seeds", default="0", help="seeds of the islands table, comma-separated")
     parser.add_argument("--quality-max-n", type=int, default=18_512, help="largest TSPLIB instance of tsp-quality")
+    parser.add_argument("--quality-min-n", type=int, default=0, help="smallest TSPLIB instance of tsp-quality")
     parser.add_argument("--quality-instances", default="", help="TSPLIB names for tsp-quality (default: all up to max n)")
     parser.add_argument("--quality-kicks", default="0.1,1,10", help="ILS kicks of tsp-quality, in multiples of n")
     parser.add_argument("--quality-seconds", type=float, default=600.0, help="time cap of each tsp-quality ILS run")

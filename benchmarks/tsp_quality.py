@@ -24,12 +24,12 @@ def dimension(path: Path) -> int | None:
     return None
 
 
-def quality_instances(folder: Path, max_n: int, names: str = "") -> list[Path]:
-    """The .tsp files of ``folder`` up to ``max_n`` cities, by size (or the named ones)."""
+def quality_instances(folder: Path, max_n: int, names: str = "", min_n: int = 0) -> list[Path]:
+    """The .tsp files of ``folder`` of ``min_n`` to ``max_n`` cities, by size (or the named ones)."""
     if names:
         return [folder / f"{name}.tsp" for name in names.split(",")]
     paths = [(dimension(p), p) for p in sorted(folder.glob("*.tsp"))]
-    return [p for n, p in sorted((n, p) for n, p in paths if n is not None and n <= max_n)]
+    return [p for n, p in sorted((n, p) for n, p in paths if n is not None and min_n <= n <= max_n)]
 
 
 def local_optima(problem, backend):
@@ -54,7 +54,8 @@ def table_tsp_quality(args, backend, emit):
         from lsmgpu.problems import shipped
         paths = [shipped(f"{name}.tsp") for name in ("eil51", "berlin52")]
     else:
-        paths = quality_instances(Path(args.data) / "tsplib", args.quality_max_n, args.quality_instances)
+        paths = quality_instances(Path(args.data) / "tsplib", args.quality_max_n, args.quality_instances,
+                                  args.quality_min_n)
     rows, gaps = [], {}
     for path in paths:
         try:
@@ -141,7 +142,7 @@ def table_tsp_large(args, backend, emit):
 
         def row(method, seconds, length, iterations=None, **extra):
             rows.append(dict(table="tsp-large", instance=problem.name, n=problem.n, backend="cuda", method=method,
-                             iterations=iterations, seconds=round(seconds, 4), length=length,
+                             iterations=iterations, seconds=float(f"{seconds:.4g}"), length=length,
                              optimum=problem.best_known,
                              gap_pct=None if length is None else round(100 * problem.gap(length), 3), **extra))
             emit(rows[-1])

@@ -91,9 +91,10 @@ class Neighbourhood:
         return self.decode(rng.integers(0, self.size, count, dtype=np.int64))
 
     def footprint(self, moves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(first, last) positions of the tour that each move reads or changes, last <= n
-        (n stands for position 0 after the wrap). Moves with disjoint footprints can be
-        applied together, their deltas adding up. Only tour neighbourhoods define it."""
+        """(first, last) positions of the tour that each move reads or changes, -1 <= first
+        and last <= n (-1 and n stand for positions n-1 and 0 across the tour's end). Moves with
+        disjoint footprints can be applied together, their deltas adding up. Only tour
+        neighbourhoods define it."""
         raise TypeError(f"{type(self).__name__} defines no footprints: its moves cannot be applied together")
 
     # --- tabu attributes -------------------------------------------------------------

@@ -192,7 +192,7 @@ class LocalSearch:
         """Apply every improving move that does not overlap a better one (footprints of the
         tour positions they touch), best first, in one iteration; return how many. A
         2-opt descent from a poor tour then needs far fewer iterations than one move each."""
-        nb, sense = self.neighbourhood, self.problem.sense
+        nb, sense = self.evaluator.neighbourhood, self.problem.sense   # the polisher's, in a polish
         deltas = self.evaluator.deltas(step)
         self.evaluations += len(deltas)
         signed = sense * deltas
@@ -203,15 +203,16 @@ class LocalSearch:
         moves = nb.moves(self.evaluator.x, order, step)
         first, last = nb.footprint(moves)
         n = self.problem.n
-        used = np.zeros(n + 1, dtype=bool)          # position n is position 0 after the wrap
+        used = np.zeros(n, dtype=bool)
         applied = 0
         # a move changes only positions inside its footprint, so the others' moves stay as found
         for index, move, lo, hi in zip(order, moves, first, last):
-            if used[lo:hi + 1].any() or (lo == 0 and used[n]) or (hi == n and used[0]):
+            # footprints may cross the tour's end (-1 is position n-1, n is position 0)
+            spans = [(lo % n, n - 1), (0, hi % n)] if lo < 0 or hi >= n else [(lo, hi)]
+            if any(used[a:b + 1].any() for a, b in spans):
                 continue
-            used[lo:hi + 1] = True
-            used[0] |= hi == n
-            used[n] |= lo == 0
+            for a, b in spans:
+                used[a:b + 1] = True
             self.evaluator.apply(int(index), step, move=move)
             self.current += signed[index].item()           # signed units, as in _move
             applied += 1

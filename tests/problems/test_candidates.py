@@ -208,3 +208,17 @@ def test_oropt_gpu_apply_logic_mirrors_the_cpu(n, seed):
             p %= n
             edges[p] = tsp.dist(moved[p], moved[(p + 1) % n])
         assert edges.sum() == tsp.evaluate(expected)
+
+
+def test_independent_descent_polished_by_oropt_reaches_a_local_optimum_of_both():
+    """A descent of independent moves (several per step) with Or-opt polishing, from kroA100's
+    nearest-neighbour tour, ends where neither candidate 2-opt nor Or-opt improves."""
+    tsp = TSP.from_file(TSP.shipped("kroA100"), neighbourhood="2opt-candidates")
+    oropt = OrOpt(tsp.neighbourhood.candidates)
+    search = IteratedLocalSearch(tsp, local_search="independent", polish=oropt, seed=0, backend="cpu")
+    result = search.run(iterations=0)
+    tour = result.solution
+    assert result.fitness == tsp.evaluate(tour) < tsp.evaluate(tsp.initial_solution(np.random.default_rng(0)))
+    for problem in (tsp, tsp.with_neighbourhood(oropt)):
+        nb = problem.neighbourhood
+        assert problem.delta(tour, nb.moves(tour, np.arange(nb.size))).min() >= 0
