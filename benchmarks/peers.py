@@ -65,9 +65,12 @@ def ortools_gls(matrix: np.ndarray, seconds: float) -> tuple[np.ndarray, float]:
     n = len(matrix)
     manager = pywrapcp.RoutingIndexManager(n, 1, 0)
     routing = pywrapcp.RoutingModel(manager)
-    cost = matrix.tolist()
-    transit = routing.RegisterTransitCallback(
-        lambda i, j: cost[manager.IndexToNode(i)][manager.IndexToNode(j)])
+    if hasattr(routing, "RegisterTransitMatrix"):          # OR-Tools >= 9.10: costs read in C++
+        transit = routing.RegisterTransitMatrix(matrix.tolist())
+    else:
+        cost = matrix.tolist()
+        transit = routing.RegisterTransitCallback(
+            lambda i, j: cost[manager.IndexToNode(i)][manager.IndexToNode(j)])
     routing.SetArcCostEvaluatorOfAllVehicles(transit)
     params = pywrapcp.DefaultRoutingSearchParameters()
     params.first_solution_strategy = routing_enums_pb2.FirstSolutionStrategy.PATH_CHEAPEST_ARC
@@ -94,19 +97,21 @@ def lkh(matrix: np.ndarray) -> tuple[np.ndarray, float]:
 def table_peers_tsp(args, paths, backend_factory, emit):
     """lsmgpu iterated local search vs OR-Tools guided local search at equal time, and LKH
     (elkai, one run, its own time), on TSPLIB files small enough for a distance matrix."""
-    from lsmgpu import IteratedLocalSearch
+    from lsmgpu import CandidateTwoOpt, IteratedLocalSearch, OrOpt
     from lsmgpu.problems import TSP
     rows = []
     for path in paths:
         problem = TSP.from_file(path, neighbourhood=args.peer_tsp_neighbourhood)
+        # over candidate lists, descents are polished by Or-opt on the same lists
+        polish = OrOpt(problem.neighbourhood.candidates) if isinstance(problem.neighbourhood, CandidateTwoOpt) else None
         if problem.matrix is None:
             raise ValueError(f"peers-tsp: {Path(path).stem} is too large for the peers' distance matrix")
         matrix = problem.matrix.astype(np.int64)
-        IteratedLocalSearch(problem, seed=0, backend=backend_factory()).run(iterations=2)   # compile, tune
+        IteratedLocalSearch(problem, seed=0, backend=backend_factory(), polish=polish).run(iterations=2)  # compile, tune
         runs = []
         for seconds in (float(s) for s in args.peer_seconds.split(",")):
             t0 = time.perf_counter()
-            result = IteratedLocalSearch(problem, seed=0, backend=backend_factory()).run(seconds=seconds)
+            result = IteratedLocalSearch(problem, seed=0, backend=backend_factory(), polish=polish).run(seconds=seconds)
             runs.append((f"lsmgpu ILS ({args.peer_tsp_neighbourhood})", seconds, result.fitness,
                          time.perf_counter() - t0, f"{result.iterations} kicks"))
             tour, used = ortools_gls(matrix, seconds)
