@@ -165,3 +165,24 @@ def table_tsp_large(args, backend, emit):
                                   polish=OrOpt(problem.neighbourhood.candidates)).run(seconds=args.large_seconds)
         row(f"ILS {args.large_seconds:g} s from that optimum", ils.seconds, ils.fitness, ils.iterations)
     return rows
+
+
+def combined_means(csv_paths) -> list[dict]:
+    """Mean gap per method over the instance rows of several tsp-quality CSVs (runs split by
+    size), beside Fosin et al.'s: one row per method with the instance count."""
+    import csv
+    gaps: dict[str, list[float]] = {}
+    for path in csv_paths:
+        with open(path, newline="") as f:
+            for row in csv.DictReader(f):
+                if not row["instance"].startswith("mean of"):
+                    gaps.setdefault(row["method"], []).append(float(row["gap_pct"]))
+    return [dict(method=m, instances=len(v), mean_gap_pct=round(float(np.mean(v)), 3), fosin_mean_gap_pct=FOSIN.get(m))
+            for m, v in gaps.items()]
+
+
+if __name__ == "__main__":
+    import sys
+    print("| method | instances | mean gap (%) | Fosin et al. (%) |\n|---|---|---|---|")
+    for r in combined_means(sys.argv[1:]):
+        print(f"| {r['method']} | {r['instances']} | {r['mean_gap_pct']} | {r['fosin_mean_gap_pct']} |")
