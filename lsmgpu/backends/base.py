@@ -106,6 +106,11 @@ class Evaluator:
     def load(self, x: np.ndarray) -> None:
         raise NotImplementedError
 
+    def load_from(self, other: "Evaluator") -> None:
+        """Take ``other``'s current solution (another neighbourhood's evaluator of the same
+        problem, as in a polish); backends that can copy it where it lives override this."""
+        self.load(other.x)
+
     def select(self, query: Query) -> Selection:
         raise NotImplementedError
 

@@ -262,6 +262,21 @@ class CudaEvaluator(Evaluator):
             if self.refresh:
                 self.refresh()      # state the problem leaves to the GPU to complete (QAP's table)
 
+    def load_from(self, other):
+        """Copy ``other``'s solution and solution-derived arrays on the GPU when it is a CUDA
+        evaluator with the same arrays (a polish switching neighbourhoods: no host recomputation,
+        no upload); otherwise load its host copy."""
+        same = (isinstance(other, CudaEvaluator) and other.problem.n == self.problem.n
+                and other.sol_dtype == self.sol_dtype
+                and {k: v[1:] for k, v in other.state_buffers.items()} == {k: v[1:] for k, v in self.state_buffers.items()})
+        if not same:
+            self.load(other.x)
+            return
+        self.x = other.x.copy()
+        cuda.memcpy_dtod(self.x_gpu, other.x_gpu, self.x.size * np.dtype(self.sol_dtype).itemsize)
+        for name, (buf, dtype, shape) in self.state_buffers.items():
+            cuda.memcpy_dtod(buf, other.state_buffers[name][0], int(np.prod(shape)) * np.dtype(dtype).itemsize)
+
     def close(self):
         for tex in self._textures:
             tex.close()

@@ -37,7 +37,7 @@ class IteratedLocalSearch(LocalSearch):
         if polish is not None and not isinstance(polish, Neighbourhood):
             raise TypeError(f"IteratedLocalSearch: `polish` must be a Neighbourhood, got {type(polish).__name__}")
         self.polish = None if polish is None else self.problem.with_neighbourhood(polish)
-        self._polisher = None
+        self._polisher = self._home = None
         if local_search not in STRATEGIES:
             raise ValueError(f"IteratedLocalSearch: `local_search` must be one of {STRATEGIES}, got {local_search!r}")
         if not isinstance(strength, int) or strength < 1:
@@ -73,18 +73,23 @@ class IteratedLocalSearch(LocalSearch):
         main, self.evaluator = self.evaluator, self._polisher
         improved = False
         try:
-            self.evaluator.load(main.x)
+            self.evaluator.load_from(main)
             while self._in_time() and self._improve(self.local_search, 0)[0]:
                 improved = True
         finally:
-            polished, self.evaluator = self.evaluator.x, main
+            polisher, self.evaluator = self.evaluator, main
         if improved:
-            main.load(polished)
+            main.load_from(polisher)
         return improved
 
     def _start_hook(self):
         self._descend()
         self.home_x, self.home = self.evaluator.x.copy(), self.current
+        # the accepted solution, kept where the backend keeps solutions: going back to it after a
+        # rejected kick is then a copy on the GPU, not a host recomputation and an upload
+        if self._home is None:
+            self._home = self.backend.evaluator(self.problem, self.neighbourhood)
+        self._home.load_from(self.evaluator)
         if self.current < self.best:
             self.best, self.best_x = self.current, self.home_x.copy()
         self.history[0] = self.current * self.problem.sense
@@ -103,6 +108,8 @@ class IteratedLocalSearch(LocalSearch):
         self._descend()
         if self._accepts(self.current):
             self.home_x, self.home = self.evaluator.x.copy(), self.current
+            self._home.load_from(self.evaluator)
         else:
-            self._load(self.home_x)
+            self.evaluator.load_from(self._home)
+            self.current = self.home
         return None

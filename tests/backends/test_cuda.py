@@ -358,3 +358,29 @@ def test_islands_follow_the_cpu(problem):
     for cpu_run, gpu_run in zip(*(r.results for r in runs)):
         assert np.array_equal(gpu_run.history, cpu_run.history)
         assert np.array_equal(gpu_run.solution, cpu_run.solution)
+
+
+def test_load_from_copies_a_solution_between_neighbourhoods_on_the_gpu():
+    """An Or-opt evaluator takes a candidate 2-opt evaluator's tour and derived arrays by a
+    copy on the GPU (as ILS polishing does) after moves applied there: its deltas then equal
+    the CPU's for that tour, and the copy back after Or-opt moves gives the 2-opt evaluator the
+    CPU's deltas too."""
+    tsp = TSP.from_file(TSP.shipped("kroA100"), neighbourhood="2opt-candidates", start="random")
+    oropt = tsp.with_neighbourhood(OrOpt(tsp.neighbourhood.candidates))
+    search = HillClimbing(tsp, seed=0, backend=cuda(tune=False))
+    search.start(iterations=20)
+    for _ in range(20):
+        search.step()
+    two, polisher = search.evaluator, cuda(tune=False).evaluator(oropt, oropt.neighbourhood)
+    polisher.load_from(two)
+    assert np.array_equal(polisher.device_solution(), two.x)
+    cpu = CpuBackend().evaluator(oropt, oropt.neighbourhood)
+    cpu.load(two.x)
+    assert np.array_equal(polisher.deltas(), cpu.deltas())
+    for _ in range(5):
+        polisher.move(Query(rule="best", current=0), improving_only=True)
+    two.load_from(polisher)
+    cpu_two = CpuBackend().evaluator(tsp, tsp.neighbourhood)
+    cpu_two.load(polisher.x)
+    assert np.array_equal(two.device_solution(), polisher.x)
+    assert np.array_equal(two.deltas(), cpu_two.deltas())
