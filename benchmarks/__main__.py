@@ -34,6 +34,7 @@ from lsmgpu.backends.base import Query
 from lsmgpu.problems import PPP, QAP, TSP, Weierstrass
 
 from .peers import table_peers_qap, table_peers_tsp, table_peers_weierstrass
+from .timing import pass_seconds
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -204,22 +205,11 @@ def table_selection(args):
 
 
 def evaluation_rate(problem, repeats, launches=20, **options):
-    """Moves/s of one full-neighbourhood evaluation + reduction (no apply), CUDA events, median."""
-    import pycuda.driver as cuda
+    """Moves/s of one full-neighbourhood evaluation + reduction (no apply) around a random
+    solution, CUDA events, median: (seconds, moves/s, the evaluator)."""
     ev = cuda_backend(**options).evaluator(problem, problem.neighbourhood)
     ev.load(problem.encoding.random(np.random.default_rng(0)))
-    q = Query(rule="best", current=0)
-    ev.select(q)  # tunes
-    times = []
-    for _ in range(repeats):
-        start, end = cuda.Event(), cuda.Event()
-        start.record()
-        for _ in range(launches):
-            ev._launch_select(*ev.config, 0, q, 0)
-        end.record()
-        end.synchronize()
-        times.append(end.time_since(start) * 1e-3 / launches)
-    t = statistics.median(times)
+    t = pass_seconds(ev, repeats, launches)
     return t, problem.neighbourhood.size / t, ev
 
 

@@ -91,32 +91,6 @@ def table_tsp_quality(args, backend, emit):
     return rows
 
 
-def pass_seconds(problem, tour, repeats: int, launches: int = 20) -> float:
-    """Median seconds of one full pass over ``problem``'s neighbourhood around ``tour`` on the
-    GPU (evaluate + reduce, no apply), from CUDA events over ``launches`` queued launches."""
-    import statistics
-
-    import pycuda.driver as cuda
-
-    from lsmgpu.backends.base import Query
-    from lsmgpu.backends.cuda import CudaBackend
-    ev = CudaBackend().evaluator(problem, problem.neighbourhood)
-    ev.load(tour)
-    query = Query(rule="best", current=0)
-    ev.select(query)                                      # tunes the launch
-    times = []
-    for _ in range(repeats):
-        start, end = cuda.Event(), cuda.Event()
-        start.record()
-        for _ in range(launches):
-            ev._launch_select(*ev.config, 0, query, 0)
-        end.record()
-        end.synchronize()
-        times.append(end.time_since(start) * 1e-3 / launches)
-    ev.close()
-    return statistics.median(times)
-
-
 def table_tsp_large(args, backend, emit):
     """The issue's large instances (--large-instances, default pla33810 and pla85900) on the
     GPU: the greedy start's construction time; one pass of candidate 2-opt and of Or-opt
@@ -125,8 +99,11 @@ def table_tsp_large(args, backend, emit):
     per step); then --large-seconds of ILS (segment-local double bridges, best-improvement
     descents polished by Or-opt) from that optimum. Each tour is checked by a full evaluation."""
     from lsmgpu import IteratedLocalSearch, OrOpt
+    from lsmgpu.backends.cuda import CudaBackend
     from lsmgpu.problems import TSP
     from lsmgpu.problems.candidates import greedy_tour
+
+    from .timing import pass_seconds
     if args.quick:
         from lsmgpu.problems import shipped
         paths = [shipped("kroA100.tsp")]
@@ -149,7 +126,10 @@ def table_tsp_large(args, backend, emit):
 
         row("greedy start (construction)", greedy_s, problem.evaluate(start))
         for name, p in (("2-opt candidates", problem), ("Or-opt", oropt)):
-            seconds = pass_seconds(p, start, args.repeats)
+            ev = CudaBackend().evaluator(p, p.neighbourhood)
+            ev.load(start)
+            seconds = pass_seconds(ev, args.repeats)
+            ev.close()
             row(f"one {name} pass ({p.neighbourhood.size} moves)", seconds, None, moves_per_s=f"{p.neighbourhood.size / seconds:.3e}")
 
         def descent():
