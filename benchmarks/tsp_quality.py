@@ -93,12 +93,12 @@ def table_tsp_quality(args, backend, emit):
 
 def table_tsp_large(args, backend, emit):
     """The issue's large instances (--large-instances, default pla33810 and pla85900) on the
-    GPU: the greedy start's construction time; one pass of candidate 2-opt and of Or-opt
-    (CUDA events, median of --repeats); the time from the greedy tour to a 2-opt + Or-opt local
+    GPU: the greedy start's construction time; one pass of candidate 2-opt, Or-opt and
+    candidate 3-opt (CUDA events, median of --repeats); the time from the greedy tour to a 2-opt + Or-opt local
     optimum (descents of independent moves: every improving move that overlaps no better one,
     per step); then --large-seconds of ILS (segment-local double bridges, best-improvement
     descents polished by Or-opt) from that optimum. Each tour is checked by a full evaluation."""
-    from lsmgpu import IteratedLocalSearch, OrOpt
+    from lsmgpu import CandidateThreeOpt, IteratedLocalSearch, OrOpt
     from lsmgpu.backends.cuda import CudaBackend
     from lsmgpu.problems import TSP
     from lsmgpu.problems.candidates import greedy_tour
@@ -125,7 +125,8 @@ def table_tsp_large(args, backend, emit):
             emit(rows[-1])
 
         row("greedy start (construction)", greedy_s, problem.evaluate(start))
-        for name, p in (("2-opt candidates", problem), ("Or-opt", oropt)):
+        three = problem.with_neighbourhood(CandidateThreeOpt(problem.neighbourhood.candidates))
+        for name, p in (("2-opt candidates", problem), ("Or-opt", oropt), ("3-opt candidates", three)):
             ev = CudaBackend().evaluator(p, p.neighbourhood)
             ev.load(start)
             seconds = pass_seconds(ev, args.repeats)

@@ -11,8 +11,8 @@ import logging
 from .callbacks import Callback, State
 from .encodings import Binary, Discrete, Permutation, Real
 from .errors import BackendUnavailable, KernelCompileError, KernelLaunchError
-from .neighbourhoods import (BitFlip, CandidateTwoOpt, Crowns, Neighbourhood, OrOpt, Swap, ThreeExchange, TwoOpt,
-                             ValueChange)
+from .neighbourhoods import (BitFlip, BlockExchange, CandidateThreeOpt, CandidateTwoOpt, Crowns, Neighbourhood, OrOpt,
+                             Swap, ThreeExchange, TwoOpt, ValueChange)
 from .problem import DeviceArray, Problem
 from .result import SearchResult
 from .search import HillClimbing, IteratedLocalSearch, LocalSearch, TabuSearch
@@ -23,6 +23,6 @@ logging.getLogger("lsmgpu").addHandler(logging.NullHandler())
 
 __all__ = ["Callback", "State", "Binary", "Discrete", "Permutation", "Real",
            "BackendUnavailable", "KernelCompileError", "KernelLaunchError",
-           "BitFlip", "CandidateTwoOpt", "Crowns", "Neighbourhood", "OrOpt", "Swap", "ThreeExchange", "TwoOpt", "ValueChange",
+           "BitFlip", "BlockExchange", "CandidateThreeOpt", "CandidateTwoOpt", "Crowns", "Neighbourhood", "OrOpt", "Swap", "ThreeExchange", "TwoOpt", "ValueChange",
            "DeviceArray", "Problem", "SearchResult",
            "HillClimbing", "IteratedLocalSearch", "LocalSearch", "TabuSearch"]

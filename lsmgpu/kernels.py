@@ -27,7 +27,8 @@ import numpy as np
 
 from .encodings import Discrete
 from .errors import KernelCompileError
-from .neighbourhoods import BitFlip, CandidateTwoOpt, Crowns, OrOpt, Swap, ThreeExchange, TwoOpt, ValueChange
+from .neighbourhoods import (BitFlip, CandidateThreeOpt, CandidateTwoOpt, Crowns, OrOpt, Swap, ThreeExchange, TwoOpt,
+                             ValueChange)
 from .problem import MEMORY_POLICIES, Problem
 
 __all__ = ["render", "KernelSpec", "template_names", "nvcc_compile", "cache_dir", "TEMPLATE_DIR"]
@@ -57,7 +58,7 @@ def cache_dir() -> str:
 
 #: move kinds whose moves depend on the solution (move_at reads the tour and the problem's
 #: `pos` state and `candidates` array)
-TOUR_KINDS = ("cand2opt", "oropt")
+TOUR_KINDS = ("cand2opt", "oropt", "cand3opt")
 
 
 def neighbourhood_kind(neighbourhood) -> str:
@@ -68,6 +69,8 @@ def neighbourhood_kind(neighbourhood) -> str:
         return "cand2opt"
     if isinstance(neighbourhood, OrOpt):            # segments moved next to a candidate
         return "oropt"
+    if isinstance(neighbourhood, CandidateThreeOpt):  # (city, candidate, candidate) triples
+        return "cand3opt"
     if isinstance(neighbourhood, ThreeExchange):
         return "three"
     if isinstance(neighbourhood, Swap):

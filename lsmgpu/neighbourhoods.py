@@ -23,8 +23,8 @@ import numpy as np
 from .encodings import Discrete, Encoding, Permutation, Real
 from .mappings import index_to_pair, index_to_triple, pair_to_index, triple_to_index
 
-__all__ = ["Neighbourhood", "BitFlip", "ValueChange", "Swap", "ThreeExchange", "TwoOpt", "CandidateTwoOpt", "OrOpt",
-           "Crowns"]
+__all__ = ["Neighbourhood", "BitFlip", "ValueChange", "Swap", "ThreeExchange", "TwoOpt", "CandidateTwoOpt",
+           "BlockExchange", "OrOpt", "CandidateThreeOpt", "Crowns"]
 
 
 class Neighbourhood:
@@ -479,7 +479,57 @@ class CandidateTwoOpt(TwoOpt):
         return f"CandidateTwoOpt(k={self.candidates.shape[1]})"
 
 
-class OrOpt(Neighbourhood):
+class BlockExchange(Neighbourhood):
+    """Base of the tour neighbourhoods whose moves are block exchanges over candidate lists
+    (Or-opt, candidate 3-opt). A move (i, j, k, mode), i <= j < k, has the blocks X = x[i..j]
+    and Y = x[j+1..k] trade places (mode 0: Y X; mode 1: Y reversed(X); mode 2: reversed(Y) X):
+    three tour edges out, three in. (0, 0, 0, -1) is the null move (delta 0), for indices whose
+    move does not apply to the current tour. Meant for hill climbing and ILS; no tabu
+    attributes; moves depend on the tour (``static = False``)."""
+
+    static = False
+    arity = 4
+    encodings = (Permutation,)
+    candidates: np.ndarray
+
+    def _check(self, encoding):
+        if encoding.n < 5:
+            raise ValueError(f"{type(self).__name__}: n must be >= 5, got {encoding.n}")
+        _check_candidates(type(self).__name__, self.candidates, encoding.n)
+
+    def decode(self, index, step=0):
+        raise TypeError(f"{type(self).__name__}: moves depend on the tour; use moves(x, index)")
+
+    @staticmethod
+    def exchanged(x: np.ndarray, move) -> np.ndarray:
+        """The block x[i..k] after the exchange (mode -1: unchanged)."""
+        i, j, k, mode = (int(v) for v in move)
+        a, b = x[i:j + 1], x[j + 1:k + 1]
+        if mode == 1:
+            a = a[::-1]
+        elif mode == 2:
+            b = b[::-1]
+        return np.concatenate([b, a]) if mode >= 0 else x[i:k + 1]
+
+    @staticmethod
+    def valid_or_null(n, i, j, k, mode, valid) -> np.ndarray:
+        """The moves (i, j, k, mode), with the null move where ``valid`` is False or the
+        positions are out of order or cross the tour's end."""
+        valid = valid & (i >= 0) & (i <= j) & (j < k) & (k <= n - 1) & ~((i == 0) & (k == n - 1))
+        return _stack(np.where(valid, i, 0), np.where(valid, j, 0), np.where(valid, k, 0), np.where(valid, mode, -1))
+
+    def apply(self, x, move):
+        i, k = int(move[0]), int(move[2])
+        x[i:k + 1] = self.exchanged(x, move)
+
+    def footprint(self, moves):
+        return moves[:, 0] - 1, moves[:, 2] + 1
+
+    def random_moves(self, rng, count):
+        raise TypeError(f"{type(self).__name__}: random moves depend on the tour")
+
+
+class OrOpt(BlockExchange):
     """Or-opt over candidate lists: move a segment of 1..``max_length`` consecutive cities of
     the tour next to a candidate neighbour of its first city, in either orientation (Or 1976;
     the "or3opt" reconnection of Fosin et al.): n * max_length * k * 2 moves.
@@ -487,17 +537,10 @@ class OrOpt(Neighbourhood):
     Move q = ((c * max_length + l - 1) * k + r) * 2 + o takes the segment of l cities that
     starts at city c (in tour order) and re-inserts it so that c becomes adjacent to
     v = candidates[c, r]: o = 0 puts the segment right after v (v, c, ..., e), o = 1 puts it
-    reversed right before v (e, ..., c, v). Moves are given as block exchanges of positions
-    (i, j, k, mode), i <= j < k: the blocks X = x[i..j] and Y = x[j+1..k] trade places
-    (mode 0: Y X; mode 1: Y reversed(X); mode 2: reversed(Y) X), three edges out, three in.
-    A move that does not apply to the current tour (v inside or next to the segment, a
-    segment across the tour's end) comes out as the null move (0, 0, 0, -1), delta 0.
-    Meant for hill climbing and ILS; no tabu attributes; moves depend on the tour.
+    reversed right before v (e, ..., c, v). Moves are block exchanges (see BlockExchange); a
+    move that does not apply to the current tour (v inside or next to the segment, a segment
+    across the tour's end) is the null move.
     """
-
-    static = False
-    arity = 4
-    encodings = (Permutation,)
 
     def __init__(self, candidates, max_length: int = 3):
         cand = _candidate_table("OrOpt", candidates)
@@ -505,21 +548,13 @@ class OrOpt(Neighbourhood):
             raise ValueError(f"OrOpt: `max_length` must be an integer >= 1, got {max_length!r}")
         self.candidates, self.max_length = cand, int(max_length)
 
-    def _check(self, encoding):
-        if encoding.n < 5:
-            raise ValueError(f"OrOpt: n must be >= 5, got {encoding.n}")
-        _check_candidates("OrOpt", self.candidates, encoding.n)
-
     @property
     def size(self):
         return self.candidates.size * self.max_length * 2
 
-    def decode(self, index, step=0):
-        raise TypeError("OrOpt: moves depend on the tour; use moves(x, index)")
-
     def moves(self, x, index, step=0):
         index = np.asarray(index, dtype=np.int64)
-        n, k = self.n, self.candidates.shape[1]
+        k = self.candidates.shape[1]
         pos = _positions(x)
         o, rest = index % 2, index // 2
         r, rest = rest % k, rest // k
@@ -533,32 +568,54 @@ class OrOpt(Neighbourhood):
         j = np.where(after, last, p - 1)
         kk = np.where(after, np.where(o == 0, pv, pv - 1), last)
         mode = np.where(o == 0, 0, np.where(after, 1, 2))
-        valid = (after | before) & (last <= n - 1) & (i >= 0) & (i <= j) & (j < kk) & ~((i == 0) & (kk == n - 1))
-        return _stack(np.where(valid, i, 0), np.where(valid, j, 0), np.where(valid, kk, 0), np.where(valid, mode, -1))
-
-    @staticmethod
-    def exchanged(x: np.ndarray, move) -> np.ndarray:
-        """The block x[i..k] after the exchange (mode -1: unchanged)."""
-        i, j, k, mode = (int(v) for v in move)
-        a, b = x[i:j + 1], x[j + 1:k + 1]
-        if mode == 1:
-            a = a[::-1]
-        elif mode == 2:
-            b = b[::-1]
-        return np.concatenate([b, a]) if mode >= 0 else x[i:k + 1]
-
-    def apply(self, x, move):
-        i, k = int(move[0]), int(move[2])
-        x[i:k + 1] = self.exchanged(x, move)
-
-    def footprint(self, moves):
-        return moves[:, 0] - 1, moves[:, 2] + 1
-
-    def random_moves(self, rng, count):
-        raise TypeError("OrOpt: random moves depend on the tour")
+        return self.valid_or_null(self.n, i, j, kk, mode, after | before)
 
     def __repr__(self):
         return f"OrOpt(k={self.candidates.shape[1]}, max_length={self.max_length})"
+
+
+class CandidateThreeOpt(BlockExchange):
+    """3-opt over candidate lists (Fosin et al.'s "or3opt" and "segment reversal" moves over
+    (i, j, k) triples): the three reconnections of three removed edges that keep both blocks
+    in the tour as block exchanges, each new edge but one joining a city to one of its
+    candidates: n k^2 * 3 moves for a table of k candidates.
+
+    Move q = ((c * k + r1) * k + r2) * 3 + mode, with c at position a, c' = candidates[c, r1]
+    at position b > a + 1 and the blocks X = x[a+1..j], Y = x[j+1..k]:
+    mode 0 (Y X, pure segment exchange) and mode 1 (Y reversed(X)): j + 1 = b (the new edge
+    (c, c')), and x[k] = candidates[x[a+1], r2] (mode 0: new edge (x[k], x[a+1])) or
+    candidates[x[j], r2] (mode 1: new edge (x[k], x[j]));
+    mode 2 (reversed(Y) X): k = b (the new edge (c, c')), and x[j+1] = candidates[x[a+1], r2]
+    (the new edge (x[j+1], x[a+1])). Positions out of order give the null move.
+    """
+
+    def __init__(self, candidates):
+        self.candidates = _candidate_table("CandidateThreeOpt", candidates)
+
+    @property
+    def size(self):
+        return self.candidates.size * self.candidates.shape[1] * 3
+
+    def moves(self, x, index, step=0):
+        index = np.asarray(index, dtype=np.int64)
+        n, k, cand = self.n, self.candidates.shape[1], self.candidates
+        pos = _positions(x)
+        mode, rest = index % 3, index // 3
+        r2, rest = rest % k, rest // k
+        r1, c = rest % k, rest // k
+        i = pos[c] + 1
+        b = pos[cand[c, r1]]
+        first = x[i % n]                                         # the city after c
+        # modes 0/1: Y starts at b; its end k from the candidate of x[i] (0) or of x[b-1] (1)
+        end = pos[cand[np.where(mode == 1, x[b - 1], first), r2]]
+        # mode 2: Y ends at b; its start j+1 from the candidate of x[i]
+        start = pos[cand[first, r2]]
+        j = np.where(mode == 2, start - 1, b - 1)
+        kk = np.where(mode == 2, b, end)
+        return self.valid_or_null(n, i, j, kk, mode, i < n)
+
+    def __repr__(self):
+        return f"CandidateThreeOpt(k={self.candidates.shape[1]})"
 
 
 def counter_uniform(seed: int, step: int, index: np.ndarray, draw: int) -> np.ndarray:

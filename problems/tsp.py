@@ -11,7 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lsmgpu import CandidateTwoOpt, DeviceArray, OrOpt, Permutation, Problem, Swap, ThreeExchange, TwoOpt
+from lsmgpu import (BlockExchange, CandidateThreeOpt, CandidateTwoOpt, DeviceArray, OrOpt, Permutation, Problem, Swap,
+                    ThreeExchange, TwoOpt)
 from lsmgpu.validation import check_size, check_square
 
 from .candidates import greedy_tour, hilbert_tour, quadrant_candidates
@@ -24,7 +25,7 @@ NEIGHBOURHOODS = {"swap": Swap, "2opt": TwoOpt, "twoopt": TwoOpt, "3exchange": T
 #: from this many cities on, ILS kicks are segment-local double bridges over this many positions
 LOCAL_KICK_FROM, LOCAL_KICK_WINDOW = 10_000, 100
 #: neighbourhoods over candidate lists (10 quadrant neighbours per city), built from the coordinates
-CANDIDATE_NEIGHBOURHOODS = {"2opt-candidates": CandidateTwoOpt, "oropt": OrOpt}
+CANDIDATE_NEIGHBOURHOODS = {"2opt-candidates": CandidateTwoOpt, "oropt": OrOpt, "3opt-candidates": CandidateThreeOpt}
 
 
 def double_bridge(tour: np.ndarray, rng: np.random.Generator, window: int | None = None) -> np.ndarray:
@@ -83,7 +84,9 @@ class TSP(Problem):
     ``neighbourhood``: ``"swap"`` (exchange two cities, n(n-1)/2 moves), ``"2opt"`` (segment
     reversal, n(n-3)/2 moves), ``"3exchange"``, ``"2opt-candidates"`` (2-opt over 10 quadrant
     candidates per city, 10 n moves), ``"oropt"`` (segments of 1-3 cities moved next to one of
-    their first city's 10 candidates, both orientations, 60 n moves) or a
+    their first city's 10 candidates, both orientations, 60 n moves), ``"3opt-candidates"`` (the
+    three block-exchange reconnections of 3-opt over (city, candidate, candidate) triples, 300 n
+    moves) or a
     Neighbourhood object. ``start``:
     ``"nearest"`` (nearest-neighbour tour from a random city, O(n^2)), ``"greedy"`` (greedy
     edge matching over 10-nearest candidate lists), ``"hilbert"`` (space-filling curve),
@@ -205,7 +208,7 @@ class TSP(Problem):
         if isinstance(self.neighbourhood, ThreeExchange):
             pos, new = ThreeExchange.targets(tour, moves)
             return self._position_delta(tour, succ, pos, new)
-        if isinstance(self.neighbourhood, OrOpt):
+        if isinstance(self.neighbourhood, BlockExchange):
             return self._exchange_delta(tour, succ, moves)
         raise TypeError(f"TSP.delta: unsupported neighbourhood {self.neighbourhood!r}")
 
@@ -274,7 +277,7 @@ class TSP(Problem):
         data = {}
         if self.gpu_matrix:
             data["dist"] = DeviceArray(self.matrix, "readonly")
-        if isinstance(self.neighbourhood, (CandidateTwoOpt, OrOpt)):
+        if isinstance(self.neighbourhood, (CandidateTwoOpt, BlockExchange)):
             data["candidates"] = DeviceArray(self.neighbourhood.candidates.astype(np.int32).ravel(), "readonly")
         return data
 
@@ -286,19 +289,19 @@ class TSP(Problem):
         if not self.gpu_matrix:
             dtype = np.float32 if self.integer_coords else np.float64
             state["xy"] = np.ascontiguousarray(self.coords[tour], dtype=dtype).ravel()
-        if isinstance(self.neighbourhood, (CandidateTwoOpt, OrOpt)):
+        if isinstance(self.neighbourhood, (CandidateTwoOpt, BlockExchange)):
             pos = np.empty(self.n, dtype=np.int32)
             pos[np.asarray(tour)] = np.arange(self.n, dtype=np.int32)
             state["pos"] = pos
         return state
 
     def template_params(self):
-        if type(self.neighbourhood) not in (Swap, TwoOpt, CandidateTwoOpt, OrOpt):
-            raise TypeError(f"TSP: the CUDA kernel handles Swap, TwoOpt, CandidateTwoOpt and OrOpt, not "
+        if type(self.neighbourhood) not in (Swap, TwoOpt, CandidateTwoOpt, OrOpt, CandidateThreeOpt):
+            raise TypeError(f"TSP: the CUDA kernel handles Swap, TwoOpt, CandidateTwoOpt, OrOpt and CandidateThreeOpt, not "
                             f"{self.neighbourhood!r}; use backend='cpu'")
         return {"weight_type": self.weight_type, "use_matrix": self.gpu_matrix,
                 "integer_coords": self.integer_coords, "twoopt": isinstance(self.neighbourhood, TwoOpt),
-                "oropt": isinstance(self.neighbourhood, OrOpt),
+                "block_exchange": isinstance(self.neighbourhood, BlockExchange),
                 "positions": isinstance(self.neighbourhood, CandidateTwoOpt)}
 
     def write_solution(self, tour, path) -> None:

@@ -35,7 +35,8 @@ def shipped_problems():
                        name=f"{kind}-2opt-candidates"))
     for kind, scale in [("EUC_2D", 1), ("GEO", 0.5), ("EUC_2D", 100)]:   # Or-opt: block exchanges
         coords = np.round(pts * scale) if scale > 1 else pts * scale
-        out.append(TSP(coords, weight_type=kind, neighbourhood="oropt", name=f"{kind}-oropt-x{scale:g}"))
+        for nb in ("oropt", "3opt-candidates"):
+            out.append(TSP(coords, weight_type=kind, neighbourhood=nb, name=f"{kind}-{nb}-x{scale:g}"))
     for kind in ["EUC_2D", "CEIL_2D"]:
         out.append(TSP(np.round(pts * 100), weight_type=kind, neighbourhood="2opt", name=f"{kind}-integer"))
         out.append(TSP(np.round(pts * 100), weight_type=kind, neighbourhood="swap", name=f"{kind}-integer-swap"))

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 
-from lsmgpu import BitFlip, HillClimbing, IteratedLocalSearch, OrOpt, TabuSearch, ThreeExchange, TwoOpt
+from lsmgpu import (BitFlip, CandidateThreeOpt, HillClimbing, IteratedLocalSearch, OrOpt, TabuSearch, ThreeExchange,
+                    TwoOpt)
 from lsmgpu.backends.base import Query
 from lsmgpu.backends.cpu import CpuBackend
 from lsmgpu.backends.tuning import WaveTuner
@@ -43,9 +44,10 @@ def tsp_cases():
             cases += [TSP(pts, weight_type=kind, neighbourhood=nb, name=f"{kind}-{nb}-matrix"), fly]
     for kind in ["EUC_2D", "GEO"]:      # candidate 2-opt and Or-opt: moves found from the tour (pos state)
         pts = rng.uniform(-80, 80, (60, 2)) if kind == "GEO" else rng.uniform(0, 10_000, (60, 2))
-        for nb in ["2opt-candidates", "oropt"]:
+        for nb in ["2opt-candidates", "oropt", "3opt-candidates"]:
             cases.append(TSP(pts, weight_type=kind, neighbourhood=nb, name=f"{kind}-{nb}"))
-    cases.append(TSP(np.round(rng.uniform(0, 1e4, (60, 2))), neighbourhood="oropt", name="EUC_2D-int-oropt"))
+    for nb in ["oropt", "3opt-candidates"]:
+        cases.append(TSP(np.round(rng.uniform(0, 1e4, (60, 2))), neighbourhood=nb, name=f"EUC_2D-int-{nb}"))
     for kind in ["EUC_2D", "CEIL_2D"]:   # integer coordinates: the exact-integer rounding path
         for scale in (1e3, 2e6):
             pts = np.round(rng.uniform(0, scale, (60, 2)))
@@ -154,6 +156,8 @@ def trajectory_cases():
         ("hc-cand2opt-independent", lambda b: HillClimbing(kro, strategy="independent", seed=0, backend=b), None),
         ("hc-oropt", lambda b: HillClimbing(kro.with_neighbourhood(OrOpt(kro.neighbourhood.candidates)), seed=0,
                                             backend=b), None),
+        ("hc-3opt", lambda b: HillClimbing(kro.with_neighbourhood(CandidateThreeOpt(kro.neighbourhood.candidates)),
+                                           seed=0, backend=b), None),
         ("ils-oropt-polish", lambda b: IteratedLocalSearch(kro, seed=2, backend=b,
                                                            polish=OrOpt(kro.neighbourhood.candidates)), 40),
     ]
@@ -209,9 +213,9 @@ def test_large_pair_indices_on_the_gpu(kind, integer):
     assert np.array_equal(gpu.deltas(), cpu.deltas())
 
 
-@pytest.mark.parametrize("neighbourhood", ["2opt-candidates", "oropt"])
+@pytest.mark.parametrize("neighbourhood", ["2opt-candidates", "oropt", "3opt-candidates"])
 def test_candidate_moves_on_a_large_tour(neighbourhood):
-    """Candidate 2-opt and Or-opt on 20,000 cities (10 quadrant candidates each): the GPU's
+    """Candidate 2-opt, Or-opt and 3-opt on 20,000 cities (10 quadrant candidates each): the GPU's
     deltas equal the CPU's on a random tour and after 30 improving moves applied on the GPU
     (its pos, edge and coordinate state kept current), and the host mirror equals the device
     tour."""

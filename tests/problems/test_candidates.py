@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lsmgpu import IteratedLocalSearch, OrOpt
+from lsmgpu import CandidateThreeOpt, IteratedLocalSearch, OrOpt
 from lsmgpu.problems import TSP
 from lsmgpu.problems.candidates import greedy_tour, hilbert_tour, nearest_candidates, quadrant_candidates
 from tests.checks import assert_delta_is_reevaluation
@@ -182,16 +182,43 @@ def exchange_by_reversals(x, move):
             x[lo:hi + 1] = x[lo:hi + 1][::-1].copy()
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.integers(5, 60), st.integers(1, 8), st.integers(0, 10_000))
+def test_three_opt_delta_equals_tour_length_difference(n, k, seed):
+    """Each candidate 3-opt move's delta equals the tour-length difference after applying it,
+    the tour stays a permutation, and each valid move joins its city to its first candidate."""
+    rng = np.random.default_rng(seed)
+    points = rng.uniform(0, 1000, (n, 2))
+    nb = CandidateThreeOpt(quadrant_candidates(points, min(k, n - 1)))
+    tsp = TSP(points, neighbourhood=nb)
+    nb = tsp.neighbourhood
+    tour = rng.permutation(n)
+    assert_delta_is_reevaluation(tsp, tour, exact=False)
+    index = np.arange(nb.size)
+    moves = nb.moves(tour, index)
+    kk = nb.candidates.shape[1]
+    assert (moves[:, 3] >= 0).any() or n < 8
+    for q, move in zip(index, moves):
+        if move[3] < 0:
+            continue
+        city, cand = q // 3 // kk // kk, nb.candidates[q // 3 // kk // kk, q // 3 // kk % kk]
+        after = tour.copy()
+        nb.apply(after, move)
+        assert np.array_equal(np.sort(after), np.arange(n))
+        p = np.flatnonzero(after == city)[0]
+        assert cand in (after[p - 1], after[(p + 1) % n])
+
+
 @settings(max_examples=30, deadline=None)
-@given(st.integers(5, 200), st.integers(0, 10_000))
-def test_oropt_gpu_apply_logic_mirrors_the_cpu(n, seed):
-    """The GPU applies an Or-opt move as reversals and moves each city's position and edge
-    length by exchange_source: on random tours, for every move, the reversals give the CPU's
+@given(st.integers(5, 200), st.integers(0, 10_000), st.sampled_from(["oropt", "3opt-candidates"]))
+def test_block_exchange_gpu_apply_logic_mirrors_the_cpu(n, seed, neighbourhood):
+    """The GPU applies a block exchange (Or-opt, candidate 3-opt) as reversals and moves each
+    city's position and edge length by exchange_source: on random tours, for every move, the reversals give the CPU's
     tour, exchange_source the new positions, and the edge lengths from position i-1 through
     k recomputed that way give the new tour's length."""
     rng = np.random.default_rng(seed)
     points = rng.uniform(0, 1000, (n, 2))
-    tsp = TSP(points, neighbourhood="oropt")
+    tsp = TSP(points, neighbourhood=neighbourhood)
     nb, tour = tsp.neighbourhood, rng.permutation(n)
     succ = tsp.dist(tour, np.roll(tour, -1))
     for move in nb.moves(tour, np.arange(nb.size)):
