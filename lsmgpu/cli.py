@@ -12,6 +12,8 @@ from .errors import BackendUnavailable
 from .search import ALGORITHMS
 
 DEFAULT_ITERATIONS = {"tabu": 10_000, "hc": None, "ils": 1_000}
+#: --polish: neighbourhoods over the same candidate lists as the search's
+POLISH = {"oropt": "OrOpt", "3opt-candidates": "CandidateThreeOpt"}
 
 
 class ProgressBar(Callback):
@@ -42,8 +44,12 @@ def _parser() -> argparse.ArgumentParser:
     solve = sub.add_parser("solve", help="solve a TSPLIB (.tsp) or QAPLIB (.dat) instance")
     solve.add_argument("instance", help="path of a .tsp or .dat file, or the name of a shipped instance")
     solve.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="tabu")
-    solve.add_argument("--neighbourhood", choices=["swap", "2opt", "3exchange", "2opt-candidates", "oropt"], default=None,
+    solve.add_argument("--neighbourhood", choices=["swap", "2opt", "3exchange", "2opt-candidates", "oropt", "3opt-candidates"],
+                       default=None,
                        help="TSP neighbourhood (default: 2opt; swap is the paper's benchmark setting)")
+    solve.add_argument("--polish", choices=sorted(POLISH) + ["none"], default=None,
+                       help="ILS over a TSP's candidate lists: end each descent where this neighbourhood does not "
+                            "improve either (default oropt)")
     solve.add_argument("--colors", type=int, help="number of colours, for a DIMACS .col graph")
     stop = solve.add_argument_group("stopping criteria")
     budget = stop.add_mutually_exclusive_group()
@@ -99,6 +105,18 @@ def compare_command(args) -> int:
     return 0
 
 
+def _polish_option(args, problem) -> dict:
+    """ILS's `polish` keyword from --polish: by default Or-opt for an ILS over candidate lists."""
+    candidates = getattr(problem.neighbourhood, "candidates", None)
+    if args.polish is not None and (args.algorithm != "ils" or candidates is None):
+        raise ValueError("--polish applies to --algorithm ils over candidate lists "
+                         "(--neighbourhood 2opt-candidates, oropt or 3opt-candidates)")
+    if args.algorithm != "ils" or candidates is None or args.polish == "none":
+        return {}
+    from . import neighbourhoods
+    return {"polish": getattr(neighbourhoods, POLISH[args.polish or "oropt"])(candidates)}
+
+
 def solve(args) -> int:
     from .problems import load, resolve_path
 
@@ -132,7 +150,12 @@ def solve(args) -> int:
             return 2
     else:
         callbacks = [] if args.quiet else [ProgressBar(iterations, args.seconds)]
-        search = ALGORITHMS[args.algorithm](problem, backend=args.backend, seed=args.seed, callbacks=callbacks)
+        try:
+            extra = _polish_option(args, problem)
+        except ValueError as exc:
+            print(f"lsmgpu: {exc}", file=sys.stderr)
+            return 2
+        search = ALGORITHMS[args.algorithm](problem, backend=args.backend, seed=args.seed, callbacks=callbacks, **extra)
         print(f"{search.algorithm} on {problem.name} (n = {problem.n}, {problem.neighbourhood!r}), "
               f"backend {search.backend.name}", file=sys.stderr)
         result = search.run(iterations, seconds=args.seconds, target=problem.best_known)

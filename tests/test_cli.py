@@ -79,3 +79,20 @@ def test_solve_many_starts(capsys):
     assert main(["solve", "chr12a", "--starts", "3", "--iterations", "100", "--backend", "cpu"]) == 0
     err = capsys.readouterr().err
     assert "100/100" in err and "it" in err and "best=" in err
+
+
+def test_solve_ils_over_candidate_lists_with_polish(capsys):
+    """ILS over candidate 2-opt is polished by Or-opt by default, by 3-opt on request, or not at
+    all: each prints the length the same ILS reaches from Python; --polish outside an ILS over
+    candidate lists is refused."""
+    from lsmgpu import CandidateThreeOpt, IteratedLocalSearch, OrOpt
+    tsp = TSP.from_file(TSP.shipped("kroA100"), neighbourhood="2opt-candidates")
+    cand = tsp.neighbourhood.candidates
+    for option, polish in (([], OrOpt(cand)), (["--polish", "3opt-candidates"], CandidateThreeOpt(cand)),
+                           (["--polish", "none"], None)):
+        expected = IteratedLocalSearch(tsp, seed=0, backend="cpu", polish=polish).run(20).fitness
+        assert main(["solve", "kroA100", "--algorithm", "ils", "--neighbourhood", "2opt-candidates", "--iterations", "20",
+                     "--backend", "cpu", "--quiet", *option]) == 0
+        assert f"best fitness: {expected}\n" in capsys.readouterr().out
+    assert main(["solve", "kroA100", "--neighbourhood", "2opt", "--polish", "oropt", "--backend", "cpu", "--quiet"]) == 2
+    assert "--polish applies to --algorithm ils" in capsys.readouterr().err
