@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 #: Fosin et al.'s mean gaps (%) by method of this table
-FOSIN = {"2-opt": 5.19, "2-opt + Or-opt": 4.52, "ILS 0.1n": 2.00, "ILS 1n": 0.78, "ILS 10n": 0.32}
+FOSIN = {"2-opt": 5.19, "2-opt + 3-opt": 4.52, "ILS 0.1n": 2.00, "ILS 1n": 0.78, "ILS 10n": 0.32}
 
 
 def dimension(path: Path) -> int | None:
@@ -34,17 +34,19 @@ def quality_instances(folder: Path, max_n: int, names: str = "", min_n: int = 0)
 
 def local_optima(problem, backend):
     """(candidate 2-opt local optimum from the problem's start tour, then the Or-opt local
-    optimum from there over the same candidate lists), each a SearchResult."""
-    from lsmgpu import HillClimbing, OrOpt
+    optimum and the candidate 3-opt local optimum from there over the same candidate lists),
+    each a SearchResult."""
+    from lsmgpu import CandidateThreeOpt, HillClimbing, OrOpt
     two = HillClimbing(problem, seed=0, backend=backend()).run()
-    oropt = problem.with_neighbourhood(OrOpt(problem.neighbourhood.candidates))
-    both = HillClimbing(oropt, seed=0, backend=backend(), initial=two.solution).run()
-    return two, both
+    cand = problem.neighbourhood.candidates
+    more = [HillClimbing(problem.with_neighbourhood(nb), seed=0, backend=backend(), initial=two.solution).run()
+            for nb in (OrOpt(cand), CandidateThreeOpt(cand))]
+    return two, *more
 
 
 def table_tsp_quality(args, backend, emit):
     """For every TSPLIB instance with coordinates up to --quality-max-n cities: candidate 2-opt
-    local search, then Or-opt from its optimum, and ILS (descents with candidate 2-opt, then
+    local search, then Or-opt and candidate 3-opt from its optimum, and ILS (descents with candidate 2-opt, then
     Or-opt polishing; double-bridge kicks) with --quality-kicks x n kicks, each capped at
     --quality-seconds: length, gap to the optimum, seconds; then the mean gap of each method
     beside Fosin et al.'s."""
@@ -66,11 +68,11 @@ def table_tsp_quality(args, backend, emit):
         if problem.best_known is None:
             continue
         runs = []
-        t0 = time.perf_counter()
-        two, both = local_optima(problem, backend)
+        two, oropt, three = local_optima(problem, backend)
         runs.append(("2-opt", two.fitness, two.seconds, two.iterations))
-        runs.append(("2-opt + Or-opt", both.fitness, time.perf_counter() - t0, both.iterations))
-        for factor in (float(f) for f in args.quality_kicks.split(",")):
+        runs.append(("2-opt + Or-opt", oropt.fitness, two.seconds + oropt.seconds, oropt.iterations))
+        runs.append(("2-opt + 3-opt", three.fitness, two.seconds + three.seconds, three.iterations))
+        for factor in (float(f) for f in args.quality_kicks.split(",") if f):
             kicks = max(1, int(round(factor * problem.n)))
             result = IteratedLocalSearch(problem, seed=0, backend=backend(),
                                          polish=OrOpt(problem.neighbourhood.candidates)).run(
