@@ -116,29 +116,33 @@ def test_candidate_neighbourhood_by_name(points):
         TSP(matrix=np.ones((5, 5)) - np.eye(5), neighbourhood="2opt-candidates")
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.integers(5, 60), st.integers(1, 3), st.integers(0, 10_000))
-def test_oropt_delta_equals_tour_length_difference(n, max_length, seed):
-    """Each Or-opt move's delta equals the tour-length difference after applying it, the
-    tour stays a permutation, and each valid move makes its first city adjacent to its candidate."""
-    rng = np.random.default_rng(seed)
-    points = rng.uniform(0, 1000, (n, 2))
-    tsp = TSP(points, neighbourhood=OrOpt(quadrant_candidates(points, min(8, n - 1)), max_length=max_length))
-    tour = rng.permutation(n)
+def check_block_exchanges(tsp, tour, owner):
+    """Each move's delta equals the tour-length difference after applying it, the tour stays a
+    permutation, and each valid move q makes city c adjacent to candidates[c, r], (c, r) =
+    owner(q)."""
     assert_delta_is_reevaluation(tsp, tour, exact=False)
-    nb = tsp.neighbourhood
+    nb, n = tsp.neighbourhood, len(tour)
     index = np.arange(nb.size)
-    moves = nb.moves(tour, index)
-    k = nb.candidates.shape[1]
-    for q, move in zip(index, moves):
+    for q, move in zip(index, nb.moves(tour, index)):
         if move[3] < 0:
             continue
-        city, cand = q // 2 // k // max_length, nb.candidates[q // 2 // k // max_length, q // 2 % k]
+        city, r = owner(q)
         after = tour.copy()
         nb.apply(after, move)
         assert np.array_equal(np.sort(after), np.arange(n))
         p = np.flatnonzero(after == city)[0]
-        assert cand in (after[p - 1], after[(p + 1) % n])
+        assert nb.candidates[city, r] in (after[p - 1], after[(p + 1) % n])
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(5, 60), st.integers(1, 3), st.integers(0, 10_000))
+def test_oropt_delta_equals_tour_length_difference(n, max_length, seed):
+    """Or-opt moves: deltas, permutations, and the first city next to its candidate."""
+    rng = np.random.default_rng(seed)
+    points = rng.uniform(0, 1000, (n, 2))
+    tsp = TSP(points, neighbourhood=OrOpt(quadrant_candidates(points, min(8, n - 1)), max_length=max_length))
+    k = tsp.neighbourhood.candidates.shape[1]
+    check_block_exchanges(tsp, rng.permutation(n), lambda q: (q // 2 // k // max_length, q // 2 % k))
 
 
 def test_oropt_ils_on_kroA100():
@@ -185,27 +189,12 @@ def exchange_by_reversals(x, move):
 @settings(max_examples=40, deadline=None)
 @given(st.integers(5, 60), st.integers(1, 8), st.integers(0, 10_000))
 def test_three_opt_delta_equals_tour_length_difference(n, k, seed):
-    """Each candidate 3-opt move's delta equals the tour-length difference after applying it,
-    the tour stays a permutation, and each valid move joins its city to its first candidate."""
+    """Candidate 3-opt moves: deltas, permutations, and each city next to its first candidate."""
     rng = np.random.default_rng(seed)
     points = rng.uniform(0, 1000, (n, 2))
-    nb = CandidateThreeOpt(quadrant_candidates(points, min(k, n - 1)))
-    tsp = TSP(points, neighbourhood=nb)
-    nb = tsp.neighbourhood
-    tour = rng.permutation(n)
-    assert_delta_is_reevaluation(tsp, tour, exact=False)
-    index = np.arange(nb.size)
-    moves = nb.moves(tour, index)
-    kk = nb.candidates.shape[1]
-    for q, move in zip(index, moves):
-        if move[3] < 0:
-            continue
-        city, cand = q // 3 // kk // kk, nb.candidates[q // 3 // kk // kk, q // 3 // kk % kk]
-        after = tour.copy()
-        nb.apply(after, move)
-        assert np.array_equal(np.sort(after), np.arange(n))
-        p = np.flatnonzero(after == city)[0]
-        assert cand in (after[p - 1], after[(p + 1) % n])
+    tsp = TSP(points, neighbourhood=CandidateThreeOpt(quadrant_candidates(points, min(k, n - 1))))
+    kk = tsp.neighbourhood.candidates.shape[1]
+    check_block_exchanges(tsp, rng.permutation(n), lambda q: (q // 3 // kk // kk, q // 3 // kk % kk))
 
 
 def test_three_opt_improves_a_two_opt_local_optimum():
