@@ -9,11 +9,12 @@ from tqdm import tqdm
 
 from .callbacks import Callback
 from .errors import BackendUnavailable
+from .neighbourhoods import CandidateThreeOpt, OrOpt
 from .search import ALGORITHMS
 
 DEFAULT_ITERATIONS = {"tabu": 10_000, "hc": None, "ils": 1_000}
 #: --polish: neighbourhoods over the same candidate lists as the search's
-POLISH = {"oropt": "OrOpt", "3opt-candidates": "CandidateThreeOpt"}
+POLISH = {"oropt": OrOpt, "3opt-candidates": CandidateThreeOpt}
 
 
 class ProgressBar(Callback):
@@ -113,8 +114,7 @@ def _polish_option(args, problem) -> dict:
                          "(--neighbourhood 2opt-candidates, oropt or 3opt-candidates)")
     if args.algorithm != "ils" or candidates is None or args.polish == "none":
         return {}
-    from . import neighbourhoods
-    return {"polish": getattr(neighbourhoods, POLISH[args.polish or "oropt"])(candidates)}
+    return {"polish": POLISH[args.polish or "oropt"](candidates)}
 
 
 def solve(args) -> int:

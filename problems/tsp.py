@@ -26,6 +26,8 @@ NEIGHBOURHOODS = {"swap": Swap, "2opt": TwoOpt, "twoopt": TwoOpt, "3exchange": T
 LOCAL_KICK_FROM, LOCAL_KICK_WINDOW = 10_000, 100
 #: neighbourhoods over candidate lists (10 quadrant neighbours per city), built from the coordinates
 CANDIDATE_NEIGHBOURHOODS = {"2opt-candidates": CandidateTwoOpt, "oropt": OrOpt, "3opt-candidates": CandidateThreeOpt}
+#: their base classes: moves found from each city's position in the tour (kept on the GPU)
+CANDIDATE_MOVES = (CandidateTwoOpt, BlockExchange)
 
 
 def double_bridge(tour: np.ndarray, rng: np.random.Generator, window: int | None = None) -> np.ndarray:
@@ -277,19 +279,19 @@ class TSP(Problem):
         data = {}
         if self.gpu_matrix:
             data["dist"] = DeviceArray(self.matrix, "readonly")
-        if isinstance(self.neighbourhood, (CandidateTwoOpt, BlockExchange)):
+        if isinstance(self.neighbourhood, CANDIDATE_MOVES):
             data["candidates"] = DeviceArray(self.neighbourhood.candidates.astype(np.int32).ravel(), "readonly")
         return data
 
     def solution_data(self, tour):
         """Tour-ordered state the kernel keeps current: edge lengths, and coordinates; for
-        candidate 2-opt and Or-opt also each city's position in the tour (their moves are found
-        from it)."""
+        neighbourhoods over candidate lists also each city's position in the tour (their moves
+        are found from it)."""
         state = {"succ": self.dist(tour, np.roll(tour, -1)).astype(np.int32)}
         if not self.gpu_matrix:
             dtype = np.float32 if self.integer_coords else np.float64
             state["xy"] = np.ascontiguousarray(self.coords[tour], dtype=dtype).ravel()
-        if isinstance(self.neighbourhood, (CandidateTwoOpt, BlockExchange)):
+        if isinstance(self.neighbourhood, CANDIDATE_MOVES):
             pos = np.empty(self.n, dtype=np.int32)
             pos[np.asarray(tour)] = np.arange(self.n, dtype=np.int32)
             state["pos"] = pos

@@ -84,14 +84,15 @@ class IteratedLocalSearch(LocalSearch):
 
     def _start_hook(self):
         self._descend()
-        self.home_x, self.home = self.evaluator.x.copy(), self.current
-        # the accepted solution, kept where the backend keeps solutions: going back to it after a
-        # rejected kick is then a copy on the GPU, not a host recomputation and an upload
+        self.home = self.current
+        # the accepted solution (its host copy is _home.x), kept where the backend keeps
+        # solutions: going back to it after a rejected kick is then a copy on the GPU, not a
+        # host recomputation and an upload
         if self._home is None:
             self._home = self.backend.evaluator(self.problem, self.neighbourhood)
         self._home.load_from(self.evaluator)
         if self.current < self.best:
-            self.best, self.best_x = self.current, self.home_x.copy()
+            self.best, self.best_x = self.current, self._home.x.copy()
         self.history[0] = self.current * self.problem.sense
 
     def _accepts(self, candidate: float) -> bool:
@@ -104,10 +105,10 @@ class IteratedLocalSearch(LocalSearch):
         return candidate <= self.home + self.acceptance * abs(self.home)
 
     def _iterate(self):
-        self._load(self.problem.perturb(self.home_x, self.rng, self.strength))
+        self._load(self.problem.perturb(self._home.x, self.rng, self.strength))
         self._descend()
         if self._accepts(self.current):
-            self.home_x, self.home = self.evaluator.x.copy(), self.current
+            self.home = self.current
             self._home.load_from(self.evaluator)
         else:
             self.evaluator.load_from(self._home)
