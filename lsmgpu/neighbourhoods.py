@@ -34,6 +34,10 @@ class Neighbourhood:
     arity: int = 0
     #: moves do not depend on the solution or the iteration, so they may be cached
     static: bool = True
+    #: the GPU's decoded move (its fields i, j, k, r, the first ``arity`` of them) is the host's
+    #: move: the CUDA backend hands back the move its kernel chose instead of decoding the index
+    #: again on the host (tour neighbourhoods, where that costs an O(n) table of positions)
+    device_decoded: bool = False
     encodings: tuple[type, ...] = (Encoding,)
 
     encoding: Encoding | None = None
@@ -85,6 +89,23 @@ class Neighbourhood:
     def apply(self, x: np.ndarray, move: np.ndarray) -> None:
         """Apply one move to ``x`` in place."""
         raise NotImplementedError
+
+    def check_moves(self, moves) -> np.ndarray:
+        """``moves`` as an (m, arity) int64 array, or ValueError naming the first bad one:
+        explicit moves (an ILS kick) reach the GPU's apply code unchecked."""
+        array = np.asarray(moves)
+        if array.ndim != 2 or array.shape[1] != self.arity or not np.issubdtype(array.dtype, np.integer):
+            raise ValueError(f"{type(self).__name__}: moves must be an (m, {self.arity}) integer array, "
+                             f"got shape {array.shape} of {array.dtype}")
+        array = array.astype(np.int64)
+        bad = ~self._valid(array)
+        if bad.any():
+            raise ValueError(f"{type(self).__name__}: invalid move {array[np.argmax(bad)].tolist()} for n = {self.n}")
+        return array
+
+    def _valid(self, moves: np.ndarray) -> np.ndarray:
+        """Which of the explicit ``moves`` are valid (default: every value a position 0..n-1)."""
+        return ((moves >= 0) & (moves < self.n)).all(axis=1)
 
     def random_moves(self, rng: np.random.Generator, count: int) -> np.ndarray:
         """``count`` uniformly drawn moves (used by perturbations)."""
@@ -229,6 +250,9 @@ class ValueChange(Neighbourhood):
 
     def apply(self, x, move):
         x[move[0]] = (x[move[0]] + 1 + move[1]) % self.encoding.k
+
+    def _valid(self, moves):
+        return (moves[:, 0] >= 0) & (moves[:, 0] < self.n) & (moves[:, 1] >= 0) & (moves[:, 1] < self.encoding.k - 1)
 
     def tabu_shape(self):
         return (self.n, self.encoding.k)
@@ -385,6 +409,9 @@ class TwoOpt(Neighbourhood):
         i, j = move
         x[i:j + 1] = x[i:j + 1][::-1].copy()
 
+    def _valid(self, moves):
+        return (moves[:, 0] >= 1) & (moves[:, 0] <= moves[:, 1]) & (moves[:, 1] <= self.n - 1)
+
     def footprint(self, moves):
         return moves[:, 0] - 1, moves[:, 1] + 1
 
@@ -433,14 +460,16 @@ class CandidateTwoOpt(TwoOpt):
 
     ``candidates`` is an (n, k) table of values (cities) per value, e.g. each city's k nearest
     (lsmgpu.problems.candidates). Move q joins value c = q // k to c' = candidates[c, q % k]:
-    with a, b the positions of c and c', it reverses x[min+1 .. max], which creates the edges
-    (c, c') and (succ c, succ c'). Moves are TwoOpt position pairs (i, j), so a problem's
+    with a, b the positions of c and c', it reverses x[min+1 .. max] (or, when shorter, the
+    rest of the tour across its end: the same cycle), which creates the edges (c, c') and
+    (succ c, succ c'). Moves are TwoOpt position pairs (i, j), so a problem's
     2-opt delta applies unchanged; a move whose edge (c, c') is already in the tour comes out
     as the null move (i, i) with delta 0. Meant for hill climbing and ILS (improving moves);
     it defines no tabu attributes. Moves depend on the tour (``static = False``).
     """
 
     static = False
+    device_decoded = True
 
     def __init__(self, candidates):
         self.candidates = _candidate_table("CandidateTwoOpt", candidates)
@@ -469,6 +498,22 @@ class CandidateTwoOpt(TwoOpt):
         i = np.where(null, 1, low + 1)
         return _stack(i, np.where(null, i, high))
 
+    def apply(self, x, move):
+        """Reverse the shorter side: x[i..j], or its complement x[j+1 .. i-1] across the
+        tour's end (the same cycle: the edges the move adds and removes do not change)."""
+        i, j = int(move[0]), int(move[1])
+        n = len(x)
+        if 2 * (j - i + 1) <= n:
+            x[i:j + 1] = x[i:j + 1][::-1].copy()
+            return
+        outside = (j + 1 + np.arange(n - (j - i + 1))) % n
+        x[outside] = x[outside[::-1]]
+
+    def footprint(self, moves):
+        outside = 2 * (moves[:, 1] - moves[:, 0] + 1) > self.n
+        return (np.where(outside, moves[:, 1] - self.n, moves[:, 0] - 1),
+                np.where(outside, moves[:, 0], moves[:, 1] + 1))
+
     def random_moves(self, rng, count):
         raise TypeError("CandidateTwoOpt: random moves depend on the tour")
 
@@ -488,6 +533,7 @@ class BlockExchange(Neighbourhood):
     attributes; moves depend on the tour (``static = False``)."""
 
     static = False
+    device_decoded = True
     arity = 4
     encodings = (Permutation,)
     candidates: np.ndarray
@@ -521,6 +567,12 @@ class BlockExchange(Neighbourhood):
     def apply(self, x, move):
         i, k = int(move[0]), int(move[2])
         x[i:k + 1] = self.exchanged(x, move)
+
+    def _valid(self, moves):
+        i, j, k, mode = moves.T
+        null = (mode == -1) & (i == 0) & (j == 0) & (k == 0)
+        kept = self.valid_or_null(self.n, i, j, k, mode, True)[:, 3] == mode
+        return null | ((mode >= 0) & (mode <= 2) & kept)
 
     def footprint(self, moves):
         return moves[:, 0] - 1, moves[:, 2] + 1

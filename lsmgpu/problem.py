@@ -156,6 +156,15 @@ class Problem:
             self.neighbourhood.apply(y, move)
         return y
 
+    def kick_moves(self, x: np.ndarray, rng: np.random.Generator, strength: int) -> np.ndarray | None:
+        """The kick of ``x`` as moves of the neighbourhood (rows of its move format, applied in
+        order), drawn from ``rng`` as ``perturb`` would draw it, or None. Iterated local search
+        then applies them through ``Evaluator.apply_moves``, where the solution lives (on the
+        GPU: no upload of a kicked solution, no host recomputation of its derived arrays, the
+        kick's fitness change computed by the problem's delta). None (the default): the kick
+        goes through ``perturb`` and a reload."""
+        return None
+
     def gap(self, fitness: float) -> float | None:
         """Relative gap of ``fitness`` to ``best_known`` (0.01 = 1 %), or None."""
         if self.best_known is None or self.best_known == 0:

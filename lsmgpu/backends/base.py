@@ -123,6 +123,17 @@ class Evaluator:
         neighbourhood's move on the host costs an O(n) table of positions)."""
         raise NotImplementedError
 
+    def apply_moves(self, moves: np.ndarray) -> float:
+        """Apply ``moves`` (rows of the neighbourhood's move format, e.g. an ILS kick from
+        ``Problem.kick_moves``) in order; return the fitness change they make together (in
+        the problem's units). The host mirror ``self.x`` follows. This default computes the
+        deltas on the host; the CUDA backend applies and measures them on the GPU."""
+        total = 0
+        for move in self.neighbourhood.check_moves(moves):
+            total += self.problem.delta_of(self.x, move[None])[0].item()
+            self.neighbourhood.apply(self.x, move)
+        return total
+
     def move(self, query: Query, tabu_until: int | None = None, improving_only: bool = False):
         """Select and, when a move is found (and improves, if ``improving_only``), apply it.
 

@@ -207,6 +207,11 @@ class CudaEvaluator(Evaluator):
         self.first_found = cuda.to_device(np.full(1, np.iinfo(np.uint64).max, np.uint64))
         self.out = cuda.pagelocked_empty(1, self.cand, mem_flags=cuda.host_alloc_flags.DEVICEMAP)
         self.out_ptr = np.intp(self.out.base.get_device_pointer())
+        # the chosen move as the kernel decoded it, where the host would decode it slowly
+        self.chosen_move, chosen_ptr = None, 0
+        if neighbourhood.device_decoded:
+            self.chosen_move = cuda.pagelocked_empty(4, np.int32, mem_flags=cuda.host_alloc_flags.DEVICEMAP)
+            chosen_ptr = self.chosen_move.base.get_device_pointer()
         self.tabu_gpu, self.tabu_host = None, None
         self.moves_gpu = None
         if options.generation == "host":
@@ -220,16 +225,19 @@ class CudaEvaluator(Evaluator):
             self.fitness_host = cuda.pagelocked_empty(self.size, ftype)
 
         self.k_select = module.get_function("evaluate_select")
-        self._select_format = "PPPi" + self.fit_char * 2 + "iiiqPPPP" + arg_chars
+        self._select_format = "PPPi" + self.fit_char * 2 + "iiiqPPPPP" + arg_chars
         self.k_select.prepare(self._select_format)
         self._fitness_max = 2**63 - 1 if self.integer else math.inf
         self.k_all = module.get_function("evaluate_all")
         self.k_all.prepare("PPiqP" + arg_chars)
         self.k_apply = module.get_function("apply_index")
         self.k_apply.prepare("PPqii" + arg_chars)
+        self.k_given = module.get_function("apply_given")
+        self.k_given.prepare("PPP" + arg_chars)
+        self._given = None          # mapped host buffers of apply_moves: (moves, their deltas)
         self.arg_chars = arg_chars
         self.refresh = Refresh.of(self, self.x_gpu, 1)
-        self._tail = (int(self.partial), int(self.ticket), int(self.out_ptr), int(self.first_found),
+        self._tail = (int(self.partial), int(self.ticket), int(self.out_ptr), int(self.first_found), int(chosen_ptr),
                       *(int(a) for a in self.array_args))
         self._out_idx, self._out_s = self.out["idx"], self.out["s"]
         self._set_head()
@@ -395,7 +403,10 @@ class CudaEvaluator(Evaluator):
         applied = flags & APPLY_ANY or (flags & APPLY_IMPROVING and self.sense * delta < 0)
         move = None
         if applied:
-            move = self.move_at(idx, query.step)
+            if self.chosen_move is not None:
+                move = self.chosen_move[:self.neighbourhood.arity].astype(np.int64)
+            else:
+                move = self.move_at(idx, query.step)
             self.neighbourhood.apply(self.x, move)  # host mirror of the device's move
             self._time("host", time.perf_counter() - t1)
         return sel, move
@@ -463,6 +474,38 @@ class CudaEvaluator(Evaluator):
         self.neighbourhood.apply(self.x, move)
         self._time("apply", time.perf_counter() - t0)
         return move
+
+    def apply_moves(self, moves):
+        """Apply explicit moves on the GPU, one launch each (apply_given: the move's delta,
+        then the move, on the tour and its derived arrays), read from mapped host memory;
+        the deltas come back the same way. No upload of the solution, no host recomputation."""
+        moves = self.neighbourhood.check_moves(moves)
+        count, arity = moves.shape
+        if self._given is None or self._given[1].size < count:
+            flags = cuda.host_alloc_flags.DEVICEMAP
+            self._given = (cuda.pagelocked_empty(max(4, count) * arity, np.int32, mem_flags=flags),
+                           cuda.pagelocked_empty(max(4, count), np.int64 if self.integer else np.float64, mem_flags=flags))
+        given, changes = self._given
+        given[:count * arity] = moves.ravel()
+        given_ptr, change_ptr = given.base.get_device_pointer(), changes.base.get_device_pointer()
+        t0 = time.perf_counter()
+        for q in range(count):
+            try:
+                self.k_given.prepared_call((1, 1), (256, 1, 1), np.intp(int(self.x_gpu)),
+                                           np.intp(given_ptr + 4 * arity * q), np.intp(change_ptr + 8 * q),
+                                           *self.array_args)
+            except cuda.Error as exc:
+                raise KernelLaunchError(f"apply_given: {exc}", (1,), (256,)) from None
+            if self.refresh:
+                self.refresh()
+        try:
+            cuda.Context.synchronize()
+        except cuda.Error as exc:
+            raise KernelLaunchError(f"apply_given failed while running: {exc}", (1,), (256,)) from None
+        for move in moves:
+            self.neighbourhood.apply(self.x, move)
+        self._time("apply", time.perf_counter() - t0)
+        return changes[:count].sum().item()
 
     def device_solution(self) -> np.ndarray:
         """The solution as the GPU holds it (to check the host mirror)."""

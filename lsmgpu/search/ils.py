@@ -19,8 +19,8 @@ class IteratedLocalSearch(LocalSearch):
 
     ``local_search``: "best" or "first" improvement, or "independent" (tour neighbourhoods:
     every improving move that does not overlap a better one, per descent step).
-    ``strength``: size of the kick given to ``problem.perturb`` (random moves by default;
-    double bridge for the TSP).
+    ``strength``: size of the kick given to ``problem.kick_moves`` or ``problem.perturb``
+    (random moves by default; double bridges for the TSP, applied on the GPU as moves).
     ``acceptance``: "better" (strictly), "better-equal", "always", or a float r >= 0 to
     accept a worsening up to r times the accepted fitness (e.g. 0.01 for 1 %).
     ``polish``: a second neighbourhood (e.g. ``OrOpt`` beside candidate 2-opt): a descent ends
@@ -105,7 +105,13 @@ class IteratedLocalSearch(LocalSearch):
         return candidate <= self.home + self.acceptance * abs(self.home)
 
     def _iterate(self):
-        self._load(self.problem.perturb(self._home.x, self.rng, self.strength))
+        # the evaluator holds the accepted solution here; a kick the problem gives as moves is
+        # applied where the solution lives (on the GPU), else the kicked copy is loaded
+        kick = self.problem.kick_moves(self.evaluator.x, self.rng, self.strength)
+        if kick is None:
+            self._load(self.problem.perturb(self._home.x, self.rng, self.strength))
+        else:
+            self.current += self.problem.sense * self.evaluator.apply_moves(kick)
         self._descend()
         if self._accepts(self.current):
             self.home = self.current

@@ -388,3 +388,34 @@ def test_load_from_copies_a_solution_between_neighbourhoods_on_the_gpu():
     cpu_two.load(polisher.x)
     assert np.array_equal(two.device_solution(), polisher.x)
     assert np.array_equal(two.deltas(), cpu_two.deltas())
+
+
+def kick_cases():
+    """TSP cases whose neighbourhoods express a double bridge (2-opt reversals, block
+    exchanges), and a QAP (moves evaluated by lanes, delta table refreshed after each)."""
+    cases = [(p, None) for p in tsp_cases() if p.kick_moves(np.arange(p.n), np.random.default_rng(0), 1) is not None]
+    pts = np.round(np.random.default_rng(6).uniform(0, 1e6, (20_000, 2)))
+    cases += [(TSP(pts, neighbourhood=nb, start="random"), None) for nb in ("2opt-candidates", "oropt")]
+    return cases + [(random_qap(40, 3, False, True), np.array([[3, 17], [0, 39], [5, 6]])),
+                    (QAP.from_file(QAP.shipped("tai12a")), np.array([[1, 2], [0, 11]]))]
+
+
+@pytest.mark.parametrize("problem, moves", kick_cases(), ids=lambda c: getattr(c, "name", ""))
+def test_kicks_applied_on_the_gpu_equal_the_cpu(problem, moves):
+    """Explicit moves applied on the GPU (apply_moves: an ILS kick, segment-local across the
+    tour's end at 20,000 cities) give the CPU's fitness change, equal to the full re-evaluation,
+    and leave the tour and its derived arrays as the CPU has them: the deltas that follow
+    are the CPU's."""
+    rng = np.random.default_rng(1)
+    gpu = cuda(tune=False).evaluator(problem, problem.neighbourhood)
+    cpu = CpuBackend().evaluator(problem, problem.neighbourhood)
+    for _ in range(3):
+        x = problem.encoding.random(rng)
+        gpu.load(x), cpu.load(x)
+        kick = moves if moves is not None else problem.kick_moves(x, rng, 2)
+        change = gpu.apply_moves(kick)
+        assert change == cpu.apply_moves(kick) == problem.evaluate(cpu.x) - problem.evaluate(x)
+        assert np.array_equal(gpu.device_solution(), cpu.x) and np.array_equal(gpu.x, cpu.x)
+        assert_same_deltas(problem, gpu.deltas(), cpu.deltas())
+    with pytest.raises(ValueError, match="invalid move"):
+        gpu.apply_moves(np.full((1, problem.neighbourhood.arity), problem.n))

@@ -84,6 +84,25 @@ def test_candidate_two_opt_moves_and_deltas(points):
         assert abs(pos[c] - pos[c2]) in (1, 59)   # c and its candidate are now tour neighbours
 
 
+def test_candidate_two_opt_reverses_the_shorter_side(points):
+    """A candidate 2-opt move longer than half the tour reverses the rest of the tour across
+    its end instead (fewer positions written, the same cycle); its footprint covers what it
+    changes, and disjoint moves applied together add up their deltas."""
+    from lsmgpu import CandidateTwoOpt
+    tsp = TSP(points[:10], neighbourhood=CandidateTwoOpt(nearest_candidates(points[:10], 3)))
+    nb, tour = tsp.neighbourhood, np.arange(10)
+    edges = lambda t: {frozenset(e) for e in zip(t.tolist(), np.roll(t, -1).tolist())}  # noqa: E731
+    for move, changed in (((1, 8), [0, 9]), ((2, 9), [0, 1]), ((3, 5), [3, 5]), ((1, 5), [1, 2, 4, 5])):
+        t, plain = tour.copy(), tour.copy()
+        nb.apply(t, move)
+        plain[move[0]:move[1] + 1] = plain[move[0]:move[1] + 1][::-1]
+        assert edges(t) == edges(plain) and np.flatnonzero(t != tour).tolist() == changed
+        first, last = nb.footprint(np.array([move]))
+        covered = np.arange(first[0], last[0] + 1) % 10
+        assert set(changed) <= set(covered.tolist())
+    assert_delta_is_reevaluation(tsp, np.random.default_rng(0).permutation(10))
+
+
 def test_candidate_two_opt_search_and_limits(points):
     """Hill climbing ends where no candidate move improves; tabu search refuses the
     neighbourhood, the GPU kernel finds its moves from the tour's positions (pos state) and

@@ -7,6 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lsmgpu import HillClimbing, Swap, TwoOpt
+from lsmgpu.backends.cpu import CpuBackend
 from lsmgpu.problems import TSP
 from lsmgpu.problems.distances import distance, geo_radians
 from lsmgpu.problems.tsp import double_bridge
@@ -200,3 +201,50 @@ def test_segment_local_double_bridge(rng):
     assert TSP(points[:100], start="random").kick_window is None
     with pytest.raises(ValueError, match="kick_window"):
         TSP(points[:100], kick_window=2)
+
+
+@pytest.mark.parametrize("neighbourhood", ["2opt", "2opt-candidates", "oropt", "3opt-candidates"])
+@pytest.mark.parametrize("n, window", [(60, None), (500, 30)])
+def test_kick_moves_are_the_double_bridge(neighbourhood, n, window):
+    """kick_moves draws what perturb draws and, applied as moves of the neighbourhood (three
+    2-opt reversals, on either side of the tour for candidate 2-opt, or one block exchange),
+    gives the same tour as a cycle (the same array for a whole-tour kick by positional moves);
+    the CPU evaluator's apply_moves returns the length change."""
+    pts = np.random.default_rng(n).uniform(0, 1000, (n, 2))
+    tsp = TSP(pts, neighbourhood=neighbourhood, kick_window=window)
+    edges = lambda t: {frozenset(e) for e in zip(t.tolist(), np.roll(t, -1).tolist())}  # noqa: E731
+    for seed in range(20):
+        tour = np.random.default_rng(seed).permutation(n)
+        strength = 1 if neighbourhood == "2opt-candidates" else 2   # later cuts fall on its own layout
+        kicked = tsp.perturb(tour, np.random.default_rng(seed), strength)
+        moves = tsp.kick_moves(tour, np.random.default_rng(seed), strength)
+        evaluator = CpuBackend().evaluator(tsp, tsp.neighbourhood)
+        evaluator.load(tour)
+        change = evaluator.apply_moves(moves)
+        assert edges(evaluator.x) == edges(kicked)
+        if window is None and neighbourhood != "2opt-candidates":   # which reverses the shorter side
+            assert np.array_equal(evaluator.x, kicked)
+        assert change == tsp.evaluate(kicked) - tsp.evaluate(tour)
+    assert TSP(pts, neighbourhood="swap").kick_moves(tour, np.random.default_rng(0), 1) is None
+
+
+def test_explicit_moves_are_checked():
+    """apply_moves refuses moves of the wrong shape or type and moves outside the tour
+    (which the GPU would apply unchecked), naming the move."""
+    pts = np.random.default_rng(0).uniform(0, 1000, (30, 2))
+    for neighbourhood, bad in (("2opt", [[0, 5]]), ("2opt", [[4, 30]]), ("2opt", [[6, 5]]), ("swap", [[-1, 3]]),
+                               ("oropt", [[3, 2, 9, 0]]), ("oropt", [[0, 4, 29, 0]]), ("oropt", [[1, 2, 3, 3]])):
+        tsp = TSP(pts, neighbourhood=neighbourhood)
+        evaluator = CpuBackend().evaluator(tsp, tsp.neighbourhood)
+        evaluator.load(np.arange(30))
+        with pytest.raises(ValueError, match="invalid move"):
+            evaluator.apply_moves(np.array(bad))
+        assert np.array_equal(evaluator.x, np.arange(30))
+    with pytest.raises(ValueError, match=r"\(m, 2\) integer array"):
+        evaluator = CpuBackend().evaluator(TSP(pts), TSP(pts).neighbourhood)
+        evaluator.load(np.arange(30))
+        evaluator.apply_moves(np.array([[1.0, 2.0]]))
+    tsp = TSP(pts, neighbourhood="oropt")
+    evaluator = CpuBackend().evaluator(tsp, tsp.neighbourhood)
+    evaluator.load(np.arange(30))
+    assert evaluator.apply_moves(np.array([[0, 0, 0, -1]])) == 0     # the null move is fine
