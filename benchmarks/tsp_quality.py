@@ -58,7 +58,7 @@ def table_tsp_quality(args, backend, emit):
     else:
         paths = quality_instances(Path(args.data) / "tsplib", args.quality_max_n, args.quality_instances,
                                   args.quality_min_n)
-    rows, gaps = [], {}
+    rows = []
     for path in paths:
         try:
             problem = TSP.from_file(path, neighbourhood="2opt-candidates")
@@ -80,16 +80,13 @@ def table_tsp_quality(args, backend, emit):
             runs.append((f"ILS {factor:g}n", result.fitness, result.seconds, result.iterations))
         for method, fitness, seconds, work in runs:
             gap = 100 * problem.gap(fitness)
-            gaps.setdefault(method, []).append(gap)
             rows.append(dict(table="tsp-quality", instance=problem.name, n=problem.n, backend=two.backend,
                              method=method, iterations=work, seconds=round(seconds, 3), length=fitness,
                              optimum=problem.best_known, gap_pct=round(gap, 3), fosin_mean_gap_pct=None))
             emit(rows[-1])
-    for method, values in gaps.items():
-        rows.append(dict(table="tsp-quality", instance=f"mean of {len(values)}", n=None, backend=None,
-                         method=method, iterations=None, seconds=None, length=None, optimum=None,
-                         gap_pct=round(float(np.mean(values)), 3), fosin_mean_gap_pct=FOSIN.get(method)))
-        emit(rows[-1])
+    for row in mean_rows(rows):
+        rows.append(row)
+        emit(row)
     return rows
 
 
@@ -151,22 +148,13 @@ def table_tsp_large(args, backend, emit):
     return rows
 
 
-def combined_means(csv_paths) -> list[dict]:
-    """Mean gap per method over the instance rows of several tsp-quality CSVs (runs split by
-    size), beside Fosin et al.'s: one row per method with the instance count."""
-    import csv
+def mean_rows(rows: list[dict]) -> list[dict]:
+    """One "mean of K" row per method over the instance rows of tsp-quality ``rows`` (of one run
+    or of several split by size; earlier mean rows are left out), beside Fosin et al.'s."""
     gaps: dict[str, list[float]] = {}
-    for path in csv_paths:
-        with open(path, newline="") as f:
-            for row in csv.DictReader(f):
-                if not row["instance"].startswith("mean of"):
-                    gaps.setdefault(row["method"], []).append(float(row["gap_pct"]))
-    return [dict(method=m, instances=len(v), mean_gap_pct=round(float(np.mean(v)), 3), fosin_mean_gap_pct=FOSIN.get(m))
-            for m, v in gaps.items()]
-
-
-if __name__ == "__main__":
-    import sys
-    print("| method | instances | mean gap (%) | Fosin et al. (%) |\n|---|---|---|---|")
-    for r in combined_means(sys.argv[1:]):
-        print(f"| {r['method']} | {r['instances']} | {r['mean_gap_pct']} | {r['fosin_mean_gap_pct']} |")
+    for row in rows:
+        if not str(row["instance"]).startswith("mean of"):
+            gaps.setdefault(row["method"], []).append(float(row["gap_pct"]))
+    return [dict(table="tsp-quality", instance=f"mean of {len(values)}", n=None, backend=None, method=method,
+                 iterations=None, seconds=None, length=None, optimum=None, gap_pct=round(float(np.mean(values)), 3),
+                 fosin_mean_gap_pct=FOSIN.get(method)) for method, values in gaps.items()]

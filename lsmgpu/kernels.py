@@ -210,7 +210,7 @@ class KernelSpec:
         context = dict(
             problem_name=problem.name, n=problem.n, size=nb.size, sense=problem.sense,
             kind=kind, arity=max(1, nb.arity), lanes=self.lanes(),
-            tour_moves=kind in TOUR_KINDS,
+            tour_moves=kind in TOUR_KINDS, device_decoded=nb.device_decoded,
             cand_k=nb.candidates.shape[1] if hasattr(nb, "candidates") else 0,
             segment_max=nb.max_length if isinstance(nb, OrOpt) else 0,
             k=problem.encoding.k if isinstance(problem.encoding, Discrete) else 2,

@@ -58,3 +58,32 @@ def test_tsp_peer_table(tmp_path):
     assert [r["strategy"] for r in rows] == ["lsmgpu ILS (2opt)", "OR-Tools guided local search",
                                              "LKH-3 (elkai, 1 run)"]
     assert all(r["best_fitness"] >= 7542 and r["gap_pct"] >= 0 for r in rows)
+
+
+def test_report_merges_runs_from_results_logs_and_csvs(tmp_path):
+    """benchmarks.report makes one report of several runs: a results.json, the rows a cut-off
+    run printed to its log, an earlier table's CSV; tsp-quality's means are recomputed over
+    every instance row and each run's command and commit head the report."""
+    import csv
+    import json
+
+    from benchmarks.report import main as report
+
+    def row(instance, gap, method="ILS 10n"):
+        return dict(table="tsp-quality", instance=instance, n=10, backend="cuda", method=method, iterations=1,
+                    seconds=1.0, length=1, optimum=1, gap_pct=gap, fosin_mean_gap_pct=None)
+    meta = dict(device="GPU X", date="2026-11-23", commit="aaa1111", command="python -m benchmarks tsp-quality")
+    (tmp_path / "a.json").write_text(json.dumps(dict(meta=meta, rows=[row("x1", 1.0), row("mean of 1", 1.0)])))
+    (tmp_path / "b.log").write_text("compiling\n" + repr(row("x2", 2.0)) + "\n" +
+                                    repr(dict(table="qap", instance="tai12a", speedup=3.0)) + "\ninterrupted\n")
+    with open(tmp_path / "c.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, list(row("x3", 6.0)))
+        writer.writeheader()
+        writer.writerow(row("x3", 6.0))
+    report([str(tmp_path / "a.json"), f"{tmp_path / 'b.log'}::LSMGPU_COMMIT=bbb2222 python -m benchmarks qap",
+            f"{tmp_path / 'c.csv'}::LSMGPU_COMMIT=ccc3333 python -m benchmarks tsp-quality", "--out", str(tmp_path / "out")])
+    text = (tmp_path / "out" / "results.md").read_text()
+    assert "commit: aaa1111 + bbb2222 + ccc3333" in text and "device: GPU X" in text
+    assert "(rows from its log)" in text and "(rows from c.csv)" in text
+    assert "| tsp-quality | mean of 3 | None | None | ILS 10n | None | None | None | None | 3.0 | 0.32 |" in text
+    assert "mean of 1" not in text and "| qap | tai12a | 3.0 |" in text
