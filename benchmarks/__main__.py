@@ -578,6 +578,8 @@ def main(argv=None):
     parser.add_argument("--peer-qap", default="tai30a,tai50a,tai100a", help="QAPLIB instances of peers-qap")
     parser.add_argument("--peer-tsp", default="kroA200,u574,pr1002", help="TSPLIB instances of peers-tsp")
     parser.add_argument("--peer-tsp-neighbourhood", default="2opt", help="lsmgpu's ILS neighbourhood in peers-tsp")
+    parser.add_argument("--peer-lkh-limit", type=float, default=600.0,
+                        help="seconds after which peers-tsp stops LKH's run (it has no time limit of its own)")
     parser.add_argument("--peer-dimensions", default="2,5,10", help="Weierstrass dimensions of peers-weierstrass")
     parser.add_argument("--peer-neighbours", type=int, default=10_000, help="crowns neighbours in peers-weierstrass")
     parser.add_argument("--peer-seconds", default="1,10,60", help="time budgets of the peer tables")

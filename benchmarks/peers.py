@@ -96,18 +96,22 @@ def _peers_qap_instance(args, path, backend_factory, emit, pool):
     return rows
 
 
-def ortools_gls(matrix: np.ndarray, seconds: float) -> tuple[np.ndarray, float]:
-    """OR-Tools routing (one vehicle) with guided local search for ``seconds``: (tour, seconds used)."""
+def ortools_gls(problem, seconds: float) -> tuple[np.ndarray | None, float]:
+    """OR-Tools routing (one vehicle) with guided local search for ``seconds``: (tour, seconds
+    used); tour None when it found none in time. Arc costs come from the TSP's distance matrix
+    (read in C++), or, for instances too large for one, from its coordinates through a Python
+    callback (TSPLIB rounding, as lsmgpu scores tours)."""
     from ortools.constraint_solver import pywrapcp, routing_enums_pb2
-    n = len(matrix)
+    from lsmgpu.problems.distances import distance
+    n = problem.n
     manager = pywrapcp.RoutingIndexManager(n, 1, 0)
     routing = pywrapcp.RoutingModel(manager)
-    if hasattr(routing, "RegisterTransitMatrix"):          # OR-Tools >= 9.10: costs read in C++
-        transit = routing.RegisterTransitMatrix(matrix.tolist())
+    if problem.matrix is not None and hasattr(routing, "RegisterTransitMatrix"):   # OR-Tools >= 9.10
+        transit = routing.RegisterTransitMatrix(problem.matrix.astype(np.int64).tolist())
     else:
-        cost = matrix.tolist()
-        transit = routing.RegisterTransitCallback(
-            lambda i, j: cost[manager.IndexToNode(i)][manager.IndexToNode(j)])
+        coords, kind = problem.coords, problem.weight_type
+        transit = routing.RegisterTransitCallback(lambda i, j: int(distance(
+            kind, coords[manager.IndexToNode(i)], coords[manager.IndexToNode(j)])))
     routing.SetArcCostEvaluatorOfAllVehicles(transit)
     params = pywrapcp.DefaultRoutingSearchParameters()
     params.first_solution_strategy = routing_enums_pb2.FirstSolutionStrategy.PATH_CHEAPEST_ARC
@@ -116,6 +120,8 @@ def ortools_gls(matrix: np.ndarray, seconds: float) -> tuple[np.ndarray, float]:
     t0 = time.perf_counter()
     solution = routing.SolveWithParameters(params)
     used = time.perf_counter() - t0
+    if solution is None:
+        return None, used
     index, tour = routing.Start(0), []
     while not routing.IsEnd(index):
         tour.append(manager.IndexToNode(index))
@@ -123,17 +129,48 @@ def ortools_gls(matrix: np.ndarray, seconds: float) -> tuple[np.ndarray, float]:
     return np.array(tour), used
 
 
-def lkh(matrix: np.ndarray) -> tuple[np.ndarray, float]:
-    """LKH-3 through elkai, one run: (tour, seconds)."""
+def _lkh_run(problem, answer) -> None:
+    """One LKH-3 run through elkai, in a process of its own: the tour goes to ``answer``.
+    A distance matrix where the TSP has one, else its coordinates (elkai rounds them as
+    EUC_2D; lsmgpu scores the tour with the instance's own rounding)."""
     import elkai
+    if problem.matrix is not None:
+        tour = elkai.DistanceMatrix(problem.matrix.astype(np.int64).tolist()).solve_tsp(runs=1)
+    else:
+        tour = [int(c) for c in elkai.Coordinates2D(
+            {str(c): (float(x), float(y)) for c, (x, y) in enumerate(problem.coords)}).solve_tsp(runs=1)]
+    answer.put(np.array(tour[:-1]))
+
+
+def lkh(problem, limit: float | None = None) -> tuple[np.ndarray | None, float]:
+    """LKH-3 through elkai, one run (it has no time limit of its own; stopped after ``limit``
+    seconds when given): (tour or None, seconds)."""
+    import queue
+    context = multiprocessing.get_context("spawn")
+    answer = context.Queue()
+    worker = context.Process(target=_lkh_run, args=(problem, answer))
     t0 = time.perf_counter()
-    tour = elkai.DistanceMatrix(matrix.tolist()).solve_tsp(runs=1)
-    return np.array(tour[:-1]), time.perf_counter() - t0
+    worker.start()
+    try:
+        tour = answer.get(timeout=limit)
+    except queue.Empty:
+        tour = None
+    used = time.perf_counter() - t0
+    worker.terminate()
+    worker.join()
+    return tour, used
+
+
+def _length(problem, tour) -> int | None:
+    """A peer's tour length as lsmgpu scores it (None: no tour)."""
+    return None if tour is None else problem.evaluate(tour)
 
 
 def table_peers_tsp(args, paths, backend_factory, emit):
     """lsmgpu iterated local search vs OR-Tools guided local search at equal time, and LKH
-    (elkai, one run, its own time), on TSPLIB files small enough for a distance matrix."""
+    (elkai, one run, its own time up to --peer-lkh-limit), on TSPLIB files: distance matrices
+    where they fit, coordinates beyond (pla33810, pla85900). A peer that returns no tour in its
+    time gets a row without a length."""
     from lsmgpu import CandidateTwoOpt, IteratedLocalSearch, OrOpt
     from lsmgpu.problems import TSP
     rows = []
@@ -141,27 +178,25 @@ def table_peers_tsp(args, paths, backend_factory, emit):
         problem = TSP.from_file(path, neighbourhood=args.peer_tsp_neighbourhood)
         # over candidate lists, descents are polished by Or-opt on the same lists
         polish = OrOpt(problem.neighbourhood.candidates) if isinstance(problem.neighbourhood, CandidateTwoOpt) else None
-        if problem.matrix is None:
-            raise ValueError(f"peers-tsp: {Path(path).stem} is too large for the peers' distance matrix")
-        matrix = problem.matrix.astype(np.int64)
         IteratedLocalSearch(problem, seed=0, backend=backend_factory(), polish=polish).run(iterations=2)  # compile, tune
         runs = []
         for seconds in (float(s) for s in args.peer_seconds.split(",")):
             with cpu_peers(1) as pool:
-                peer = pool.submit(ortools_gls, matrix, seconds)
+                peer = pool.submit(ortools_gls, problem, seconds)
                 t0 = time.perf_counter()
                 result = IteratedLocalSearch(problem, seed=0, backend=backend_factory(), polish=polish).run(seconds=seconds)
                 runs.append((f"lsmgpu ILS ({args.peer_tsp_neighbourhood})", seconds, result.fitness,
                              time.perf_counter() - t0, f"{result.iterations} kicks"))
                 tour, used = peer.result()
-            runs.append(("OR-Tools guided local search", seconds, problem.evaluate(tour), used, ""))
-        tour, used = lkh(matrix)
-        runs.append(("LKH-3 (elkai, 1 run)", None, problem.evaluate(tour), used, ""))
+            runs.append(("OR-Tools guided local search", seconds, _length(problem, tour), used, ""))
+        tour, used = lkh(problem, getattr(args, "peer_lkh_limit", None))
+        runs.append(("LKH-3 (elkai, 1 run)", None, _length(problem, tour), used, ""))
         for method, budget, fitness, used, work in runs:
-            gap = problem.gap(fitness)
+            gap = None if fitness is None else problem.gap(fitness)
             rows.append(dict(table="peers-tsp", instance=problem.name, n=problem.n, strategy=method, budget_s=budget,
                              seconds=round(used, 2), best_fitness=fitness,
-                             gap_pct=None if gap is None else round(100 * gap, 3), work=work))
+                             gap_pct=None if gap is None else round(100 * gap, 3),
+                             work=work if fitness is not None else "no tour in its time"))
             emit(rows[-1])
     return rows
 

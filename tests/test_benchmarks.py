@@ -60,6 +60,24 @@ def test_tsp_peer_table(tmp_path):
     assert all(r["best_fitness"] >= 7542 and r["gap_pct"] >= 0 for r in rows)
 
 
+def test_tsp_peers_take_coordinates_where_no_matrix_fits():
+    """Without a distance matrix (instances like pla85900) OR-Tools reads arc costs from the
+    coordinates and LKH takes them as points; LKH stopped at its limit gives no tour."""
+    import numpy as np
+    import pytest
+    pytest.importorskip("elkai")
+    pytest.importorskip("ortools")
+    from benchmarks.peers import lkh, ortools_gls
+    from lsmgpu.problems import TSP, shipped
+    berlin = TSP.from_file(shipped("berlin52"))
+    berlin.matrix = None
+    tour, _ = ortools_gls(berlin, 0.3)
+    assert np.array_equal(np.sort(tour), np.arange(52)) and berlin.evaluate(tour) >= 7542
+    tour, _ = lkh(berlin, 60)
+    assert np.array_equal(np.sort(tour), np.arange(52)) and berlin.evaluate(tour) == 7542
+    assert lkh(berlin, 0.001)[0] is None
+
+
 def test_report_merges_runs_from_results_logs_and_csvs(tmp_path):
     """benchmarks.report makes one report of several runs: a results.json, the rows a cut-off
     run printed to its log, an earlier table's CSV; tsp-quality's means are recomputed over
