@@ -99,19 +99,17 @@ def _peers_qap_instance(args, path, backend_factory, emit, pool):
 def ortools_gls(problem, seconds: float) -> tuple[np.ndarray | None, float]:
     """OR-Tools routing (one vehicle) with guided local search for ``seconds``: (tour, seconds
     used); tour None when it found none in time. Arc costs come from the TSP's distance matrix
-    (read in C++), or, for instances too large for one, from its coordinates through a Python
-    callback (TSPLIB rounding, as lsmgpu scores tours)."""
+    (read in C++), or, for instances too large for one (and OR-Tools before 9.10), from
+    ``TSP.dist`` through a Python callback (the lengths lsmgpu scores tours with)."""
     from ortools.constraint_solver import pywrapcp, routing_enums_pb2
-    from lsmgpu.problems.distances import distance
     n = problem.n
     manager = pywrapcp.RoutingIndexManager(n, 1, 0)
     routing = pywrapcp.RoutingModel(manager)
     if problem.matrix is not None and hasattr(routing, "RegisterTransitMatrix"):   # OR-Tools >= 9.10
         transit = routing.RegisterTransitMatrix(problem.matrix.astype(np.int64).tolist())
     else:
-        coords, kind = problem.coords, problem.weight_type
-        transit = routing.RegisterTransitCallback(lambda i, j: int(distance(
-            kind, coords[manager.IndexToNode(i)], coords[manager.IndexToNode(j)])))
+        transit = routing.RegisterTransitCallback(
+            lambda i, j: int(problem.dist(manager.IndexToNode(i), manager.IndexToNode(j))))
     routing.SetArcCostEvaluatorOfAllVehicles(transit)
     params = pywrapcp.DefaultRoutingSearchParameters()
     params.first_solution_strategy = routing_enums_pb2.FirstSolutionStrategy.PATH_CHEAPEST_ARC
@@ -180,15 +178,15 @@ def table_peers_tsp(args, paths, backend_factory, emit):
         polish = OrOpt(problem.neighbourhood.candidates) if isinstance(problem.neighbourhood, CandidateTwoOpt) else None
         IteratedLocalSearch(problem, seed=0, backend=backend_factory(), polish=polish).run(iterations=2)  # compile, tune
         runs = []
-        for seconds in (float(s) for s in args.peer_seconds.split(",")):
-            with cpu_peers(1) as pool:
+        with cpu_peers(1) as pool:
+            for seconds in (float(s) for s in args.peer_seconds.split(",")):
                 peer = pool.submit(ortools_gls, problem, seconds)
                 t0 = time.perf_counter()
                 result = IteratedLocalSearch(problem, seed=0, backend=backend_factory(), polish=polish).run(seconds=seconds)
                 runs.append((f"lsmgpu ILS ({args.peer_tsp_neighbourhood})", seconds, result.fitness,
                              time.perf_counter() - t0, f"{result.iterations} kicks"))
                 tour, used = peer.result()
-            runs.append(("OR-Tools guided local search", seconds, _length(problem, tour), used, ""))
+                runs.append(("OR-Tools guided local search", seconds, _length(problem, tour), used, ""))
         tour, used = lkh(problem, getattr(args, "peer_lkh_limit", None))
         runs.append(("LKH-3 (elkai, 1 run)", None, _length(problem, tour), used, ""))
         for method, budget, fitness, used, work in runs:
@@ -238,17 +236,18 @@ def table_peers_weierstrass(args, backend_factory, emit):
     for n in (int(v) for v in args.peer_dimensions.split(",")):
         problem = Weierstrass(n, form="cec", m=args.peer_neighbours)
         HillClimbing(problem, seed=0, backend=backend_factory(), patience=10**9).run(iterations=2)   # compile
-        for seconds in (float(s) for s in args.peer_seconds.split(",")):
-            with cpu_peers(1) as pool:
+        with cpu_peers(1) as pool:
+            for seconds in (float(s) for s in args.peer_seconds.split(",")):
                 peer = pool.submit(dual_annealing_for, problem, seconds, 0)
                 t0 = time.perf_counter()
                 result = HillClimbing(problem, seed=0, backend=backend_factory(), patience=10**9).run(seconds=seconds)
                 runs = [(f"lsmgpu hill climbing, {args.peer_neighbours} crowns", result.fitness,
                          time.perf_counter() - t0, f"{result.evaluations} evaluations")]
                 value, used, evaluations = peer.result()
-            runs.append(("scipy dual_annealing", value, used, f"{evaluations} evaluations"))
-            for method, value, used, work in runs:
-                rows.append(dict(table="peers-weierstrass", instance=problem.name, n=n, strategy=method,
-                                 budget_s=seconds, seconds=round(used, 2), best_fitness=round(value, 6), work=work))
-                emit(rows[-1])
+                runs.append(("scipy dual_annealing", value, used, f"{evaluations} evaluations"))
+                for method, value, used, work in runs:
+                    rows.append(dict(table="peers-weierstrass", instance=problem.name, n=n, strategy=method,
+                                     budget_s=seconds, seconds=round(used, 2), best_fitness=round(value, 6),
+                                     work=work))
+                    emit(rows[-1])
     return rows

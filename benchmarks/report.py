@@ -5,8 +5,8 @@ at most 10 minutes and sends back a few files, so a full report is several runs)
 
 RUN is a run's ``results.json``; or ``LOG::COMMAND`` for a run whose files did not come back
 (the harness prints every row as it measures it, so the log holds them, its table cut short
-where the run was); or ``CSV::COMMAND``, a table the harness wrote in an earlier report. The rows keep their runs' order; every run's device, date, commit and
-command head the report; tsp-quality's per-run means are replaced by the means over all its
+where the run was); or ``CSV::COMMAND``, a table the harness wrote in an earlier report. The
+rows keep their runs' order; every run's device, date, commit and command head the report; tsp-quality's per-run means are replaced by the means over all its
 instance rows (runs split by size). Markdown, CSV, JSON and plots as the harness writes them.
 """
 from __future__ import annotations
@@ -62,7 +62,7 @@ def merge(specs: list[str]) -> tuple[list[dict], dict]:
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m benchmarks.report")
-    parser.add_argument("runs", nargs="+", help="results.json files, or LOG::COMMAND")
+    parser.add_argument("runs", nargs="+", help="results.json files, LOG::COMMAND or CSV::COMMAND")
     parser.add_argument("--out", required=True)
     args = parser.parse_args(argv)
     rows, meta = merge(args.runs)

@@ -60,21 +60,24 @@ def double_bridge(tour: np.ndarray, rng: np.random.Generator, window: int | None
 def double_bridge_moves(neighbourhood, tour: np.ndarray, cuts: tuple[int, int, int]) -> np.ndarray:
     """The double bridge of ``cuts`` on ``tour`` as moves of a 2-opt or block-exchange
     ``neighbourhood``, applied in order: one block exchange (Or-opt, 3-opt), or three 2-opt
-    moves (A B C D -> A rev C rev B D, then each block turned back). The 2-opt moves are found
-    from the edges they remove, on a copy the neighbourhood's own ``apply`` kicks step by
-    step: candidate 2-opt may reverse the other side of the tour, which moves positions."""
+    moves (A B C D -> A rev C rev B D, then each block turned back). ``tour`` is kicked in
+    place by the neighbourhood's own ``apply``, move by move: the 2-opt moves are found from the
+    edges they remove, as candidate 2-opt may reverse the other side of the tour, which moves
+    positions."""
     a, b, c = cuts
     if isinstance(neighbourhood, BlockExchange):
-        return np.array([[a, b - 1, c - 1, 0]], dtype=np.int64)
+        move = np.array([a, b - 1, c - 1, 0], dtype=np.int64)
+        neighbourhood.apply(tour, move)
+        return move[None]
     n = len(tour)
     a_end, b_first, b_last, c_first, c_last, d_first = (int(v) for v in tour[[a - 1, a, b - 1, b, c - 1, c % n]])
     removed_pairs = (((a_end, b_first), (c_last, d_first)), ((a_end, c_last), (c_first, b_last)),
                      ((c_last, b_last), (b_first, d_first)))
-    kicked, moves = np.array(tour), []
+    moves = []
     for first, second in removed_pairs:
-        p, q = sorted((_edge_position(kicked, *first), _edge_position(kicked, *second)))
+        p, q = sorted((_edge_position(tour, *first), _edge_position(tour, *second)))
         moves.append((p + 1, q))            # removes the edges at positions p and q
-        neighbourhood.apply(kicked, moves[-1])
+        neighbourhood.apply(tour, moves[-1])
     return np.array(moves, dtype=np.int64)
 
 
@@ -308,12 +311,10 @@ class TSP(Problem):
         tour lives. None for the swap neighbourhood (its ILS kicks through ``perturb``)."""
         if not isinstance(self.neighbourhood, (TwoOpt, BlockExchange)):
             return None
-        tour, moves = np.array(tour), []
-        for _ in range(strength):
-            moves.append(double_bridge_moves(self.neighbourhood, tour, double_bridge_cuts(self.n, rng, self.kick_window)))
-            for move in moves[-1]:
-                self.neighbourhood.apply(tour, move)
-        return np.concatenate(moves)
+        kicked = np.array(tour)             # the moves are found on a copy they kick in turn
+        return np.concatenate([double_bridge_moves(self.neighbourhood, kicked,
+                                                   double_bridge_cuts(self.n, rng, self.kick_window))
+                               for _ in range(strength)])
 
     def tabu_tenure(self):
         return (max(1, self.n // 10), max(2, self.n // 5))
