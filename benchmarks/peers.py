@@ -169,13 +169,14 @@ def table_peers_tsp(args, paths, backend_factory, emit):
     (elkai, one run, its own time up to --peer-lkh-limit), on TSPLIB files: distance matrices
     where they fit, coordinates beyond (pla33810, pla85900). A peer that returns no tour in its
     time gets a row without a length."""
-    from lsmgpu import CandidateTwoOpt, IteratedLocalSearch, OrOpt
+    from lsmgpu import CandidateTwoOpt, IteratedLocalSearch, candidate_polish
     from lsmgpu.problems import TSP
     rows = []
     for path in paths:
         problem = TSP.from_file(path, neighbourhood=args.peer_tsp_neighbourhood)
-        # over candidate lists, descents are polished by Or-opt on the same lists
-        polish = OrOpt(problem.neighbourhood.candidates) if isinstance(problem.neighbourhood, CandidateTwoOpt) else None
+        # over candidate lists, descents are polished by Or-opt and 3-opt on the same lists
+        polish = (candidate_polish(problem.neighbourhood.candidates)
+                  if isinstance(problem.neighbourhood, CandidateTwoOpt) else None)
         IteratedLocalSearch(problem, seed=0, backend=backend_factory(), polish=polish).run(iterations=2)  # compile, tune
         runs = []
         with cpu_peers(1) as pool:

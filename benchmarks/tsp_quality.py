@@ -44,13 +44,32 @@ def local_optima(problem, backend):
     return two, *more
 
 
+def ils_checkpoints(problem, backend, factors: list[float], seconds: float) -> list[tuple]:
+    """One ILS run (candidate 2-opt descents polished by Or-opt then 3-opt, double-bridge kicks,
+    seed 0) to the largest of ``factors`` x n kicks, capped at ``seconds``: a ("ILS {f}n", best
+    length, seconds, kicks) run for each factor, read as the run passes f x n kicks - the same
+    numbers as separate runs stopped there, since a run with the same seed takes the same path
+    (a factor beyond the cap gets the run's end)."""
+    from lsmgpu import IteratedLocalSearch, candidate_polish
+    kicks = {f: max(1, int(round(f * problem.n))) for f in factors}
+    seen = {}
+
+    def checkpoint(state):
+        for f, k in kicks.items():
+            if state.iteration == k:
+                seen[f] = (state.best, state.seconds, k)
+    result = IteratedLocalSearch(problem, seed=0, backend=backend(), callbacks=checkpoint,
+                                 polish=candidate_polish(problem.neighbourhood.candidates)).run(
+        iterations=max(kicks.values()), seconds=seconds)
+    end = (result.fitness, result.seconds, result.iterations)
+    return [(f"ILS {f:g}n", *seen.get(f, end)) for f in factors]
+
+
 def table_tsp_quality(args, backend, emit):
     """For every TSPLIB instance with coordinates up to --quality-max-n cities: candidate 2-opt
-    local search, then Or-opt and candidate 3-opt from its optimum, and ILS (descents with candidate 2-opt, then
-    Or-opt polishing; double-bridge kicks) with --quality-kicks x n kicks, each capped at
-    --quality-seconds: length, gap to the optimum, seconds; then the mean gap of each method
-    beside Fosin et al.'s."""
-    from lsmgpu import IteratedLocalSearch, OrOpt
+    local search, then Or-opt and candidate 3-opt from its optimum, and ILS (ils_checkpoints)
+    at --quality-kicks x n kicks, capped at --quality-seconds: length, gap to the optimum,
+    seconds; then the mean gap of each method beside Fosin et al.'s."""
     from lsmgpu.problems import TSP
     if args.quick:
         from lsmgpu.problems import shipped
@@ -72,12 +91,8 @@ def table_tsp_quality(args, backend, emit):
         runs.append(("2-opt", two.fitness, two.seconds, two.iterations))
         runs.append(("2-opt + Or-opt", oropt.fitness, two.seconds + oropt.seconds, oropt.iterations))
         runs.append(("2-opt + 3-opt", three.fitness, two.seconds + three.seconds, three.iterations))
-        for factor in (float(f) for f in args.quality_kicks.split(",") if f):
-            kicks = max(1, int(round(factor * problem.n)))
-            result = IteratedLocalSearch(problem, seed=0, backend=backend(),
-                                         polish=OrOpt(problem.neighbourhood.candidates)).run(
-                iterations=kicks, seconds=args.quality_seconds)
-            runs.append((f"ILS {factor:g}n", result.fitness, result.seconds, result.iterations))
+        runs += ils_checkpoints(problem, backend, [float(f) for f in args.quality_kicks.split(",") if f],
+                                args.quality_seconds)
         for method, fitness, seconds, work in runs:
             gap = 100 * problem.gap(fitness)
             rows.append(dict(table="tsp-quality", instance=problem.name, n=problem.n, backend=two.backend,
@@ -96,8 +111,9 @@ def table_tsp_large(args, backend, emit):
     candidate 3-opt (CUDA events, median of --repeats); the time from the greedy tour to a 2-opt + Or-opt local
     optimum (descents of independent moves: every improving move that overlaps no better one,
     per step); then --large-seconds of ILS (segment-local double bridges, best-improvement
-    descents polished by Or-opt) from that optimum. Each tour is checked by a full evaluation."""
-    from lsmgpu import CandidateThreeOpt, IteratedLocalSearch, OrOpt
+    descents polished by Or-opt then 3-opt) from that optimum. Each tour is checked by a full
+    evaluation."""
+    from lsmgpu import CandidateThreeOpt, IteratedLocalSearch, OrOpt, candidate_polish
     from lsmgpu.backends.cuda import CudaBackend
     from lsmgpu.problems import TSP
     from lsmgpu.problems.candidates import greedy_tour
@@ -143,7 +159,8 @@ def table_tsp_large(args, backend, emit):
         row("2-opt + Or-opt local optimum from greedy (independent moves)", local.seconds, local.fitness,
             steps=search.evaluations // problem.neighbourhood.size)
         ils = IteratedLocalSearch(problem, seed=0, backend=backend(), initial=local.solution,
-                                  polish=polish).run(seconds=args.large_seconds)
+                                  polish=candidate_polish(problem.neighbourhood.candidates)).run(
+            seconds=args.large_seconds)
         row(f"ILS {args.large_seconds:g} s from that optimum", ils.seconds, ils.fitness, ils.iterations)
     return rows
 

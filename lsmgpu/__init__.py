@@ -11,7 +11,7 @@ import logging
 from .callbacks import Callback, State
 from .encodings import Binary, Discrete, Permutation, Real
 from .errors import BackendUnavailable, KernelCompileError, KernelLaunchError
-from .neighbourhoods import (BitFlip, BlockExchange, CandidateThreeOpt, CandidateTwoOpt, Crowns, Neighbourhood, OrOpt,
+from .neighbourhoods import (BitFlip, BlockExchange, CandidateThreeOpt, CandidateTwoOpt, Crowns, Neighbourhood, OrOpt, candidate_polish,
                              Swap, ThreeExchange, TwoOpt, ValueChange)
 from .problem import DeviceArray, Problem
 from .result import SearchResult
@@ -23,6 +23,6 @@ logging.getLogger("lsmgpu").addHandler(logging.NullHandler())
 
 __all__ = ["Callback", "State", "Binary", "Discrete", "Permutation", "Real",
            "BackendUnavailable", "KernelCompileError", "KernelLaunchError",
-           "BitFlip", "BlockExchange", "CandidateThreeOpt", "CandidateTwoOpt", "Crowns", "Neighbourhood", "OrOpt", "Swap", "ThreeExchange", "TwoOpt", "ValueChange",
+           "BitFlip", "BlockExchange", "CandidateThreeOpt", "CandidateTwoOpt", "Crowns", "Neighbourhood", "OrOpt", "Swap", "ThreeExchange", "TwoOpt", "ValueChange", "candidate_polish",
            "DeviceArray", "Problem", "SearchResult",
            "HillClimbing", "IteratedLocalSearch", "LocalSearch", "TabuSearch"]

@@ -9,12 +9,13 @@ from tqdm import tqdm
 
 from .callbacks import Callback
 from .errors import BackendUnavailable
-from .neighbourhoods import CandidateThreeOpt, OrOpt
+from .neighbourhoods import CandidateThreeOpt, OrOpt, candidate_polish
 from .search import ALGORITHMS
 
 DEFAULT_ITERATIONS = {"tabu": 10_000, "hc": None, "ils": 1_000}
-#: --polish: neighbourhoods over the same candidate lists as the search's
-POLISH = {"oropt": OrOpt, "3opt-candidates": CandidateThreeOpt}
+#: --polish: the ILS polish chain over the same candidate lists as the search's
+POLISH = {"oropt": lambda c: [OrOpt(c)], "3opt-candidates": lambda c: [CandidateThreeOpt(c)],
+          "oropt+3opt": candidate_polish}
 
 
 class ProgressBar(Callback):
@@ -50,7 +51,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="TSP neighbourhood (default: 2opt; swap is the paper's benchmark setting)")
     solve.add_argument("--polish", choices=sorted(POLISH) + ["none"], default=None,
                        help="ILS over a TSP's candidate lists: end each descent where this neighbourhood does not "
-                            "improve either (default oropt)")
+                            "improve either (default oropt+3opt: Or-opt, then candidate 3-opt)")
     solve.add_argument("--colors", type=int, help="number of colours, for a DIMACS .col graph")
     stop = solve.add_argument_group("stopping criteria")
     budget = stop.add_mutually_exclusive_group()
@@ -107,14 +108,14 @@ def compare_command(args) -> int:
 
 
 def _polish_option(args, problem) -> dict:
-    """ILS's `polish` keyword from --polish: by default Or-opt for an ILS over candidate lists."""
+    """ILS's `polish` keyword from --polish: by default Or-opt then 3-opt for an ILS over candidate lists."""
     candidates = getattr(problem.neighbourhood, "candidates", None)
     if args.polish is not None and (args.algorithm != "ils" or candidates is None):
         raise ValueError("--polish applies to --algorithm ils over candidate lists "
                          "(--neighbourhood 2opt-candidates, oropt or 3opt-candidates)")
     if args.algorithm != "ils" or candidates is None or args.polish == "none":
         return {}
-    return {"polish": POLISH[args.polish or "oropt"](candidates)}
+    return {"polish": POLISH[args.polish or "oropt+3opt"](candidates)}
 
 
 def solve(args) -> int:

@@ -24,7 +24,7 @@ from .encodings import Discrete, Encoding, Permutation, Real
 from .mappings import index_to_pair, index_to_triple, pair_to_index, triple_to_index
 
 __all__ = ["Neighbourhood", "BitFlip", "ValueChange", "Swap", "ThreeExchange", "TwoOpt", "CandidateTwoOpt",
-           "BlockExchange", "OrOpt", "CandidateThreeOpt", "Crowns"]
+           "BlockExchange", "OrOpt", "CandidateThreeOpt", "Crowns", "candidate_polish"]
 
 
 class Neighbourhood:
@@ -668,6 +668,14 @@ class CandidateThreeOpt(BlockExchange):
 
     def __repr__(self):
         return f"CandidateThreeOpt(k={self.candidates.shape[1]})"
+
+
+def candidate_polish(candidates) -> list[Neighbourhood]:
+    """The polish chain of an iterated local search over candidate lists: Or-opt, then candidate
+    3-opt, on the same lists (a descent with candidate 2-opt ends where neither improves). On
+    TSPLIB instances of 1,000-3,000 cities it left ILS 2 n about 20 % closer to the optimum than
+    Or-opt alone (1.17 vs 1.47 % mean gap, docs/benchmarks.md) for about 0.3 ms more per kick."""
+    return [OrOpt(candidates), CandidateThreeOpt(candidates)]
 
 
 def counter_uniform(seed: int, step: int, index: np.ndarray, draw: int) -> np.ndarray:

@@ -82,14 +82,14 @@ def test_solve_many_starts(capsys):
 
 
 def test_solve_ils_over_candidate_lists_with_polish(capsys):
-    """ILS over candidate 2-opt is polished by Or-opt by default, by 3-opt on request, or not at
-    all: each prints the length the same ILS reaches from Python; --polish outside an ILS over
-    candidate lists is refused."""
-    from lsmgpu import CandidateThreeOpt, IteratedLocalSearch, OrOpt
+    """ILS over candidate 2-opt is polished by Or-opt then 3-opt by default, by either alone on
+    request, or not at all: each prints the length the same ILS reaches from Python; --polish
+    outside an ILS over candidate lists is refused."""
+    from lsmgpu import CandidateThreeOpt, IteratedLocalSearch, OrOpt, candidate_polish
     tsp = TSP.from_file(TSP.shipped("kroA100"), neighbourhood="2opt-candidates")
     cand = tsp.neighbourhood.candidates
-    for option, polish in (([], OrOpt(cand)), (["--polish", "3opt-candidates"], CandidateThreeOpt(cand)),
-                           (["--polish", "none"], None)):
+    for option, polish in (([], candidate_polish(cand)), (["--polish", "oropt"], OrOpt(cand)),
+                           (["--polish", "3opt-candidates"], CandidateThreeOpt(cand)), (["--polish", "none"], None)):
         expected = IteratedLocalSearch(tsp, seed=0, backend="cpu", polish=polish).run(20).fitness
         assert main(["solve", "kroA100", "--algorithm", "ils", "--neighbourhood", "2opt-candidates", "--iterations", "20",
                      "--backend", "cpu", "--quiet", *option]) == 0

@@ -23,21 +23,27 @@ class IteratedLocalSearch(LocalSearch):
     (random moves by default; double bridges for the TSP, applied on the GPU as moves).
     ``acceptance``: "better" (strictly), "better-equal", "always", or a float r >= 0 to
     accept a worsening up to r times the accepted fitness (e.g. 0.01 for 1 %).
-    ``polish``: a second neighbourhood (e.g. ``OrOpt`` beside candidate 2-opt): a descent ends
-    only where neither improves (variable neighbourhood descent: the main one first, then
-    steps of ``polish`` with the same ``local_search`` rule, then the main one again if those
-    improved). It runs on the search's backend where that has move code for it, else on the CPU.
+    ``polish``: a second neighbourhood (e.g. ``OrOpt`` beside candidate 2-opt), or a sequence of
+    them (e.g. ``[OrOpt, CandidateThreeOpt]``): a descent ends only where none improves
+    (variable neighbourhood descent: the main one first, then steps of the first polish
+    neighbourhood with the same ``local_search`` rule, back to the main one if those improved,
+    else on to the next). Each runs on the search's backend where that has move code for it,
+    else on the CPU.
     """
 
     algorithm = "IteratedLocalSearch"
 
     def __init__(self, problem, *, local_search: str = "best", strength: int = 1,
-                 acceptance="better-equal", polish: Neighbourhood | None = None, **options):
+                 acceptance="better-equal", polish=None, **options):
         super().__init__(problem, **options)
-        if polish is not None and not isinstance(polish, Neighbourhood):
-            raise TypeError(f"IteratedLocalSearch: `polish` must be a Neighbourhood, got {type(polish).__name__}")
-        self.polish = None if polish is None else self.problem.with_neighbourhood(polish)
-        self._polisher = self._home = None
+        polish = [] if polish is None else [polish] if isinstance(polish, Neighbourhood) else list(polish)
+        for nb in polish:
+            if not isinstance(nb, Neighbourhood):
+                raise TypeError(f"IteratedLocalSearch: `polish` must be a Neighbourhood or a sequence of them, "
+                                f"got {type(nb).__name__}")
+        self.polish = [self.problem.with_neighbourhood(nb) for nb in polish]
+        self._polishers = [None] * len(self.polish)
+        self._home = None
         if local_search not in STRATEGIES:
             raise ValueError(f"IteratedLocalSearch: `local_search` must be one of {STRATEGIES}, got {local_search!r}")
         if not isinstance(strength, int) or strength < 1:
@@ -53,24 +59,24 @@ class IteratedLocalSearch(LocalSearch):
         holds inside it too)."""
         while self._in_time():
             if not self._improve(self.local_search, 0)[0]:   # step 0, as the descents always used
-                if self.polish is None or not self._polished():
+                if not any(self._polished(k) for k in range(len(self.polish))):   # stops at the first that improves
                     return
 
     def _in_time(self) -> bool:
         limit = self.budget["seconds"]
         return limit is None or self.elapsed < limit
 
-    def _polished(self) -> bool:
-        """Descent steps of the polish neighbourhood from the current solution, on its own
+    def _polished(self, k: int) -> bool:
+        """Descent steps of the k-th polish neighbourhood from the current solution, on its own
         evaluator; True (and the result loaded back) if any improved."""
-        if self._polisher is None:
+        if self._polishers[k] is None:
             from ..backends import CpuBackend, has_move_code
-            backend = self.backend
-            if backend.name != "cpu" and not has_move_code(self.polish.neighbourhood):
-                log.info("ILS: %r has no CUDA move code; it polishes on the CPU", self.polish.neighbourhood)
+            backend, problem = self.backend, self.polish[k]
+            if backend.name != "cpu" and not has_move_code(problem.neighbourhood):
+                log.info("ILS: %r has no CUDA move code; it polishes on the CPU", problem.neighbourhood)
                 backend = CpuBackend()
-            self._polisher = backend.evaluator(self.polish, self.polish.neighbourhood)
-        main, self.evaluator = self.evaluator, self._polisher
+            self._polishers[k] = backend.evaluator(problem, problem.neighbourhood)
+        main, self.evaluator = self.evaluator, self._polishers[k]
         improved = False
         try:
             self.evaluator.load_from(main)

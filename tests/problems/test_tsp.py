@@ -197,7 +197,7 @@ def test_segment_local_double_bridge(rng):
         widest_gap = max(max(b - a for a, b in zip(ends, ends[1:])), 500 - ends[-1] + ends[0])
         assert 500 - widest_gap <= 30            # the cut points lie within 31 consecutive positions
     points = np.random.default_rng(0).uniform(0, 1, (10_000, 2))
-    assert TSP(points, start="random").kick_window == 100
+    assert TSP(points, start="random").kick_window == 1000
     assert TSP(points[:100], start="random").kick_window is None
     with pytest.raises(ValueError, match="kick_window"):
         TSP(points[:100], kick_window=2)

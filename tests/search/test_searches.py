@@ -253,9 +253,31 @@ def test_ils_polish_descends_in_both_neighbourhoods():
     plain = IteratedLocalSearch(problem, seed=0, backend="cpu").run(iterations=10)
     polished = IteratedLocalSearch(problem, seed=0, backend="cpu", polish=oropt).run(iterations=10)
     best = polished.solution
-    for nb in (problem.neighbourhood, oropt.bind(problem.encoding)):
-        assert problem.delta(best, nb.moves(best, np.arange(nb.size))).min() >= 0
+    for p in (problem, problem.with_neighbourhood(oropt)):    # each reads moves of its own neighbourhood
+        nb = p.neighbourhood
+        assert p.delta(best, nb.moves(best, np.arange(nb.size))).min() >= 0
     assert polished.fitness < plain.fitness
     assert problem.evaluate(best) == polished.fitness
     with pytest.raises(TypeError, match="polish"):
         IteratedLocalSearch(problem, backend="cpu", polish="oropt")
+    with pytest.raises(TypeError, match="sequence"):
+        IteratedLocalSearch(problem, backend="cpu", polish=[oropt, "3opt"])
+
+
+def test_ils_polish_chain_ends_in_a_local_optimum_of_every_neighbourhood():
+    """A polish sequence (Or-opt, then candidate 3-opt) is a variable neighbourhood descent:
+    the best tour admits no improving move of candidate 2-opt, Or-opt or candidate 3-opt,
+    and its length is its full evaluation; the 3-opt step changes the search's path."""
+    from lsmgpu import candidate_polish
+    points = np.random.default_rng(0).integers(0, 1000, size=(200, 2))
+    problem = TSP(points, neighbourhood="2opt-candidates", start="random")
+    chain = candidate_polish(problem.neighbourhood.candidates)
+    result = IteratedLocalSearch(problem, seed=0, backend="cpu", polish=chain).run(iterations=20)
+    best = result.solution
+    three = problem.with_neighbourhood(chain[1])
+    for p in (problem, problem.with_neighbourhood(chain[0]), three):
+        nb = p.neighbourhood
+        assert p.delta(best, nb.moves(best, np.arange(nb.size))).min() >= 0, nb
+    assert problem.evaluate(best) == result.fitness
+    only_oropt = IteratedLocalSearch(problem, seed=0, backend="cpu", polish=chain[:1]).run(iterations=20)
+    assert not np.array_equal(only_oropt.history, result.history)
