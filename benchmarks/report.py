@@ -3,9 +3,10 @@ at most 10 minutes and sends back a few files, so a full report is several runs)
 
     python -m benchmarks.report RUN... --out DIR
 
-RUN is a run's ``results.json``; or ``LOG::COMMAND`` for a run whose files did not come back
+Every row gets its run's commit (a column). RUN is a run's ``results.json``; or ``LOG::COMMAND`` for a run whose files did not come back
 (the harness prints every row as it measures it, so the log holds them, its table cut short
-where the run was); or ``CSV::COMMAND``, a table the harness wrote in an earlier report. The
+where the run was); or ``CSV::COMMAND``, a table the harness wrote in an earlier report (several
+CSVs of one run name its command once). The
 rows keep their runs' order; every run's device, date, commit and command head the report; tsp-quality's per-run means are replaced by the means over all its
 instance rows (runs split by size). Markdown, CSV, JSON and plots as the harness writes them.
 """
@@ -30,7 +31,7 @@ def read_run(spec: str) -> tuple[list[dict], dict]:
     """(rows, meta) of one run: its results.json, LOG::COMMAND or CSV::COMMAND."""
     if "::" in spec:
         path, command = spec.split("::", 1)
-        meta = dict(command=f"{command} (rows from {'its log' if not path.endswith('.csv') else Path(path).name})")
+        meta = dict(command=f"{command} (rows from {'its CSV files' if path.endswith('.csv') else 'its log'})")
         if command.startswith("LSMGPU_COMMIT="):           # the commit the command was run at
             meta["commit"] = command.split()[0].split("=", 1)[1]
         if path.endswith(".csv"):
@@ -42,21 +43,23 @@ def read_run(spec: str) -> tuple[list[dict], dict]:
 
 
 def merge(specs: list[str]) -> tuple[list[dict], dict]:
-    """All runs' rows (tsp-quality means recomputed over every run) and one meta naming each run."""
+    """All runs' rows, each with its run's commit (tsp-quality means recomputed over every run,
+    with the commits of their rows), and one meta naming each run."""
     rows, metas = [], []
     for spec in specs:
         run_rows, meta = read_run(spec)
-        rows += run_rows
+        rows += [{**row, "commit": row.get("commit") or meta.get("commit", "unknown")} for row in run_rows]
         metas.append(meta)
     quality = [r for r in rows if r["table"] == "tsp-quality"]
     if quality:
         rows = [r for r in rows if r["table"] != "tsp-quality" or not str(r["instance"]).startswith("mean of")]
-        rows += mean_rows(quality)
+        commits = " + ".join(dict.fromkeys(r["commit"] for r in rows if r["table"] == "tsp-quality"))
+        rows += [{**row, "commit": commits} for row in mean_rows(quality)]
 
     def joined(key):
         return " + ".join(dict.fromkeys(str(m[key]) for m in metas if key in m)) or "unknown"
     meta = dict(device=joined("device"), date=joined("date"), commit=joined("commit"),
-                command="`; `".join(m["command"] for m in metas))
+                command="`; `".join(dict.fromkeys(m["command"] for m in metas)))   # a run's CSVs: one command
     return rows, meta
 
 

@@ -98,10 +98,15 @@ def test_report_merges_runs_from_results_logs_and_csvs(tmp_path):
         writer = csv.DictWriter(f, list(row("x3", 6.0)))
         writer.writeheader()
         writer.writerow(row("x3", 6.0))
+    (tmp_path / "d.csv").write_text("table,instance,speedup\nppp-h1,101-117,7.0\n")   # another table of c's run
+    run_c = "::LSMGPU_COMMIT=ccc3333 python -m benchmarks tsp-quality ppp-h1"
     report([str(tmp_path / "a.json"), f"{tmp_path / 'b.log'}::LSMGPU_COMMIT=bbb2222 python -m benchmarks qap",
-            f"{tmp_path / 'c.csv'}::LSMGPU_COMMIT=ccc3333 python -m benchmarks tsp-quality", "--out", str(tmp_path / "out")])
+            f"{tmp_path / 'c.csv'}{run_c}", f"{tmp_path / 'd.csv'}{run_c}", "--out", str(tmp_path / "out")])
     text = (tmp_path / "out" / "results.md").read_text()
     assert "commit: aaa1111 + bbb2222 + ccc3333" in text and "device: GPU X" in text
-    assert "(rows from its log)" in text and "(rows from c.csv)" in text
-    assert "| tsp-quality | mean of 3 | None | None | ILS 10n | None | None | None | None | 3.0 | 0.32 |" in text
-    assert "mean of 1" not in text and "| qap | tai12a | 3.0 |" in text
+    assert "(rows from its log)" in text and text.count("tsp-quality ppp-h1 (rows from its CSV files)") == 1
+    assert "| ppp-h1 | 101-117 | 7.0 |" in text
+    assert ("| tsp-quality | mean of 3 | None | None | ILS 10n | None | None | None | None | 3.0 | 0.32 | "
+            "aaa1111 + bbb2222 + ccc3333 |") in text
+    assert "| tsp-quality | x2 | 10 | cuda | ILS 10n | 1 | 1.0 | 1 | 1 | 2.0 | None | bbb2222 |" in text
+    assert "mean of 1" not in text and "| qap | tai12a | 3.0 | bbb2222 |" in text
