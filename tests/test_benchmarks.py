@@ -110,3 +110,19 @@ def test_report_merges_runs_from_results_logs_and_csvs(tmp_path):
             "aaa1111 + bbb2222 + ccc3333 |") in text
     assert "| tsp-quality | x2 | 10 | cuda | ILS 10n | 1 | 1.0 | 1 | 1 | 2.0 | None | bbb2222 |" in text
     assert "mean of 1" not in text and "| qap | tai12a | 3.0 | bbb2222 |" in text
+
+
+def test_ils_checkpoints_equal_runs_stopped_there():
+    """tsp-quality reads ILS 0.1 n, n, ... from one run as it passes each kick count: each
+    checkpoint's length equals a separate run with the same seed stopped at that count."""
+    from benchmarks.tsp_quality import ils_checkpoints
+    from lsmgpu import IteratedLocalSearch, candidate_polish
+    from lsmgpu.problems import TSP
+    tsp = TSP.from_file(TSP.shipped("pr76"), neighbourhood="2opt-candidates")
+    runs = ils_checkpoints(tsp, lambda: "cpu", [0.1, 0.5, 1.0], seconds=600)
+    assert [name for name, *_ in runs] == ["ILS 0.1n", "ILS 0.5n", "ILS 1n"]
+    assert runs[0][1] > runs[1][1] > runs[2][1]         # three different points of the run
+    for (name, length, seconds, kicks), expected_kicks in zip(runs, (8, 38, 76)):
+        alone = IteratedLocalSearch(tsp, seed=0, backend="cpu",
+                                    polish=candidate_polish(tsp.neighbourhood.candidates)).run(iterations=expected_kicks)
+        assert (length, kicks) == (alone.fitness, expected_kicks) and seconds > 0
