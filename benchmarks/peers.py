@@ -96,6 +96,15 @@ def _peers_qap_instance(args, path, backend_factory, emit, pool):
     return rows
 
 
+def lsmgpu_cpu_ils(problem, seconds: float, polish) -> tuple[float, float, int]:
+    """lsmgpu's iterated local search on its CPU (NumPy) backend for ``seconds``, with the seed
+    and polish of the GPU row: (best length, seconds used, kicks)."""
+    from lsmgpu import IteratedLocalSearch
+    t0 = time.perf_counter()
+    result = IteratedLocalSearch(problem, seed=0, backend="cpu", polish=polish).run(seconds=seconds)
+    return result.fitness, time.perf_counter() - t0, result.iterations
+
+
 def ortools_gls(problem, seconds: float) -> tuple[np.ndarray | None, float]:
     """OR-Tools routing (one vehicle) with guided local search for ``seconds``: (tour, seconds
     used); tour None when it found none in time. Arc costs come from the TSP's distance matrix
@@ -165,10 +174,11 @@ def _length(problem, tour) -> int | None:
 
 
 def table_peers_tsp(args, paths, backend_factory, emit):
-    """lsmgpu iterated local search vs OR-Tools guided local search at equal time, and LKH
-    (elkai, one run, its own time up to --peer-lkh-limit), on TSPLIB files: distance matrices
-    where they fit, coordinates beyond (pla33810, pla85900). A peer that returns no tour in its
-    time gets a row without a length."""
+    """lsmgpu iterated local search vs OR-Tools guided local search at equal time (and, when
+    lsmgpu runs on the GPU, the same search on lsmgpu's CPU backend beside it), and LKH (elkai,
+    one run, its own time up to --peer-lkh-limit), on TSPLIB files: distance matrices where they
+    fit, coordinates beyond (pla33810, pla85900). A peer that returns no tour in its time gets a
+    row without a length."""
     from lsmgpu import CandidateTwoOpt, IteratedLocalSearch, candidate_polish
     from lsmgpu.problems import TSP
     rows = []
@@ -179,13 +189,19 @@ def table_peers_tsp(args, paths, backend_factory, emit):
                   if isinstance(problem.neighbourhood, CandidateTwoOpt) else None)
         IteratedLocalSearch(problem, seed=0, backend=backend_factory(), polish=polish).run(iterations=2)  # compile, tune
         runs = []
-        with cpu_peers(1) as pool:
+        on_gpu = getattr(args, "backend", "cuda") != "cpu"
+        with cpu_peers(2 if on_gpu else 1) as pool:
             for seconds in (float(s) for s in args.peer_seconds.split(",")):
                 peer = pool.submit(ortools_gls, problem, seconds)
+                on_cpu = pool.submit(lsmgpu_cpu_ils, problem, seconds, polish) if on_gpu else None
                 t0 = time.perf_counter()
                 result = IteratedLocalSearch(problem, seed=0, backend=backend_factory(), polish=polish).run(seconds=seconds)
                 runs.append((f"lsmgpu ILS ({args.peer_tsp_neighbourhood})", seconds, result.fitness,
                              time.perf_counter() - t0, f"{result.iterations} kicks"))
+                if on_cpu is not None:
+                    fitness, used, kicks = on_cpu.result()
+                    runs.append((f"lsmgpu ILS ({args.peer_tsp_neighbourhood}), CPU backend", seconds, fitness, used,
+                                 f"{kicks} kicks"))
                 tour, used = peer.result()
                 runs.append(("OR-Tools guided local search", seconds, _length(problem, tour), used, ""))
         tour, used = lkh(problem, getattr(args, "peer_lkh_limit", None))

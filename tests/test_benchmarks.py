@@ -46,18 +46,24 @@ def test_gpu_only_tables_refuse_the_cpu(tmp_path):
 
 
 def test_tsp_peer_table(tmp_path):
-    """peers-tsp runs lsmgpu's ILS, OR-Tools and LKH (where installed) and scores their tours itself."""
+    """peers-tsp runs lsmgpu's ILS, OR-Tools and LKH (where installed) and scores their tours
+    itself; when lsmgpu's own row is a GPU run, the same ILS on the CPU backend runs beside it
+    (exercised here with a CPU factory standing in for the GPU)."""
     import pytest
     pytest.importorskip("elkai")
     pytest.importorskip("ortools")
     from benchmarks.peers import table_peers_tsp
     from lsmgpu.problems import shipped
-    args = argparse.Namespace(peer_seconds="0.3", peer_tsp_neighbourhood="2opt")
+    args = argparse.Namespace(peer_seconds="0.3", peer_tsp_neighbourhood="2opt", backend="cpu")
     rows = []
     table_peers_tsp(args, [shipped("berlin52")], lambda: "cpu", rows.append)
     assert [r["strategy"] for r in rows] == ["lsmgpu ILS (2opt)", "OR-Tools guided local search",
                                              "LKH-3 (elkai, 1 run)"]
     assert all(r["best_fitness"] >= 7542 and r["gap_pct"] >= 0 for r in rows)
+    args.backend, rows = "cuda", []
+    table_peers_tsp(args, [shipped("berlin52")], lambda: "cpu", rows.append)
+    assert [r["strategy"] for r in rows][:2] == ["lsmgpu ILS (2opt)", "lsmgpu ILS (2opt), CPU backend"]
+    assert rows[1]["best_fitness"] >= 7542 and rows[1]["work"].endswith(" kicks")
 
 
 def test_tsp_peers_take_coordinates_where_no_matrix_fits():
