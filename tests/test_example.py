@@ -43,3 +43,22 @@ def test_example_runs_as_a_script():
     run = subprocess.run([sys.executable, str(EXAMPLE)], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert "best fitness" in run.stdout
+
+
+def test_large_tsp_example_reaches_the_optimum_and_writes_the_tour(tmp_path):
+    """`python examples/large_tsp.py kroA100.tsp 30` (on the best backend here) stops at the
+    optimum (21282), prints each improvement, and writes a TSPLIB tour of that length."""
+    import subprocess
+    import sys
+
+    from lsmgpu.problems import TSP
+    script = EXAMPLE.parent / "large_tsp.py"
+    run = subprocess.run([sys.executable, str(script), str(TSP.shipped("kroA100")), "30"], capture_output=True,
+                         text=True, timeout=120, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "best fitness: 21,282" in run.stdout and "(target)" in run.stdout
+    assert "% above the optimum" in run.stdout
+    tour = (tmp_path / "kroA100.tour").read_text().split("TOUR_SECTION\n")[1].split("\n-1")[0].split()
+    tsp = TSP.from_file(TSP.shipped("kroA100"))
+    assert sorted(int(c) for c in tour) == list(range(1, 101))
+    assert tsp.evaluate(np.array([int(c) - 1 for c in tour])) == 21282

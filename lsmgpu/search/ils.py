@@ -27,8 +27,9 @@ class IteratedLocalSearch(LocalSearch):
     them (e.g. ``[OrOpt, CandidateThreeOpt]``): a descent ends only where none improves
     (variable neighbourhood descent: the main one first, then steps of the first polish
     neighbourhood with the same ``local_search`` rule, back to the main one if those improved,
-    else on to the next). Each runs on the search's backend where that has move code for it,
-    else on the CPU.
+    else on to the next); ``candidate_polish(candidates)`` is that chain for a TSP over
+    candidate lists. Each runs on the search's backend where that has move code for it, else
+    on the CPU.
     """
 
     algorithm = "IteratedLocalSearch"
@@ -54,7 +55,7 @@ class IteratedLocalSearch(LocalSearch):
         self.local_search, self.strength, self.acceptance = local_search, strength, acceptance
 
     def _descend(self) -> None:
-        """Apply improving moves until none is left (in the polish neighbourhood too), or the
+        """Apply improving moves until none is left (in the polish neighbourhoods too), or the
         time budget is spent (a descent from a poor start can take many moves: the time limit
         holds inside it too)."""
         while self._in_time():
