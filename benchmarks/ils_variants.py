@@ -1,17 +1,17 @@
 """Probe: ILS kick and polish variants on the same instances and kick budgets (gap % after
 each multiple of n kicks, seconds), to choose the TSP ILS defaults.
 
-    python3 -W ignore benchmarks/ils_variants.py --instances pr1002,pcb1173 --kicks 1,2 \
+    python3 -W ignore -m benchmarks.ils_variants --instances pr1002,pcb1173 --kicks 1,2 \
         --variants oropt:random,3opt:window50   # reads .data/tsplib; cuda unless --cpu
 """
 import argparse
-import time
 
 import numpy as np
 
-from lsmgpu import CandidateThreeOpt, IteratedLocalSearch, OrOpt
-from lsmgpu.problems import TSP
 import lsmgpu.problems.tsp as tsp_module
+from benchmarks.tsp_quality import ils_checkpoints
+from lsmgpu import CandidateThreeOpt, OrOpt
+from lsmgpu.problems import TSP
 
 
 def walk_kick(tsp, steps):
@@ -51,21 +51,11 @@ def run(name, variant, factors, backend):
     cand = tsp.neighbourhood.candidates
     if kick.startswith("walk"):
         tsp.kick_moves = walk_kick(tsp, int(kick[4:]))
-    polish = [nb(cand) for nb in POLISH[polish_name]]
-    acceptance = 1e-5 if accept else "better-equal"
-    marks = {max(1, int(round(f * tsp.n))): f for f in factors}
-    seen = {}
-
-    def checkpoint(state):
-        if state.iteration in marks:
-            seen[marks[state.iteration]] = (state.best, state.seconds)
-    t = time.perf_counter()
-    IteratedLocalSearch(tsp, seed=0, backend=backend(), polish=polish, acceptance=acceptance,
-                        callbacks=checkpoint).run(iterations=max(marks))
-    for f in factors:
-        best, seconds = seen[f]
-        print(f"{name} {variant} {f:g}n gap {100 * (best / tsp.best_known - 1):.3f} % {seconds:.1f} s", flush=True)
-    return [100 * (seen[f][0] / tsp.best_known - 1) for f in factors]
+    runs = ils_checkpoints(tsp, backend, factors, None, polish=[nb(cand) for nb in POLISH[polish_name]],
+                           acceptance=1e-5 if accept else "better-equal")
+    for f, (_, best, seconds, _) in zip(factors, runs):
+        print(f"{name} {variant} {f:g}n gap {100 * tsp.gap(best):.3f} % {seconds:.1f} s", flush=True)
+    return [100 * tsp.gap(best) for _, best, _, _ in runs]
 
 
 def main():

@@ -96,12 +96,12 @@ def _peers_qap_instance(args, path, backend_factory, emit, pool):
     return rows
 
 
-def lsmgpu_cpu_ils(problem, seconds: float, polish) -> tuple[float, float, int]:
-    """lsmgpu's iterated local search on its CPU (NumPy) backend for ``seconds``, with the seed
-    and polish of the GPU row: (best length, seconds used, kicks)."""
+def lsmgpu_ils(problem, seconds: float, polish, backend) -> tuple[float, float, int]:
+    """lsmgpu's iterated local search (seed 0) on ``backend`` for ``seconds``: (best length,
+    seconds used, kicks). The GPU row runs it in-process, the CPU-backend row in a peer process."""
     from lsmgpu import IteratedLocalSearch
     t0 = time.perf_counter()
-    result = IteratedLocalSearch(problem, seed=0, backend="cpu", polish=polish).run(seconds=seconds)
+    result = IteratedLocalSearch(problem, seed=0, backend=backend, polish=polish).run(seconds=seconds)
     return result.fitness, time.perf_counter() - t0, result.iterations
 
 
@@ -193,11 +193,9 @@ def table_peers_tsp(args, paths, backend_factory, emit):
         with cpu_peers(2 if on_gpu else 1) as pool:
             for seconds in (float(s) for s in args.peer_seconds.split(",")):
                 peer = pool.submit(ortools_gls, problem, seconds)
-                on_cpu = pool.submit(lsmgpu_cpu_ils, problem, seconds, polish) if on_gpu else None
-                t0 = time.perf_counter()
-                result = IteratedLocalSearch(problem, seed=0, backend=backend_factory(), polish=polish).run(seconds=seconds)
-                runs.append((f"lsmgpu ILS ({args.peer_tsp_neighbourhood})", seconds, result.fitness,
-                             time.perf_counter() - t0, f"{result.iterations} kicks"))
+                on_cpu = pool.submit(lsmgpu_ils, problem, seconds, polish, "cpu") if on_gpu else None
+                fitness, used, kicks = lsmgpu_ils(problem, seconds, polish, backend_factory())
+                runs.append((f"lsmgpu ILS ({args.peer_tsp_neighbourhood})", seconds, fitness, used, f"{kicks} kicks"))
                 if on_cpu is not None:
                     fitness, used, kicks = on_cpu.result()
                     runs.append((f"lsmgpu ILS ({args.peer_tsp_neighbourhood}), CPU backend", seconds, fitness, used,

@@ -44,13 +44,14 @@ def local_optima(problem, backend):
     return two, *more
 
 
-def ils_checkpoints(problem, backend, factors: list[float], seconds: float) -> list[tuple]:
-    """One ILS run (candidate 2-opt descents polished by Or-opt then 3-opt, double-bridge kicks,
-    seed 0) to the largest of ``factors`` x n kicks, capped at ``seconds``: a ("ILS {f}n", best
-    length, seconds, kicks) run for each factor, read as the run passes f x n kicks - the same
-    numbers as separate runs stopped there, since a run with the same seed takes the same path
-    (a factor beyond the cap gets the run's end)."""
+def ils_checkpoints(problem, backend, factors: list[float], seconds: float, **options) -> list[tuple]:
+    """One ILS run (candidate 2-opt descents polished by Or-opt then 3-opt unless ``options``
+    say otherwise, double-bridge kicks, seed 0) to the largest of ``factors`` x n kicks, capped
+    at ``seconds``: a ("ILS {f}n", best length, seconds, kicks) run for each factor, read as the
+    run passes f x n kicks - the same numbers as separate runs stopped there, since a run with
+    the same seed takes the same path (a factor beyond the cap gets the run's end)."""
     from lsmgpu import IteratedLocalSearch, candidate_polish
+    options.setdefault("polish", candidate_polish(problem.neighbourhood.candidates))
     kicks = {f: max(1, int(round(f * problem.n))) for f in factors}
     seen = {}
 
@@ -58,8 +59,7 @@ def ils_checkpoints(problem, backend, factors: list[float], seconds: float) -> l
         for f, k in kicks.items():
             if state.iteration == k:
                 seen[f] = (state.best, state.seconds, k)
-    result = IteratedLocalSearch(problem, seed=0, backend=backend(), callbacks=checkpoint,
-                                 polish=candidate_polish(problem.neighbourhood.candidates)).run(
+    result = IteratedLocalSearch(problem, seed=0, backend=backend(), callbacks=checkpoint, **options).run(
         iterations=max(kicks.values()), seconds=seconds)
     end = (result.fitness, result.seconds, result.iterations)
     return [(f"ILS {f:g}n", *seen.get(f, end)) for f in factors]
