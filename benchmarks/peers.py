@@ -243,10 +243,15 @@ def dual_annealing_for(problem, seconds: float, seed: int) -> tuple[float, float
 
 
 def table_peers_weierstrass(args, backend_factory, emit):
-    """lsmgpu crowns hill climbing vs scipy's dual annealing on the shifted (CEC) Weierstrass
-    function, minimum 0: the value reached at equal time."""
-    from lsmgpu import HillClimbing
+    """lsmgpu crowns hill climbing and iterated local search (kicks redraw one coordinate) vs
+    scipy's dual annealing on the shifted (CEC) Weierstrass function, minimum 0: the value
+    reached at equal time (dual annealing runs in its own process beside lsmgpu's two runs)."""
+    from lsmgpu import HillClimbing, IteratedLocalSearch
     from lsmgpu.problems import Weierstrass
+    searches = {f"lsmgpu hill climbing, {args.peer_neighbours} crowns":
+                lambda problem: HillClimbing(problem, seed=0, backend=backend_factory(), patience=10**9),
+                f"lsmgpu ILS, {args.peer_neighbours} crowns":
+                lambda problem: IteratedLocalSearch(problem, seed=0, backend=backend_factory())}
     rows = []
     for n in (int(v) for v in args.peer_dimensions.split(",")):
         problem = Weierstrass(n, form="cec", m=args.peer_neighbours)
@@ -254,10 +259,11 @@ def table_peers_weierstrass(args, backend_factory, emit):
         with cpu_peers(1) as pool:
             for seconds in (float(s) for s in args.peer_seconds.split(",")):
                 peer = pool.submit(dual_annealing_for, problem, seconds, 0)
-                t0 = time.perf_counter()
-                result = HillClimbing(problem, seed=0, backend=backend_factory(), patience=10**9).run(seconds=seconds)
-                runs = [(f"lsmgpu hill climbing, {args.peer_neighbours} crowns", result.fitness,
-                         time.perf_counter() - t0, f"{result.evaluations} evaluations")]
+                runs = []
+                for method, make in searches.items():
+                    t0 = time.perf_counter()
+                    result = make(problem).run(seconds=seconds)
+                    runs.append((method, result.fitness, time.perf_counter() - t0, f"{result.evaluations} evaluations"))
                 value, used, evaluations = peer.result()
                 runs.append(("scipy dual_annealing", value, used, f"{evaluations} evaluations"))
                 for method, value, used, work in runs:

@@ -277,6 +277,17 @@ def test_weierstrass_hill_climb_follows_the_cpu(form):
         HillClimbing(problem, seed=0, backend=cuda(generation="host")).run(1)
 
 
+def test_weierstrass_ils_follows_the_cpu():
+    """Iterated local search on crowns (kicks redraw coordinates on the host, each descent step
+    a fresh draw on the GPU) follows the CPU's trajectory."""
+    problem = Weierstrass(6, form="cec", m=3000)
+    ref = IteratedLocalSearch(problem, seed=0, backend="cpu", patience=2).run(20)
+    res = IteratedLocalSearch(problem, seed=0, backend=cuda(), patience=2).run(20)
+    assert res.iterations == ref.iterations == 20
+    assert np.allclose(res.history, ref.history, rtol=0, atol=1e-12 * 6 * problem.weights.sum())
+    assert np.array_equal(res.solution, ref.solution)
+
+
 def test_ppp_large_instance_deltas():
     """PPP 1301-1317 (the paper's largest), Hamming 2: a sample of the GPU deltas equals the
     CPU's, before and after 20 tabu moves applied on the GPU (the sorted-rows state rebuilt

@@ -85,3 +85,39 @@ def test_patience_on_a_drawn_neighbourhood():
     assert HillClimbing(problem, backend="cpu").patience == 10
     with pytest.raises(ValueError, match="patience"):
         HillClimbing(problem, patience=0)
+
+
+def test_kick_redraws_strength_coordinates():
+    """An ILS kick redraws exactly `strength` coordinates inside the box and leaves the point
+    it was given alone; a strength outside [1, n] is refused."""
+    problem = Weierstrass(6, form="cec", m=100)
+    rng = np.random.default_rng(3)
+    x = problem.initial_solution(rng)
+    before = x.copy()
+    for strength in (1, 3, 6):
+        y = problem.perturb(x, rng, strength)
+        assert np.count_nonzero(y != x) == strength
+        assert np.all((y >= -1.0) & (y <= 1.0))
+    assert np.array_equal(x, before)
+    for strength in (0, 7, 1.5):
+        with pytest.raises(ValueError, match="strength"):
+            problem.perturb(x, rng, strength)
+
+
+@pytest.mark.parametrize("patience", [1, 3])
+def test_iterated_local_search_on_crowns(patience):
+    """ILS runs on the crowns neighbourhood (kicks from `perturb`, a fresh draw per descent
+    step): it improves on its first local optimum's value or keeps it, its reported fitness is
+    its solution's, and its descents draw new neighbours (their step counter grows past the
+    number of kicks)."""
+    from lsmgpu import IteratedLocalSearch
+    problem = Weierstrass(4, form="cec", m=300)
+    search = IteratedLocalSearch(problem, seed=0, backend="cpu", patience=patience)
+    result = search.run(30)
+    assert result.iterations == 30
+    assert np.all(np.diff(np.minimum.accumulate(result.history)) <= 0)
+    assert result.fitness <= result.history[0]
+    assert np.isclose(result.fitness, problem.evaluate(result.solution), rtol=0, atol=1e-12)
+    assert search._draws >= 30 * patience
+    with pytest.raises(ValueError, match="patience"):
+        IteratedLocalSearch(problem, patience=0)
