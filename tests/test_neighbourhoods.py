@@ -122,6 +122,26 @@ def test_crowns_rings_and_reproducibility():
     assert not np.array_equal(points, nb.moves(x, np.arange(50), step=8))
 
 
+def test_crowns_displacement_follows_its_definition():
+    """The broadcast displacement equals the definition computed one number at a time (the
+    order the GPU adds in): component d = u(4d) + u(4d+1) + u(4d+2) + u(4d+3) - 2, radius
+    (q + u(4n)) h, bit for bit, for one neighbour and for many."""
+    from lsmgpu.neighbourhoods import counter_uniform
+    n, step = 5, 41
+    nb = Crowns(m=300, seed=9).bind(Real(n))
+    index = np.array([0, 7, 299])
+    expected = []
+    for q in index:
+        u = [counter_uniform(9, step, q, draw) for draw in range(4 * n + 1)]
+        v = np.array([((u[4 * d] + u[4 * d + 1]) + u[4 * d + 2]) + u[4 * d + 3] - 2.0 for d in range(n)])
+        norm2 = 0.0
+        for d in range(n):
+            norm2 = norm2 + v[d] * v[d]
+        expected.append(v / np.sqrt(norm2) * ((q + u[4 * n]) * nb.ring_width))
+    assert np.array_equal(nb.displacement(index, step), np.array(expected))
+    assert np.array_equal(nb.displacement(index[1:2], step), np.array(expected[1:2]))
+
+
 def test_encodings_validate():
     """Encodings reject wrong shapes, NaN, out-of-range values and non-permutations by name."""
     with pytest.raises(ValueError, match="shape"):
