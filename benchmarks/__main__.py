@@ -148,7 +148,8 @@ def search_rows(table, instances, loader, iterations, repeats, cpu_iterations, b
         iterations_done = iterations or res.iterations
         cpu_s, cpu_it, cpu_res = cpu_time(lambda: build(problem, "cpu"), iterations_done, cpu_iterations)
         same = same_prefix(cpu_res.history, res.history, problem.integer)
-        rows.append(dict(table=table, instance=problem.name, n=problem.n, backend="cuda", strategy=strategy,
+        rows.append(dict(table=table, instance=problem.name, n=problem.n, algorithm=res.algorithm, backend="cuda",
+                         strategy=strategy,
                          iterations=res.iterations, seconds=round(gpu_s, 4),
                          us_per_iteration=round(1e6 * per_iteration, 1),
                          moves_per_s=f"{res.evaluations / gpu_s:.3e}", best_fitness=res.fitness,

@@ -36,6 +36,8 @@ def test_quick_report_on_the_cpu(tmp_path):
     assert (tmp_path / "qap-speedup.png").is_file() and "![qap](qap-speedup.png)" in report
     assert (tmp_path / "peers-qap-gap.png").is_file() and "![peers-qap](peers-qap-gap.png)" in report
     assert "| tsp-quality | mean of 2 |" in report and "ILS 1n" in report
+    assert "| qap | tai12a | 12 | TabuSearch |" in report and "| weierstrass-luong-1-float32 | 1 | HillClimbing |" in report
+    assert "lsmgpu ILS, 1000 crowns" in report          # the Weierstrass peers: hill climbing and ILS
 
 
 def test_gpu_only_tables_refuse_the_cpu(tmp_path):
@@ -99,7 +101,8 @@ def test_report_merges_runs_from_results_logs_and_csvs(tmp_path):
     meta = dict(device="GPU X", date="2026-11-23", commit="aaa1111", command="python -m benchmarks tsp-quality")
     (tmp_path / "a.json").write_text(json.dumps(dict(meta=meta, rows=[row("x1", 1.0), row("mean of 1", 1.0)])))
     (tmp_path / "b.log").write_text("compiling\n" + repr(row("x2", 2.0)) + "\n" +
-                                    repr(dict(table="qap", instance="tai12a", speedup=3.0)) + "\ninterrupted\n")
+                                    repr(dict(table="qap", instance="tai12a", speedup=3.0)) + "\ninterrupted\n"
+                                    "device: GPU Y · date: 2026-11-22 · commit: bbb2222\n")
     with open(tmp_path / "c.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, list(row("x3", 6.0)))
         writer.writeheader()
@@ -109,13 +112,13 @@ def test_report_merges_runs_from_results_logs_and_csvs(tmp_path):
     report([str(tmp_path / "a.json"), f"{tmp_path / 'b.log'}::LSMGPU_COMMIT=bbb2222 python -m benchmarks qap",
             f"{tmp_path / 'c.csv'}{run_c}", f"{tmp_path / 'd.csv'}{run_c}", "--out", str(tmp_path / "out")])
     text = (tmp_path / "out" / "results.md").read_text()
-    assert "commit: aaa1111 + bbb2222 + ccc3333" in text and "device: GPU X" in text
+    assert "commit: aaa1111 + bbb2222 + ccc3333" in text and "device: GPU X + GPU Y" in text
     assert "(rows from its log)" in text and text.count("tsp-quality ppp-h1 (rows from its CSV files)") == 1
-    assert "| ppp-h1 | 101-117 | 7.0 |" in text
     assert ("| tsp-quality | mean of 3 | None | None | ILS 10n | None | None | None | None | 3.0 | 0.32 | "
-            "aaa1111 + bbb2222 + ccc3333 |") in text
-    assert "| tsp-quality | x2 | 10 | cuda | ILS 10n | 1 | 1.0 | 1 | 1 | 2.0 | None | bbb2222 |" in text
-    assert "mean of 1" not in text and "| qap | tai12a | 3.0 | bbb2222 |" in text
+            "GPU X + GPU Y + unknown | aaa1111 + bbb2222 + ccc3333 |") in text
+    assert "| tsp-quality | x2 | 10 | cuda | ILS 10n | 1 | 1.0 | 1 | 1 | 2.0 | None | GPU Y | bbb2222 |" in text
+    assert "mean of 1" not in text and "| qap | tai12a | 3.0 | GPU Y | bbb2222 |" in text
+    assert "| ppp-h1 | 101-117 | 7.0 | unknown | ccc3333 |" in text   # a CSV names no device
 
 
 def test_ils_checkpoints_equal_runs_stopped_there():
