@@ -148,7 +148,7 @@ def search_rows(table, instances, loader, iterations, repeats, cpu_iterations, b
         iterations_done = iterations or res.iterations
         cpu_s, cpu_it, cpu_res = cpu_time(lambda: build(problem, "cpu"), iterations_done, cpu_iterations)
         same = same_prefix(cpu_res.history, res.history, problem.integer)
-        rows.append(dict(table=table, instance=problem.name, n=problem.n, algorithm=res.algorithm, backend="cuda",
+        rows.append(dict(table=table, instance=problem.name, n=problem.n, algorithm=res.algorithm, backend=res.backend,
                          strategy=strategy,
                          iterations=res.iterations, seconds=round(gpu_s, 4),
                          us_per_iteration=round(1e6 * per_iteration, 1),
@@ -352,7 +352,7 @@ def table_overhead(args):
     for label, options in (("fused launch", {}), ("fused launch, profile off, 1 block", {"threads": 64, "block": 64})):
         s, per_iteration, res = timed_search(lambda: TabuSearch(problem, seed=0, backend=cuda_backend(**options)),
                                              args.iterations, args.repeats)
-        rows.append(dict(table="overhead", instance="tai12a", n=12, backend="cuda", strategy=label,
+        rows.append(dict(table="overhead", instance="tai12a", n=12, backend=res.backend, strategy=label,
                          iterations=res.iterations, seconds=round(s, 4),
                          us_per_iteration=round(1e6 * per_iteration, 2)))
         emit(rows[-1])

@@ -36,7 +36,7 @@ def test_quick_report_on_the_cpu(tmp_path):
     assert (tmp_path / "qap-speedup.png").is_file() and "![qap](qap-speedup.png)" in report
     assert (tmp_path / "peers-qap-gap.png").is_file() and "![peers-qap](peers-qap-gap.png)" in report
     assert "| tsp-quality | mean of 2 |" in report and "ILS 1n" in report
-    assert "| qap | tai12a | 12 | TabuSearch |" in report and "| weierstrass-luong-1-float32 | 1 | HillClimbing |" in report
+    assert "| qap | tai12a | 12 | TabuSearch | cpu |" in report and "| weierstrass-luong-1-float32 | 1 | HillClimbing |" in report
     assert "lsmgpu ILS, 1000 crowns" in report          # the Weierstrass peers: hill climbing and ILS
 
 
