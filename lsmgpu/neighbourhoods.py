@@ -111,6 +111,13 @@ class Neighbourhood:
         """``count`` uniformly drawn moves (used by perturbations)."""
         return self.decode(rng.integers(0, self.size, count, dtype=np.int64))
 
+    def kick(self, x: np.ndarray, rng: np.random.Generator, strength: int) -> np.ndarray:
+        """A kicked copy of ``x`` (``Problem.perturb``'s default): ``strength`` random moves applied."""
+        y = x.copy()
+        for move in self.random_moves(rng, strength):
+            self.apply(y, move)
+        return y
+
     def footprint(self, moves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(first, last) positions of the tour that each move reads or changes, -1 <= first
         and last <= n (-1 and n stand for positions n-1 and 0 across the tour's end). Moves with
@@ -767,6 +774,19 @@ class Crowns(Neighbourhood):
 
     def random_moves(self, rng, count):
         raise TypeError("Crowns: random moves depend on the current point")
+
+    def kick(self, x, rng, strength):
+        """A kicked copy of ``x``: ``strength`` distinct coordinates redrawn uniformly in the box.
+        Crowns have no point-free random moves (neighbours depend on the current point), and a jump
+        of one crown radius stays in the basin a descent has just left; the descent after the kick
+        re-optimises the redrawn coordinates (on a sum over coordinates such as Weierstrass's, while
+        the others keep their values)."""
+        if not isinstance(strength, (int, np.integer)) or not 1 <= strength <= self.n:
+            raise ValueError(f"Crowns: kick `strength` must be an integer in [1, n = {self.n}], got {strength!r}")
+        y = np.array(x, dtype=np.float64, copy=True)
+        chosen = rng.choice(self.n, size=int(strength), replace=False)
+        y[chosen] = rng.uniform(self.encoding.low, self.encoding.high, len(chosen))
+        return y
 
     def apply(self, x, move):
         x[:] = move

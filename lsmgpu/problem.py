@@ -149,12 +149,10 @@ class Problem:
         return self.encoding.random(rng)
 
     def perturb(self, x: np.ndarray, rng: np.random.Generator, strength: int) -> np.ndarray:
-        """A kicked copy of ``x`` for iterated local search: ``strength`` random moves of
-        the default neighbourhood. Problems override it (TSP: double bridge)."""
-        y = x.copy()
-        for move in self.neighbourhood.random_moves(rng, strength):
-            self.neighbourhood.apply(y, move)
-        return y
+        """A kicked copy of ``x`` for iterated local search: the default neighbourhood's
+        ``kick`` (``strength`` random moves; crowns: redrawn coordinates). Problems override it
+        (TSP: double bridge)."""
+        return self.neighbourhood.kick(x, rng, strength)
 
     def kick_moves(self, x: np.ndarray, rng: np.random.Generator, strength: int) -> np.ndarray | None:
         """The kick of ``x`` as moves of the neighbourhood (rows of its move format, applied in

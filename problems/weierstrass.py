@@ -119,19 +119,6 @@ class Weierstrass(Problem):
         return {"real": "float" if self.real is np.float32 else "double", "form": self.form,
                 "terms": len(self.weights), "offset": repr(self.offset)}
 
-    def perturb(self, x, rng, strength):
-        """A kick for iterated local search: ``strength`` distinct coordinates of ``x`` redrawn
-        uniformly in the box. The crowns neighbourhood has no point-free random moves (its
-        neighbours depend on the current point), and a jump of one crown radius stays in the
-        basin a hill climb has just left; the function is a sum over coordinates, so the climb
-        after the kick re-optimises the redrawn ones while the others keep their values."""
-        if not isinstance(strength, (int, np.integer)) or not 1 <= strength <= self.n:
-            raise ValueError(f"Weierstrass: kick `strength` must be an integer in [1, n = {self.n}], got {strength!r}")
-        y = np.array(x, dtype=np.float64, copy=True)
-        chosen = rng.choice(self.n, size=int(strength), replace=False)
-        y[chosen] = rng.uniform(self.encoding.low, self.encoding.high, len(chosen))
-        return y
-
     def tabu_tenure(self):
         raise TypeError("Weierstrass: the crowns neighbourhood has no tabu attributes; "
                         "use HillClimbing or IteratedLocalSearch")
