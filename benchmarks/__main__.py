@@ -238,10 +238,10 @@ def table_twoopt_rate(args):
 
 def table_multistart(args):
     """QAP tai100a for --multistart-seconds: one tabu search (one launch per iteration), then
-    batches of B starts (lsmgpu.batch: 64 queued iterations between host visits), and the
+    batches of B starts (lsmgpu.parallel.batch: 64 queued iterations between host visits), and the
     largest batch again without Taillard's long-term aspiration: evaluations/s against the
     single search, iterations per start, best and mean gap."""
-    from lsmgpu.multistart import MultiStart
+    from lsmgpu.parallel.multistart import MultiStart
     path, = instances(args, "qaplib", ["tai100a"])
     problem = QAP.from_file(path)
     single = TabuSearch(problem, seed=0, backend=cuda_backend()).run(seconds=args.multistart_seconds)
@@ -278,7 +278,7 @@ def table_islands(args):
     starts against islands that exchange their best solutions every K iterations
     (--islands-every; 0: independent) with kicks of --islands-strength moves, for each of
     --islands-seeds: best and mean gap."""
-    from lsmgpu.multistart import MultiStart
+    from lsmgpu.parallel.multistart import MultiStart
     path, = instances(args, "qaplib", ["tai100a"])
     problem = QAP.from_file(path)
     starts = int(args.multistart_starts.split(",")[-1])
@@ -321,7 +321,7 @@ def table_ray_gpus(args):
     --multistart-starts' last size: 1 GPU vs every GPU Ray sees, evaluations/s of the search
     loops (sum over actors of evaluations / seconds), and the device of each actor."""
     import ray
-    from lsmgpu.distributed import RayMultiStart
+    from lsmgpu.parallel.distributed import RayMultiStart
     path, = instances(args, "qaplib", ["tai100a"])
     problem = QAP.from_file(path)
     batch = int(args.multistart_starts.split(",")[-1])

@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 
 from lsmgpu import TabuSearch
-from lsmgpu.backends import cuda_batch
+from lsmgpu.backends.cuda import batch as cuda_batch
 from lsmgpu.backends.cuda import CudaBackend, cuda, pack
-from lsmgpu.batch import BatchTabuSearch
-from lsmgpu.multistart import spawn_seeds
+from lsmgpu.parallel.batch import BatchTabuSearch
+from lsmgpu.parallel.multistart import spawn_seeds
 from lsmgpu.problems import QAP
 
 parser = argparse.ArgumentParser()

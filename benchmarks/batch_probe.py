@@ -5,10 +5,10 @@ import argparse
 import time
 from pathlib import Path
 
-from lsmgpu.backends import cuda_batch
+from lsmgpu.backends.cuda import batch as cuda_batch
 from lsmgpu.backends.cuda import CudaBackend
-from lsmgpu.batch import BatchTabuSearch
-from lsmgpu.multistart import spawn_seeds
+from lsmgpu.parallel.batch import BatchTabuSearch
+from lsmgpu.parallel.multistart import spawn_seeds
 from lsmgpu.problems import QAP
 
 parser = argparse.ArgumentParser()

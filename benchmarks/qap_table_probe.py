@@ -11,8 +11,8 @@ import numpy as np
 
 from lsmgpu import TabuSearch
 from lsmgpu.backends.cuda import CudaBackend
-from lsmgpu.batch import BatchTabuSearch
-from lsmgpu.multistart import spawn_seeds
+from lsmgpu.parallel.batch import BatchTabuSearch
+from lsmgpu.parallel.multistart import spawn_seeds
 from lsmgpu.problems import QAP
 
 parser = argparse.ArgumentParser()

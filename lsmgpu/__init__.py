@@ -11,8 +11,9 @@ import logging
 from .callbacks import Callback, State
 from .encodings import Binary, Discrete, Permutation, Real
 from .errors import BackendUnavailable, KernelCompileError, KernelLaunchError
-from .neighbourhoods import (BitFlip, BlockExchange, CandidateThreeOpt, CandidateTwoOpt, Crowns, Neighbourhood, OrOpt, candidate_polish,
-                             Swap, ThreeExchange, TwoOpt, ValueChange)
+from .neighbourhoods import (BitFlip, BlockExchange, CandidateThreeOpt, CandidateTwoOpt, Crowns, Neighbourhood, OrOpt,
+                             Swap, ThreeExchange, TwoOpt, ValueChange, candidate_polish)
+from .parallel import MultiStart, MultiStartResult
 from .problem import DeviceArray, Problem
 from .result import SearchResult
 from .search import HillClimbing, IteratedLocalSearch, LocalSearch, TabuSearch
@@ -25,4 +26,4 @@ __all__ = ["Callback", "State", "Binary", "Discrete", "Permutation", "Real",
            "BackendUnavailable", "KernelCompileError", "KernelLaunchError",
            "BitFlip", "BlockExchange", "CandidateThreeOpt", "CandidateTwoOpt", "Crowns", "Neighbourhood", "OrOpt", "Swap", "ThreeExchange", "TwoOpt", "ValueChange", "candidate_polish",
            "DeviceArray", "Problem", "SearchResult",
-           "HillClimbing", "IteratedLocalSearch", "LocalSearch", "TabuSearch"]
+           "HillClimbing", "IteratedLocalSearch", "LocalSearch", "TabuSearch", "MultiStart", "MultiStartResult"]

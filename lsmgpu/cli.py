@@ -175,13 +175,13 @@ def solve(args) -> int:
 def _many_starts(args, problem, iterations):
     """--starts: MultiStart here, or RayMultiStart with --gpus / --address; one bar over the starts.
     Returns the best start's SearchResult (None on an error already reported)."""
-    from .multistart import MultiStart
+    from .parallel.multistart import MultiStart
     options = dict(starts=args.starts, seed=args.seed, backend=args.backend)
     if args.exchange_every is not None:
         options["exchange_every"] = args.exchange_every
     try:
         if args.gpus or args.address:
-            from .distributed import RayMultiStart
+            from .parallel.distributed import RayMultiStart
             runner = RayMultiStart(args.algorithm, problem, workers=args.gpus, address=args.address, **options)
         else:
             runner = MultiStart(args.algorithm, problem, **options)

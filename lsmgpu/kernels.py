@@ -1,9 +1,11 @@
 """Rendering and compiling the CUDA kernels: one Jinja2 environment, two caches.
 
 A kernel is the engine skeleton (``templates/skeleton/evaluate.cu.j2``) extended by the
-problem's template, rendered with the sizes baked in as constants (``n``, the neighbourhood
-size, the types) and with each input array's memory policy turned into its declarations
-and its ``load(name, index)`` expression. Rendering uses ``StrictUndefined``, so a template
+problem's template (beside the problem's module), with the neighbourhood's move code
+(``templates/moves/<device_code>.cu.j2``), rendered with the sizes baked in as constants
+(``n``, the neighbourhood size, the types, the neighbourhood's ``device_params()``) and with
+each input array's memory policy turned into its declarations and its ``load(name, index)``
+expression (docs/architecture.md). Rendering uses ``StrictUndefined``, so a template
 that names an unknown variable fails with a clear message instead of emitting broken CUDA.
 
 Compiled modules are cached in memory per (source, options, context) and on disk through
@@ -25,10 +27,9 @@ from pathlib import Path
 import jinja2
 import numpy as np
 
+from .backends.base import TENURE_BLOCK
 from .encodings import Discrete
 from .errors import KernelCompileError
-from .neighbourhoods import (BitFlip, CandidateThreeOpt, CandidateTwoOpt, Crowns, OrOpt, Swap, ThreeExchange, TwoOpt,
-                             ValueChange)
 from .problem import MEMORY_POLICIES, Problem
 
 __all__ = ["render", "KernelSpec", "template_names", "nvcc_compile", "cache_dir", "TEMPLATE_DIR"]
@@ -54,34 +55,6 @@ def cache_dir() -> str:
     path = os.environ.get("LSMGPU_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "lsmgpu")
     os.makedirs(path, exist_ok=True)
     return path
-
-
-#: move kinds whose moves depend on the solution (move_at reads the tour and the problem's
-#: `pos` state and `candidates` array)
-TOUR_KINDS = ("cand2opt", "oropt", "cand3opt")
-
-
-def neighbourhood_kind(neighbourhood) -> str:
-    """Name of the skeleton's move code for a neighbourhood (templates/skeleton/moves.cu.j2)."""
-    if type(neighbourhood) is TwoOpt:
-        return "twoopt"
-    if isinstance(neighbourhood, CandidateTwoOpt):   # moves numbered by (city, candidate)
-        return "cand2opt"
-    if isinstance(neighbourhood, OrOpt):            # segments moved next to a candidate
-        return "oropt"
-    if isinstance(neighbourhood, CandidateThreeOpt):  # (city, candidate, candidate) triples
-        return "cand3opt"
-    if isinstance(neighbourhood, ThreeExchange):
-        return "three"
-    if isinstance(neighbourhood, Swap):
-        return "swap"
-    if isinstance(neighbourhood, BitFlip):
-        return f"flip{neighbourhood.distance}"
-    if isinstance(neighbourhood, ValueChange):
-        return "value"
-    if isinstance(neighbourhood, Crowns):
-        return "crowns"
-    raise TypeError(f"the CUDA backend has no move code for {neighbourhood!r} yet")
 
 
 @dataclass(frozen=True)
@@ -206,13 +179,10 @@ class KernelSpec:
 
         integer = problem.integer
         shape = _tabu_shape(nb)
-        kind = neighbourhood_kind(nb)
         context = dict(
             problem_name=problem.name, n=problem.n, size=nb.size, sense=problem.sense,
-            kind=kind, arity=max(1, nb.arity), lanes=self.lanes(),
-            tour_moves=kind in TOUR_KINDS, device_decoded=nb.device_decoded,
-            cand_k=nb.candidates.shape[1] if hasattr(nb, "candidates") else 0,
-            segment_max=nb.max_length if isinstance(nb, OrOpt) else 0,
+            device_code=nb.device_code, move_kind=nb.move_kind, arity=max(1, nb.arity), lanes=self.lanes(),
+            tour_moves=nb.device_decoded, device_decoded=nb.device_decoded, tenure_block=TENURE_BLOCK,
             k=problem.encoding.k if isinstance(problem.encoding, Discrete) else 2,
             tabu_cols=shape[1] if shape else 1, tabu_size=shape[0] * shape[1] if shape else 1,
             fitness_type="long long" if integer else "double",
@@ -220,9 +190,10 @@ class KernelSpec:
             sol_type="double" if np.dtype(problem.encoding.dtype).kind == "f" else "int",
             arrays=arrays, state_arrays=[a for a in arrays if a.state],
             textures=any(a.policy == "texture" for a in arrays),
-            shared_solution=self.shared_solution(), crowns=_crowns_constants(nb), generation=self.generation,
+            shared_solution=self.shared_solution(), generation=self.generation,
             refresh_items=_refresh_items(problem, arrays),
             load=load)
+        context.update(nb.device_params())
         clash = set(context) & set(problem.template_params())
         if clash:
             raise ValueError(f"{problem.name}.template_params() redefines engine names {sorted(clash)}")
@@ -238,14 +209,6 @@ def _refresh_items(problem: Problem, arrays: list[ArraySpec]) -> int:
     if items and not any(a.state for a in arrays):
         raise ValueError(f"{problem.name}.refresh_items() is {items} but solution_data() declares no state to refresh")
     return int(items)
-
-
-def _crowns_constants(nb) -> dict | None:
-    """The Crowns neighbourhood's numbers, printed so that the GPU reads the CPU's exact doubles."""
-    if not isinstance(nb, Crowns):
-        return None
-    return dict(seed=int(nb.seed) % 2**64, h=repr(float(nb.ring_width)), low=repr(float(nb.encoding.low)),
-                high=repr(float(nb.encoding.high)))
 
 
 def _tabu_shape(nb) -> tuple[int, int] | None:
@@ -273,6 +236,9 @@ def render(problem: Problem, *, memory: dict | None = None, generation: str = "d
     ``lanes``: threads per move instead of the problem's own choice)."""
     if problem.template is None:
         raise TypeError(f"{problem.name} has no CUDA template (set the class attribute `template`)")
+    reason = problem.unsupported(problem.neighbourhood, "cuda")
+    if reason:
+        raise TypeError(reason)
     if generation not in ("device", "host"):
         raise ValueError(f"`generation` must be 'device' or 'host', got {generation!r}")
     if generation == "host" and not problem.neighbourhood.static:

@@ -16,10 +16,12 @@ the forward formula. The CUDA templates use the same arithmetic (``templates/ske
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["pair_count", "pair_to_index", "index_to_pair",
-           "triple_count", "triple_to_index", "index_to_triple"]
+__all__ = ["pair_count", "pair_to_index", "index_to_pair", "pair_of",
+           "triple_count", "triple_to_index", "index_to_triple", "triple_of"]
 
 
 def pair_count(n: int) -> int:
@@ -101,3 +103,24 @@ def index_to_triple(index, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     b = _largest(_c2, r, np.floor(np.sqrt(2.0 * r.astype(np.float64))).astype(np.int64) + 1, 1, n - 1)
     c = r - _c2(b)
     return n - 1 - a, n - 1 - b, n - 1 - c
+
+
+def pair_of(k: int, n: int) -> tuple[int, int]:
+    """One-to-two mapping of a single index in Python integers (``math.isqrt``: exact, and without
+    the vector set-up of :func:`index_to_pair`, which the engine's per-iteration path avoids)."""
+    r = n * (n - 1) // 2 - 1 - k           # reversed rank = C(a, 2) + b, a > b
+    a = (1 + math.isqrt(1 + 8 * r)) // 2
+    return n - 1 - a, n - 1 - (r - a * (a - 1) // 2)
+
+
+def triple_of(k: int, n: int) -> tuple[int, int, int]:
+    """One-to-three mapping of a single index in Python integers (see :func:`pair_of`)."""
+    r = n * (n - 1) * (n - 2) // 6 - 1 - k
+    a = max(2, round((6 * r) ** (1 / 3)))
+    while a * (a - 1) * (a - 2) // 6 > r:
+        a -= 1
+    while (a + 1) * a * (a - 1) // 6 <= r:
+        a += 1
+    r -= a * (a - 1) * (a - 2) // 6
+    b = (1 + math.isqrt(1 + 8 * r)) // 2
+    return n - 1 - a, n - 1 - b, n - 1 - (r - b * (b - 1) // 2)

@@ -1,13 +1,18 @@
-"""The plug-in contract: what a user writes to add a problem (DESIGN.md section 3).
+"""The plug-in contract: what a user writes to add a problem (docs/architecture.md).
 
 A subclass sets its encoding and default neighbourhood in ``__init__`` and writes:
 
 * ``evaluate(x)``: the full fitness in NumPy, the ground truth;
-* ``delta(x, moves)``: the fitness change of every move, vectorised; it must equal
-  ``evaluate(after) - evaluate(before)`` (the tests check this with hypothesis);
+* the fitness change of every move, vectorised, per kind of move it evaluates: a method
+  ``delta_<kind>(x, moves)`` for each ``Neighbourhood.move_kind`` (``delta_swap``,
+  ``delta_twoopt``, ...; :meth:`Problem.delta` dispatches), or one ``delta(x, moves)`` for
+  all; it must equal ``evaluate(after) - evaluate(before)`` (the tests check this);
 * ``device_data()`` and a ``template`` for the CUDA backend: the arrays the kernel
-  reads, each with a memory policy, and a Jinja2 file that fills ``{% block delta %}``.
+  reads, each with a memory policy, and a Jinja2 file beside the problem's module that fills
+  ``{% block delta %}`` for the kinds listed in ``device_move_kinds``.
 
+:meth:`Problem.unsupported` is the one capability query: whether the problem can evaluate a
+neighbourhood on a backend, and if not, why (``backend="auto"``, the CLI and the searches ask it).
 The engine does the rest: moves, selection, tabu state, timing and the GPU launches.
 """
 from __future__ import annotations
@@ -52,8 +57,12 @@ class Problem:
 
     maximize: bool = False
     integer: bool = False
+    #: the move kinds (Neighbourhood.move_kind) its CUDA template evaluates; None: not declared
+    #: (a user's problem: the template is trusted with whatever neighbourhood it is given)
+    device_move_kinds: tuple[str, ...] | None = None
     #: optimal or best known fitness, when the instance ships one (gaps are measured to it)
     best_known: float | None = None
+    #: its CUDA template, a file beside the subclass's module (then looked up in lsmgpu's templates/)
     template: str | None = None
     name: str = ""
 
@@ -98,8 +107,40 @@ class Problem:
         raise NotImplementedError(f"{type(self).__name__} must implement evaluate(x)")
 
     def delta(self, x: np.ndarray, moves: np.ndarray) -> np.ndarray:
-        """Fitness change of each move applied to ``x`` (vectorised NumPy)."""
-        raise NotImplementedError(f"{type(self).__name__} must implement delta(x, moves)")
+        """Fitness change of each move applied to ``x`` (vectorised NumPy): the problem's
+        ``delta_<kind>`` for the kind of move its neighbourhood yields."""
+        kind = self.neighbourhood.move_kind
+        method = getattr(self, f"delta_{kind}", None)
+        if method is None:
+            raise TypeError(self.unsupported(self.neighbourhood, "cpu") or
+                            f"{type(self).__name__} must implement delta(x, moves) or delta_{kind}(x, moves)")
+        return method(x, moves)
+
+    def move_kinds(self) -> frozenset[str] | None:
+        """The move kinds it evaluates on the CPU (its ``delta_<kind>`` methods), or None when it
+        overrides ``delta`` itself (then any kind is tried)."""
+        if type(self).delta is not Problem.delta:
+            return None
+        return frozenset(name[len("delta_"):] for name in dir(type(self))
+                         if name.startswith("delta_") and callable(getattr(type(self), name)))
+
+    def unsupported(self, neighbourhood: Neighbourhood, backend: str = "cpu") -> str | None:
+        """Why this problem cannot evaluate ``neighbourhood`` on ``backend`` ("cpu" or "cuda"),
+        or None when it can: the one capability query of the engine."""
+        name, kind = type(self).__name__, neighbourhood.move_kind
+        kinds = self.move_kinds()
+        if kinds is not None and kind not in kinds:
+            return f"{name} evaluates {', '.join(sorted(kinds))} moves, not the {kind or 'unnamed'} moves of {neighbourhood!r}"
+        if backend == "cpu":
+            return None
+        if self.template is None:
+            return f"{name} has no CUDA template"
+        if neighbourhood.device_code is None:
+            return f"{neighbourhood!r} has no CUDA move code"
+        if self.device_move_kinds is not None and kind not in self.device_move_kinds:
+            return (f"{name}'s CUDA kernel evaluates {', '.join(self.device_move_kinds)} moves, not the {kind} "
+                    f"moves of {neighbourhood!r}; use backend='cpu'")
+        return None
 
     def device_data(self) -> dict[str, DeviceArray]:
         """The arrays the CUDA kernel reads, by name."""
@@ -138,6 +179,11 @@ class Problem:
     def template_params(self) -> dict:
         """Extra constants for the problem's template (``n`` and the types are the engine's)."""
         return {}
+
+    @property
+    def fitness_dtype(self) -> type:
+        """NumPy type of fitness values and deltas: int64 for integer problems, else float64."""
+        return np.int64 if self.integer else np.float64
 
     def template_dirs(self) -> list[Path]:
         """Where the problem's template is looked up: next to its module, first."""
@@ -194,7 +240,7 @@ class Problem:
         d = np.asarray(self.delta(x, moves))
         if d.shape != (len(moves),):
             raise ValueError(f"{self.name}: delta() must return shape ({len(moves)},), got {d.shape}")
-        return d.astype(np.int64 if self.integer else np.float64, copy=False)
+        return d.astype(self.fitness_dtype, copy=False)
 
     def __repr__(self) -> str:
         return f"{self.name}(n={self.n}, neighbourhood={self.neighbourhood!r})"

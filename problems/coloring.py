@@ -64,6 +64,7 @@ class GraphColoring(Problem):
 
     integer = True
     template = "coloring.cu.j2"
+    device_move_kinds = ("value",)
 
     def __init__(self, n: int, edges, k: int, *, name: str = "coloring"):
         check_size("GraphColoring", n, 2)
@@ -98,7 +99,7 @@ class GraphColoring(Problem):
         e = self.edges
         return int(np.count_nonzero(x[e[:, 0]] == x[e[:, 1]]))
 
-    def delta(self, x, moves):
+    def delta_value(self, x, moves):
         v = moves[:, 0]
         g = self.gamma(x)
         return g[v, self.neighbourhood.new_values(x, moves)] - g[v, x[v]]

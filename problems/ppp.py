@@ -79,6 +79,7 @@ class PPP(Problem):
 
     integer = True
     template = "ppp.cu.j2"
+    device_move_kinds = ("flip",)
     best_known = 0
 
     def __init__(self, a, s, *, distance: int = 1, name: str = "ppp"):
@@ -142,7 +143,7 @@ class PPP(Problem):
         y = self.products(x)
         return int(PENALTY * np.sum(np.abs(y) - y) + np.abs(self.histogram(y) - self.target).sum())
 
-    def delta(self, x, moves):
+    def delta_flip(self, x, moves):
         moves = np.asarray(moves, dtype=np.int64)
         y = self.products(x)
         signed = self.columns * (2 * np.asarray(x, dtype=np.int8) - 1)[:, None]   # row i: A[:, i] V_i

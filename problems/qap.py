@@ -12,6 +12,8 @@ import numpy as np
 from lsmgpu import DeviceArray, Permutation, Problem, Swap, ThreeExchange
 from lsmgpu.validation import check_size, check_square
 
+from .instances import shipped
+
 __all__ = ["QAP", "read_qaplib", "read_solution"]
 
 
@@ -56,6 +58,7 @@ class QAP(Problem):
 
     integer = True
     template = "qap.cu.j2"
+    device_move_kinds = ("swap", "three")
     #: smallest n for which delta_table=None turns the table on
     TABLE_MIN_N = 50
 
@@ -94,27 +97,29 @@ class QAP(Problem):
     @staticmethod
     def shipped(name: str) -> Path:
         """Path of a QAPLIB instance bundled with lsmgpu (e.g. "tai12a")."""
-        from . import shipped
         return shipped(name if name.endswith(".dat") else f"{name}.dat")
 
     def evaluate(self, p):
         return int((self.a * self.b[np.ix_(p, p)]).sum())
 
-    def delta(self, p, moves):
-        """Deltas of swap or 3-exchange moves: O(n^3) once per call, O(q^2) per move.
+    def delta_swap(self, p, moves):
+        """Swap deltas (see _position_delta)."""
+        pos = moves[:, :2]
+        return self._position_delta(p, pos, p[pos[:, ::-1]])
+
+    def delta_three(self, p, moves):
+        """3-exchange deltas (see _position_delta)."""
+        return self._position_delta(p, *ThreeExchange.targets(p, moves))
+
+    def _position_delta(self, p, pos, new):
+        """Deltas of moves that give positions ``pos`` the locations ``new`` (m, q): O(n^3) once
+        per call, O(q^2) per move.
 
         A move gives the q positions P new locations p'. With R = a b[:, p]^T and
         C = a^T b[p, :], the change of the terms with exactly one end in P is
         R[r, p'_r] - R[r, p_r] + C[r, p'_r] - C[r, p_r] for r in P, minus those terms' wrong
         share from the other ends in P, plus the exact change of the P x P block.
         """
-        if isinstance(self.neighbourhood, Swap):
-            pos = moves[:, :2]
-            new = p[pos[:, ::-1]]
-        elif isinstance(self.neighbourhood, ThreeExchange):
-            pos, new = ThreeExchange.targets(p, moves)
-        else:
-            raise TypeError(f"QAP.delta: unsupported neighbourhood {self.neighbourhood!r}")
         a, b = self.a, self.b
         old = p[pos]
         rows, cols = self._products(p)
@@ -152,7 +157,7 @@ class QAP(Problem):
     @property
     def delta_table(self) -> bool:
         """Whether the CUDA kernel reads swap deltas from Taillard's table (see the class)."""
-        swap = isinstance(self.neighbourhood, Swap) and not isinstance(self.neighbourhood, ThreeExchange)
+        swap = self.neighbourhood.move_kind == "swap"
         wanted = self.n >= self.TABLE_MIN_N if self._delta_table is None else self._delta_table
         return swap and wanted
 
@@ -197,8 +202,6 @@ class QAP(Problem):
         return lanes
 
     def template_params(self):
-        if not isinstance(self.neighbourhood, (Swap, ThreeExchange)):
-            raise TypeError(f"QAP: the CUDA kernel handles Swap and ThreeExchange, not {self.neighbourhood!r}")
         symmetric = (np.array_equal(self.a, self.a.T) and np.array_equal(self.b, self.b.T)
                      and not np.diag(self.a).any() and not np.diag(self.b).any())
         return {"symmetric": symmetric, "delta_table": self.delta_table}

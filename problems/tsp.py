@@ -11,12 +11,13 @@ from pathlib import Path
 
 import numpy as np
 
-from lsmgpu import (BlockExchange, CandidateThreeOpt, CandidateTwoOpt, DeviceArray, OrOpt, Permutation, Problem, Swap,
-                    ThreeExchange, TwoOpt)
+from lsmgpu import CandidateThreeOpt, CandidateTwoOpt, DeviceArray, OrOpt, Permutation, Problem, Swap, ThreeExchange, TwoOpt
+from lsmgpu.neighbourhoods import OverCandidates
 from lsmgpu.validation import check_size, check_square
 
 from .candidates import greedy_tour, hilbert_tour, quadrant_candidates
 from .distances import distance, geo_radians
+from .instances import shipped
 from .tsplib import COORDINATE_TYPES, read_optimum, read_tsplib
 
 __all__ = ["TSP", "double_bridge", "double_bridge_cuts", "nearest_neighbour_tour", "strip_tour"]
@@ -28,8 +29,6 @@ NEIGHBOURHOODS = {"swap": Swap, "2opt": TwoOpt, "twoopt": TwoOpt, "3exchange": T
 LOCAL_KICK_FROM, LOCAL_KICK_WINDOW = 10_000, 1000
 #: neighbourhoods over candidate lists (10 quadrant neighbours per city), built from the coordinates
 CANDIDATE_NEIGHBOURHOODS = {"2opt-candidates": CandidateTwoOpt, "oropt": OrOpt, "3opt-candidates": CandidateThreeOpt}
-#: their base classes: moves found from each city's position in the tour (kept on the GPU)
-CANDIDATE_MOVES = (CandidateTwoOpt, BlockExchange)
 
 
 def double_bridge_cuts(n: int, rng: np.random.Generator, window: int | None = None) -> tuple[int, int, int]:
@@ -67,7 +66,7 @@ def double_bridge_moves(neighbourhood, tour: np.ndarray, cuts: tuple[int, int, i
     edges they remove, as candidate 2-opt may reverse the other side of the tour, which moves
     positions."""
     a, b, c = cuts
-    if isinstance(neighbourhood, BlockExchange):
+    if neighbourhood.move_kind == "block_exchange":
         move = np.array([a, b - 1, c - 1, 0], dtype=np.int64)
         neighbourhood.apply(tour, move)
         return move[None]
@@ -143,6 +142,7 @@ class TSP(Problem):
 
     integer = True
     template = "tsp.cu.j2"
+    device_move_kinds = ("swap", "twoopt", "block_exchange")
     matrix_limit = 4000
 
     def __init__(self, coords=None, *, weight_type: str = "EUC_2D", matrix=None, name: str = "TSP",
@@ -216,7 +216,6 @@ class TSP(Problem):
     @staticmethod
     def shipped(name: str) -> Path:
         """Path of a TSPLIB instance bundled with lsmgpu (e.g. "berlin52")."""
-        from . import shipped
         return shipped(name if name.endswith(".tsp") else f"{name}.tsp")
 
     def dist(self, u, v) -> np.ndarray:
@@ -229,30 +228,39 @@ class TSP(Problem):
     def evaluate(self, tour):
         return int(self.dist(tour, np.roll(tour, -1)).sum())
 
-    def delta(self, tour, moves):
-        """Swap / 2-opt deltas; the removed edges come from the tour's edge lengths (one O(n)
-        pass per call), so each move computes only the edges it adds."""
+    def edge_lengths(self, tour) -> np.ndarray:
+        """succ[p]: the length of tour edge (tour[p], tour[p+1]); the deltas read the edges a move
+        removes from it (one O(n) pass per call), so each move computes only the edges it adds."""
+        return self.dist(tour, np.roll(tour, -1))
+
+    def delta_twoopt(self, tour, moves):
+        """2-opt: reverse tour[i..j]."""
         i, j = moves[:, 0], moves[:, 1]
-        n, d = self.n, self.dist
-        succ = d(tour, np.roll(tour, -1))          # succ[p] = length of edge (tour[p], tour[p+1])
-        if isinstance(self.neighbourhood, TwoOpt):
-            after = (j + 1) % n
-            return d(tour[i - 1], tour[j]) + d(tour[i], tour[after]) - succ[i - 1] - succ[j]
-        if isinstance(self.neighbourhood, Swap):
-            a, b = tour[i], tour[j]
-            pa, na, pb, nb = tour[i - 1], tour[(i + 1) % n], tour[j - 1], tour[(j + 1) % n]
-            added = d(pa, b) + d(b, na) + d(pb, a) + d(a, nb)
-            general = added - succ[i - 1] - succ[i] - succ[j - 1] - succ[j]
-            # for adjacent positions the general formula counts the edge (a, b) twice as removed
-            adjacent = np.flatnonzero((j == i + 1) | ((i == 0) & (j == n - 1)))
-            general[adjacent] += 2 * d(a[adjacent], b[adjacent])
-            return general
-        if isinstance(self.neighbourhood, ThreeExchange):
-            pos, new = ThreeExchange.targets(tour, moves)
-            return self._position_delta(tour, succ, pos, new)
-        if isinstance(self.neighbourhood, BlockExchange):
-            return self._exchange_delta(tour, succ, moves)
-        raise TypeError(f"TSP.delta: unsupported neighbourhood {self.neighbourhood!r}")
+        succ, d = self.edge_lengths(tour), self.dist
+        after = (j + 1) % self.n
+        return d(tour[i - 1], tour[j]) + d(tour[i], tour[after]) - succ[i - 1] - succ[j]
+
+    def delta_swap(self, tour, moves):
+        """Exchange the cities at positions i < j."""
+        i, j = moves[:, 0], moves[:, 1]
+        n, d, succ = self.n, self.dist, self.edge_lengths(tour)
+        a, b = tour[i], tour[j]
+        pa, na, pb, nb = tour[i - 1], tour[(i + 1) % n], tour[j - 1], tour[(j + 1) % n]
+        added = d(pa, b) + d(b, na) + d(pb, a) + d(a, nb)
+        general = added - succ[i - 1] - succ[i] - succ[j - 1] - succ[j]
+        # for adjacent positions the general formula counts the edge (a, b) twice as removed
+        adjacent = np.flatnonzero((j == i + 1) | ((i == 0) & (j == n - 1)))
+        general[adjacent] += 2 * d(a[adjacent], b[adjacent])
+        return general
+
+    def delta_three(self, tour, moves):
+        """3-exchange: rotate the cities at three positions."""
+        pos, new = ThreeExchange.targets(tour, moves)
+        return self._position_delta(tour, self.edge_lengths(tour), pos, new)
+
+    def delta_block_exchange(self, tour, moves):
+        """Block exchanges (Or-opt, candidate 3-opt)."""
+        return self._exchange_delta(tour, self.edge_lengths(tour), moves)
 
     def _exchange_delta(self, tour, succ, moves):
         """Deltas of block exchanges (i, j, k, mode): x[i..j] and x[j+1..k] trade places,
@@ -311,7 +319,7 @@ class TSP(Problem):
         exchanges), their cuts drawn as ``perturb`` draws them (the same kick for strength 1;
         later cuts fall on the layout the moves leave): the backend applies them where the
         tour lives. None for the swap neighbourhood (its ILS kicks through ``perturb``)."""
-        if not isinstance(self.neighbourhood, (TwoOpt, BlockExchange)):
+        if self.neighbourhood.move_kind not in ("twoopt", "block_exchange"):
             return None
         kicked = np.array(tour)             # the moves are found on a copy they kick in turn
         return np.concatenate([double_bridge_moves(self.neighbourhood, kicked,
@@ -331,7 +339,7 @@ class TSP(Problem):
         data = {}
         if self.gpu_matrix:
             data["dist"] = DeviceArray(self.matrix, "readonly")
-        if isinstance(self.neighbourhood, CANDIDATE_MOVES):
+        if isinstance(self.neighbourhood, OverCandidates):
             data["candidates"] = DeviceArray(self.neighbourhood.candidates.astype(np.int32).ravel(), "readonly")
         return data
 
@@ -343,20 +351,14 @@ class TSP(Problem):
         if not self.gpu_matrix:
             dtype = np.float32 if self.integer_coords else np.float64
             state["xy"] = np.ascontiguousarray(self.coords[tour], dtype=dtype).ravel()
-        if isinstance(self.neighbourhood, CANDIDATE_MOVES):
+        if isinstance(self.neighbourhood, OverCandidates):
             pos = np.empty(self.n, dtype=np.int32)
             pos[np.asarray(tour)] = np.arange(self.n, dtype=np.int32)
             state["pos"] = pos
         return state
 
     def template_params(self):
-        if type(self.neighbourhood) not in (Swap, TwoOpt, CandidateTwoOpt, OrOpt, CandidateThreeOpt):
-            raise TypeError(f"TSP: the CUDA kernel handles Swap, TwoOpt, CandidateTwoOpt, OrOpt and CandidateThreeOpt, not "
-                            f"{self.neighbourhood!r}; use backend='cpu'")
-        return {"weight_type": self.weight_type, "use_matrix": self.gpu_matrix,
-                "integer_coords": self.integer_coords, "twoopt": isinstance(self.neighbourhood, TwoOpt),
-                "block_exchange": isinstance(self.neighbourhood, BlockExchange),
-                "positions": isinstance(self.neighbourhood, CandidateTwoOpt)}
+        return {"weight_type": self.weight_type, "use_matrix": self.gpu_matrix, "integer_coords": self.integer_coords}
 
     def write_solution(self, tour, path) -> None:
         """Write ``tour`` as a TSPLIB ``.tour`` file."""

@@ -36,6 +36,7 @@ class Weierstrass(Problem):
 
     integer = False
     template = "weierstrass.cu.j2"
+    device_move_kinds = ("crowns",)
 
     def __init__(self, n: int, *, form: str = "luong", b: float | None = None, h: float = 0.25,
                  a: float = 0.5, terms: int | None = None, precision: str = "float64", m: int = 10_000,
@@ -101,7 +102,7 @@ class Weierstrass(Problem):
     def evaluate(self, x):
         return float(self.values(x)[0])
 
-    def delta(self, x, moves):
+    def delta_crowns(self, x, moves):
         return self.values(moves) - self.values(x)[0]
 
     def cpu_chunk(self):

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from lsmgpu import HillClimbing, TabuSearch
-from lsmgpu.multistart import MultiStart
+from lsmgpu.parallel.multistart import MultiStart
 from lsmgpu.problems import QAP
 
 ray = pytest.importorskip("ray")
-from lsmgpu.distributed import RayMultiStart  # noqa: E402
+from lsmgpu.parallel.distributed import RayMultiStart  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -212,7 +212,7 @@ def test_refresh_kernel_only_where_asked():
 def test_batch_kernels_take_fewer_lanes_as_starts_fill_the_gpu():
     """A batch keeps the problem's lanes per move while the GPU has room, down to 1 when the
     starts' moves fill it; the kernel is rendered with that count."""
-    from lsmgpu.backends.cuda_batch import batch_lanes, resident_lanes
+    from lsmgpu.backends.cuda.batch import batch_lanes, resident_lanes
     problem = QAP(np.random.default_rng(0).integers(0, 9, (100, 100)), np.random.default_rng(1).integers(0, 9, (100, 100)),
                   delta_table=False)
     lanes = [batch_lanes(problem, problem.neighbourhood, b, 270_336) for b in (1, 4, 16, 64, 256)]

@@ -6,7 +6,7 @@ import logging
 from ..errors import BackendUnavailable
 from .cpu import CpuBackend
 
-__all__ = ["resolve", "CpuBackend", "cuda_available"]
+__all__ = ["resolve", "evaluator_for", "CpuBackend", "cuda_available"]
 
 log = logging.getLogger("lsmgpu")
 
@@ -20,21 +20,11 @@ def cuda_available() -> tuple[bool, str]:
         return False, str(exc)
 
 
-def has_move_code(neighbourhood) -> bool:
-    """Whether the CUDA skeleton can generate ``neighbourhood``'s moves."""
-    from ..kernels import neighbourhood_kind
-    try:
-        neighbourhood_kind(neighbourhood)
-    except TypeError:
-        return False
-    return True
-
-
 def resolve(backend, problem=None):
     """A backend object from ``"auto" | "cpu" | "cuda"`` or a backend instance.
 
-    ``auto`` takes CUDA when PyCUDA and a GPU are there and the problem has a kernel
-    template, else the CPU, and logs which and why.
+    ``auto`` takes CUDA when PyCUDA and a GPU are there and the problem can evaluate its
+    neighbourhood there (Problem.unsupported), else the CPU, and logs which and why.
     """
     if not isinstance(backend, str):
         if not hasattr(backend, "evaluator"):
@@ -47,11 +37,9 @@ def resolve(backend, problem=None):
         return CudaBackend()
     if backend != "auto":
         raise ValueError(f"`backend` must be 'auto', 'cpu' or 'cuda', got {backend!r}")
-    if problem is not None and problem.template is None:
-        log.info("backend auto: %s has no CUDA template, using the CPU", problem.name)
-        return CpuBackend()
-    if problem is not None and not has_move_code(problem.neighbourhood):
-        log.info("backend auto: %r has no CUDA move code, using the CPU", problem.neighbourhood)
+    reason = problem.unsupported(problem.neighbourhood, "cuda") if problem is not None else None
+    if reason:
+        log.info("backend auto: %s; using the CPU", reason)
         return CpuBackend()
     ok, why = cuda_available()
     if ok:
@@ -60,3 +48,13 @@ def resolve(backend, problem=None):
         return CudaBackend()
     log.info("backend auto: CUDA unavailable (%s), using the CPU", why)
     return CpuBackend()
+
+
+def evaluator_for(backend, problem):
+    """An evaluator of ``problem`` (its neighbourhood) on ``backend``, or on the CPU where that
+    backend cannot evaluate it (logged: e.g. an ILS polish neighbourhood without device code)."""
+    reason = problem.unsupported(problem.neighbourhood, backend.name) if backend.name != "cpu" else None
+    if reason:
+        log.info("%s; it runs on the CPU", reason)
+        backend = CpuBackend()
+    return backend.evaluator(problem, problem.neighbourhood)

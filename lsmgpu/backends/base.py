@@ -1,4 +1,10 @@
-"""What every backend provides to the searches: an Evaluator over one neighbourhood.
+"""What every backend provides to the searches, written down: the evaluator protocol.
+
+A backend is an object with a ``name`` ("cpu", "cuda"), a ``device`` (what runs it) and two
+factories: ``evaluator(problem, neighbourhood)`` (an :class:`Evaluator`: one solution) and
+``batch_evaluator(problem, neighbourhood, starts)`` (a :class:`BatchEvaluator`: many solutions
+stepped together). tests/backends/test_protocol.py runs the searches on a fake backend that
+implements exactly this.
 
 A search never touches arrays of moves itself. It asks its evaluator to
 * ``load(x)``: make ``x`` the current solution (the only upload of a solution);
@@ -20,11 +26,16 @@ fitness: when there is one, the least signed delta among them is chosen.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Query", "Selection", "Evaluator", "select_in", "first_class"]
+__all__ = ["Query", "Selection", "Evaluator", "BatchEvaluator", "BatchChunk", "STOP_CODES", "select_in",
+           "first_class", "TENURE_BLOCK"]
+
+#: tabu tenures are drawn this many at a time per search (one generator call), and a batch
+#: evaluator holds this many per start (a power of two: the GPU indexes them by step & (it - 1))
+TENURE_BLOCK = 1024
 
 
 @dataclass(slots=True)
@@ -168,3 +179,58 @@ class Evaluator:
 
     def _time(self, phase: str, seconds: float) -> None:
         self.timings[phase] = self.timings.get(phase, 0.0) + seconds
+
+
+#: why a start of a batch stopped (BatchChunk.code; the same numbers in the GPU's batch kernels)
+STOP_CODES = {1: "no_admissible_move", 2: "target", 3: "stagnation"}
+
+
+@dataclass
+class BatchChunk:
+    """What a batch evaluator reports for a chunk of iterations: ``made[k]`` iterations of start
+    k, its signed fitness after each in ``values[k]`` (starts x count), its stop code (0: none,
+    else a key of STOP_CODES), and whether Ctrl-C cut the chunk short (the iterations reported
+    were made)."""
+
+    made: np.ndarray
+    values: np.ndarray
+    code: np.ndarray
+    interrupted: bool = field(default=False)
+
+
+class BatchEvaluator:
+    """The protocol of a backend's batch evaluator: ``starts`` searches of one problem stepped
+    together, each with its own solution, tabu memory, current and best fitness (the batched
+    tabu search of lsmgpu.parallel.batch drives it).
+
+    * ``load(xs, current)``: start solutions (starts x n) and their signed fitness; fresh tabu memory;
+    * ``restart(starts, xs, current)``: those starts go on from new solutions (islands);
+    * ``set_tenures(table)``: the tenures of the next TENURE_BLOCK iterations, a row per start;
+    * ``advance(step, count, rules, stagnation, target, ledger)``: up to ``count`` iterations of
+      every active start under ``rules`` (a Query), with the stop tests (target, stagnation, no
+      admissible move) made per start: a :class:`BatchChunk`. ``ledger`` holds the host's account
+      of the starts (current, best, since, active), which a backend that keeps them itself ignores;
+    * ``best_solutions()``: each start's best solution; ``close()``.
+    """
+
+    backend: str = ""
+    device: str = ""
+    timings: dict
+
+    def load(self, xs: np.ndarray, current: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def restart(self, starts, xs, current) -> None:
+        raise NotImplementedError
+
+    def set_tenures(self, table: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def advance(self, step: int, count: int, rules: Query, stagnation, target, ledger) -> BatchChunk:
+        raise NotImplementedError
+
+    def best_solutions(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release device resources."""

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from .base import Evaluator, Query, Selection, first_class, select_in
+from .base import TENURE_BLOCK, BatchChunk, BatchEvaluator, Evaluator, Query, Selection, first_class, select_in
 
 __all__ = ["CpuBackend", "CpuEvaluator", "CpuBatchEvaluator"]
 
@@ -36,7 +36,7 @@ class CpuBackend:
         return CpuEvaluator(problem, neighbourhood, self.chunk or problem.cpu_chunk())
 
     def batch_evaluator(self, problem, neighbourhood, starts: int) -> "CpuBatchEvaluator":
-        """Evaluator of ``starts`` tabu searches stepped together (see lsmgpu.batch)."""
+        """Evaluator of ``starts`` tabu searches stepped together (see lsmgpu.parallel.batch)."""
         return CpuBatchEvaluator(problem, neighbourhood, self.chunk or problem.cpu_chunk(), starts)
 
 
@@ -105,10 +105,11 @@ class CpuEvaluator(Evaluator):
         return move
 
 
-class CpuBatchEvaluator:
-    """``starts`` tabu searches stepped together with NumPy: the CPU side of :mod:`lsmgpu.batch`
-    and the reference the GPU's batch kernel is tested against (one CpuEvaluator per start,
-    the same selection, tabu and aspiration rules as a single search)."""
+class CpuBatchEvaluator(BatchEvaluator):
+    """``starts`` tabu searches stepped together with NumPy: the CPU side of
+    :mod:`lsmgpu.parallel.batch` and the reference the GPU's batch kernels are tested against
+    (one CpuEvaluator per start, the same selection, tabu and aspiration rules as a single
+    search, the same stop tests per iteration)."""
 
     backend = "cpu"
 
@@ -137,8 +138,45 @@ class CpuBatchEvaluator:
             self.evaluators[k].enable_tabu()
             self.current[k] = value
 
-    def set_active(self, active) -> None:
-        self.active = np.array(active, dtype=bool)
+    def advance(self, step, count, rules, stagnation, target, ledger) -> BatchChunk:
+        """``count`` iterations stepped one at a time, with the stop tests the GPU's batch
+        kernels make, from the ledger's account of the starts (read, not changed). Ctrl-C
+        keeps the iterations made so far (``interrupted``)."""
+        B = self.starts
+        current, best = ledger.current.copy(), ledger.best.copy()
+        since, active = ledger.since.copy(), ledger.active.copy()
+        self.active = active.copy()
+        made = np.zeros(B, dtype=np.int64)
+        values = np.zeros((B, count), dtype=current.dtype)
+        code = np.zeros(B, dtype=np.int64)
+        for i in range(count):
+            try:
+                delta, found = self.iterate(step + i, rules)
+            except KeyboardInterrupt:
+                return BatchChunk(made, values, code, interrupted=True)
+            code[active & ~found] = 1
+            moved = active & found
+            active &= found
+            current[moved] += delta[moved]
+            values[moved, i] = current[moved]
+            made[moved] += 1
+            improved = moved & (current < best)
+            best[improved] = current[improved]
+            since[improved] = 0
+            since[moved & ~improved] += 1
+            stopped = np.zeros(B, dtype=bool)
+            if target is not None:
+                hit = moved & (best <= target)
+                code[hit], stopped = 2, hit
+            if stagnation is not None:
+                stale = moved & (since >= stagnation) & ~stopped
+                code[stale] = 3
+                stopped = stopped | stale
+            active &= ~stopped
+            self.active = active.copy()
+            if not active.any():
+                break
+        return BatchChunk(made, values, code)
 
     def iterate(self, step: int, rules: Query):
         """One iteration of every active start under ``rules`` (a best-rule tabu Query):
@@ -149,7 +187,7 @@ class CpuBatchEvaluator:
         sense = self.problem.sense
         for k in np.flatnonzero(self.active):
             query = dataclasses.replace(rules, step=step, current=self.current[k], best=self.best[k])
-            sel, _ = self.evaluators[k].move(query, step + 1 + int(self.tenures[k, step % 1024]))
+            sel, _ = self.evaluators[k].move(query, step + 1 + int(self.tenures[k, step % TENURE_BLOCK]))
             if not sel.found:
                 self.active[k] = False
                 continue

@@ -189,9 +189,9 @@ class LocalSearch:
         raise NotImplementedError
 
     def _independent_moves(self, step: int) -> int:
-        """Apply every improving move that does not overlap a better one (footprints of the
-        tour positions they touch), best first, in one iteration; return how many. A
-        2-opt descent from a poor tour then needs far fewer iterations than one move each."""
+        """Apply every improving move that does not overlap a better one (Neighbourhood.disjoint),
+        best first, in one iteration; return how many. A 2-opt descent from a poor tour then needs
+        far fewer iterations than one move each."""
         nb, sense = self.evaluator.neighbourhood, self.problem.sense   # the polisher's, in a polish
         deltas = self.evaluator.deltas(step)
         self.evaluations += len(deltas)
@@ -201,22 +201,12 @@ class LocalSearch:
             return 0
         order = order[np.argsort(signed[order], kind="stable")]
         moves = nb.moves(self.evaluator.x, order, step)
-        first, last = nb.footprint(moves)
-        n = self.problem.n
-        used = np.zeros(n, dtype=bool)
-        applied = 0
+        kept = nb.disjoint(moves)
         # a move changes only positions inside its footprint, so the others' moves stay as found
-        for index, move, lo, hi in zip(order, moves, first, last):
-            # footprints may cross the tour's end (-1 is position n-1, n is position 0)
-            spans = [(lo % n, n - 1), (0, hi % n)] if lo < 0 or hi >= n else [(lo, hi)]
-            if any(used[a:b + 1].any() for a, b in spans):
-                continue
-            for a, b in spans:
-                used[a:b + 1] = True
+        for index, move in zip(order[kept], moves[kept]):
             self.evaluator.apply(int(index), step, move=move)
             self.current += signed[index].item()           # signed units, as in _move
-            applied += 1
-        return applied
+        return int(kept.sum())
 
     def _improve(self, rule: str, step: int):
         """One descent step with ``rule`` ("best", "first" or "independent") at iteration

@@ -1,13 +1,10 @@
 """Iterated local search: kick, descend to a local optimum, accept or go back."""
 from __future__ import annotations
 
-import logging
-
+from ..backends import evaluator_for
 from ..neighbourhoods import Neighbourhood
 from .base import LocalSearch
 from .hill_climbing import STRATEGIES
-
-log = logging.getLogger("lsmgpu")
 
 __all__ = ["IteratedLocalSearch"]
 
@@ -94,12 +91,7 @@ class IteratedLocalSearch(LocalSearch):
         """Descent steps of the k-th polish neighbourhood from the current solution, on its own
         evaluator; True (and the result loaded back) if any improved."""
         if self._polishers[k] is None:
-            from ..backends import CpuBackend, has_move_code
-            backend, problem = self.backend, self.polish[k]
-            if backend.name != "cpu" and not has_move_code(problem.neighbourhood):
-                log.info("ILS: %r has no CUDA move code; it polishes on the CPU", problem.neighbourhood)
-                backend = CpuBackend()
-            self._polishers[k] = backend.evaluator(problem, problem.neighbourhood)
+            self._polishers[k] = evaluator_for(self.backend, self.polish[k])
         main, self.evaluator = self.evaluator, self._polishers[k]
         improved = False
         try:

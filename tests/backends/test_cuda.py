@@ -324,7 +324,7 @@ def test_batched_starts_follow_the_cpu(problem, tenure):
     """Seven starts in one launch per iteration: each start's trajectory, best solution and
     stopping status equal the CPU batch's (itself equal to single runs, tests/search/test_batch.py)."""
     from lsmgpu import TabuSearch
-    from lsmgpu.multistart import MultiStart
+    from lsmgpu.parallel.multistart import MultiStart
     runs = [MultiStart(TabuSearch, problem, starts=7, seed=5, backend=b, tenure=tenure).run(400, stagnation=150)
             for b in ("cpu", cuda(tune=False))]
     for cpu_run, gpu_run in zip(*(r.results for r in runs)):
@@ -337,8 +337,8 @@ def test_a_full_batch_with_one_lane_per_move_follows_the_cpu():
     """112 starts of a QAP with n = 100 fill the GPU: the batch kernel runs one thread per move
     (instead of the problem's 32 lanes) and still follows the CPU, start by start."""
     from lsmgpu import TabuSearch
-    from lsmgpu.backends.cuda_batch import CudaBatchEvaluator
-    from lsmgpu.multistart import MultiStart
+    from lsmgpu.backends.cuda.batch import CudaBatchEvaluator
+    from lsmgpu.parallel.multistart import MultiStart
     problem = random_qap(100, 7, False)
     runs = [MultiStart(TabuSearch, problem, starts=112, seed=1, backend=b).run(60) for b in ("cpu", cuda(tune=False))]
     for cpu_run, gpu_run in zip(*(r.results for r in runs)):
@@ -350,7 +350,7 @@ def test_batched_target_and_stagnation_stops_match_the_cpu():
     """The resident kernel's own stop tests (target, stagnation) stop the same starts at the
     same iterations as the CPU batch."""
     from lsmgpu import TabuSearch
-    from lsmgpu.multistart import MultiStart
+    from lsmgpu.parallel.multistart import MultiStart
     problem = QAP.from_file(QAP.shipped("tai12a"))
     runs = [MultiStart(TabuSearch, problem, starts=40, seed=3, backend=b).run(3000, target=problem.best_known,
                                                                                stagnation=400)
@@ -367,7 +367,7 @@ def test_islands_follow_the_cpu(problem):
     """Islands (exchange_every): restarts upload solutions, tabu rows and the solution-derived
     arrays (the QAP's delta table) of the restarted starts; trajectories equal the CPU's."""
     from lsmgpu import TabuSearch
-    from lsmgpu.multistart import MultiStart
+    from lsmgpu.parallel.multistart import MultiStart
     runs = [MultiStart(TabuSearch, problem, starts=6, seed=2, backend=b, exchange_every=128).run(640)
             for b in ("cpu", cuda(tune=False))]
     for cpu_run, gpu_run in zip(*(r.results for r in runs)):

@@ -1,11 +1,11 @@
-"""Batched multi-start (lsmgpu.batch): each start of a batch follows the trajectory of a single
+"""Batched multi-start (lsmgpu.parallel.batch): each start of a batch follows the trajectory of a single
 tabu search seeded with its spawned seed; budgets, Ctrl-C and what cannot be batched."""
 import numpy as np
 import pytest
 
 from lsmgpu import TabuSearch
-from lsmgpu.batch import BatchTabuSearch, batch_unsupported
-from lsmgpu.multistart import MultiStart, spawn_seeds
+from lsmgpu.parallel.batch import BatchTabuSearch, batch_unsupported
+from lsmgpu.parallel.multistart import MultiStart, spawn_seeds
 from lsmgpu.problems import PPP, QAP, TSP, GraphColoring
 from lsmgpu.problems.coloring import random_graph
 
@@ -47,7 +47,7 @@ def test_stagnation_stops_starts_one_by_one(monkeypatch, flush):
     """Each start stops on its own stagnation, at the iteration a single search would; the
     histories are the same whether the ledger splits them per start after every chunk or
     every 16 (starts stopping in between)."""
-    from lsmgpu.batch import Ledger
+    from lsmgpu.parallel.batch import Ledger
     monkeypatch.setattr(Ledger, "HISTORY_FLUSH", flush)
     problem = QAP.from_file(QAP.shipped("tai12a"))
     batched = MultiStart(TabuSearch, problem, starts=6, seed=2, backend="cpu").run(3000, stagnation=300)

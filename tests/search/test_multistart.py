@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from lsmgpu import HillClimbing, TabuSearch
-from lsmgpu.multistart import MultiStart, spawn_seeds
+from lsmgpu.parallel.multistart import MultiStart, spawn_seeds
 from lsmgpu.problems import QAP
 
 

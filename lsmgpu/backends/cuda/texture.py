@@ -15,7 +15,7 @@ import ctypes.util
 
 import numpy as np
 
-from ..errors import BackendUnavailable
+from ...errors import BackendUnavailable
 
 __all__ = ["TextureObject"]
 

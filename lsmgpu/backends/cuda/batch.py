@@ -1,4 +1,4 @@
-"""Many tabu searches stepped together on one GPU: the GPU side of :mod:`lsmgpu.batch`.
+"""Many tabu searches stepped together on one GPU: the GPU side of :mod:`lsmgpu.parallel.batch`.
 
 ``evaluate_select_batch`` (templates/skeleton/evaluate.cu.j2) runs a grid of (blocks per
 start) x (starts): start k's blocks scan its neighbourhood, reduce to its best admissible move
@@ -13,14 +13,15 @@ solutions and the tabu matrices are held once per start, end to end.
 """
 from __future__ import annotations
 
-import copy
 import time
 
 import numpy as np
 
-from .cuda import CudaEvaluator, KernelLaunchError, Refresh, cuda, pack
-from ..kernels import KernelSpec
-from .tuning import default_configuration
+from ...kernels import KernelSpec
+from ..base import TENURE_BLOCK, BatchChunk, BatchEvaluator
+from ..tuning import default_configuration
+from .driver import cuda, launch, pack, resident_threads, synchronize
+from .program import DeviceArrays, Program, Refresh
 
 __all__ = ["CudaBatchEvaluator", "batch_lanes"]
 
@@ -60,15 +61,15 @@ def batch_lanes(problem, neighbourhood, starts: int, resident_threads: int) -> i
     return fewer_lanes(problem, starts * neighbourhood.size, 2 * resident_threads)
 
 
-class CudaBatchEvaluator:
+class CudaBatchEvaluator(BatchEvaluator):
     """``starts`` solutions of one problem searched together on one GPU."""
 
     backend = "cuda"
 
     def __init__(self, problem, neighbourhood, options, starts: int):
-        dev = options.context.get_device()
-        sms = dev.get_attribute(cuda.device_attribute.MULTIPROCESSOR_COUNT)
-        resident = sms * dev.get_attribute(cuda.device_attribute.MAX_THREADS_PER_MULTIPROCESSOR)
+        device = options.context.get_device()
+        sms = device.get_attribute(cuda.device_attribute.MULTIPROCESSOR_COUNT)
+        resident = resident_threads(device)
         #: device-resident: small neighbourhoods, state kept current by apply_state alone
         self.resident = (neighbourhood.size <= RESIDENT_MAX_MOVES and starts * neighbourhood.size <= RESIDENT_MAX_BATCH
                          and not problem.refresh_items())
@@ -77,24 +78,20 @@ class CudaBatchEvaluator:
                  else batch_lanes(problem, neighbourhood, starts, resident))
         # the resident kernel rewrites the solution-derived arrays and reads them again within
         # one launch: coherent (global) loads, not the read-only cache
-        options = copy.copy(options)
         sample = problem.solution_data(problem.encoding.random(np.random.default_rng(0)))
-        options.memory = {**options.memory, **{name: "global" for name in sample}}
-        single = CudaEvaluator(problem, neighbourhood, options, lanes)
+        program = self.program = Program(problem, options, {**options.memory, **{name: "global" for name in sample}}, lanes)
         self.problem, self.neighbourhood, self.starts = problem, neighbourhood, int(starts)
-        self.device, self.integer = single.device, single.integer
-        self._single = single
+        self.device, self.integer = options.device, problem.integer
         shape = neighbourhood.tabu_shape()
         if shape is None:
             raise TypeError(f"{neighbourhood!r} defines no tabu attributes")
         self.tabu_size = shape[0] * shape[1]
         n, B = problem.n, self.starts
-        ftype = np.int64 if self.integer else np.float64
-        self.sol_dtype, self.ftype = single.sol_dtype, ftype
+        self.sol_dtype, self.ftype = program.sol_dtype, program.fitness_dtype
         self.xs = cuda.mem_alloc(B * n * self.sol_dtype.itemsize)
         self.best_x = cuda.mem_alloc(B * n * self.sol_dtype.itemsize)
         self.tabu = cuda.mem_alloc(B * self.tabu_size * 4)
-        self.tenure = cuda.to_device(np.zeros(B * 1024, np.int32))
+        self.tenure = cuda.to_device(np.zeros(B * TENURE_BLOCK, np.int32))
         self.current = cuda.mem_alloc(B * 8)
         self.best = cuda.mem_alloc(B * 8)
         self.active = cuda.to_device(np.ones(B, np.int32))
@@ -104,32 +101,24 @@ class CudaBatchEvaluator:
         self.made = cuda.pagelocked_empty(B, np.int32, mem_flags=mapped)
         self.code = cuda.pagelocked_empty(B, np.int32, mem_flags=mapped)
         self.history = None
-        # the solution-derived arrays: one copy per start, in place of the single copy
-        self.state = {}
-        args = []
-        for a, arg in zip(single.array_specs, single.array_args):
-            if a.state:
-                dtype = single.state_buffers[a.name][1]
-                self.state[a.name] = (cuda.mem_alloc(B * max(1, a.length) * np.dtype(dtype).itemsize), dtype, a.length)
-                args.append(int(self.state[a.name][0]))
-            else:
-                args.append(int(arg))
-        chars = single.arg_chars
+        #: the problem's inputs, shared by the starts, and one copy of its solution-derived arrays per start
+        self.arrays = DeviceArrays(program, copies=B)
+        chars = self.arrays.chars
         # threads per start: the neighbourhood's units, up to an even share of a few waves
-        share = max(256, int(BATCH_WAVES * single.resident_threads) // B)
-        threads, self.block = default_configuration(min(single.units, share), single.resident_threads)
+        share = max(256, int(BATCH_WAVES * program.resident_threads) // B)
+        threads, self.block = default_configuration(min(program.units, share), program.resident_threads)
         self.blocks = threads // self.block
-        groups = threads // single.lanes
+        groups = threads // program.lanes
         self.chunk = int(min(32, max(1, neighbourhood.size // groups)))
-        self.partial = cuda.mem_alloc(B * self.blocks * single.cand.itemsize)
-        self.kernel = single.module.get_function("evaluate_select_batch")
-        self._format = "PPPPiiiiiPPPPi" + single.fit_char + "qPPPPP" + chars
-        self._args = args
+        self.partial = cuda.mem_alloc(B * self.blocks * program.candidate.itemsize)
+        self.kernel = program.function("evaluate_select_batch")
+        self._format = "PPPPiiiiiPPPPi" + program.fitness_char + "qPPPPP" + chars
+        self._args = [int(a) for a in self.arrays.args]
         if self.resident:
-            self.k_resident = single.module.get_function("tabu_resident_batch")
-            self._resident_format = "PPPPiiiiPPPPi" + single.fit_char + "qPPP" + chars
-            self.resident_chunk = int(min(32, max(1, neighbourhood.size // (self.resident_block // single.lanes))))
-        self.refresh = Refresh.of(single, self.xs, B, args)
+            self.k_resident = program.function("tabu_resident_batch")
+            self._resident_format = "PPPPiiiiPPPPi" + program.fitness_char + "qPPP" + chars
+            self.resident_chunk = int(min(32, max(1, neighbourhood.size // (self.resident_block // program.lanes))))
+        self.refresh = Refresh.of(program, self.arrays, self.xs, B)
         self.timings = {"kernel": 0.0}
 
     def load(self, xs: np.ndarray, current: np.ndarray) -> None:
@@ -144,11 +133,8 @@ class CudaBatchEvaluator:
         cuda.memcpy_htod(self.best, values)
         cuda.memcpy_htod(self.active, np.ones(B, np.int32))
         cuda.memcpy_htod(self.since, np.zeros(B, np.int32))
-        if self.state:
-            per_start = [self.problem.solution_data(x) for x in np.asarray(xs)]
-            for name, (buf, dtype, length) in self.state.items():
-                cuda.memcpy_htod(buf, np.ascontiguousarray(np.concatenate(
-                    [np.asarray(p[name], dtype=dtype).ravel() for p in per_start])))
+        if self.arrays.state:
+            self.arrays.upload_state(np.asarray(xs))
             if self.refresh:
                 self.refresh()
 
@@ -162,22 +148,18 @@ class CudaBatchEvaluator:
             cuda.memset_d32(int(self.tabu) + 4 * k * self.tabu_size, 0, self.tabu_size)
             cuda.memcpy_htod(int(self.current) + 8 * k, np.array([value], dtype=self.ftype))
             cuda.memset_d32(int(self.since) + 4 * k, 0, 1)
-            for name, array in self.problem.solution_data(x).items():
-                buf, dtype, length = self.state[name]
-                row = np.ascontiguousarray(np.asarray(array, dtype=dtype).ravel())
-                cuda.memcpy_htod(int(buf) + k * length * np.dtype(dtype).itemsize, row)
+            self.arrays.upload_state([x], first=k)
         if self.refresh:
             self.refresh()
 
     def set_tenures(self, table: np.ndarray) -> None:
-        """Tenures of the next 1,024 iterations, one row per start."""
+        """Tenures of the next TENURE_BLOCK iterations, one row per start."""
         cuda.memcpy_htod(self.tenure, np.ascontiguousarray(table, dtype=np.int32))
 
-    def advance(self, step: int, count: int, rules, stagnation: int | None, target) -> tuple:
+    def advance(self, step: int, count: int, rules, stagnation: int | None, target, ledger=None) -> BatchChunk:
         """Up to ``count`` iterations of every active start under ``rules`` (a best-rule tabu
-        Query: aspiration, forced_after), with one wait at the end: (iterations
-        made, current fitness after each (starts x count), stop code: 0 none, 1 no admissible
-        move, 2 target reached, 3 stagnation)."""
+        Query: aspiration, forced_after), queued without the host, with one wait at the end
+        (the starts' current, best and stop state live on the GPU: ``ledger`` is not read)."""
         B = self.starts
         if self.history is None or self.history.size < B * count:     # row k at k * count
             self.history = cuda.pagelocked_empty(B * count, self.ftype, mem_flags=cuda.host_alloc_flags.DEVICEMAP)
@@ -192,27 +174,17 @@ class CudaBatchEvaluator:
         if self.resident:
             args = pack(self._resident_format, *head, step, count, flags, rules.forced_after, *state, self.resident_chunk, *outputs,
                         *self._args)
-            self._launch("tabu_resident_batch", self.k_resident, (B, 1), self.resident_block, args)
+            launch(self.k_resident, "tabu_resident_batch", (B, 1), self.resident_block, args, self.program.shared_bytes)
         else:
             for it in range(count):
                 args = pack(self._format, *head, step + it, it, count, flags, rules.forced_after, *state, self.chunk,
                             int(self.partial), int(self.ticket), *outputs, *self._args)
-                self._launch("evaluate_select_batch", self.kernel, (self.blocks, B), self.block, args)
+                launch(self.kernel, "evaluate_select_batch", (self.blocks, B), self.block, args, self.program.shared_bytes)
                 if self.refresh:
                     self.refresh()
-        try:
-            cuda.Context.synchronize()
-        except cuda.Error as exc:
-            raise KernelLaunchError(f"batch iterations {step}..{step + count - 1}: {exc}",
-                                    (self.blocks, B), (self.block,)) from None
+        synchronize(f"batch iterations {step}..{step + count - 1}", (self.blocks, B), (self.block,))
         self.timings["kernel"] += time.perf_counter() - t0
-        return self.made.copy(), self.history[:B * count].reshape(B, count).copy(), self.code.copy()
-
-    def _launch(self, name: str, function, grid, block: int, args) -> None:
-        try:
-            function._launch_kernel(grid, (block, 1, 1), args, self._single.shared_bytes, None)
-        except cuda.Error as exc:
-            raise KernelLaunchError(f"{name}: {exc}", grid, (block,)) from None
+        return BatchChunk(self.made.copy(), self.history[:B * count].reshape(B, count).copy(), self.code.copy())
 
     def best_solutions(self) -> np.ndarray:
         """Each start's best solution (starts x n), as the GPU kept it."""
@@ -221,4 +193,4 @@ class CudaBatchEvaluator:
         return out.astype(self.problem.encoding.dtype)
 
     def close(self) -> None:
-        self._single.close()
+        self.arrays.close()

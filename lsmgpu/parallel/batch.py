@@ -1,11 +1,13 @@
 """Many starts of a tabu search at once on one device (the algorithmic level, batched).
 
 One neighbourhood of a small instance cannot fill a GPU (QAP tai100a: 4,950 swaps for about
-270,000 resident threads), so :class:`~lsmgpu.multistart.MultiStart` runs the starts of a
+270,000 resident threads), so :class:`~lsmgpu.parallel.MultiStart` runs the starts of a
 tabu search together: every iteration one launch evaluates the neighbourhoods of all current
 solutions, each start selects its own best admissible move (segmented on-GPU reduction) and
 applies it with its own tabu memory, current, best fitness and best solution, all kept on the
-GPU (lsmgpu/backends/cuda_batch.py). The CPU backend steps the same batch with NumPy.
+GPU (lsmgpu/backends/cuda/batch.py). The CPU backend steps the same batch with NumPy. Both
+are batch evaluators (lsmgpu.backends.base.BatchEvaluator): this driver asks for chunks of
+iterations and keeps the account (ledger.py).
 
 Start k is a TabuSearch seeded with ``SeedSequence(seed).spawn(starts)[k]``: it draws its start
 solution and its tenures (1,024 at a time) from that seed exactly as a single search does, so
@@ -20,9 +22,12 @@ import time
 
 import numpy as np
 
-from .backends import resolve
-from .backends.base import Query
-from .result import SearchResult
+from ..backends import resolve
+from ..backends.base import TENURE_BLOCK, Query
+from ..result import SearchResult
+from ..search import TabuSearch
+from .ledger import Ledger
+from .result import MultiStartResult
 
 __all__ = ["BatchTabuSearch", "batch_unsupported"]
 
@@ -34,13 +39,10 @@ OPTIONS = {"backend", "tenure", "aspiration", "forced_after", "neighbourhood", "
 #: kernel, or 64 queued launches); the time limit, Ctrl-C and a driver's stop request are looked
 #: at between chunks
 CHUNK = 64
-#: stop codes of a chunk (host_advance and the GPU's batch kernels)
-CODES = {1: "no_admissible_move", 2: "target", 3: "stagnation"}
 
 
 def batch_unsupported(search, options: dict, problem=None) -> str | None:
     """Why ``search`` with ``options`` on ``problem`` cannot run batched (None when it can)."""
-    from .search import TabuSearch
     if search is not TabuSearch:
         return f"{search.__name__} runs its starts one after the other (batching is for TabuSearch)"
     extra = set(options) - OPTIONS
@@ -70,7 +72,6 @@ class BatchTabuSearch:
 
     def __init__(self, problem, seeds, *, backend="auto", tenure=None, aspiration=True, forced_after=None,
                  neighbourhood=None, exchange_every: int | None = None, exchange_strength: int | None = None):
-        from .search import TabuSearch
         template = TabuSearch(problem, backend=backend, tenure=tenure, aspiration=aspiration,
                               forced_after=forced_after, neighbourhood=neighbourhood)   # checks the options once
         self.problem, self.neighbourhood = template.problem, template.neighbourhood
@@ -103,11 +104,11 @@ class BatchTabuSearch:
         ledger.restart(takers, values)
 
     def _tenures(self, rngs) -> np.ndarray:
-        """The next 1,024 tenures of every start, drawn as TabuSearch draws them."""
+        """The next TENURE_BLOCK tenures of every start, drawn as TabuSearch draws them."""
         low, high = self.tenure
         if low == high:
-            return np.full((len(rngs), 1024), low, dtype=np.int32)
-        return np.stack([r.integers(low, high + 1, 1024) for r in rngs]).astype(np.int32)
+            return np.full((len(rngs), TENURE_BLOCK), low, dtype=np.int32)
+        return np.stack([r.integers(low, high + 1, TENURE_BLOCK) for r in rngs]).astype(np.int32)
 
     def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None,
             should_stop=None, on_chunk=None):
@@ -115,39 +116,32 @@ class BatchTabuSearch:
         end). ``should_stop()``, asked between chunks of iterations, ends the batch like Ctrl-C
         (a driver stopping its workers); ``on_chunk(iterations, best)`` reports the iterations
         made so far and the best fitness of all starts after each chunk (a progress bar)."""
-        from .multistart import MultiStartResult
         problem, sense, B = self.problem, self.problem.sense, len(self.seeds)
         evaluator = self.backend.batch_evaluator(problem, self.neighbourhood, B)
         t0 = time.perf_counter()      # as a single search's clock: from the start solutions on
         rngs = [np.random.default_rng(s) for s in self.seeds]
         xs = np.stack([problem.encoding.validate(problem.initial_solution(r)) for r in rngs])
-        dtype = np.int64 if problem.integer else np.float64
-        ledger = Ledger(np.array([sense * problem.fitness(x) for x in xs], dtype=dtype), self.neighbourhood.size)
+        ledger = Ledger(np.array([sense * problem.fitness(x) for x in xs], dtype=problem.fitness_dtype),
+                        self.neighbourhood.size)
         evaluator.load(xs, ledger.current)
         goal = None if target is None else sense * target
         overall, step = "done", 0
         exchange_rng = np.random.default_rng(np.random.SeedSequence(self.seeds[0].entropy, spawn_key=(0xE8C4,)))
-        queued = hasattr(evaluator, "advance")        # the GPU: a chunk runs without the host
         try:
             while ledger.active.any() and not (iterations is not None and step >= iterations):
                 if should_stop is not None and should_stop():
                     raise KeyboardInterrupt
-                if step % 1024 == 0:
+                if step % TENURE_BLOCK == 0:
                     evaluator.set_tenures(self._tenures(rngs))
-                count = min(CHUNK, 1024 - step % 1024, (iterations - step) if iterations is not None else CHUNK,
+                count = min(CHUNK, TENURE_BLOCK - step % TENURE_BLOCK, (iterations - step) if iterations is not None else CHUNK,
                             (self.exchange_every - step % self.exchange_every) if self.exchange_every else CHUNK)
-                if queued:
-                    made, values, code = evaluator.advance(step, count, self.rules, stagnation, goal)
-                    interrupted = False
-                else:
-                    made, values, code, interrupted = host_advance(evaluator, step, count, self.rules,
-                                                                   stagnation, goal, ledger)
+                chunk = evaluator.advance(step, count, self.rules, stagnation, goal, ledger)
                 step += count
                 elapsed = time.perf_counter() - t0
-                ledger.record(made, values, code, elapsed, sense, iterations)
+                ledger.record(chunk.made, chunk.values, chunk.code, elapsed, sense, iterations)
                 if on_chunk is not None:
                     on_chunk(step, ledger.best.min().item() * sense)
-                if interrupted:
+                if chunk.interrupted:
                     raise KeyboardInterrupt
                 if "target" in ledger.status:
                     ledger.stop(ledger.active, "stopped")
@@ -177,132 +171,3 @@ class BatchTabuSearch:
                 progress(k, results[k])
         evaluator.close()
         return MultiStartResult.gather(results, elapsed, overall, sense, {k: evaluator.device for k in range(B)})
-
-
-class Ledger:
-    """The host's account of a batch, per start: current and best (signed) fitness, iterations
-    since the best, iterations made, evaluations, history, improvements, and why it stopped.
-    A chunk is taken in with array operations over the starts (a batch of 256 starts records
-    a chunk every few milliseconds); histories are gathered per start every HISTORY_FLUSH
-    chunks."""
-
-    HISTORY_FLUSH = 16
-
-    def __init__(self, current: np.ndarray, size: int):
-        B = len(current)
-        self.current, self.best, self.size = current.copy(), current.copy(), size
-        self.since = np.zeros(B, dtype=np.int64)
-        self.done = np.zeros(B, dtype=np.int64)
-        self.evaluations = np.zeros(B, dtype=np.int64)
-        self.active = np.ones(B, dtype=bool)
-        self.status = [None] * B
-        self._history = [[current[k:k + 1].copy()] for k in range(B)]
-        self._pending = []            # chunks not yet split per start: (starts, made, values)
-        self.improvements = [[] for _ in range(B)]
-
-    def record(self, made, values, code, elapsed: float, sense: int, iterations) -> None:
-        """Take in a chunk: ``made[k]`` iterations of start k, its fitness after each in
-        ``values[k]``, and its stop code (CODES)."""
-        rows = np.flatnonzero(self.active)
-        m, v, c = np.asarray(made)[rows], np.asarray(values)[rows], np.asarray(code)[rows]
-        self.evaluations[rows] += self.size * (m + (c == 1))      # a failed selection scanned too
-        made_any = m > 0
-        if made_any.any():
-            valid = np.arange(v.shape[1]) < m[:, None]
-            ceiling = np.iinfo(v.dtype).max if v.dtype.kind == "i" else np.inf
-            seen = np.where(valid, v, ceiling)
-            before = np.minimum.accumulate(np.concatenate([self.best[rows, None], seen[:, :-1]], axis=1), axis=1)
-            better = valid & (v < before)
-            for r, i in zip(*np.nonzero(better)):
-                k = rows[r]
-                self.improvements[k].append((int(self.done[k]) + int(i) + 1, elapsed, v[r, i].item() * sense))
-            improved = better.any(axis=1)
-            last = v.shape[1] - 1 - np.argmax(better[:, ::-1], axis=1)
-            ends = np.arange(len(rows))
-            self.best[rows[improved]] = v[ends, last][improved]
-            self.since[rows] = np.where(improved, m - 1 - last, self.since[rows] + m)
-            self.current[rows[made_any]] = v[ends, np.maximum(m - 1, 0)][made_any]
-            self.done[rows] += m
-            self._pending.append((rows, m, v.copy()))
-            if len(self._pending) >= self.HISTORY_FLUSH:
-                self._flush()
-        for r in np.flatnonzero(c):
-            k = rows[r]
-            self.status[k] = CODES[c[r]]
-            if self.status[k] == "stagnation" and iterations is not None and self.done[k] >= iterations:
-                self.status[k] = "iterations"     # a single search tests the budget first
-            self.active[k] = False
-
-    def _flush(self) -> None:
-        """Split the pending chunks into the starts' histories (one piece per start)."""
-        B = len(self._history)
-        width = sum(v.shape[1] for _, _, v in self._pending)
-        values = np.zeros((B, width), dtype=self.current.dtype)
-        valid = np.zeros((B, width), dtype=bool)
-        col = 0
-        for rows, m, v in self._pending:
-            values[rows, col:col + v.shape[1]] = v
-            valid[rows, col:col + v.shape[1]] = np.arange(v.shape[1]) < m[:, None]
-            col += v.shape[1]
-        for k in np.flatnonzero(valid.any(axis=1)):
-            self._history[k].append(values[k][valid[k]])
-        self._pending = []
-
-    def history(self, k: int) -> np.ndarray:
-        """Start k's signed fitness: at the start, then after each iteration."""
-        if self._pending:
-            self._flush()
-        return np.concatenate(self._history[k])
-
-    def restart(self, starts, current) -> None:
-        """Starts ``starts`` go on from new solutions of fitness ``current`` (islands)."""
-        self.current[starts] = current
-        self.since[starts] = 0
-
-    def stop(self, mask, why: str) -> None:
-        """Mark the starts in ``mask`` stopped for ``why`` (unless they already are)."""
-        for k in np.flatnonzero(mask):
-            self.status[k] = self.status[k] or why
-
-
-def host_advance(evaluator, step, count, rules, stagnation, goal, ledger: Ledger):
-    """``count`` iterations of the CPU batch, stepped one at a time, with the stop tests the
-    GPU's batch kernels make: (made, current after each
-    iteration (starts x count), code, whether Ctrl-C cut the chunk short). The ledger is
-    read, not changed."""
-    B = len(ledger.active)
-    current, best, since, active = ledger.current.copy(), ledger.best.copy(), ledger.since.copy(), ledger.active.copy()
-    made = np.zeros(B, dtype=np.int64)
-    values = np.zeros((B, count), dtype=current.dtype)
-    code = np.zeros(B, dtype=np.int64)
-    interrupted = False
-    for i in range(count):
-        try:
-            delta, found = evaluator.iterate(step + i, rules)
-        except KeyboardInterrupt:      # keep the iterations made so far
-            interrupted = True
-            break
-        code[active & ~found] = 1
-        moved = active & found
-        active &= found
-        current[moved] += delta[moved]
-        values[moved, i] = current[moved]
-        made[moved] += 1
-        improved = moved & (current < best)
-        best[improved] = current[improved]
-        since[improved] = 0
-        since[moved & ~improved] += 1
-        stopped = np.zeros(B, dtype=bool)
-        if goal is not None:
-            hit = moved & (best <= goal)
-            code[hit], stopped = 2, hit
-        if stagnation is not None:
-            stale = moved & (since >= stagnation) & ~stopped
-            code[stale] = 3
-            stopped = stopped | stale
-        if stopped.any():
-            active &= ~stopped
-            evaluator.set_active(active)
-        if not active.any():
-            break
-    return made, values, code, interrupted

@@ -22,8 +22,9 @@ import logging
 import os
 import time
 
-from .errors import BackendUnavailable
-from .multistart import MultiStartResult, search_class, spawn_seeds
+from ..errors import BackendUnavailable
+from .result import MultiStartResult
+from .seeds import search_class, spawn_seeds
 
 __all__ = ["RayMultiStart"]
 
@@ -51,7 +52,7 @@ class StartRunner:
 
     def device(self) -> str:
         """Where this actor's searches run."""
-        from .backends import resolve
+        from ..backends import resolve
         backend = resolve(self.options.get("backend", "auto"), self.problem)
         gpus = os.environ.get("CUDA_VISIBLE_DEVICES", "")
         return f"{backend.name}:{backend.device}" + (f" (CUDA_VISIBLE_DEVICES={gpus})" if gpus else "")

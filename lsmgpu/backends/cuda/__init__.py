@@ -1,0 +1,65 @@
+"""The PyCUDA backend: the neighbourhood generated, evaluated and reduced on the GPU.
+
+A package of small parts (docs/architecture.md): ``driver`` (PyCUDA: context, compile cache,
+launches with error checks), ``texture`` (texture objects), ``program`` (a problem's compiled
+kernels, its arrays on the device by memory policy, the refresh launcher), ``evaluator`` (one
+search), ``batch`` (many searches at once); this module holds the backend, the factory of both
+evaluators with the options a user may set.
+"""
+from __future__ import annotations
+
+from ..tuning import WaveTuner
+from .batch import CudaBatchEvaluator
+from .driver import context, cuda
+from .evaluator import CudaEvaluator
+
+__all__ = ["CudaBackend", "CudaEvaluator", "CudaBatchEvaluator", "cuda"]
+
+
+class CudaBackend:
+    """Factory of CUDA evaluators, holding the options a user may set.
+
+    ``selection``: "device" (on-GPU reduction, default) or "host" (copy all deltas back);
+    ``generation``: "device" (index mappings, default) or "host" (upload the move list);
+    ``memory``: {array name: "global" | "readonly" | "texture" | "shared"} overriding the
+    problem's defaults; ``tune``: run the wave tuner (else ``threads``/``block`` or a default);
+    ``tuner``: a WaveTuner to use; ``profile``: time the kernels with CUDA events;
+    ``device``: ordinal of the GPU when no context is current.
+    """
+
+    name = "cuda"
+
+    def __init__(self, *, selection: str = "device", generation: str = "device", memory: dict | None = None,
+                 tune: bool = True, threads: int | None = None, block: int | None = None,
+                 tuner: WaveTuner | None = None, profile: bool = False, device: int = 0):
+        if selection not in ("device", "host"):
+            raise ValueError(f"CudaBackend: `selection` must be 'device' or 'host', got {selection!r}")
+        if generation not in ("device", "host"):
+            raise ValueError(f"CudaBackend: `generation` must be 'device' or 'host', got {generation!r}")
+        if block is not None and (block % 32 or not 32 <= block <= 1024):
+            raise ValueError(f"CudaBackend: `block` must be a multiple of 32 in [32, 1024], got {block}")
+        if threads is not None and threads < 1:
+            raise ValueError(f"CudaBackend: `threads` must be >= 1, got {threads}")
+        self.selection, self.generation, self.memory = selection, generation, dict(memory or {})
+        self.tune, self.threads, self.block, self.profile = tune, threads, block, profile
+        self.tuner = tuner
+        self.context = context(device)
+        self.device_name = self.context.get_device().name()
+
+    @staticmethod
+    def probe(device: int = 0) -> str:
+        """Name of the GPU the backend would use; BackendUnavailable when there is none."""
+        return context(device).get_device().name()
+
+    @property
+    def device(self) -> str:
+        return self.device_name
+
+    def evaluator(self, problem, neighbourhood) -> CudaEvaluator:
+        if self.tune and self.tuner is None:
+            self.tuner = WaveTuner()
+        return CudaEvaluator(problem, neighbourhood, self)
+
+    def batch_evaluator(self, problem, neighbourhood, starts: int) -> CudaBatchEvaluator:
+        """Evaluator of ``starts`` tabu searches at once (see lsmgpu.parallel.batch)."""
+        return CudaBatchEvaluator(problem, neighbourhood, self, starts)

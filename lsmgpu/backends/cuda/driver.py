@@ -1,0 +1,107 @@
+"""PyCUDA at one place: the context, compiling with the module cache, launching with error checks.
+
+Context: if the calling thread already has a current CUDA context (e.g. pycuda.autoinit),
+it is used; otherwise the device's primary context is retained and made current.
+
+Launching: the engine's hot loop launches one kernel per iteration, where PyCUDA's
+``prepared_call`` adds about 10 us of bookkeeping to the ~25 us a launch costs from Python
+(docs/benchmarks.md, overhead table). :func:`launch` therefore hands an argument buffer packed
+with :func:`pack` (the standard library's ``struct``, native alignment: the layout of a CUDA
+kernel's parameters) to PyCUDA's ``Function._launch_kernel``, the one private PyCUDA call of
+lsmgpu, kept here; every launch and every wait turns a CUDA error into KernelLaunchError
+naming the kernel.
+"""
+from __future__ import annotations
+
+import atexit
+import struct
+
+from ...errors import BackendUnavailable, KernelCompileError, KernelLaunchError
+
+__all__ = ["cuda", "context", "compile_module", "launch", "synchronize", "pack", "resident_threads"]
+
+try:
+    import pycuda.driver as cuda
+    from pycuda.compiler import SourceModule
+    _IMPORT_ERROR = None
+except ImportError as exc:  # PyCUDA missing or libcuda absent
+    cuda, SourceModule, _IMPORT_ERROR = None, None, exc
+
+_contexts: dict[int, object] = {}
+_modules: dict[tuple, object] = {}
+
+
+def pack(format: str, *args) -> bytes:
+    """A kernel's argument buffer (``struct`` format characters, native alignment)."""
+    return struct.pack(format, *args)
+
+
+def context(ordinal: int):
+    """The current context, or the device's primary context made current (kept for the process).
+
+    A context is current per thread: a thread that finds none (e.g. a Ray actor's second
+    concurrent call) gets the primary context pushed for it."""
+    if cuda is None:
+        raise BackendUnavailable(f"PyCUDA is not importable: {_IMPORT_ERROR}")
+    try:
+        cuda.init()
+        current = cuda.Context.get_current()
+        if current is not None:
+            return current
+        if ordinal not in _contexts:
+            if ordinal >= cuda.Device.count():
+                raise BackendUnavailable(f"no CUDA device {ordinal} ({cuda.Device.count()} found)")
+            _contexts[ordinal] = cuda.Device(ordinal).retain_primary_context()
+            atexit.register(_release, ordinal)
+        _contexts[ordinal].push()     # current in this thread from now on
+        return _contexts[ordinal]
+    except cuda.Error as exc:
+        raise BackendUnavailable(f"CUDA is not usable: {exc}") from None
+
+
+def _release(ordinal: int) -> None:
+    """Pop the primary context we pushed, before PyCUDA's own clean-up checks the stack."""
+    _modules.clear()
+    ctx = _contexts.pop(ordinal, None)
+    if ctx is not None:
+        try:
+            ctx.pop()
+        except cuda.Error:
+            pass
+
+
+def resident_threads(device) -> int:
+    """Threads the GPU holds at once: multiprocessors x threads per multiprocessor."""
+    attribute = cuda.device_attribute
+    return device.get_attribute(attribute.MULTIPROCESSOR_COUNT) * \
+        device.get_attribute(attribute.MAX_THREADS_PER_MULTIPROCESSOR)
+
+
+def compile_module(source: str, arch: str):
+    """The compiled module of ``source``: cached in memory per context, on disk by PyCUDA."""
+    key = (source, arch, id(cuda.Context.get_current()))
+    if key not in _modules:
+        from ...kernels import cache_dir, save_source
+        try:
+            _modules[key] = SourceModule(source, arch=arch, no_extern_c=True, cache_dir=cache_dir(),
+                                         options=["-lineinfo"])
+        except cuda.CompileError as exc:
+            path = save_source(source)
+            raise KernelCompileError(f"nvcc failed on {path}:\n{exc.stderr or exc}", path) from None
+    return _modules[key]
+
+
+def launch(function, name: str, grid: tuple, block: int, args: bytes, shared_bytes: int = 0) -> None:
+    """Queue ``function`` on ``grid`` x ``block`` threads with a packed argument buffer."""
+    try:
+        function._launch_kernel(grid, (block, 1, 1), args, shared_bytes, None)
+    except cuda.Error as exc:
+        raise KernelLaunchError(f"{name}: {exc}", grid, (block,)) from None
+
+
+def synchronize(what: str, grid=(), block=()) -> None:
+    """Wait for the GPU; a fault of the queued work raises KernelLaunchError naming ``what``."""
+    try:
+        cuda.Context.synchronize()
+    except cuda.Error as exc:
+        raise KernelLaunchError(f"{what}: {exc}", tuple(grid), tuple(block)) from None

@@ -1,0 +1,12 @@
+"""The algorithmic level: many searches of one problem (multi-start, batches, islands, Ray).
+
+``multistart`` runs independent starts (``MultiStart``); ``batch`` steps tabu-search starts
+together on one device through the backend's batch evaluator, as islands with
+``exchange_every``; ``distributed`` spreads batches over Ray actors, one per GPU (Ray is an
+optional extra, imported only there). Results are a ``MultiStartResult`` (result.py).
+"""
+from .multistart import MultiStart
+from .result import MultiStartResult
+from .seeds import spawn_seeds
+
+__all__ = ["MultiStart", "MultiStartResult", "spawn_seeds"]

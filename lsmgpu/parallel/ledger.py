@@ -1,0 +1,94 @@
+"""The host's account of a batch of searches (lsmgpu.parallel.batch), per start."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..backends.base import STOP_CODES
+
+__all__ = ["Ledger"]
+
+
+class Ledger:
+    """The host's account of a batch, per start: current and best (signed) fitness, iterations
+    since the best, iterations made, evaluations, history, improvements, and why it stopped.
+    A chunk is taken in with array operations over the starts (a batch of 256 starts records
+    a chunk every few milliseconds); histories are gathered per start every HISTORY_FLUSH
+    chunks."""
+
+    HISTORY_FLUSH = 16
+
+    def __init__(self, current: np.ndarray, size: int):
+        B = len(current)
+        self.current, self.best, self.size = current.copy(), current.copy(), size
+        self.since = np.zeros(B, dtype=np.int64)
+        self.done = np.zeros(B, dtype=np.int64)
+        self.evaluations = np.zeros(B, dtype=np.int64)
+        self.active = np.ones(B, dtype=bool)
+        self.status = [None] * B
+        self._history = [[current[k:k + 1].copy()] for k in range(B)]
+        self._pending = []            # chunks not yet split per start: (starts, made, values)
+        self.improvements = [[] for _ in range(B)]
+
+    def record(self, made, values, code, elapsed: float, sense: int, iterations) -> None:
+        """Take in a chunk: ``made[k]`` iterations of start k, its fitness after each in
+        ``values[k]``, and its stop code (STOP_CODES)."""
+        rows = np.flatnonzero(self.active)
+        m, v, c = np.asarray(made)[rows], np.asarray(values)[rows], np.asarray(code)[rows]
+        self.evaluations[rows] += self.size * (m + (c == 1))      # a failed selection scanned too
+        made_any = m > 0
+        if made_any.any():
+            valid = np.arange(v.shape[1]) < m[:, None]
+            ceiling = np.iinfo(v.dtype).max if v.dtype.kind == "i" else np.inf
+            seen = np.where(valid, v, ceiling)
+            before = np.minimum.accumulate(np.concatenate([self.best[rows, None], seen[:, :-1]], axis=1), axis=1)
+            better = valid & (v < before)
+            for r, i in zip(*np.nonzero(better)):
+                k = rows[r]
+                self.improvements[k].append((int(self.done[k]) + int(i) + 1, elapsed, v[r, i].item() * sense))
+            improved = better.any(axis=1)
+            last = v.shape[1] - 1 - np.argmax(better[:, ::-1], axis=1)
+            ends = np.arange(len(rows))
+            self.best[rows[improved]] = v[ends, last][improved]
+            self.since[rows] = np.where(improved, m - 1 - last, self.since[rows] + m)
+            self.current[rows[made_any]] = v[ends, np.maximum(m - 1, 0)][made_any]
+            self.done[rows] += m
+            self._pending.append((rows, m, v.copy()))
+            if len(self._pending) >= self.HISTORY_FLUSH:
+                self._flush()
+        for r in np.flatnonzero(c):
+            k = rows[r]
+            self.status[k] = STOP_CODES[c[r]]
+            if self.status[k] == "stagnation" and iterations is not None and self.done[k] >= iterations:
+                self.status[k] = "iterations"     # a single search tests the budget first
+            self.active[k] = False
+
+    def _flush(self) -> None:
+        """Split the pending chunks into the starts' histories (one piece per start)."""
+        B = len(self._history)
+        width = sum(v.shape[1] for _, _, v in self._pending)
+        values = np.zeros((B, width), dtype=self.current.dtype)
+        valid = np.zeros((B, width), dtype=bool)
+        col = 0
+        for rows, m, v in self._pending:
+            values[rows, col:col + v.shape[1]] = v
+            valid[rows, col:col + v.shape[1]] = np.arange(v.shape[1]) < m[:, None]
+            col += v.shape[1]
+        for k in np.flatnonzero(valid.any(axis=1)):
+            self._history[k].append(values[k][valid[k]])
+        self._pending = []
+
+    def history(self, k: int) -> np.ndarray:
+        """Start k's signed fitness: at the start, then after each iteration."""
+        if self._pending:
+            self._flush()
+        return np.concatenate(self._history[k])
+
+    def restart(self, starts, current) -> None:
+        """Starts ``starts`` go on from new solutions of fitness ``current`` (islands)."""
+        self.current[starts] = current
+        self.since[starts] = 0
+
+    def stop(self, mask, why: str) -> None:
+        """Mark the starts in ``mask`` stopped for ``why`` (unless they already are)."""
+        for k in np.flatnonzero(mask):
+            self.status[k] = self.status[k] or why

@@ -1,0 +1,29 @@
+"""The instances bundled with the package (the few small TSPLIB and QAPLIB files the README and
+the tests use), and instance names resolved to paths."""
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["DATA", "shipped", "resolve_path"]
+
+#: folder of the instances bundled with the package
+DATA = Path(__file__).parent / "data"
+
+
+def shipped(name: str) -> Path:
+    """Path of a bundled instance: ``shipped("berlin52")`` or ``shipped("tai12a.dat")``."""
+    for candidate in (DATA / name, DATA / f"{name}.tsp", DATA / f"{name}.dat"):
+        if candidate.is_file():
+            return candidate
+    names = sorted(p.stem for p in DATA.glob("*.tsp")) + sorted(p.stem for p in DATA.glob("*.dat"))
+    raise FileNotFoundError(f"no shipped instance {name!r}; shipped: {', '.join(names)}")
+
+
+def resolve_path(instance) -> Path:
+    """``instance`` as a file path: an existing path, or the name of a shipped instance."""
+    path = Path(instance)
+    if path.is_file():
+        return path
+    if path.suffix or path.parent != Path("."):
+        raise FileNotFoundError(f"no such instance file: {instance}")
+    return shipped(str(instance))
