@@ -27,7 +27,7 @@ from .neighbourhoods import Neighbourhood
 
 __all__ = ["Problem", "DeviceArray", "MEMORY_POLICIES"]
 
-#: where the kernel reads an input array from (DESIGN.md section 4)
+#: where the kernel reads an input array from (docs/architecture.md, memory policies)
 MEMORY_POLICIES = ("global", "readonly", "texture", "shared")
 
 
@@ -121,8 +121,8 @@ class Problem:
         overrides ``delta`` itself (then any kind is tried)."""
         if type(self).delta is not Problem.delta:
             return None
-        return frozenset(name[len("delta_"):] for name in dir(type(self))
-                         if name.startswith("delta_") and callable(getattr(type(self), name)))
+        return frozenset(name[len("delta_"):] for name in dir(type(self)) if name.startswith("delta_")
+                         and name not in vars(Problem) and callable(getattr(type(self), name)))
 
     def unsupported(self, neighbourhood: Neighbourhood, backend: str = "cpu") -> str | None:
         """Why this problem cannot evaluate ``neighbourhood`` on ``backend`` ("cpu" or "cuda"),

@@ -18,11 +18,3 @@ def check_size(owner: str, n: int, minimum: int) -> None:
     """Raise ValueError unless the instance has at least ``minimum`` elements."""
     if n < minimum:
         raise ValueError(f"{owner}: n must be >= {minimum}, got {n}")
-
-
-def check_positive(owner: str, name: str, value, allow_zero: bool = False) -> None:
-    """Raise ValueError unless ``value`` is a positive (or non-negative) number."""
-    ok = value >= 0 if allow_zero else value > 0
-    if not np.isfinite(value) or not ok:
-        bound = ">= 0" if allow_zero else "> 0"
-        raise ValueError(f"{owner}: `{name}` must be {bound}, got {value!r}")

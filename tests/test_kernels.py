@@ -79,11 +79,19 @@ def test_example_kernel_compiles():
 
 
 def test_templates_are_installed():
-    """The skeleton and the shipped problem templates are package data."""
+    """The skeleton, every neighbourhood's move code and the shipped problem templates (beside
+    their problems) are package data."""
+    from importlib import resources
+    import lsmgpu
     names = template_names()
-    for name in ["skeleton/evaluate.cu.j2", "skeleton/moves.cu.j2", "skeleton/mappings.cu.j2",
-                 "qap.cu.j2", "tsp.cu.j2"]:
+    for name in ["skeleton/evaluate.cu.j2", "skeleton/moves.cu.j2", "skeleton/mappings.cu.j2"]:
         assert name in names
+    codes = {getattr(lsmgpu, n).device_code for n in lsmgpu.__all__
+             if isinstance(getattr(lsmgpu, n), type) and issubclass(getattr(lsmgpu, n), lsmgpu.Neighbourhood)}
+    assert {f"moves/{code}.cu.j2" for code in codes - {None}} <= set(names)
+    problems = resources.files("lsmgpu.problems")
+    for name in ["qap.cu.j2", "tsp.cu.j2", "ppp.cu.j2", "weierstrass.cu.j2", "coloring.cu.j2"]:
+        assert problems.joinpath(name).is_file(), name
 
 
 def test_rendered_source_bakes_in_sizes_and_policies():
@@ -171,24 +179,44 @@ def test_cuda_backend_unavailable_and_auto_falls_back(caplog):
     assert "using the CPU" in caplog.text
 
 
-def test_auto_takes_the_cpu_for_neighbourhoods_without_move_code(caplog, monkeypatch):
-    """A user's neighbourhood the CUDA skeleton cannot generate makes 'auto' pick the CPU,
-    even where a GPU is available, and say why."""
+def test_auto_asks_the_problem_what_it_evaluates_on_the_gpu(caplog, monkeypatch):
+    """'auto' picks the CPU, even where a GPU is available, and says why, when the problem
+    cannot evaluate its neighbourhood on the GPU: a user's neighbourhood without device code,
+    or a kind the problem's template does not handle (TSP + 3-exchange); one query answers."""
     import lsmgpu.backends as backends
     from lsmgpu import Neighbourhood, Permutation
-    from lsmgpu.backends import has_move_code, resolve
+    from lsmgpu.backends import resolve
 
-    class Insertion(Neighbourhood):   # a new move kind: the skeleton has no code for it
-        arity, encodings = 2, (Permutation,)
+    class Insertion(Neighbourhood):   # a new neighbourhood of a kind the TSP's delta knows
+        arity, encodings, move_kind = 2, (Permutation,), "swap"
         size = property(lambda self: self.n * (self.n - 1))
 
     monkeypatch.setattr(backends, "cuda_available", lambda: (True, "a pretend GPU"))
     tsp = TSP.from_file(TSP.shipped("berlin52")).with_neighbourhood(Insertion())
-    assert not has_move_code(tsp.neighbourhood)
-    assert has_move_code(TSP.from_file(TSP.shipped("berlin52"), neighbourhood="oropt").neighbourhood)
+    assert tsp.unsupported(tsp.neighbourhood, "cpu") is None
+    assert "no CUDA move code" in tsp.unsupported(tsp.neighbourhood, "cuda")
+    oropt = TSP.from_file(TSP.shipped("berlin52"), neighbourhood="oropt")
+    assert oropt.unsupported(oropt.neighbourhood, "cuda") is None
+    three = TSP.from_file(TSP.shipped("berlin52"), neighbourhood="3exchange")
+    assert three.unsupported(three.neighbourhood, "cpu") is None
+    assert "not the three moves" in three.unsupported(three.neighbourhood, "cuda")
     with caplog.at_level(logging.INFO, logger="lsmgpu"):
         assert resolve("auto", tsp).name == "cpu"
-    assert "no CUDA move code" in caplog.text
+        assert resolve("auto", three).name == "cpu"
+    assert "no CUDA move code" in caplog.text and "3exchange" not in caplog.text
+    with pytest.raises(TypeError, match="not the three moves"):
+        render(three)
+    qap = QAP.from_file(QAP.shipped("tai12a")).with_neighbourhood(Insertion())
+    assert qap.unsupported(qap.neighbourhood, "cpu") is None
+
+    class Reinsert(Insertion):        # a kind no shipped problem evaluates
+        move_kind = "reinsert"
+
+    other = TSP.from_file(TSP.shipped("berlin52")).with_neighbourhood(Reinsert())
+    assert "evaluates block_exchange, swap, three, twoopt moves, not the reinsert moves" in \
+        other.unsupported(other.neighbourhood, "cpu")
+    with pytest.raises(TypeError, match="not the reinsert moves"):
+        other.delta(np.arange(52), np.array([[0, 1]]))
 
 
 @pytest.mark.parametrize("items, message", [(-1, "non-negative int"), (2.5, "non-negative int"),

@@ -63,13 +63,3 @@ def test_row_boundaries_at_n_100000():
     for index in (first, last):
         a, b = index_to_pair(index, n)
         assert np.array_equal(pair_to_index(a, b, n), index)
-
-
-def test_single_precision_root_would_fail_at_n_5915():
-    """The reason for the correction step: a float32 root gives wrong rows at n = 5,915."""
-    n = 5915
-    index = np.arange(pair_count(n), dtype=np.int64)
-    root = np.sqrt(np.float32(4 * n * (n - 1) - 7) - np.float32(8) * index.astype(np.float32))
-    i32 = (n - 2 - np.floor(root / np.float32(2) - np.float32(0.5))).astype(np.int64)
-    i, _ = index_to_pair(index, n)
-    assert np.any(i32 != i)

@@ -38,7 +38,7 @@ class Crowns(Neighbourhood):
     iteration (``static = False``). Each component of u is a sum of four uniforms minus 2
     (bell-shaped, near normal, so the direction is near isotropic): with only additions,
     products, a division and a square root, all correctly rounded, the GPU computes the
-    same points bit for bit (``templates/skeleton/moves.cu.j2``), which a logarithm or a
+    same points bit for bit (``templates/moves/crowns.cu.j2``), which a logarithm or a
     cosine would not guarantee. Moves are the neighbour points themselves.
     """
 

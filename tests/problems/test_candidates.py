@@ -184,7 +184,7 @@ def test_oropt_rejects_bad_arguments():
 
 
 def exchange_source(move, p):
-    """Mirror of templates/skeleton/moves.cu.j2's exchange_source: the position whose city
+    """Mirror of templates/moves/block_exchange.cu.j2's exchange_source: the position whose city
     (before the exchange) lands on position p."""
     i, j, k, mode = move
     if mode < 0 or p < i or p > k:

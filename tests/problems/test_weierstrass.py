@@ -1,4 +1,6 @@
 """Weierstrass: both forms, both precisions, the crowns search."""
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -8,17 +10,33 @@ from lsmgpu import HillClimbing
 from lsmgpu.problems import Weierstrass
 
 
+def textbook(x, form, shift, terms):
+    """W of one point written out term by term, in float64, independently of the problem's code:
+    Luong: sum_k sum_{i=1..terms} 2^(-i/4) sin(2^i x_k); CEC 2005 (F11): with z = x - shift,
+    sum_k sum_{i=0..terms-1} 0.5^i cos(2 pi 3^i (z_k + 0.5)) - n sum_i 0.5^i cos(pi 3^i)."""
+    if form == "luong":
+        return sum(2.0 ** (-0.25 * i) * math.sin(2.0 ** i * v) for v in x for i in range(1, terms + 1))
+    z = np.asarray(x) - shift
+    value = sum(0.5 ** i * math.cos(2 * math.pi * 3.0 ** i * (v + 0.5)) for v in z for i in range(terms))
+    return value - len(z) * sum(0.5 ** i * math.cos(math.pi * 3.0 ** i) for i in range(terms))
+
+
 @settings(max_examples=25, deadline=None)
 @given(st.integers(1, 6), st.sampled_from(["luong", "cec"]), st.sampled_from(["float32", "float64"]),
        st.integers(0, 1000))
-def test_delta_equals_full_reevaluation(n, form, precision, seed):
-    """The delta of every crowns neighbour equals W(neighbour) - W(x), in the problem's precision."""
-    problem = Weierstrass(n, form=form, precision=precision, m=50, seed=seed)
+def test_delta_equals_the_textbook_difference(n, form, precision, seed):
+    """The delta of every crowns neighbour equals W(neighbour) - W(x) with W written out in the
+    test: to rounding in float64; to 1e-3 per coordinate in float32 (12 terms: single precision
+    rounds each argument, see test_float32_is_single_precision)."""
+    terms = 12 if precision == "float32" else (100 if form == "luong" else 21)
+    problem = Weierstrass(n, form=form, precision=precision, m=50, seed=seed, terms=terms)
     x = problem.encoding.random(np.random.default_rng(seed))
     points = problem.neighbourhood.moves(x, np.arange(50), step=seed)
     deltas = problem.delta(x, points)
-    expected = [problem.evaluate(p) - problem.evaluate(x) for p in points]
-    assert np.array_equal(deltas, expected)
+    expected = np.array([textbook(p, form, problem.shift, terms) - textbook(x, form, problem.shift, terms)
+                         for p in points])
+    tolerance = 1e-9 if precision == "float64" else 1e-3 * n
+    assert np.allclose(deltas, expected, rtol=0, atol=tolerance)
 
 
 def test_the_formulas():
