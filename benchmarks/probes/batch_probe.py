@@ -1,6 +1,6 @@
 """Device-resident batches against one launch per iteration, to set RESIDENT_MAX_MOVES: per
 iteration time of B tabu starts (2,000 iterations) in both modes. On the GPU machine:
-    python -m benchmarks.batch_probe [--data .data]"""
+    python -m benchmarks.probes.batch_probe [--data .data]"""
 import argparse
 import time
 from pathlib import Path

@@ -2,7 +2,7 @@
 per iteration of one tabu search and of batches of tai100a starts, both ways, from the
 difference of a long and a short run (set-up, e.g. the tables of 256 starts, cancels out);
 the two ways must follow the same trajectory. On the GPU machine:
-    python -m benchmarks.qap_table_probe [--data .data]"""
+    python -m benchmarks.probes.qap_table_probe [--data .data]"""
 import argparse
 import time
 from pathlib import Path

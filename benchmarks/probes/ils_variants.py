@@ -1,7 +1,7 @@
 """Probe: ILS kick and polish variants on the same instances and kick budgets (gap % after
 each multiple of n kicks, seconds), to choose the TSP ILS defaults.
 
-    python3 -W ignore -m benchmarks.ils_variants --instances pr1002,pcb1173 --kicks 1,2 \
+    python3 -W ignore -m benchmarks.probes.ils_variants --instances pr1002,pcb1173 --kicks 1,2 \
         --variants oropt:random,3opt:window50   # reads .data/tsplib; cuda unless --cpu
 """
 import argparse
