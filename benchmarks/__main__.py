@@ -1,5 +1,8 @@
 """Run named benchmark tables and write Markdown + CSV (+ JSON, + plots) under --out.
 
+(Long because it holds every table of the harness, one function each, and their shared
+command line; the peer tables live in peers.py, the TSP quality runs in tsp_quality.py.)
+
     python -m benchmarks qap tsp-swap threads selection twoopt-rate overhead --data .data --out docs/bench
     python -m benchmarks qap tsp-swap ppp-h1 weierstrass --quick --backend cpu --out /tmp/smoke
 

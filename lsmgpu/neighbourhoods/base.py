@@ -20,7 +20,7 @@ import copy
 
 import numpy as np
 
-from ..encodings import Encoding
+from ..encodings import Discrete, Encoding
 
 __all__ = ["Neighbourhood", "stack_columns"]
 
@@ -55,8 +55,13 @@ class Neighbourhood:
         bound._check(encoding)
         return bound
 
+    #: the least n for which the neighbourhood has a move
+    min_n: int = 1
+
     def _check(self, encoding: Encoding) -> None:
         """Raise ValueError if ``encoding`` is too small for this neighbourhood."""
+        if encoding.n < self.min_n:
+            raise ValueError(f"{type(self).__name__}: n must be >= {self.min_n}, got {encoding.n}")
 
     @property
     def n(self) -> int:
@@ -149,6 +154,10 @@ class Neighbourhood:
     def tabu_shape(self) -> tuple[int, int] | None:
         """Shape of the tabu matrix, or None when tabu search does not apply."""
         return None
+
+    def position_value_shape(self) -> tuple[int, int]:
+        """The (position, value) tabu matrix of a vector: n x k values (k = n for a permutation)."""
+        return (self.n, self.encoding.k if isinstance(self.encoding, Discrete) else self.n)
 
     def added(self, x: np.ndarray, moves: np.ndarray) -> np.ndarray:
         """Attributes each move would add, shape (m, r, 2)."""

@@ -121,9 +121,7 @@ class Swap(Neighbourhood):
     arity = 2
     encodings = (Permutation, Discrete)
 
-    def _check(self, encoding):
-        if encoding.n < 2:
-            raise ValueError(f"Swap: n must be >= 2, got {encoding.n}")
+    min_n = 2
 
     @property
     def size(self):
@@ -135,14 +133,12 @@ class Swap(Neighbourhood):
     def decode_one(self, index):
         return np.array(pair_of(int(index), self.n), dtype=np.int64)
 
-
     def apply(self, x, move):
         i, j = move
         x[i], x[j] = x[j], x[i]
 
     def tabu_shape(self):
-        k = self.encoding.k if isinstance(self.encoding, Discrete) else self.n
-        return (self.n, k)
+        return self.position_value_shape()
 
     def added(self, x, moves):
         i, j = moves[:, 0], moves[:, 1]
@@ -166,9 +162,7 @@ class ThreeExchange(Neighbourhood):
     arity = 4
     encodings = (Permutation, Discrete)
 
-    def _check(self, encoding):
-        if encoding.n < 3:
-            raise ValueError(f"ThreeExchange: n must be >= 3, got {encoding.n}")
+    min_n = 3
 
     @property
     def size(self):
@@ -197,8 +191,7 @@ class ThreeExchange(Neighbourhood):
         x[pos[0]] = new[0]
 
     def tabu_shape(self):
-        k = self.encoding.k if isinstance(self.encoding, Discrete) else self.n
-        return (self.n, k)
+        return self.position_value_shape()
 
     def added(self, x, moves):
         pos, new = self.targets(x, moves)

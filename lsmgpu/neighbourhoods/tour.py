@@ -129,9 +129,10 @@ class BlockExchange(OverCandidates, Neighbourhood):
     arity = 4
     encodings = (Permutation,)
 
+    min_n = 5
+
     def _check(self, encoding):
-        if encoding.n < 5:
-            raise ValueError(f"{type(self).__name__}: n must be >= 5, got {encoding.n}")
+        super()._check(encoding)
         _check_candidates(type(self).__name__, self.candidates, encoding.n)
 
     def decode(self, index, step=0):

@@ -343,7 +343,7 @@ def test_a_full_batch_with_one_lane_per_move_follows_the_cpu():
     runs = [MultiStart(TabuSearch, problem, starts=112, seed=1, backend=b).run(60) for b in ("cpu", cuda(tune=False))]
     for cpu_run, gpu_run in zip(*(r.results for r in runs)):
         assert np.array_equal(gpu_run.history, cpu_run.history)
-    assert CudaBatchEvaluator(problem, problem.neighbourhood, cuda(tune=False), 112)._single.lanes == 1
+    assert CudaBatchEvaluator(problem, problem.neighbourhood, cuda(tune=False), 112).program.lanes == 1
 
 
 def test_batched_target_and_stagnation_stops_match_the_cpu():
