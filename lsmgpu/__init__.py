@@ -10,7 +10,7 @@ import logging
 
 from .callbacks import Callback, State
 from .encodings import Binary, Discrete, Permutation, Real
-from .errors import BackendUnavailable, KernelCompileError, KernelLaunchError
+from .errors import BackendFallback, BackendUnavailable, KernelCompileError, KernelLaunchError
 from .neighbourhoods import (BitFlip, BlockExchange, CandidateThreeOpt, CandidateTwoOpt, Crowns, Neighbourhood, OrOpt,
                              Swap, ThreeExchange, TwoOpt, ValueChange, candidate_polish)
 from .parallel import MultiStart, MultiStartResult
@@ -23,7 +23,7 @@ __version__ = "0.1.0"
 logging.getLogger("lsmgpu").addHandler(logging.NullHandler())
 
 __all__ = ["Callback", "State", "Binary", "Discrete", "Permutation", "Real",
-           "BackendUnavailable", "KernelCompileError", "KernelLaunchError",
+           "BackendFallback", "BackendUnavailable", "KernelCompileError", "KernelLaunchError",
            "BitFlip", "BlockExchange", "CandidateThreeOpt", "CandidateTwoOpt", "Crowns", "Neighbourhood", "OrOpt", "Swap", "ThreeExchange", "TwoOpt", "ValueChange", "candidate_polish",
            "DeviceArray", "Problem", "SearchResult",
            "HillClimbing", "IteratedLocalSearch", "LocalSearch", "TabuSearch", "MultiStart", "MultiStartResult"]

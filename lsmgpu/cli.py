@@ -2,15 +2,21 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
+import os
+import signal
 import sys
+from pathlib import Path
 
 from tqdm import tqdm
 
+from .budget import Budget
 from .callbacks import Callback
-from .errors import BackendUnavailable
+from .errors import BackendUnavailable, KernelCompileError
 from .neighbourhoods import CandidateThreeOpt, OrOpt, candidate_polish
 from .search import ALGORITHMS
+from .validation import check_count, check_seed
 
 DEFAULT_ITERATIONS = {"tabu": 10_000, "hc": None, "ils": 1_000}
 #: --polish: the ILS polish chain over the same candidate lists as the search's
@@ -97,7 +103,7 @@ def compare_command(args) -> int:
                        selections=split(args.selection), generations=split(args.generation),
                        algorithm=args.algorithm, runs=args.runs, seed=args.seed, iterations=iterations,
                        seconds=args.seconds, backend=args.backend)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, TypeError, OSError, BackendUnavailable, KernelCompileError) as exc:
         print(f"lsmgpu: {exc}", file=sys.stderr)
         return 2
     print(format_table(rows))
@@ -118,48 +124,89 @@ def _polish_option(args, problem) -> dict:
     return {"polish": POLISH[args.polish or "oropt+3opt"](candidates)}
 
 
-def solve(args) -> int:
-    from .problems import load, resolve_path
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a job scheduler's stop, a container's shutdown), delivered like Ctrl-C so that
+    every search returns its best so far."""
 
+
+#: exit codes of an interrupted run: 128 + the signal's number
+EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
+
+
+#: whether SIGTERM (not Ctrl-C) stopped the last run
+_TERMINATED = [False]
+
+
+def _sigterm(signum, frame):
+    _TERMINATED[0] = True
+    raise Terminated()
+
+
+def check_out(path: str | None) -> None:
+    """Refuse, before the search, an --out that cannot be written (missing folder, a folder,
+    no permission): ValueError naming it."""
+    if path is None:
+        return
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise ValueError(f"--out {path} is a folder; give a file name")
+    if not folder.is_dir():
+        raise ValueError(f"--out {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise ValueError(f"--out {path} is not writable")
+
+
+def _load_problem(args):
+    """The problem of ``args.instance`` with the neighbourhood and options the flags ask for."""
+    from .problems import load, resolve_path
+    path = resolve_path(args.instance)
+    options = {}
+    if path.suffix == ".tsp":
+        options["neighbourhood"] = args.neighbourhood or "2opt"
+    elif path.suffix == ".col":
+        if args.colors is None:
+            raise ValueError("a .col graph needs --colors K")
+        options["colors"] = args.colors
+    problem = load(path, **options)
+    if path.suffix == ".dat" and args.neighbourhood == "3exchange":
+        from .neighbourhoods import ThreeExchange
+        problem = problem.with_neighbourhood(ThreeExchange())
+    elif path.suffix == ".dat" and args.neighbourhood not in (None, "swap"):
+        raise ValueError(f"QAP supports swap and 3exchange, not {args.neighbourhood!r}")
+    return problem
+
+
+def solve(args) -> int:
+    """``lsmgpu solve``: exit 0 when the run ends by its budget, 2 for bad input (one line, no
+    traceback), 130 / 143 when Ctrl-C / SIGTERM stopped it (the best so far printed and written)."""
     try:
-        path = resolve_path(args.instance)
-        options = {}
-        if path.suffix == ".tsp":
-            options["neighbourhood"] = args.neighbourhood or "2opt"
-        elif path.suffix == ".col":
-            if args.colors is None:
-                raise ValueError("a .col graph needs --colors K")
-            options["colors"] = args.colors
-        problem = load(path, **options)
-        if path.suffix == ".dat" and args.neighbourhood == "3exchange":
-            from .neighbourhoods import ThreeExchange
-            problem = problem.with_neighbourhood(ThreeExchange())
-        elif path.suffix == ".dat" and args.neighbourhood not in (None, "swap"):
-            raise ValueError(f"QAP supports swap and 3exchange, not {args.neighbourhood!r}")
-    except (ValueError, FileNotFoundError) as exc:
+        check_out(args.out)
+        Budget.checked("lsmgpu solve", args.iterations, None, args.seconds)
+        check_seed("lsmgpu solve", args.seed)
+        check_count("lsmgpu solve", "--starts", args.starts, 1)
+        problem = _load_problem(args)
+    except (ValueError, TypeError, OSError) as exc:
         print(f"lsmgpu: {exc}", file=sys.stderr)
         return 2
     iterations = args.iterations
     if iterations is None and args.seconds is None:
         iterations = DEFAULT_ITERATIONS[args.algorithm]
-    if args.starts < 1:
-        print("lsmgpu: --starts must be >= 1", file=sys.stderr)
+    previous = signal.signal(signal.SIGTERM, _sigterm)
+    signalled = None
+    try:
+        result = _run(args, problem, iterations)
+    except (ValueError, TypeError, BackendUnavailable, KernelCompileError) as exc:
+        print(f"lsmgpu: {exc}", file=sys.stderr)
         return 2
-    if args.starts > 1 or args.gpus or args.address:
-        result = _many_starts(args, problem, iterations)
-        if result is None:
-            return 2
-    else:
-        callbacks = [] if args.quiet else [ProgressBar(iterations, args.seconds)]
-        try:
-            extra = _polish_option(args, problem)
-        except ValueError as exc:
-            print(f"lsmgpu: {exc}", file=sys.stderr)
-            return 2
-        search = ALGORITHMS[args.algorithm](problem, backend=args.backend, seed=args.seed, callbacks=callbacks, **extra)
-        print(f"{search.algorithm} on {problem.name} (n = {problem.n}, {problem.neighbourhood!r}), "
-              f"backend {search.backend.name}", file=sys.stderr)
-        result = search.run(iterations, seconds=args.seconds, target=problem.best_known)
+    except KeyboardInterrupt as exc:        # before any solution existed
+        signalled = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+        print(f"lsmgpu: interrupted ({signalled}) before a solution existed; nothing written", file=sys.stderr)
+        return EXIT_CODES[signalled]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    if result is None:
+        return 2
     print(f"best fitness: {result.fitness:g}")
     gap = problem.gap(result.fitness)
     if gap is not None:
@@ -169,7 +216,26 @@ def solve(args) -> int:
     if args.out:
         problem.write_solution(result.solution, args.out)
         print(f"solution written to {args.out}")
+    if result.status == "interrupted":
+        signalled = "SIGTERM" if _TERMINATED[0] else "SIGINT"
+        print(f"lsmgpu: interrupted ({signalled}); the best solution so far is above"
+              + (f" and in {args.out}" if args.out else ""), file=sys.stderr)
+        return EXIT_CODES[signalled]
     return 0
+
+
+def _run(args, problem, iterations):
+    """The search the flags ask for (one, or many starts); its best SearchResult, or None on an
+    error already reported."""
+    _TERMINATED[0] = False
+    if args.starts > 1 or args.gpus or args.address:
+        return _many_starts(args, problem, iterations)
+    callbacks = [] if args.quiet else [ProgressBar(iterations, args.seconds)]
+    search = ALGORITHMS[args.algorithm](problem, backend=args.backend, seed=args.seed, callbacks=callbacks,
+                                        **_polish_option(args, problem))
+    print(f"{search.algorithm} on {problem.name} (n = {problem.n}, {problem.neighbourhood!r}), "
+          f"backend {search.backend.name}", file=sys.stderr)
+    return search.run(iterations, seconds=args.seconds, target=problem.best_known)
 
 
 def _many_starts(args, problem, iterations):
@@ -179,15 +245,11 @@ def _many_starts(args, problem, iterations):
     options = dict(starts=args.starts, seed=args.seed, backend=args.backend)
     if args.exchange_every is not None:
         options["exchange_every"] = args.exchange_every
-    try:
-        if args.gpus or args.address:
-            from .parallel.distributed import RayMultiStart
-            runner = RayMultiStart(args.algorithm, problem, workers=args.gpus, address=args.address, **options)
-        else:
-            runner = MultiStart(args.algorithm, problem, **options)
-    except (ValueError, BackendUnavailable) as exc:
-        print(f"lsmgpu: {exc}", file=sys.stderr)
-        return None
+    if args.gpus or args.address:
+        from .parallel.distributed import RayMultiStart
+        runner = RayMultiStart(args.algorithm, problem, workers=args.gpus, address=args.address, **options)
+    else:
+        runner = MultiStart(args.algorithm, problem, **options)
     print(f"{args.starts} starts of {args.algorithm} on {problem.name} (n = {problem.n}, "
           f"{problem.neighbourhood!r})", file=sys.stderr)
     batched = getattr(runner, "batched", False)
@@ -205,23 +267,28 @@ def _many_starts(args, problem, iterations):
         hooks["progress"] = lambda k, r: bar.update()
     try:
         multi = runner.run(iterations, seconds=args.seconds, target=problem.best_known, **hooks)
-    except BackendUnavailable as exc:
-        print(f"lsmgpu: {exc}", file=sys.stderr)
-        return None
     finally:
         if bar is not None:
             bar.close()
     print(multi.summary(), file=sys.stderr)
     if multi.best is None:
+        if multi.status == "interrupted":
+            raise Terminated() if _TERMINATED[0] else KeyboardInterrupt()
         print("lsmgpu: no start finished", file=sys.stderr)
         return None
+    if multi.status == "interrupted":
+        return dataclasses.replace(multi.best, status="interrupted")
     return multi.best
 
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="lsmgpu: %(message)s")
-    return compare_command(args) if args.command == "compare" else solve(args)
+    try:
+        return compare_command(args) if args.command == "compare" else solve(args)
+    except KeyboardInterrupt:
+        print("lsmgpu: interrupted before a solution existed; nothing written", file=sys.stderr)
+        return EXIT_CODES["SIGINT"]
 
 
 if __name__ == "__main__":

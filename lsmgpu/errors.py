@@ -22,4 +22,9 @@ class KernelLaunchError(LsmgpuError):
 
     def __init__(self, message: str, grid=None, block=None):
         super().__init__(f"{message} (grid={grid}, block={block})")
-        self.grid, self.block = grid, block
+        self.message, self.grid, self.block = message, grid, block
+
+
+class BackendFallback(UserWarning):
+    """A search runs on the CPU where another backend was asked for or would have been chosen
+    (``backend="auto"`` without a GPU, a neighbourhood without device code): said, never silent."""

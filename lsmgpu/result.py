@@ -5,7 +5,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["SearchResult", "STATUSES"]
+__all__ = ["SearchResult", "STATUSES", "HISTORIES"]
+
+#: what a search's ``history`` keeps: each new best (bounded), or every iteration
+HISTORIES = ("improvements", "all")
 
 #: why a search stopped
 STATUSES = ("iterations", "evaluations", "seconds", "target", "stagnation",
@@ -17,7 +20,10 @@ STATUSES = ("iterations", "evaluations", "seconds", "target", "stagnation",
 class SearchResult:
     """The best solution found and how the search got there.
 
-    ``history`` holds the current fitness after every iteration (index 0: the start);
+    ``history``: with the search's ``history="improvements"`` (the default: memory bounded by
+    the improvements, not the iterations) the start fitness and then each new best; with
+    ``history="all"`` the current fitness after every iteration (index 0: the start; 8 bytes an
+    iteration);
     ``improvements`` holds (iteration, seconds, best fitness) each time the best improved;
     ``timings`` holds seconds per phase (``evaluate``, ``select``, ``apply``, ``transfer``,
     ``host``) as measured by the backend.

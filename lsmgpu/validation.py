@@ -1,16 +1,32 @@
-"""Input checks shared by the problems: each raises ValueError naming the field."""
+"""Input checks shared by the problems, the searches and the multi-starts: each raises ValueError
+or TypeError naming the argument (and its owner), never a NumPy message without the name."""
 from __future__ import annotations
+
+import numbers
 
 import numpy as np
 
+__all__ = ["check_square", "check_size", "check_count", "check_seconds", "check_number", "check_flag",
+           "check_seed", "INT32_MAX"]
+
+#: the largest value a 32-bit signed integer holds (GPU edge lengths, tabu stamps, step counters)
+INT32_MAX = 2**31 - 1
+
 
 def check_square(owner: str, name: str, a, dtype=None) -> np.ndarray:
-    """``a`` as a finite square matrix, or ValueError "Owner: `name` must be ..."."""
-    a = np.asarray(a, dtype=dtype)
+    """``a`` as a finite square numeric matrix, or ValueError "Owner: `name` must be ..."."""
+    try:
+        a = np.asarray(a, dtype=dtype)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise ValueError(f"{owner}: `{name}` must be a square matrix of numbers ({exc})") from None
     if a.ndim != 2 or a.shape[0] != a.shape[1]:
         raise ValueError(f"{owner}: `{name}` must be a square matrix, got shape {a.shape}")
+    if a.dtype.kind not in "iuf" or a.dtype == object:
+        raise ValueError(f"{owner}: `{name}` must hold numbers, got {a.dtype} entries")
     if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
         raise ValueError(f"{owner}: `{name}` contains NaN or infinity")
+    if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"{owner}: `{name}` has entries of 2^63 or more, more than 64-bit arithmetic holds")
     return a
 
 
@@ -18,3 +34,59 @@ def check_size(owner: str, n: int, minimum: int) -> None:
     """Raise ValueError unless the instance has at least ``minimum`` elements."""
     if n < minimum:
         raise ValueError(f"{owner}: n must be >= {minimum}, got {n}")
+
+
+def _is_integer(value) -> bool:
+    return isinstance(value, (numbers.Integral, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def check_count(owner: str, name: str, value, minimum: int = 0, maximum: int | None = None) -> int | None:
+    """``value`` as an int in [minimum, maximum] (None passes through); True/False, floats and
+    strings are refused, NumPy integers accepted."""
+    if value is None:
+        return None
+    if not _is_integer(value):
+        raise TypeError(f"{owner}: `{name}` must be an integer, got {value!r} ({type(value).__name__})")
+    value = int(value)
+    if value < minimum or (maximum is not None and value > maximum):
+        bound = f">= {minimum}" if maximum is None else f"in [{minimum}, {maximum}]"
+        raise ValueError(f"{owner}: `{name}` must be an integer {bound}, got {value}")
+    return value
+
+
+def check_number(owner: str, name: str, value) -> float | None:
+    """``value`` as a finite real number (None passes through)."""
+    if value is None:
+        return None
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.integer, np.floating)):
+        raise TypeError(f"{owner}: `{name}` must be a number, got {value!r} ({type(value).__name__})")
+    if not np.isfinite(value):
+        raise ValueError(f"{owner}: `{name}` must be a finite number, got {value!r}")
+    return value
+
+
+def check_seconds(owner: str, value) -> float | None:
+    """A time budget: a finite number of seconds >= 0 (None passes through)."""
+    value = check_number(owner, "seconds", value)
+    if value is not None and value < 0:
+        raise ValueError(f"{owner}: `seconds` must be >= 0, got {value!r}")
+    return None if value is None else float(value)
+
+
+def check_flag(owner: str, name: str, value) -> bool:
+    """A yes/no option: True or False only (a string such as "no" is refused, not taken as true)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{owner}: `{name}` must be True or False, got {value!r}")
+    return bool(value)
+
+
+def check_seed(owner: str, seed):
+    """A seed for numpy.random.default_rng: None, an integer >= 0, a SeedSequence or a Generator."""
+    if seed is None or isinstance(seed, (np.random.SeedSequence, np.random.Generator)):
+        return seed
+    if not _is_integer(seed):
+        raise TypeError(f"{owner}: `seed` must be None, an integer >= 0, a numpy SeedSequence or Generator, "
+                        f"got {seed!r} ({type(seed).__name__})")
+    if seed < 0:
+        raise ValueError(f"{owner}: `seed` must be >= 0, got {seed}")
+    return int(seed)

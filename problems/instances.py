@@ -24,6 +24,8 @@ def resolve_path(instance) -> Path:
     path = Path(instance)
     if path.is_file():
         return path
+    if path.is_dir():
+        raise IsADirectoryError(f"{instance} is a folder, not an instance file (.tsp, .dat, .ppp or .col)")
     if path.suffix or path.parent != Path("."):
         raise FileNotFoundError(f"no such instance file: {instance}")
     return shipped(str(instance))

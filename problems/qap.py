@@ -18,10 +18,24 @@ __all__ = ["QAP", "read_qaplib", "read_solution"]
 
 
 def _integers(path: Path, what: str) -> np.ndarray:
+    """Every whitespace-separated token of the file as int64; ValueError naming the file, the line
+    and the token that is not an integer or does not fit in 64 bits."""
+    text = Path(path).read_text()
     try:
-        return np.array(Path(path).read_text().split(), dtype=np.int64)
-    except ValueError as exc:
-        raise ValueError(f"QAP: {Path(path).name} is not a QAPLIB {what} file: {exc}") from None
+        return np.array(text.split(), dtype=np.int64)
+    except (ValueError, OverflowError):
+        pass
+    for number, line in enumerate(text.splitlines(), 1):
+        for token in line.split():
+            try:
+                value = int(token)
+            except ValueError:
+                raise ValueError(f"QAP: {Path(path).name} is not a QAPLIB {what} file: line {number} holds "
+                                 f"{token!r}, not an integer") from None
+            if not -2**63 <= value < 2**63:
+                raise ValueError(f"QAP: {Path(path).name} line {number}: the entry {token} does not fit in "
+                                 "64 bits") from None
+    raise ValueError(f"QAP: {Path(path).name} is not a QAPLIB {what} file")
 
 
 def read_qaplib(path) -> tuple[np.ndarray, np.ndarray]:

@@ -13,7 +13,7 @@ import numpy as np
 
 from lsmgpu import CandidateThreeOpt, CandidateTwoOpt, DeviceArray, OrOpt, Permutation, Problem, Swap, ThreeExchange, TwoOpt
 from lsmgpu.neighbourhoods import OverCandidates
-from lsmgpu.validation import check_size, check_square
+from lsmgpu.validation import INT32_MAX, check_size, check_square
 
 from .candidates import greedy_tour, hilbert_tour, quadrant_candidates
 from .distances import distance, geo_radians
@@ -164,6 +164,9 @@ class TSP(Problem):
             if not np.all(m == np.round(m)) or m.min() < 0:
                 raise ValueError("TSP: `matrix` must hold non-negative integers")
             n = m.shape[0]
+            if m.size and m.max() > INT32_MAX:
+                raise ValueError(f"TSP: `matrix` holds a distance of {m.max():.6g}; distances must stay below 2^31 "
+                                 "(edge lengths are 32-bit integers on both backends)")
             self.matrix = m.astype(np.int32)
             np.fill_diagonal(self.matrix, 0)
         else:
@@ -176,6 +179,10 @@ class TSP(Problem):
                 raise ValueError("TSP: `coords` contain NaN or infinite values")
             n = c.shape[0]
             self.coords = geo_radians(c) if self.weight_type == "GEO" else c
+            span = float(np.hypot(*(c.max(axis=0) - c.min(axis=0)))) if n else 0.0
+            if self.weight_type != "GEO" and span + 1 > INT32_MAX:
+                raise ValueError(f"TSP: `coords` span {span:.6g} units; edge lengths must stay below 2^31 "
+                                 "(32-bit integers on both backends): scale the coordinates down")
             self.matrix = None
         check_size("TSP", n, 4)
         self.name, self.best_known, self.start = name, best_known, start

@@ -91,6 +91,18 @@ def _matrix(path, values, n, fmt) -> np.ndarray:
     return m.astype(np.int64)
 
 
+def _check_node_ids(path, ids: np.ndarray, n: int) -> None:
+    """Node ids must be the integers 1..DIMENSION, each once: ValueError naming the line of the
+    section that breaks it (a repeated or out-of-range id would silently make another instance)."""
+    seen = np.zeros(n + 1, dtype=bool)
+    for line, node in enumerate(ids, 1):
+        if node != int(node) or not 1 <= node <= n:
+            raise _fail(path, f"NODE_COORD_SECTION line {line}: node id {node:g} is not an integer in 1..{n} (DIMENSION)")
+        if seen[int(node)]:
+            raise _fail(path, f"NODE_COORD_SECTION line {line}: node id {int(node)} appears twice")
+        seen[int(node)] = True
+
+
 def read_tsplib(path) -> TsplibInstance:
     """Parse a TSPLIB ``.tsp`` file; raise ValueError naming the file and the fault."""
     path = Path(path)
@@ -116,7 +128,10 @@ def read_tsplib(path) -> TsplibInstance:
         values = _numbers(path, lines, "NODE_COORD_SECTION")
         if values.size != 3 * n:
             raise _fail(path, "NODE_COORD_SECTION lines must be 'index x y'")
-        coords = values.reshape(n, 3)[:, 1:].copy()
+        table = values.reshape(n, 3)
+        _check_node_ids(path, table[:, 0], n)
+        coords = np.empty((n, 2))
+        coords[table[:, 0].astype(np.int64) - 1] = table[:, 1:]    # rows in node order
         return TsplibInstance(name, n, wtype, coords, None)
     if wtype == "EXPLICIT":
         fmt = header.get("EDGE_WEIGHT_FORMAT", "").upper()

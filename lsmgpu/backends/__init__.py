@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import logging
+import warnings
 
-from ..errors import BackendUnavailable
+from ..errors import BackendFallback, BackendUnavailable
 from .cpu import CpuBackend
 
-__all__ = ["resolve", "evaluator_for", "CpuBackend", "cuda_available"]
+__all__ = ["resolve", "evaluator_for", "CpuBackend", "cuda_available", "BackendFallback"]
 
 log = logging.getLogger("lsmgpu")
 
@@ -24,7 +25,8 @@ def resolve(backend, problem=None):
     """A backend object from ``"auto" | "cpu" | "cuda"`` or a backend instance.
 
     ``auto`` takes CUDA when PyCUDA and a GPU are there and the problem can evaluate its
-    neighbourhood there (Problem.unsupported), else the CPU, and logs which and why.
+    neighbourhood there (Problem.unsupported), else the CPU, with a BackendFallback warning that
+    says why. ``cuda`` for a problem that cannot run there is a TypeError saying why.
     """
     if not isinstance(backend, str):
         if not hasattr(backend, "evaluator"):
@@ -33,28 +35,32 @@ def resolve(backend, problem=None):
     if backend == "cpu":
         return CpuBackend()
     if backend == "cuda":
+        reason = problem.unsupported(problem.neighbourhood, "cuda") if problem is not None else None
+        if reason:
+            raise TypeError(f"backend 'cuda': {reason}")
         from .cuda import CudaBackend
         return CudaBackend()
     if backend != "auto":
         raise ValueError(f"`backend` must be 'auto', 'cpu' or 'cuda', got {backend!r}")
     reason = problem.unsupported(problem.neighbourhood, "cuda") if problem is not None else None
     if reason:
-        log.info("backend auto: %s; using the CPU", reason)
+        warnings.warn(f"backend auto: {reason}; using the CPU", BackendFallback, stacklevel=3)
         return CpuBackend()
     ok, why = cuda_available()
     if ok:
         from .cuda import CudaBackend
         log.info("backend auto: using CUDA on %s", why)
         return CudaBackend()
-    log.info("backend auto: CUDA unavailable (%s), using the CPU", why)
+    warnings.warn(f"backend auto: CUDA unavailable ({why}), using the CPU", BackendFallback, stacklevel=3)
     return CpuBackend()
 
 
 def evaluator_for(backend, problem):
     """An evaluator of ``problem`` (its neighbourhood) on ``backend``, or on the CPU where that
-    backend cannot evaluate it (logged: e.g. an ILS polish neighbourhood without device code)."""
+    backend cannot evaluate it (a BackendFallback warning: e.g. an ILS polish neighbourhood
+    without device code)."""
     reason = problem.unsupported(problem.neighbourhood, backend.name) if backend.name != "cpu" else None
     if reason:
-        log.info("%s; it runs on the CPU", reason)
+        warnings.warn(f"{reason}; it runs on the CPU", BackendFallback, stacklevel=3)
         backend = CpuBackend()
     return backend.evaluator(problem, problem.neighbourhood)

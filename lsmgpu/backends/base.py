@@ -31,7 +31,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 __all__ = ["Query", "Selection", "Evaluator", "BatchEvaluator", "BatchChunk", "STOP_CODES", "select_in",
-           "first_class", "TENURE_BLOCK"]
+           "first_class", "TENURE_BLOCK", "MAX_TENURE", "DEVICE_STEP_LIMIT"]
+
+#: the longest tabu tenure: tabu stamps (iteration + 1 + tenure) are 32-bit integers on the GPU
+MAX_TENURE = 2**30
+#: iterations a CUDA run can count: its step counters and tabu stamps are 32-bit on the GPU
+DEVICE_STEP_LIMIT = 2**31 - 1 - MAX_TENURE - 1
 
 #: tabu tenures are drawn this many at a time per search (one generator call), and a batch
 #: evaluator holds this many per start (a power of two: the GPU indexes them by step & (it - 1))
@@ -102,6 +107,9 @@ class Evaluator:
 
     backend: str = ""
     device: str = ""
+    #: the most iterations one run can count here (None: no limit); a search reaching it stops
+    #: with status "iterations" and says so
+    max_steps: int | None = None
 
     def __init__(self, problem, neighbourhood):
         self.problem = problem
@@ -159,6 +167,10 @@ class Evaluator:
     def close(self) -> None:
         """Release device resources."""
 
+    def finish(self) -> None:
+        """Wait for the backend's queued work, raising a fault no result has read yet (the end of a
+        run: the searches call it before building their result)."""
+
     def move_at(self, index: int, step: int = 0) -> np.ndarray:
         """The move of flat index ``index`` around the current solution."""
         if self.neighbourhood.static:
@@ -189,13 +201,15 @@ STOP_CODES = {1: "no_admissible_move", 2: "target", 3: "stagnation"}
 class BatchChunk:
     """What a batch evaluator reports for a chunk of iterations: ``made[k]`` iterations of start
     k, its signed fitness after each in ``values[k]`` (starts x count), its stop code (0: none,
-    else a key of STOP_CODES), and whether Ctrl-C cut the chunk short (the iterations reported
-    were made)."""
+    else a key of STOP_CODES), whether Ctrl-C cut the chunk short (the iterations reported
+    were made), and ``steps``: the iterations the chunk covered when the deadline or Ctrl-C cut
+    it short (None: all ``count``)."""
 
     made: np.ndarray
     values: np.ndarray
     code: np.ndarray
     interrupted: bool = field(default=False)
+    steps: int | None = None
 
 
 class BatchEvaluator:
@@ -206,16 +220,19 @@ class BatchEvaluator:
     * ``load(xs, current)``: start solutions (starts x n) and their signed fitness; fresh tabu memory;
     * ``restart(starts, xs, current)``: those starts go on from new solutions (islands);
     * ``set_tenures(table)``: the tenures of the next TENURE_BLOCK iterations, a row per start;
-    * ``advance(step, count, rules, stagnation, target, ledger)``: up to ``count`` iterations of
-      every active start under ``rules`` (a Query), with the stop tests (target, stagnation, no
-      admissible move) made per start: a :class:`BatchChunk`. ``ledger`` holds the host's account
-      of the starts (current, best, since, active), which a backend that keeps them itself ignores;
+    * ``advance(step, count, rules, stagnation, target, ledger, deadline=None)``: up to ``count``
+      iterations of every active start under ``rules`` (a Query), with the stop tests (target,
+      stagnation, no admissible move) made per start: a :class:`BatchChunk`. ``ledger`` holds the
+      host's account of the starts (current, best, since, active), which a backend that keeps them
+      itself ignores; a backend that steps iterations on the host stops the chunk at ``deadline``
+      (a time.perf_counter() value), one that queues them on a device may ignore it;
     * ``best_solutions()``: each start's best solution; ``close()``.
     """
 
     backend: str = ""
     device: str = ""
     timings: dict
+    max_steps: int | None = None
 
     def load(self, xs: np.ndarray, current: np.ndarray) -> None:
         raise NotImplementedError
@@ -226,7 +243,7 @@ class BatchEvaluator:
     def set_tenures(self, table: np.ndarray) -> None:
         raise NotImplementedError
 
-    def advance(self, step: int, count: int, rules: Query, stagnation, target, ledger) -> BatchChunk:
+    def advance(self, step: int, count: int, rules: Query, stagnation, target, ledger, deadline=None) -> BatchChunk:
         raise NotImplementedError
 
     def best_solutions(self) -> np.ndarray:

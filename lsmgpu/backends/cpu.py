@@ -138,10 +138,10 @@ class CpuBatchEvaluator(BatchEvaluator):
             self.evaluators[k].enable_tabu()
             self.current[k] = value
 
-    def advance(self, step, count, rules, stagnation, target, ledger) -> BatchChunk:
+    def advance(self, step, count, rules, stagnation, target, ledger, deadline=None) -> BatchChunk:
         """``count`` iterations stepped one at a time, with the stop tests the GPU's batch
         kernels make, from the ledger's account of the starts (read, not changed). Ctrl-C
-        keeps the iterations made so far (``interrupted``)."""
+        keeps the iterations made so far (``interrupted``); so does ``deadline``."""
         B = self.starts
         current, best = ledger.current.copy(), ledger.best.copy()
         since, active = ledger.since.copy(), ledger.active.copy()
@@ -153,7 +153,7 @@ class CpuBatchEvaluator(BatchEvaluator):
             try:
                 delta, found = self.iterate(step + i, rules)
             except KeyboardInterrupt:
-                return BatchChunk(made, values, code, interrupted=True)
+                return BatchChunk(made, values, code, interrupted=True, steps=i)
             code[active & ~found] = 1
             moved = active & found
             active &= found
@@ -176,6 +176,8 @@ class CpuBatchEvaluator(BatchEvaluator):
             self.active = active.copy()
             if not active.any():
                 break
+            if deadline is not None and time.perf_counter() >= deadline:
+                return BatchChunk(made, values, code, steps=i + 1)
         return BatchChunk(made, values, code)
 
     def iterate(self, step: int, rules: Query):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import tempfile
 import time
 from typing import Callable
 
@@ -116,8 +117,10 @@ class WaveTuner:
     def _save(self) -> None:
         if not self.cache_path:
             return
-        try:
-            with open(self.cache_path, "w") as f:
+        try:      # written whole to a private file, then renamed: two processes never clobber it
+            fd, temporary = tempfile.mkstemp(dir=os.path.dirname(self.cache_path), suffix=".tmp")
+            with os.fdopen(fd, "w") as f:
                 json.dump({k: list(v) for k, v in self.memory.items()}, f)
+            os.replace(temporary, self.cache_path)
         except OSError as exc:
             log.warning("tuning cache not written: %s", exc)

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..backends import resolve
 from ..backends.base import TENURE_BLOCK, Query
+from ..budget import Budget
 from ..result import SearchResult
 from ..search import TabuSearch
 from .ledger import Ledger
@@ -34,7 +35,8 @@ __all__ = ["BatchTabuSearch", "batch_unsupported"]
 log = logging.getLogger("lsmgpu")
 
 #: TabuSearch options the batch honours
-OPTIONS = {"backend", "tenure", "aspiration", "forced_after", "neighbourhood", "exchange_every", "exchange_strength"}
+OPTIONS = {"backend", "tenure", "aspiration", "forced_after", "neighbourhood", "exchange_every", "exchange_strength",
+           "history"}
 #: iterations per chunk: what the GPU runs without the host (one launch of the device-resident
 #: kernel, or 64 queued launches); the time limit, Ctrl-C and a driver's stop request are looked
 #: at between chunks
@@ -71,9 +73,11 @@ class BatchTabuSearch:
     """
 
     def __init__(self, problem, seeds, *, backend="auto", tenure=None, aspiration=True, forced_after=None,
-                 neighbourhood=None, exchange_every: int | None = None, exchange_strength: int | None = None):
+                 neighbourhood=None, exchange_every: int | None = None, exchange_strength: int | None = None,
+                 history: str = "improvements"):
         template = TabuSearch(problem, backend=backend, tenure=tenure, aspiration=aspiration,
-                              forced_after=forced_after, neighbourhood=neighbourhood)   # checks the options once
+                              forced_after=forced_after, neighbourhood=neighbourhood, history=history)  # checks them once
+        self.every_iteration = template.keep_every_iteration
         self.problem, self.neighbourhood = template.problem, template.neighbourhood
         if callable(template.tenure):
             raise ValueError("BatchTabuSearch: a tenure function is not batched; use a (low, high) range")
@@ -113,61 +117,101 @@ class BatchTabuSearch:
     def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None,
             should_stop=None, on_chunk=None):
         """Run every start; returns a MultiStartResult (``progress(k, result)`` per start at the
-        end). ``should_stop()``, asked between chunks of iterations, ends the batch like Ctrl-C
-        (a driver stopping its workers); ``on_chunk(iterations, best)`` reports the iterations
-        made so far and the best fitness of all starts after each chunk (a progress bar)."""
+        end). ``seconds`` counts from this call, the start solutions and the backend's set-up
+        included; a chunk of iterations is sized from the measured time of an iteration so that
+        the batch ends within about one iteration of the budget. ``should_stop()``, asked between
+        chunks, ends the batch like Ctrl-C (a driver stopping its workers); ``on_chunk(iterations,
+        best)`` reports the iterations made so far and the best fitness of all starts after each
+        chunk (a progress bar). Ctrl-C in any phase returns every start's best so far."""
+        t0 = time.perf_counter()
+        budget = Budget.checked("MultiStart", iterations, None, seconds, target, stagnation, required=True)
         problem, sense, B = self.problem, self.problem.sense, len(self.seeds)
-        evaluator = self.backend.batch_evaluator(problem, self.neighbourhood, B)
-        t0 = time.perf_counter()      # as a single search's clock: from the start solutions on
-        rngs = [np.random.default_rng(s) for s in self.seeds]
-        xs = np.stack([problem.encoding.validate(problem.initial_solution(r)) for r in rngs])
-        ledger = Ledger(np.array([sense * problem.fitness(x) for x in xs], dtype=problem.fitness_dtype),
-                        self.neighbourhood.size)
-        evaluator.load(xs, ledger.current)
-        goal = None if target is None else sense * target
-        overall, step = "done", 0
-        exchange_rng = np.random.default_rng(np.random.SeedSequence(self.seeds[0].entropy, spawn_key=(0xE8C4,)))
+        xs = ledger = evaluator = None
+        loaded, overall, step = False, "done", 0
         try:
-            while ledger.active.any() and not (iterations is not None and step >= iterations):
-                if should_stop is not None and should_stop():
-                    raise KeyboardInterrupt
-                if step % TENURE_BLOCK == 0:
-                    evaluator.set_tenures(self._tenures(rngs))
-                count = min(CHUNK, TENURE_BLOCK - step % TENURE_BLOCK, (iterations - step) if iterations is not None else CHUNK,
-                            (self.exchange_every - step % self.exchange_every) if self.exchange_every else CHUNK)
-                chunk = evaluator.advance(step, count, self.rules, stagnation, goal, ledger)
-                step += count
-                elapsed = time.perf_counter() - t0
-                ledger.record(chunk.made, chunk.values, chunk.code, elapsed, sense, iterations)
-                if on_chunk is not None:
-                    on_chunk(step, ledger.best.min().item() * sense)
-                if chunk.interrupted:
-                    raise KeyboardInterrupt
-                if "target" in ledger.status:
-                    ledger.stop(ledger.active, "stopped")
-                    overall = "target"
-                    break
-                if seconds is not None and elapsed >= seconds and not (iterations is not None and step >= iterations):
-                    ledger.stop(ledger.active, "seconds")
-                    overall = "seconds"
-                    break
-                if self.exchange_every and step % self.exchange_every == 0:
-                    self._exchange(evaluator, ledger, exchange_rng)
+            rngs = [np.random.default_rng(s) for s in self.seeds]
+            xs = np.stack([problem.encoding.validate(problem.initial_solution(r)) for r in rngs])
+            ledger = Ledger(np.array([sense * problem.fitness(x) for x in xs], dtype=problem.fitness_dtype),
+                            self.neighbourhood.size, self.every_iteration)
+            evaluator = self.backend.batch_evaluator(problem, self.neighbourhood, B)
+            evaluator.load(xs, ledger.current)
+            loaded = True
+            overall, step = self._iterate(evaluator, ledger, rngs, budget, t0, should_stop, on_chunk)
         except KeyboardInterrupt:
             overall = "interrupted"
             log.warning("batched tabu search interrupted near iteration %d; returning the best so far", step)
-        ledger.stop(ledger.active, "iterations" if iterations is not None and step >= iterations else "interrupted")
         elapsed = time.perf_counter() - t0
-        best_x = evaluator.best_solutions()
+        if ledger is None:          # interrupted before the start solutions existed
+            return MultiStartResult.gather([None] * B, elapsed, overall, sense)
+        done = iterations is not None and step >= iterations
+        ledger.stop(ledger.active, "iterations" if done else ("seconds" if overall == "seconds" else "interrupted"))
+        best_x = evaluator.best_solutions() if loaded else xs
+        device = evaluator.device if evaluator is not None else getattr(self.backend, "device", "")
+        timings = dict(evaluator.timings) if evaluator is not None else {}
         results = []
         for k in range(B):
             results.append(SearchResult(
                 solution=best_x[k].copy(), fitness=problem.fitness(best_x[k]), iterations=int(ledger.done[k]),
                 evaluations=int(ledger.evaluations[k]), seconds=elapsed,
-                history=ledger.history(k) * sense, improvements=ledger.improvements[k],
-                backend=self.backend.name, device=evaluator.device, status=ledger.status[k],
-                timings=dict(evaluator.timings), algorithm="TabuSearch", problem=problem.name))
+                history=ledger.history(k, sense), improvements=ledger.improvements[k],
+                backend=self.backend.name, device=device, status=ledger.status[k] or overall,
+                timings=timings, algorithm="TabuSearch", problem=problem.name))
             if progress is not None:
                 progress(k, results[k])
-        evaluator.close()
-        return MultiStartResult.gather(results, elapsed, overall, sense, {k: evaluator.device for k in range(B)})
+        if evaluator is not None:
+            evaluator.close()
+        return MultiStartResult.gather(results, elapsed, overall, sense, {k: device for k in range(B)})
+
+    def _iterate(self, evaluator, ledger, rngs, budget, t0, should_stop, on_chunk) -> tuple[str, int]:
+        """Chunks of iterations until a stop criterion fires: (overall status, iterations made)."""
+        sense, iterations, seconds = self.problem.sense, budget.iterations, budget.seconds
+        goal = None if budget.target is None else sense * budget.target
+        deadline = None if seconds is None else t0 + seconds
+        exchange_rng = np.random.default_rng(np.random.SeedSequence(self.seeds[0].entropy, spawn_key=(0xE8C4,)))
+        step, per_iteration = 0, None
+        while ledger.active.any() and not (iterations is not None and step >= iterations):
+            if should_stop is not None and should_stop():
+                raise KeyboardInterrupt
+            if deadline is not None and time.perf_counter() >= deadline:
+                ledger.stop(ledger.active, "seconds")
+                return "seconds", step
+            if evaluator.max_steps is not None and step >= evaluator.max_steps:
+                log.warning("batched tabu search: %d iterations is the most the device counts in one run; "
+                            "stopping with the best so far", evaluator.max_steps)
+                ledger.stop(ledger.active, "iterations")
+                return "done", step
+            if step % TENURE_BLOCK == 0:
+                evaluator.set_tenures(self._tenures(rngs))
+            count = min(CHUNK, TENURE_BLOCK - step % TENURE_BLOCK, (evaluator.max_steps or step + CHUNK) - step,
+                        (iterations - step) if iterations is not None else CHUNK,
+                        (self.exchange_every - step % self.exchange_every) if self.exchange_every else CHUNK,
+                        chunk_for(deadline, per_iteration))
+            began = time.perf_counter()
+            chunk = evaluator.advance(step, count, self.rules, budget.stagnation, goal, ledger, deadline=deadline)
+            steps = count if chunk.steps is None else chunk.steps
+            if steps:
+                per_iteration = (time.perf_counter() - began) / steps
+            step += steps
+            elapsed = time.perf_counter() - t0
+            ledger.record(chunk.made, chunk.values, chunk.code, elapsed, sense, iterations)
+            if on_chunk is not None:
+                on_chunk(step, ledger.best.min().item() * sense)
+            if chunk.interrupted:
+                raise KeyboardInterrupt
+            if "target" in ledger.status:
+                ledger.stop(ledger.active, "stopped")
+                return "target", step
+            if self.exchange_every and step % self.exchange_every == 0:
+                self._exchange(evaluator, ledger, exchange_rng)
+        return "done", step
+
+
+def chunk_for(deadline: float | None, per_iteration: float | None) -> int:
+    """Iterations in the next chunk under a deadline: one to measure an iteration's time, then what
+    leaves a quarter of the remaining time (so the last chunk ends about one iteration late at most)."""
+    if deadline is None:
+        return CHUNK
+    if per_iteration is None:
+        return 1
+    left = deadline - time.perf_counter()
+    return int(max(1, min(CHUNK, 0.25 * left / max(per_iteration, 1e-9))))

@@ -12,13 +12,14 @@ class Ledger:
     """The host's account of a batch, per start: current and best (signed) fitness, iterations
     since the best, iterations made, evaluations, history, improvements, and why it stopped.
     A chunk is taken in with array operations over the starts (a batch of 256 starts records
-    a chunk every few milliseconds); histories are gathered per start every HISTORY_FLUSH
-    chunks."""
+    a chunk every few milliseconds); with ``every_iteration`` histories are gathered per start
+    every HISTORY_FLUSH chunks, else a start's history is its start and each new best."""
 
     HISTORY_FLUSH = 16
 
-    def __init__(self, current: np.ndarray, size: int):
+    def __init__(self, current: np.ndarray, size: int, every_iteration: bool = False):
         B = len(current)
+        self.every_iteration = every_iteration
         self.current, self.best, self.size = current.copy(), current.copy(), size
         self.since = np.zeros(B, dtype=np.int64)
         self.done = np.zeros(B, dtype=np.int64)
@@ -52,9 +53,10 @@ class Ledger:
             self.since[rows] = np.where(improved, m - 1 - last, self.since[rows] + m)
             self.current[rows[made_any]] = v[ends, np.maximum(m - 1, 0)][made_any]
             self.done[rows] += m
-            self._pending.append((rows, m, v.copy()))
-            if len(self._pending) >= self.HISTORY_FLUSH:
-                self._flush()
+            if self.every_iteration:
+                self._pending.append((rows, m, v.copy()))
+                if len(self._pending) >= self.HISTORY_FLUSH:
+                    self._flush()
         for r in np.flatnonzero(c):
             k = rows[r]
             self.status[k] = STOP_CODES[c[r]]
@@ -77,11 +79,14 @@ class Ledger:
             self._history[k].append(values[k][valid[k]])
         self._pending = []
 
-    def history(self, k: int) -> np.ndarray:
-        """Start k's signed fitness: at the start, then after each iteration."""
+    def history(self, k: int, sense: int) -> np.ndarray:
+        """Start k's fitness: at the start, then after each iteration (``every_iteration``) or at
+        each new best."""
+        if not self.every_iteration:
+            return np.array([self._history[k][0][0] * sense] + [f for _, _, f in self.improvements[k]])
         if self._pending:
             self._flush()
-        return np.concatenate(self._history[k])
+        return np.concatenate(self._history[k]) * sense
 
     def restart(self, starts, current) -> None:
         """Starts ``starts`` go on from new solutions of fitness ``current`` (islands)."""

@@ -12,8 +12,13 @@ nothing are reported as not run); a start that reaches ``target`` ends the multi
 """
 from __future__ import annotations
 
+import os
 import time
+import warnings
 
+from ..budget import Budget
+from ..search import TabuSearch
+from ..validation import check_flag
 from .batch import BatchTabuSearch, batch_unsupported
 from .result import MultiStartResult
 from .seeds import search_class, spawn_seeds
@@ -34,10 +39,17 @@ class MultiStart:
         self.search = search_class(search)
         self.problem, self.options = problem, options
         self.seeds = spawn_seeds(seed, starts)
-        self.batched = bool(batch) and batch_unsupported(self.search, options, problem) is None
+        why = "batch=False" if not check_flag("MultiStart", "batch", batch) else \
+            batch_unsupported(self.search, options, problem)
+        self.batched = why is None
         if not self.batched and options.get("exchange_every") is not None:
             raise ValueError("MultiStart: `exchange_every` makes batched tabu starts exchange solutions; "
-                             f"these starts run one after the other ({batch_unsupported(self.search, options, problem) or 'batch=False'})")
+                             f"these starts run one after the other ({why})")
+        if self.batched:
+            check_batch_memory(problem, len(self.seeds))
+        elif self.search is TabuSearch and batch:
+            warnings.warn(f"MultiStart: the tabu search starts run one after the other, not batched: {why}",
+                          stacklevel=2)
 
     def make(self, k: int):
         """The search of start k (seeded with its spawned seed)."""
@@ -47,20 +59,22 @@ class MultiStart:
             on_chunk=None) -> MultiStartResult:
         """Run the starts; ``progress(k, result)`` is called as each start ends, and for batched
         starts ``on_chunk(iterations, best)`` after every chunk of iterations."""
+        t0 = time.perf_counter()
+        Budget.checked("MultiStart", iterations, None, seconds, target, stagnation, required=self.search.needs_budget)
         if self.batched:
             return BatchTabuSearch(self.problem, self.seeds, **self.options).run(
-                iterations, seconds=seconds, target=target, stagnation=stagnation, progress=progress,
-                on_chunk=on_chunk)
-        t0 = time.perf_counter()
+                iterations, seconds=None if seconds is None else max(0.0, seconds - (time.perf_counter() - t0)),
+                target=target, stagnation=stagnation, progress=progress, on_chunk=on_chunk)
         results = [None] * len(self.seeds)
         status = "done"
         try:
             for k in range(len(self.seeds)):
+                search = self.make(k)
                 left = None if seconds is None else seconds - (time.perf_counter() - t0)
                 if left is not None and left <= 0:
                     status = "seconds"
                     break
-                results[k] = self.make(k).run(iterations, seconds=left, target=target, stagnation=stagnation)
+                results[k] = search.run(iterations, seconds=left, target=target, stagnation=stagnation)
                 if progress is not None:
                     progress(k, results[k])
                 if results[k].status in ("interrupted", "target"):
@@ -70,3 +84,20 @@ class MultiStart:
             status = "interrupted"
         return MultiStartResult.gather(results, time.perf_counter() - t0, status, self.problem.sense,
                                        {k: r.device for k, r in enumerate(results) if r is not None})
+
+
+def check_batch_memory(problem, starts: int) -> None:
+    """Refuse, before anything is allocated, a batch whose per-start arrays (solutions, best
+    solutions, tabu matrices, fitness histories) would not fit in half this machine's memory,
+    saying how many starts would."""
+    shape = problem.neighbourhood.tabu_shape() or (0, 0)
+    per_start = 3 * problem.n * 8 + shape[0] * shape[1] * 8 + 64 * 1024
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):      # not a POSIX system: no limit known
+        return
+    fit = memory // 2 // per_start
+    if starts > fit:
+        raise ValueError(f"MultiStart: {starts:,} batched starts of {problem.name} need about "
+                         f"{starts * per_start / 2**30:,.1f} GiB ({per_start:,} bytes each); at most {fit:,} fit "
+                         f"in half of this machine's {memory / 2**30:,.0f} GiB")

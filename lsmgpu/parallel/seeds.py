@@ -3,19 +3,48 @@
 whichever machine or process runs it."""
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from ..search import ALGORITHMS, LocalSearch
+from ..validation import check_count, check_seed
 
-__all__ = ["spawn_seeds", "search_class"]
+__all__ = ["spawn_seeds", "search_class", "SpawnedSeeds"]
 
 
-def spawn_seeds(seed, starts: int) -> list[np.random.SeedSequence]:
-    """The independent seed of each start."""
-    if not isinstance(starts, (int, np.integer)) or starts < 1:
-        raise ValueError(f"MultiStart: `starts` must be an integer >= 1, got {starts!r}")
-    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    return root.spawn(int(starts))
+class SpawnedSeeds(Sequence):
+    """The seeds of ``count`` starts spawned from ``root``, each made when asked for: item k equals
+    ``root.spawn(count)[k]`` (SeedSequence's spawn key is the parent's plus (k,)), so a million
+    starts cost nothing until they run."""
+
+    def __init__(self, root: np.random.SeedSequence, count: int):
+        self.root, self.count = root, count
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, k):
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(self.count))]
+        if not -self.count <= k < self.count:
+            raise IndexError(k)
+        k %= self.count
+        root = self.root
+        return np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key + (root.n_children_spawned + k,),
+                                      pool_size=root.pool_size)
+
+
+def spawn_seeds(seed, starts: int) -> SpawnedSeeds:
+    """The independent seed of each start: from an int, a SeedSequence, or a Generator (which
+    gives the root's entropy, so two multi-starts from one Generator differ, as two searches do)."""
+    starts = check_count("MultiStart", "starts", starts, 1)
+    seed = check_seed("MultiStart", seed)
+    if isinstance(seed, np.random.Generator):
+        root = np.random.SeedSequence(seed.integers(0, 2**63, size=4).tolist())
+    else:
+        root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    return SpawnedSeeds(root, starts)
 
 
 def search_class(search):

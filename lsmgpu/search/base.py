@@ -15,9 +15,11 @@ import numpy as np
 
 from ..backends import resolve
 from ..backends.base import Query
+from ..budget import Budget
 from ..callbacks import CallbackList, State
 from ..problem import Problem
-from ..result import SearchResult
+from ..result import HISTORIES, SearchResult
+from ..validation import check_seed
 
 __all__ = ["LocalSearch", "Stop"]
 
@@ -30,16 +32,6 @@ class Stop(Exception):
     def __init__(self, status: str):
         super().__init__(status)
         self.status = status
-
-
-def _check_budget(name, value, integer=True):
-    if value is None:
-        return None
-    if integer and (not isinstance(value, (int, np.integer)) or value < 0):
-        raise ValueError(f"run: `{name}` must be a non-negative integer, got {value!r}")
-    if not integer and (not np.isfinite(value) or value < 0):
-        raise ValueError(f"run: `{name}` must be a non-negative number, got {value!r}")
-    return value
 
 
 class LocalSearch:
@@ -55,13 +47,19 @@ class LocalSearch:
     initial : array, optional
         Start solution (else ``problem.initial_solution(rng)``).
     callbacks : Callback, function or list of them
+    history : "improvements" (default) or "all"
+        What ``SearchResult.history`` keeps: the start fitness and each new best, or the
+        current fitness after every iteration (8 bytes an iteration: 4 GB an hour at the GPU's
+        rate on a small neighbourhood).
     """
 
     algorithm = "LocalSearch"
     uses_tabu = False
+    #: the search never stops by itself (tabu search, ILS): run() refuses a budget that cannot end it
+    needs_budget = False
 
     def __init__(self, problem: Problem, *, neighbourhood=None, backend="auto", seed=None,
-                 initial=None, callbacks=None):
+                 initial=None, callbacks=None, history: str = "improvements"):
         if not isinstance(problem, Problem):
             raise TypeError(f"{self.algorithm}: `problem` must be a Problem, got {type(problem).__name__}")
         if neighbourhood is not None:
@@ -69,35 +67,36 @@ class LocalSearch:
         self.problem = problem
         self.neighbourhood = problem.neighbourhood
         self.backend = resolve(backend, problem)
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(check_seed(self.algorithm, seed))
         self.initial = None if initial is None else problem.encoding.validate(initial)
         self.callbacks = CallbackList(callbacks)
+        if history not in HISTORIES:
+            raise ValueError(f"{self.algorithm}: `history` must be one of {HISTORIES}, got {history!r}")
+        self.keep_every_iteration = history == "all"
         self.evaluator = None
 
     # --- the step API ---------------------------------------------------------------------
-    def start(self, iterations=None, evaluations=None, seconds=None, target=None, stagnation=None) -> None:
-        """Prepare a run with the given budget (any combination; none means until stuck)."""
-        self.budget = dict(iterations=_check_budget("iterations", iterations),
-                           evaluations=_check_budget("evaluations", evaluations),
-                           seconds=_check_budget("seconds", seconds, integer=False),
-                           stagnation=_check_budget("stagnation", stagnation))
-        if target is not None and not np.isfinite(target):
-            raise ValueError(f"run: `target` must be a finite number, got {target!r}")
+    def start(self, iterations=None, evaluations=None, seconds=None, target=None, stagnation=None, *,
+              t0: float | None = None) -> None:
+        """Prepare a run with the given budget (any combination; the step API may give none and
+        drive the iterations itself). The clock starts at ``t0`` (``run``'s call), else now: the start
+        solution, the backend's set-up (kernel builds, tuning) and a first descent all count.
+        The start solution is the best so far from the moment it exists."""
+        self.budget = Budget.checked(self.algorithm, iterations, evaluations, seconds, target, stagnation)
+        self.t0 = time.perf_counter() if t0 is None else t0
         self.target = None if target is None else self.problem.sense * target
+        self.iteration, self.evaluations, self.status = 0, 0, None
+        self.improvements: list[tuple[int, float, float]] = []
+        x = self.initial if self.initial is not None else self.problem.encoding.validate(
+            self.problem.initial_solution(self.rng))
+        self.current = self.problem.sense * self.problem.fitness(x)
+        self.best_x, self.best = np.array(x, dtype=self.problem.encoding.dtype), self.current
+        self.history = [self.current * self.problem.sense]
         if self.evaluator is None:
             self.evaluator = self.backend.evaluator(self.problem, self.neighbourhood)
         if self.uses_tabu:
             self.evaluator.enable_tabu()  # a fresh tabu memory for every run
-        x = self.initial if self.initial is not None else self.problem.encoding.validate(
-            self.problem.initial_solution(self.rng))
-        self.iteration = 0
-        self.evaluations = 0
-        self.status = None
-        self.t0 = time.perf_counter()
-        self.improvements: list[tuple[int, float, float]] = []
         self._load(x)
-        self.history = [self.current * self.problem.sense]
-        self.best_x, self.best = self.evaluator.x.copy(), self.current
         self._since_best = 0
         self._start_hook()
         self.callbacks.on_start(self)
@@ -120,8 +119,11 @@ class LocalSearch:
             self.status = stop.status
             return True
         self.iteration += 1
-        self.history.append(self.current * self.problem.sense)
+        if self.keep_every_iteration:
+            self.history.append(self.current * self.problem.sense)
         if self.current < self.best:
+            if not self.keep_every_iteration:
+                self.history.append(self.current * self.problem.sense)
             self.best, self.best_x = self.current, self.evaluator.x.copy()
             self._since_best = 0
             self.improvements.append((self.iteration, self.elapsed, self.best * self.problem.sense))
@@ -137,15 +139,24 @@ class LocalSearch:
         b = self.budget
         if self.target is not None and self.best <= self.target:
             return "target"
-        if b["iterations"] is not None and self.iteration >= b["iterations"]:
+        if b.iterations is not None and self.iteration >= b.iterations:
             return "iterations"
-        if b["evaluations"] is not None and self.evaluations >= b["evaluations"]:
+        limit = self.evaluator.max_steps if self.evaluator is not None else None
+        if limit is not None and self.iteration >= limit:
+            log.warning("%s: %d iterations is the most the %s backend counts in one run (32-bit counters "
+                        "on the device); stopping with the best so far", self.algorithm, limit, self.backend.name)
+            return "iterations"
+        if b.evaluations is not None and self.evaluations >= b.evaluations:
             return "evaluations"
-        if b["seconds"] is not None and self.elapsed >= b["seconds"]:
+        if b.seconds is not None and self.elapsed >= b.seconds:
             return "seconds"
-        if b["stagnation"] is not None and self._since_best >= b["stagnation"]:
+        if b.stagnation is not None and self._since_best >= b.stagnation:
             return "stagnation"
         return None
+
+    def _in_time(self) -> bool:
+        """Whether the time budget leaves room for more work (long phases look at it inside)."""
+        return self.budget.seconds is None or self.elapsed < self.budget.seconds
 
     @property
     def elapsed(self) -> float:
@@ -155,30 +166,50 @@ class LocalSearch:
         s = self.problem.sense
         return State(self.iteration, self.current * s, self.best * s, move, self.elapsed, self.evaluations)
 
+    def _unrecorded(self) -> list:
+        """Solutions the search holds that may beat the best recorded one (a descent cut short by
+        Ctrl-C or the clock has improved its current solution without an iteration ending)."""
+        return [] if self.evaluator is None or self.evaluator.x is None else [self.evaluator.x]
+
     def result(self) -> SearchResult:
-        """The SearchResult of the run so far."""
+        """The SearchResult of the run so far: the best solution seen, re-evaluated exactly. The
+        backend's queued work is waited for first, so a device fault is raised, not ignored."""
+        if self.evaluator is not None:
+            self.evaluator.finish()
         fitness = self.problem.fitness(self.best_x)  # exact, free of accumulated rounding
-        res = SearchResult(
+        sense = self.problem.sense
+        for x in self._unrecorded():
+            value = self.problem.fitness(x)
+            if sense * value < sense * fitness:
+                self.best_x, fitness = np.array(x, copy=True), value
+                self.best = min(self.best, sense * value)
+        evaluator = self.evaluator
+        return SearchResult(
             solution=self.best_x.copy(), fitness=fitness, iterations=self.iteration,
             evaluations=self.evaluations, seconds=self.elapsed,
             history=np.asarray(self.history), improvements=list(self.improvements),
-            backend=self.backend.name, device=self.evaluator.device,
-            status=self.status or "interrupted", timings=dict(self.evaluator.timings),
+            backend=self.backend.name, device=evaluator.device if evaluator else getattr(self.backend, "device", ""),
+            status=self.status or "interrupted", timings=dict(evaluator.timings) if evaluator else {},
             algorithm=self.algorithm, problem=self.problem.name)
-        return res
 
     def run(self, iterations=None, *, evaluations=None, seconds=None, target=None, stagnation=None) -> SearchResult:
-        """Run until a stop criterion fires; Ctrl-C returns the best solution so far."""
-        self.start(iterations, evaluations, seconds, target, stagnation)
+        """Run until a stop criterion fires; ``seconds`` counts from this call, set-up included.
+        Ctrl-C at any phase (start solution, kernel builds, first descent, iterations) returns
+        the best solution so far with status "interrupted"."""
+        t0 = time.perf_counter()
+        Budget.checked(self.algorithm, iterations, evaluations, seconds, target, stagnation, required=self.needs_budget)
+        self.status, self.best_x = None, None
         try:
-            if self._budget_spent() is None:
-                while not self.step():
-                    pass
-            else:
-                self.status = self._budget_spent()
+            self.start(iterations, evaluations, seconds, target, stagnation, t0=t0)
+            self.status = self._budget_spent()
+            while self.status is None and not self.step():
+                pass
         except KeyboardInterrupt:
             self.status = "interrupted"
-            log.warning("%s interrupted at iteration %d; returning the best so far", self.algorithm, self.iteration)
+            log.warning("%s interrupted at iteration %d; returning the best so far", self.algorithm,
+                        getattr(self, "iteration", 0))
+            if self.best_x is None:
+                raise      # not even a start solution yet: nothing to return
         result = self.result()
         self.callbacks.on_end(result)
         return result

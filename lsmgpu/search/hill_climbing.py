@@ -1,6 +1,7 @@
 """Hill climbing: best or first improvement, with random restarts."""
 from __future__ import annotations
 
+from ..validation import check_count
 from .base import LocalSearch, Stop
 
 __all__ = ["HillClimbing", "STRATEGIES"]
@@ -29,12 +30,10 @@ class HillClimbing(LocalSearch):
         super().__init__(problem, **options)
         if strategy not in STRATEGIES:
             raise ValueError(f"HillClimbing: `strategy` must be one of {STRATEGIES}, got {strategy!r}")
-        if not isinstance(restarts, int) or restarts < 0:
-            raise ValueError(f"HillClimbing: `restarts` must be an integer >= 0, got {restarts!r}")
+        restarts = check_count("HillClimbing", "restarts", restarts, 0)
         if patience is None:
             patience = 1 if self.neighbourhood.static else 10
-        if not isinstance(patience, int) or patience < 1:
-            raise ValueError(f"HillClimbing: `patience` must be an integer >= 1, got {patience!r}")
+        patience = check_count("HillClimbing", "patience", patience, 1)
         self.strategy, self.restarts, self.patience = strategy, restarts, patience
 
     def _start_hook(self):

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..backends import evaluator_for
 from ..neighbourhoods import Neighbourhood
+from ..validation import check_count
 from .base import LocalSearch
 from .hill_climbing import STRATEGIES
 
@@ -16,8 +17,10 @@ class IteratedLocalSearch(LocalSearch):
 
     ``local_search``: "best" or "first" improvement, or "independent" (tour neighbourhoods:
     every improving move that does not overlap a better one, per descent step).
-    ``strength``: size of the kick given to ``problem.kick_moves`` or ``problem.perturb``
-    (random moves by default; double bridges for the TSP, applied on the GPU as moves).
+    ``strength``: size of the kick, 1 .. n: ``strength`` units of ``problem.kick_moves`` (double
+    bridges for the TSP, applied on the GPU as moves, the clock looked at between them) or one
+    ``problem.perturb`` of that strength (random moves by default). A search that never stops by
+    itself: ``run`` needs a budget.
     ``acceptance``: "better" (strictly), "better-equal", "always", or a float r >= 0 to
     accept a worsening up to r times the accepted fitness (e.g. 0.01 for 1 %).
     ``polish``: a second neighbourhood (e.g. ``OrOpt`` beside candidate 2-opt), or a sequence of
@@ -34,12 +37,12 @@ class IteratedLocalSearch(LocalSearch):
     """
 
     algorithm = "IteratedLocalSearch"
+    needs_budget = True
 
     def __init__(self, problem, *, local_search: str = "best", strength: int = 1,
                  acceptance="better-equal", polish=None, patience: int = 1, **options):
         super().__init__(problem, **options)
-        if not isinstance(patience, int) or patience < 1:
-            raise ValueError(f"IteratedLocalSearch: `patience` must be an integer >= 1, got {patience!r}")
+        patience = check_count("IteratedLocalSearch", "patience", patience, 1)
         self.patience, self._draws = patience, 0
         polish = [] if polish is None else [polish] if isinstance(polish, Neighbourhood) else list(polish)
         for nb in polish:
@@ -51,8 +54,7 @@ class IteratedLocalSearch(LocalSearch):
         self._home = None
         if local_search not in STRATEGIES:
             raise ValueError(f"IteratedLocalSearch: `local_search` must be one of {STRATEGIES}, got {local_search!r}")
-        if not isinstance(strength, int) or strength < 1:
-            raise ValueError(f"IteratedLocalSearch: `strength` must be an integer >= 1, got {strength!r}")
+        strength = check_count("IteratedLocalSearch", "strength", strength, 1, self.problem.n)
         if acceptance not in ACCEPTANCE and not (isinstance(acceptance, float) and acceptance >= 0):
             raise ValueError(f"IteratedLocalSearch: `acceptance` must be one of {ACCEPTANCE} or a float >= 0, "
                              f"got {acceptance!r}")
@@ -82,10 +84,6 @@ class IteratedLocalSearch(LocalSearch):
             return 0
         self._draws += 1
         return self._draws
-
-    def _in_time(self) -> bool:
-        limit = self.budget["seconds"]
-        return limit is None or self.elapsed < limit
 
     def _polished(self, k: int) -> bool:
         """Descent steps of the k-th polish neighbourhood from the current solution, on its own
@@ -127,14 +125,27 @@ class IteratedLocalSearch(LocalSearch):
             return True
         return candidate <= self.home + self.acceptance * abs(self.home)
 
+    def _kick(self) -> None:
+        """Kick the accepted solution (the evaluator holds it here). A kick the problem gives as
+        moves is applied where the solution lives (on the GPU), one unit (strength 1) at a time
+        with the clock looked at between them; else the kicked copy is loaded."""
+        for unit in range(self.strength):
+            if unit and not self._in_time():
+                return
+            moves = self.problem.kick_moves(self.evaluator.x, self.rng, 1)
+            if moves is None:
+                self._load(self.problem.perturb(self._home.x, self.rng, self.strength))
+                return
+            self.current += self.problem.sense * self.evaluator.apply_moves(moves)
+
+    def _unrecorded(self):
+        """The descent's current solution, a polisher's and the accepted one (Ctrl-C or the clock
+        may have cut a descent or a polish short)."""
+        held = [self._home] + [p for p in self._polishers if p is not None]
+        return super()._unrecorded() + [e.x for e in held if e is not None and e.x is not None]
+
     def _iterate(self):
-        # the evaluator holds the accepted solution here; a kick the problem gives as moves is
-        # applied where the solution lives (on the GPU), else the kicked copy is loaded
-        kick = self.problem.kick_moves(self.evaluator.x, self.rng, self.strength)
-        if kick is None:
-            self._load(self.problem.perturb(self._home.x, self.rng, self.strength))
-        else:
-            self.current += self.problem.sense * self.evaluator.apply_moves(kick)
+        self._kick()
         self._descend()
         if self._accepts(self.current):
             self.home = self.current

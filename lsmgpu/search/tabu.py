@@ -3,30 +3,33 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends.base import Query
+from ..backends.base import MAX_TENURE, TENURE_BLOCK, Query
+from ..validation import check_count, check_flag
 from .base import LocalSearch, Stop
 
 __all__ = ["TabuSearch"]
 
 
 def _check_tenure(tenure):
+    """A tenure: an int, an inclusive range (low, high) or a function (fitness, rng) -> int."""
     if callable(tenure):
         return tenure
-    if isinstance(tenure, int) and tenure >= 0:
-        return (tenure, tenure)
-    if (isinstance(tenure, tuple) and len(tenure) == 2 and all(isinstance(t, int) for t in tenure)
-            and 0 <= tenure[0] <= tenure[1]):
-        return tenure
-    raise ValueError(f"TabuSearch: `tenure` must be an int >= 0, a range (low, high) or a function "
-                     f"(fitness, rng) -> int, got {tenure!r}")
+    if isinstance(tenure, tuple) and len(tenure) == 2:
+        low, high = (check_count("TabuSearch", "tenure", t, 0, MAX_TENURE) for t in tenure)
+        if low > high:
+            raise ValueError(f"TabuSearch: `tenure` range (low, high) needs low <= high, got {tenure!r}")
+        return (low, high)
+    if isinstance(tenure, (list, str, float, bool, np.bool_)) or tenure is None:
+        raise TypeError(f"TabuSearch: `tenure` must be an int >= 0, a range (low, high) or a function "
+                        f"(fitness, rng) -> int, got {tenure!r}")
+    value = check_count("TabuSearch", "tenure", tenure, 0, MAX_TENURE)
+    return (value, value)
 
 
 def _check_forced_after(value) -> int:
     if value is None or value is False:
         return 0
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 0:
-        return int(value)
-    raise ValueError(f"TabuSearch: `forced_after` must be an int >= 0 (0: off), got {value!r}")
+    return check_count("TabuSearch", "forced_after", value, 0, MAX_TENURE)
 
 
 class TabuSearch(LocalSearch):
@@ -48,11 +51,15 @@ class TabuSearch(LocalSearch):
 
     algorithm = "TabuSearch"
     uses_tabu = True
+    needs_budget = True
 
     def __init__(self, problem, *, tenure=None, aspiration: bool = True, forced_after=None, **options):
         super().__init__(problem, **options)
+        if self.neighbourhood.tabu_shape() is None:
+            raise TypeError(f"TabuSearch: {self.neighbourhood!r} defines no tabu attributes; "
+                            "use HillClimbing or IteratedLocalSearch")
         self.tenure = _check_tenure(problem.tabu_tenure() if tenure is None else tenure)
-        self.aspiration = bool(aspiration)
+        self.aspiration = check_flag("TabuSearch", "aspiration", aspiration)
         self.forced_after = _check_forced_after(problem.tabu_forced_after() if forced_after is None else forced_after)
 
     def _start_hook(self):
@@ -62,14 +69,12 @@ class TabuSearch(LocalSearch):
         """The tenure of this iteration's move, drawn in batches (one generator call per 1,024)."""
         if callable(self.tenure):
             tenure = self.tenure(self.current * self.problem.sense, self.rng)
-            if not isinstance(tenure, (int, np.integer)) or tenure < 0:
-                raise ValueError(f"TabuSearch: the tenure function returned {tenure!r}, not an int >= 0")
-            return int(tenure)
+            return check_count("TabuSearch", "tenure function's value", tenure, 0, MAX_TENURE)
         low, high = self.tenure
         if low == high:
             return low
         if not self._tenures:
-            self._tenures = self.rng.integers(low, high + 1, 1024).tolist()[::-1]
+            self._tenures = self.rng.integers(low, high + 1, TENURE_BLOCK).tolist()[::-1]
         return self._tenures.pop()
 
     def _iterate(self):

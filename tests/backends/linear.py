@@ -54,3 +54,13 @@ class ValueTable(Problem):
 
     def device_data(self):
         return {"t": DeviceArray(self.t, "readonly")}
+
+
+class Faulty(LinearBits):
+    """LinearBits whose kernel writes through a null pointer when it applies a move (``fault`` =
+    "apply"): the GPU faults after the selection record is written."""
+
+    template = "faulty.cu.j2"
+
+    def template_params(self):
+        return {"c": self.c, "fault": "apply"}

@@ -129,36 +129,36 @@ def trajectory_cases():
     berlin = TSP.from_file(TSP.shipped("berlin52"), neighbourhood="2opt")
     kro = TSP.from_file(TSP.shipped("kroA100"), neighbourhood="2opt-candidates")
     return [
-        ("tabu-qap", lambda b: TabuSearch(QAP.from_file(QAP.shipped("tai12a")), seed=0, backend=b), 2000),
-        ("tabu-qap-asym", lambda b: TabuSearch(random_qap(20, 5, False), seed=1, backend=b), 2000),
-        ("tabu-qap-table", lambda b: TabuSearch(random_qap(20, 5, False, True), seed=1, backend=b), 2000),
-        ("tabu-qap-table-sym", lambda b: TabuSearch(random_qap(60, 8, True), seed=2, backend=b), 1000),
-        ("hc-qap-table", lambda b: HillClimbing(random_qap(50, 9, False), restarts=2, seed=0, backend=b), None),
-        ("tabu-tsp-2opt", lambda b: TabuSearch(berlin, seed=0, backend=b), 2000),
-        ("tabu-tsp-swap", lambda b: TabuSearch(TSP.from_file(TSP.shipped("eil51")), seed=0, backend=b), 2000),
-        ("tabu-flip2", lambda b: TabuSearch(LinearBits(np.arange(-20, 20), distance=2), seed=0, backend=b), 500),
+        ("tabu-qap", lambda b: TabuSearch(QAP.from_file(QAP.shipped("tai12a")), seed=0, history="all", backend=b), 2000),
+        ("tabu-qap-asym", lambda b: TabuSearch(random_qap(20, 5, False), seed=1, history="all", backend=b), 2000),
+        ("tabu-qap-table", lambda b: TabuSearch(random_qap(20, 5, False, True), seed=1, history="all", backend=b), 2000),
+        ("tabu-qap-table-sym", lambda b: TabuSearch(random_qap(60, 8, True), seed=2, history="all", backend=b), 1000),
+        ("hc-qap-table", lambda b: HillClimbing(random_qap(50, 9, False), restarts=2, seed=0, history="all", backend=b), None),
+        ("tabu-tsp-2opt", lambda b: TabuSearch(berlin, seed=0, history="all", backend=b), 2000),
+        ("tabu-tsp-swap", lambda b: TabuSearch(TSP.from_file(TSP.shipped("eil51")), seed=0, history="all", backend=b), 2000),
+        ("tabu-flip2", lambda b: TabuSearch(LinearBits(np.arange(-20, 20), distance=2), seed=0, history="all", backend=b), 500),
         # Taillard's long-term aspiration on other move kinds (the QAP has it by default)
-        ("tabu-flip2-forced", lambda b: TabuSearch(LinearBits(np.arange(-20, 20), distance=2), seed=0, backend=b,
+        ("tabu-flip2-forced", lambda b: TabuSearch(LinearBits(np.arange(-20, 20), distance=2), seed=0, history="all", backend=b,
                                                    forced_after=15), 500),
-        ("tabu-tsp-2opt-forced", lambda b: TabuSearch(berlin, seed=0, backend=b, forced_after=60), 1000),
+        ("tabu-tsp-2opt-forced", lambda b: TabuSearch(berlin, seed=0, history="all", backend=b, forced_after=60), 1000),
         ("tabu-qap-3exchange-forced", lambda b: TabuSearch(random_qap(14, 6, False).with_neighbourhood(ThreeExchange()),
-                                                           seed=0, backend=b, forced_after=40), 300),
-        ("tabu-value", lambda b: TabuSearch(ValueTable(np.arange(120).reshape(30, 4) % 7), seed=0, backend=b), 500),
+                                                           seed=0, history="all", backend=b, forced_after=40), 300),
+        ("tabu-value", lambda b: TabuSearch(ValueTable(np.arange(120).reshape(30, 4) % 7), seed=0, history="all", backend=b), 500),
         ("tabucol", lambda b: TabuSearch(GraphColoring(120, random_graph(120, 0.2, 4), 6), seed=0,
-                                         backend=b), 1000),
-        ("hc-first", lambda b: HillClimbing(berlin, strategy="first", restarts=3, seed=0, backend=b), None),
-        ("tabu-ppp-1", lambda b: TabuSearch(PPP.planted(73, 73, 0)[0], seed=0, backend=b), 1000),
-        ("tabu-ppp-2", lambda b: TabuSearch(PPP.planted(61, 67, 1, distance=2)[0], seed=0, backend=b), 300),
-        ("tabu-ppp-3", lambda b: TabuSearch(PPP.planted(31, 33, 2, distance=3)[0], seed=0, backend=b), 100),
-        ("ils", lambda b: IteratedLocalSearch(berlin, seed=0, backend=b), 30),
-        ("hc-cand2opt", lambda b: HillClimbing(kro, seed=0, backend=b), None),
-        ("ils-cand2opt", lambda b: IteratedLocalSearch(kro, seed=1, backend=b), 40),
-        ("hc-cand2opt-independent", lambda b: HillClimbing(kro, strategy="independent", seed=0, backend=b), None),
+                                         history="all", backend=b), 1000),
+        ("hc-first", lambda b: HillClimbing(berlin, strategy="first", restarts=3, seed=0, history="all", backend=b), None),
+        ("tabu-ppp-1", lambda b: TabuSearch(PPP.planted(73, 73, 0)[0], seed=0, history="all", backend=b), 1000),
+        ("tabu-ppp-2", lambda b: TabuSearch(PPP.planted(61, 67, 1, distance=2)[0], seed=0, history="all", backend=b), 300),
+        ("tabu-ppp-3", lambda b: TabuSearch(PPP.planted(31, 33, 2, distance=3)[0], seed=0, history="all", backend=b), 100),
+        ("ils", lambda b: IteratedLocalSearch(berlin, seed=0, history="all", backend=b), 30),
+        ("hc-cand2opt", lambda b: HillClimbing(kro, seed=0, history="all", backend=b), None),
+        ("ils-cand2opt", lambda b: IteratedLocalSearch(kro, seed=1, history="all", backend=b), 40),
+        ("hc-cand2opt-independent", lambda b: HillClimbing(kro, strategy="independent", seed=0, history="all", backend=b), None),
         ("hc-oropt", lambda b: HillClimbing(kro.with_neighbourhood(OrOpt(kro.neighbourhood.candidates)), seed=0,
-                                            backend=b), None),
+                                            history="all", backend=b), None),
         ("hc-3opt", lambda b: HillClimbing(kro.with_neighbourhood(CandidateThreeOpt(kro.neighbourhood.candidates)),
-                                           seed=0, backend=b), None),
-        ("ils-oropt-polish", lambda b: IteratedLocalSearch(kro, seed=2, backend=b,
+                                           seed=0, history="all", backend=b), None),
+        ("ils-oropt-polish", lambda b: IteratedLocalSearch(kro, seed=2, history="all", backend=b,
                                                            polish=OrOpt(kro.neighbourhood.candidates)), 40),
     ]
 
@@ -182,10 +182,10 @@ def test_tuner_survives_an_impossible_configuration():
     """A block of 2048 threads cannot launch; the tuner skips it and keeps a valid choice."""
     problem = QAP.from_file(QAP.shipped("tai12a"))
     tuner = WaveTuner(blocks=[2048, 64, 128], cache=None)
-    res = TabuSearch(problem, seed=0, backend=cuda(tuner=tuner)).run(50)
+    res = TabuSearch(problem, seed=0, history="all", backend=cuda(tuner=tuner)).run(50)
     (threads, block), = tuner.memory.values()
     assert block in (64, 128) and threads % block == 0
-    assert np.array_equal(res.history, TabuSearch(problem, seed=0, backend="cpu").run(50).history)
+    assert np.array_equal(res.history, TabuSearch(problem, seed=0, history="all", backend="cpu").run(50).history)
 
 
 def test_impossible_launch_raises_launch_error():
@@ -221,7 +221,7 @@ def test_candidate_moves_on_a_large_tour(neighbourhood):
     tour."""
     pts = np.round(np.random.default_rng(5).uniform(0, 1e6, (20_000, 2)))
     tsp = TSP(pts, neighbourhood=neighbourhood, start="random")
-    search = HillClimbing(tsp, seed=0, backend=cuda(tune=False))
+    search = HillClimbing(tsp, seed=0, history="all", backend=cuda(tune=False))
     search.start(iterations=30)
     cpu = CpuBackend().evaluator(tsp, tsp.neighbourhood)
     for _ in range(2):
@@ -248,15 +248,15 @@ def test_maxcut_example_on_gpu():
     cpu, gpu = CpuBackend().evaluator(problem, problem.neighbourhood), cuda().evaluator(problem, problem.neighbourhood)
     cpu.load(x), gpu.load(x)
     assert np.allclose(gpu.deltas(), cpu.deltas(), rtol=1e-5, atol=1e-6)
-    res = TabuSearch(problem, seed=0, backend=cuda()).run(300)
+    res = TabuSearch(problem, seed=0, history="all", backend=cuda()).run(300)
     assert np.isclose(res.fitness, problem.evaluate(res.solution)) and res.backend == "cuda"
 
 
 def test_bitflip_override_on_gpu():
     """A neighbourhood override (Hamming 3 on a 1-flip problem) renders its own kernel."""
     problem = LinearBits(np.arange(-10, 10), distance=1)
-    a = TabuSearch(problem, neighbourhood=BitFlip(3), seed=2, backend="cpu").run(200)
-    b = TabuSearch(problem, neighbourhood=BitFlip(3), seed=2, backend=cuda()).run(200)
+    a = TabuSearch(problem, neighbourhood=BitFlip(3), seed=2, history="all", backend="cpu").run(200)
+    b = TabuSearch(problem, neighbourhood=BitFlip(3), seed=2, history="all", backend=cuda()).run(200)
     assert np.array_equal(a.history, b.history)
 
 
@@ -265,24 +265,24 @@ def test_weierstrass_hill_climb_follows_the_cpu(form):
     """A double-precision crowns hill climb picks the CPU's neighbour every iteration (the GPU
     draws the same points), with device and host selection; generation on the host is refused."""
     problem = Weierstrass(6, form=form, m=3000)
-    ref = HillClimbing(problem, seed=0, backend="cpu").run(100)
+    ref = HillClimbing(problem, seed=0, history="all", backend="cpu").run(100)
     for options in ({}, {"selection": "host"}):
-        search = HillClimbing(problem, seed=0, backend=cuda(**options))
+        search = HillClimbing(problem, seed=0, history="all", backend=cuda(**options))
         res = search.run(100)
         assert res.iterations == ref.iterations
         assert np.allclose(res.history, ref.history, rtol=0, atol=1e-12 * 6 * problem.weights.sum())
         assert np.array_equal(res.solution, ref.solution)
         assert np.array_equal(search.evaluator.device_solution(), search.evaluator.x)
     with pytest.raises(ValueError, match="generation='host'"):
-        HillClimbing(problem, seed=0, backend=cuda(generation="host")).run(1)
+        HillClimbing(problem, seed=0, history="all", backend=cuda(generation="host")).run(1)
 
 
 def test_weierstrass_ils_follows_the_cpu():
     """Iterated local search on crowns (kicks redraw coordinates on the host, each descent step
     a fresh draw on the GPU) follows the CPU's trajectory."""
     problem = Weierstrass(6, form="cec", m=3000)
-    ref = IteratedLocalSearch(problem, seed=0, backend="cpu", patience=2).run(20)
-    res = IteratedLocalSearch(problem, seed=0, backend=cuda(), patience=2).run(20)
+    ref = IteratedLocalSearch(problem, seed=0, history="all", backend="cpu", patience=2).run(20)
+    res = IteratedLocalSearch(problem, seed=0, history="all", backend=cuda(), patience=2).run(20)
     assert res.iterations == ref.iterations == 20
     assert np.allclose(res.history, ref.history, rtol=0, atol=1e-12 * 6 * problem.weights.sum())
     assert np.array_equal(res.solution, ref.solution)
@@ -293,7 +293,7 @@ def test_ppp_large_instance_deltas():
     CPU's, before and after 20 tabu moves applied on the GPU (the sorted-rows state rebuilt
     each time), and the incremental fitness equals a full evaluation."""
     problem, _ = PPP.planted(1301, 1317, 0, distance=2)
-    search = TabuSearch(problem, seed=0, backend=cuda())
+    search = TabuSearch(problem, seed=0, history="all", backend=cuda())
     search.start(iterations=20)
     index = np.arange(0, problem.neighbourhood.size, 997)
     for _ in range(2):
@@ -325,7 +325,7 @@ def test_batched_starts_follow_the_cpu(problem, tenure):
     stopping status equal the CPU batch's (itself equal to single runs, tests/search/test_batch.py)."""
     from lsmgpu import TabuSearch
     from lsmgpu.parallel.multistart import MultiStart
-    runs = [MultiStart(TabuSearch, problem, starts=7, seed=5, backend=b, tenure=tenure).run(400, stagnation=150)
+    runs = [MultiStart(TabuSearch, problem, starts=7, seed=5, history="all", backend=b, tenure=tenure).run(400, stagnation=150)
             for b in ("cpu", cuda(tune=False))]
     for cpu_run, gpu_run in zip(*(r.results for r in runs)):
         assert np.array_equal(gpu_run.history, cpu_run.history)
@@ -340,7 +340,7 @@ def test_a_full_batch_with_one_lane_per_move_follows_the_cpu():
     from lsmgpu.backends.cuda.batch import CudaBatchEvaluator
     from lsmgpu.parallel.multistart import MultiStart
     problem = random_qap(100, 7, False)
-    runs = [MultiStart(TabuSearch, problem, starts=112, seed=1, backend=b).run(60) for b in ("cpu", cuda(tune=False))]
+    runs = [MultiStart(TabuSearch, problem, starts=112, seed=1, history="all", backend=b).run(60) for b in ("cpu", cuda(tune=False))]
     for cpu_run, gpu_run in zip(*(r.results for r in runs)):
         assert np.array_equal(gpu_run.history, cpu_run.history)
     assert CudaBatchEvaluator(problem, problem.neighbourhood, cuda(tune=False), 112).program.lanes == 1
@@ -352,7 +352,7 @@ def test_batched_target_and_stagnation_stops_match_the_cpu():
     from lsmgpu import TabuSearch
     from lsmgpu.parallel.multistart import MultiStart
     problem = QAP.from_file(QAP.shipped("tai12a"))
-    runs = [MultiStart(TabuSearch, problem, starts=40, seed=3, backend=b).run(3000, target=problem.best_known,
+    runs = [MultiStart(TabuSearch, problem, starts=40, seed=3, history="all", backend=b).run(3000, target=problem.best_known,
                                                                                stagnation=400)
             for b in ("cpu", cuda(tune=False))]
     assert runs[0].status == runs[1].status
@@ -368,7 +368,7 @@ def test_islands_follow_the_cpu(problem):
     arrays (the QAP's delta table) of the restarted starts; trajectories equal the CPU's."""
     from lsmgpu import TabuSearch
     from lsmgpu.parallel.multistart import MultiStart
-    runs = [MultiStart(TabuSearch, problem, starts=6, seed=2, backend=b, exchange_every=128).run(640)
+    runs = [MultiStart(TabuSearch, problem, starts=6, seed=2, history="all", backend=b, exchange_every=128).run(640)
             for b in ("cpu", cuda(tune=False))]
     for cpu_run, gpu_run in zip(*(r.results for r in runs)):
         assert np.array_equal(gpu_run.history, cpu_run.history)
@@ -382,7 +382,7 @@ def test_load_from_copies_a_solution_between_neighbourhoods_on_the_gpu():
     CPU's deltas too."""
     tsp = TSP.from_file(TSP.shipped("kroA100"), neighbourhood="2opt-candidates", start="random")
     oropt = tsp.with_neighbourhood(OrOpt(tsp.neighbourhood.candidates))
-    search = HillClimbing(tsp, seed=0, backend=cuda(tune=False))
+    search = HillClimbing(tsp, seed=0, history="all", backend=cuda(tune=False))
     search.start(iterations=20)
     for _ in range(20):
         search.step()
@@ -430,3 +430,24 @@ def test_kicks_applied_on_the_gpu_equal_the_cpu(problem, moves):
         assert_same_deltas(problem, gpu.deltas(), cpu.deltas())
     with pytest.raises(ValueError, match="invalid move"):
         gpu.apply_moves(np.full((1, problem.neighbourhood.arity), problem.n))
+
+
+def test_a_kernel_that_faults_raises_kernel_launch_error_naming_it():
+    """A device fault after the selection record is written is raised as KernelLaunchError naming
+    the kernels that ran, by the next launch or at the end of the run, never ignored. (In a
+    process of its own: a fault leaves the CUDA context unusable.)"""
+    import subprocess
+    import sys
+    from pathlib import Path
+    code = ("import numpy as np\n"
+            "from lsmgpu import HillClimbing, KernelLaunchError\n"
+            "from tests.backends.linear import Faulty\n"
+            "problem = Faulty(np.arange(-20, 20) * 3, c=2)\n"
+            "try:\n"
+            "    HillClimbing(problem, seed=0, history="all", backend='cuda').run(5)\n"
+            "except KernelLaunchError as exc:\n"
+            "    print('RAISED', exc)\n")
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=600)
+    assert "RAISED" in out.stdout, out.stdout + out.stderr
+    assert "evaluate_select" in out.stdout and "illegal" in out.stdout.lower(), out.stdout

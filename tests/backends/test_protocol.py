@@ -76,7 +76,7 @@ class BruteBatch(BatchEvaluator):
     def set_tenures(self, table):
         self.tenures = table
 
-    def advance(self, step, count, rules, stagnation, target, ledger):
+    def advance(self, step, count, rules, stagnation, target, ledger, deadline=None):
         B = len(self.evaluators)
         made, values, code = np.zeros(B, int), np.zeros((B, count), ledger.current.dtype), np.zeros(B, int)
         for k in np.flatnonzero(ledger.active):

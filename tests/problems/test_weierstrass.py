@@ -95,7 +95,7 @@ def test_patience_on_a_drawn_neighbourhood():
     """On crowns a sample without an improving point is not yet a local optimum: the climb
     stops only after `patience` failed draws in a row (and every failed draw keeps the point)."""
     problem = Weierstrass(2, m=20)
-    search = HillClimbing(problem, seed=0, backend="cpu", patience=4)
+    search = HillClimbing(problem, seed=0, backend="cpu", patience=4, history="all")
     result = search.run()
     assert result.status == "local_optimum" and search.patience == 4
     h = result.history

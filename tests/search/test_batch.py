@@ -117,8 +117,8 @@ def test_islands_exchange_the_best_solutions():
     and a seeded run is reproducible."""
     problem = QAP.from_file(QAP.shipped("tai12a"))
     islands = [MultiStart(TabuSearch, problem, starts=6, seed=4, backend="cpu", exchange_every=128,
-                          exchange_strength=3).run(512) for _ in range(2)]
-    independent = MultiStart(TabuSearch, problem, starts=6, seed=4, backend="cpu").run(512)
+                          exchange_strength=3, history="all").run(512) for _ in range(2)]
+    independent = MultiStart(TabuSearch, problem, starts=6, seed=4, backend="cpu", history="all").run(512)
     for a, b in zip(*(run.results for run in islands)):
         assert np.array_equal(a.history, b.history)
     changed = [k for k, (a, b) in enumerate(zip(islands[0].results, independent.results))

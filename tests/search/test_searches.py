@@ -21,9 +21,22 @@ def test_same_seed_same_trajectory(qap):
     assert not np.array_equal(a.history, c.history)
 
 
+def test_history_keeps_the_improvements_by_default(qap):
+    """By default the history is the start and each new best (memory bounded by improvements, not
+    iterations), the same values the full history reaches at the iterations the bests came."""
+    full = TabuSearch(qap, seed=1, backend="cpu", history="all").run(300)
+    short = TabuSearch(qap, seed=1, backend="cpu").run(300)
+    bests = [f for _, _, f in short.improvements]
+    assert list(short.history) == [full.history[0]] + bests and len(short.history) < len(full.history)
+    assert list(full.history[[i for i, _, _ in full.improvements]]) == bests
+    assert np.all(np.diff(short.history) < 0) and short.history[-1] == short.fitness == full.fitness
+    with pytest.raises(ValueError, match="history"):
+        TabuSearch(qap, history="every")
+
+
 def test_history_tracks_true_fitness(qap):
     """The incremental fitness equals a full evaluation of the best solution; history starts at s0."""
-    result = TabuSearch(qap, seed=1, backend="cpu").run(300)
+    result = TabuSearch(qap, seed=1, backend="cpu", history="all").run(300)
     assert len(result.history) == result.iterations + 1 == 301
     assert result.fitness == qap.evaluate(result.solution) == result.history.min()
     assert result.evaluations == 300 * qap.neighbourhood.size

@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from ...kernels import KernelSpec
-from ..base import TENURE_BLOCK, BatchChunk, BatchEvaluator
+from ..base import DEVICE_STEP_LIMIT, TENURE_BLOCK, BatchChunk, BatchEvaluator
 from ..tuning import default_configuration
 from .driver import cuda, launch, pack, resident_threads, synchronize
 from .program import DeviceArrays, Program, Refresh
@@ -65,6 +65,7 @@ class CudaBatchEvaluator(BatchEvaluator):
     """``starts`` solutions of one problem searched together on one GPU."""
 
     backend = "cuda"
+    max_steps = DEVICE_STEP_LIMIT
 
     def __init__(self, problem, neighbourhood, options, starts: int):
         device = options.context.get_device()
@@ -156,10 +157,12 @@ class CudaBatchEvaluator(BatchEvaluator):
         """Tenures of the next TENURE_BLOCK iterations, one row per start."""
         cuda.memcpy_htod(self.tenure, np.ascontiguousarray(table, dtype=np.int32))
 
-    def advance(self, step: int, count: int, rules, stagnation: int | None, target, ledger=None) -> BatchChunk:
+    def advance(self, step: int, count: int, rules, stagnation: int | None, target, ledger=None,
+                deadline=None) -> BatchChunk:
         """Up to ``count`` iterations of every active start under ``rules`` (a best-rule tabu
         Query: aspiration, forced_after), queued without the host, with one wait at the end
-        (the starts' current, best and stop state live on the GPU: ``ledger`` is not read)."""
+        (the starts' current, best and stop state live on the GPU: ``ledger`` is not read; the
+        chunk is sized by the caller to end near ``deadline``)."""
         B = self.starts
         if self.history is None or self.history.size < B * count:     # row k at k * count
             self.history = cuda.pagelocked_empty(B * count, self.ftype, mem_flags=cuda.host_alloc_flags.DEVICEMAP)

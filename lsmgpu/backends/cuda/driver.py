@@ -40,13 +40,19 @@ def context(ordinal: int):
     """The current context, or the device's primary context made current (kept for the process).
 
     A context is current per thread: a thread that finds none (e.g. a Ray actor's second
-    concurrent call) gets the primary context pushed for it."""
+    concurrent call) gets the primary context pushed for it. A thread whose current context is
+    another GPU's gets BackendUnavailable, not that GPU: one thread drives one GPU (a thread or a
+    Ray actor per GPU drives several)."""
     if cuda is None:
         raise BackendUnavailable(f"PyCUDA is not importable: {_IMPORT_ERROR}")
     try:
         cuda.init()
         current = cuda.Context.get_current()
         if current is not None:
+            held = current.get_device()
+            if held.pci_bus_id() != _bus_id(ordinal):
+                raise BackendUnavailable(f"CUDA device {ordinal} asked for, but this thread already drives "
+                                         f"{held.name()} (another device); use one thread or Ray actor per GPU")
             return current
         if ordinal not in _contexts:
             if ordinal >= cuda.Device.count():
@@ -57,6 +63,13 @@ def context(ordinal: int):
         return _contexts[ordinal]
     except cuda.Error as exc:
         raise BackendUnavailable(f"CUDA is not usable: {exc}") from None
+
+
+def _bus_id(ordinal: int) -> str:
+    """The PCI address of device ``ordinal`` (how two device handles are compared)."""
+    if not 0 <= ordinal < cuda.Device.count():
+        raise BackendUnavailable(f"no CUDA device {ordinal} ({cuda.Device.count()} found)")
+    return cuda.Device(ordinal).pci_bus_id()
 
 
 def _release(ordinal: int) -> None:

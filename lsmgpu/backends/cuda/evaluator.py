@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from ...errors import KernelLaunchError
-from ..base import Evaluator, Query, Selection, select_in
+from ..base import DEVICE_STEP_LIMIT, Evaluator, Query, Selection, select_in
 from ..tuning import default_configuration
 from .driver import cuda, launch, pack, synchronize
 from .program import DeviceArrays, Program, Refresh
@@ -33,6 +33,7 @@ FIRST, TABU, ASPIRATION, APPLY_ANY, APPLY_IMPROVING = 1, 2, 4, 8, 16
 
 class CudaEvaluator(Evaluator):
     backend = "cuda"
+    max_steps = DEVICE_STEP_LIMIT
     #: value of the record's index while evaluate_select has not written it
     PENDING = -2
 
@@ -87,6 +88,8 @@ class CudaEvaluator(Evaluator):
         self._set_head()
         self.config = None
         self.tuning_key = f"{program.digest}|{self.device}|{self.size}"
+        #: a kernel queued after the last result the host read (its fault would surface later)
+        self._unchecked = None
 
     # --- set-up --------------------------------------------------------------------------
     def enable_tabu(self):
@@ -132,8 +135,8 @@ class CudaEvaluator(Evaluator):
         self._time("generate", time.perf_counter() - t0)
 
     def _launch_select(self, threads, block, flags, query: Query, until: int):
-        """One evaluate_select launch. The argument buffer is packed here directly (PyCUDA's
-        prepared_call does the same plus bookkeeping that costs ~10 us per call)."""
+        """One evaluate_select launch (driver.launch: a packed buffer, no prepared_call bookkeeping).
+        A fault of the refresh queued after the previous one surfaces here too: the error names it."""
         grid = threads // block
         current = query.current if math.isfinite(query.current) else 0
         best = query.best if math.isfinite(query.best) else self._fitness_max
@@ -141,7 +144,19 @@ class CudaEvaluator(Evaluator):
             current, best = int(current), int(best)
         args = pack(self._select_format, *self._head, query.step, current, best, flags, until, query.forced_after,
                     self.chunk, *self._tail)
-        launch(self.k_select, "evaluate_select", (grid, 1), block, args, self.program.shared_bytes)
+        try:
+            launch(self.k_select, "evaluate_select", (grid, 1), block, args, self.program.shared_bytes)
+        except KernelLaunchError as exc:
+            if not self._unchecked:
+                raise
+            raise KernelLaunchError(f"{exc.message} (or the {self._unchecked} queued before it)", exc.grid,
+                                    exc.block) from None
+
+    def finish(self) -> None:
+        """Wait for every kernel queued, so a fault that no result has read yet is raised (the
+        end of a run)."""
+        synchronize(f"the run's last kernels (evaluate_select{', ' + self._unchecked if self._unchecked else ''})")
+        self._unchecked = None
 
     def _set_head(self) -> None:
         """Constant leading arguments of evaluate_select: x, moves, tabu."""
@@ -211,8 +226,10 @@ class CudaEvaluator(Evaluator):
             start, end = cuda.Event(), cuda.Event()
             start.record()
         self._launch_select(threads, block, flags, query, until)
+        self._unchecked = None
         if flags & (APPLY_ANY | APPLY_IMPROVING) and self.refresh:
             self.refresh()
+            self._unchecked = "refresh"     # runs after the record: checked by the next launch or finish()
         if self.options.profile:
             end.record()
             end.synchronize()

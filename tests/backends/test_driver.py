@@ -1,0 +1,64 @@
+"""The CUDA driver layer's error checks, without a GPU: a stand-in for PyCUDA whose launches and
+waits fail the way CUDA does; every failure becomes a KernelLaunchError naming the kernel."""
+import pytest
+
+from lsmgpu.backends.cuda import driver
+from lsmgpu.errors import KernelLaunchError
+
+
+class FakeCuda:
+    class Error(Exception):
+        pass
+
+    class Context:
+        fault = None
+
+        @classmethod
+        def synchronize(cls):
+            if cls.fault:
+                raise FakeCuda.Error(cls.fault)
+
+
+class FailingKernel:
+    def _launch_kernel(self, grid, block, args, shared, stream):
+        raise FakeCuda.Error("cuLaunchKernel failed: too many resources requested for launch")
+
+
+class Kernel:
+    def __init__(self):
+        self.calls = []
+
+    def _launch_kernel(self, grid, block, args, shared, stream):
+        self.calls.append((grid, block, args, shared))
+
+
+@pytest.fixture
+def fake_cuda(monkeypatch):
+    monkeypatch.setattr(driver, "cuda", FakeCuda)
+    FakeCuda.Context.fault = None
+    return FakeCuda
+
+
+def test_a_failed_launch_names_the_kernel_and_its_geometry(fake_cuda):
+    with pytest.raises(KernelLaunchError, match=r"evaluate_select: cuLaunchKernel failed.*grid=\(4, 1\).*block=\(2048,\)"):
+        driver.launch(FailingKernel(), "evaluate_select", (4, 1), 2048, b"")
+
+
+def test_a_launch_hands_the_packed_arguments_over(fake_cuda):
+    kernel = Kernel()
+    args = driver.pack("Piq", 7, -3, 2**40)
+    driver.launch(kernel, "refresh", (2, 1), 256, args, 64)
+    assert kernel.calls == [((2, 1), (256, 1, 1), args, 64)]
+    assert len(args) == 24      # native alignment: 8 + 4 (+4 padding) + 8, as the kernel's parameters
+
+
+def test_a_fault_found_at_a_wait_names_what_was_waited_for(fake_cuda):
+    driver.synchronize("apply_given")                        # no fault: nothing raised
+    fake_cuda.Context.fault = "an illegal memory access was encountered"
+    with pytest.raises(KernelLaunchError, match="batch iterations 0..63: an illegal memory access"):
+        driver.synchronize("batch iterations 0..63", (10, 4), (256,))
+
+
+def test_pack_refuses_a_value_its_type_cannot_hold():
+    with pytest.raises(Exception, match="format requires|out of range|argument out of range"):
+        driver.pack("i", 2**31)
