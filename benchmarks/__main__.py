@@ -145,7 +145,7 @@ def search_rows(table, instances, loader, iterations, repeats, cpu_iterations, b
     rows = []
     for path in instances:
         problem = loader(path)
-        build = make_search or (lambda p, b: TabuSearch(p, seed=0, backend=b))
+        build = make_search or (lambda p, b: TabuSearch(p, seed=0, backend=b, history="all"))
         gpu_s, per_iteration, res = timed_search(lambda: build(problem, cuda_backend(**(backend_options or {}))),
                                                  iterations, repeats)
         iterations_done = iterations or res.iterations
@@ -448,7 +448,7 @@ def table_ppp_reduction(args):
     """100 hill climbs (best improvement, 99 restarts) with the on-GPU reduction vs the
     fitness array copied to the host: the paper's Table 9."""
     def climbs(problem, backend):
-        return HillClimbing(problem, restarts=99, seed=0, backend=backend)
+        return HillClimbing(problem, restarts=99, seed=0, backend=backend, history="all")
     rows = []
     for options, label in (({}, "gpu reduction"), ({"selection": "host"}, "fitness array copied, host selection")):
         rows += search_rows("ppp-reduction", ppp_sizes(args, [(73, 73), (201, 217), (401, 417)]), ppp_loader(2),
@@ -460,7 +460,7 @@ def table_weierstrass(args):
     """Weierstrass (Luong's form), crowns of 10,000 neighbours, hill climbing, dimensions 1..10,
     single vs double precision: the paper's Table 5."""
     def climb(problem, backend):
-        return HillClimbing(problem, seed=0, backend=backend, patience=10**9)
+        return HillClimbing(problem, seed=0, backend=backend, patience=10**9, history="all")
     rows = []
     for precision in ("float32", "float64"):
         rows += search_rows("weierstrass", list(range(1, 4 if args.quick else 11)),

@@ -38,7 +38,7 @@ for name in args.instances.split(","):
     row, histories = [], []
     for table in (False, True):
         problem = QAP.from_file(path, delta_table=table)
-        seconds, result = per_iteration(lambda: TabuSearch(problem, seed=0, backend=CudaBackend(tune=False)), 5000)
+        seconds, result = per_iteration(lambda: TabuSearch(problem, seed=0, backend=CudaBackend(tune=False), history="all"), 5000)
         histories.append(result.history)
         row.append(f"{'table' if table else 'O(n) sum'} {1e6 * seconds:.1f} us/it")
     assert np.array_equal(*histories), name
@@ -50,7 +50,7 @@ for starts in (16, 64, 256):
     for table in (False, True):
         problem = QAP.from_file(problem_paths, delta_table=table)
         seconds, result = per_iteration(
-            lambda: BatchTabuSearch(problem, spawn_seeds(0, starts), backend=CudaBackend(tune=False)), 2000)
+            lambda: BatchTabuSearch(problem, spawn_seeds(0, starts), backend=CudaBackend(tune=False), history="all"), 2000)
         histories.append([r.history for r in result.results])
         rate = starts * problem.neighbourhood.size / seconds
         kernel = result.results[0].timings["kernel"] / result.seconds

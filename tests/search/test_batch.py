@@ -35,9 +35,9 @@ def assert_same_runs(batched, singles):
 @pytest.mark.parametrize("problem", batch_problems(), ids=lambda p: p.name)
 def test_each_start_follows_its_single_search(problem):
     """Start k of a batch == TabuSearch(seed=spawn(B)[k]): histories, best solutions, counts."""
-    batched = MultiStart(TabuSearch, problem, starts=5, seed=11, backend="cpu", tenure=tenure_of(problem)).run(200)
+    batched = MultiStart(TabuSearch, problem, starts=5, seed=11, history="all", backend="cpu", tenure=tenure_of(problem)).run(200)
     assert batched.status == "done"
-    singles = [TabuSearch(problem, seed=s, backend="cpu", tenure=tenure_of(problem)).run(200)
+    singles = [TabuSearch(problem, seed=s, history="all", backend="cpu", tenure=tenure_of(problem)).run(200)
                for s in spawn_seeds(11, 5)]
     assert_same_runs(batched, singles)
 
@@ -50,8 +50,8 @@ def test_stagnation_stops_starts_one_by_one(monkeypatch, flush):
     from lsmgpu.parallel.batch import Ledger
     monkeypatch.setattr(Ledger, "HISTORY_FLUSH", flush)
     problem = QAP.from_file(QAP.shipped("tai12a"))
-    batched = MultiStart(TabuSearch, problem, starts=6, seed=2, backend="cpu").run(3000, stagnation=300)
-    singles = [TabuSearch(problem, seed=s, backend="cpu").run(3000, stagnation=300) for s in spawn_seeds(2, 6)]
+    batched = MultiStart(TabuSearch, problem, starts=6, seed=2, history="all", backend="cpu").run(3000, stagnation=300)
+    singles = [TabuSearch(problem, seed=s, history="all", backend="cpu").run(3000, stagnation=300) for s in spawn_seeds(2, 6)]
     assert_same_runs(batched, singles)
     assert len({r.iterations for r in batched.results}) > 1
 

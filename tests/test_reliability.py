@@ -1,0 +1,297 @@
+"""Reliability (issue 19): budgets honoured with set-up inside, the best so far kept through every
+interruption, bad input refused by name, fallbacks said aloud. Timing checks have wide margins:
+each asks for S seconds and fails only past several times S (never a speed claim)."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lsmgpu import (BackendFallback, HillClimbing, IteratedLocalSearch, MultiStart, Neighbourhood, Permutation,
+                    TabuSearch)
+from lsmgpu.backends import CpuBackend, evaluator_for
+from lsmgpu.cli import main
+from lsmgpu.problems import QAP, TSP
+from lsmgpu.problems.tsplib import read_tsplib
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def random_tsp(n, seed=0, neighbourhood="2opt", **options):
+    points = np.random.default_rng(seed).uniform(0, 10_000, (n, 2)).round()
+    return TSP(points, neighbourhood=neighbourhood, name=f"random{n}", **options)
+
+
+def write_tsp(path: Path, n: int, seed=0) -> Path:
+    points = np.random.default_rng(seed).uniform(0, 10_000, (n, 2)).round()
+    lines = [f"NAME : random{n}", "TYPE : TSP", f"DIMENSION : {n}", "EDGE_WEIGHT_TYPE : EUC_2D", "NODE_COORD_SECTION"]
+    lines += [f"{k + 1} {x:.0f} {y:.0f}" for k, (x, y) in enumerate(points)] + ["EOF"]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def qap():
+    return QAP.from_file(QAP.shipped("tai12a"))
+
+
+# --- budgets -------------------------------------------------------------------------------
+
+def test_a_batched_multistart_honours_seconds():
+    """8 batched tabu starts whose iteration costs a 600-city 2-opt scan each: 0.5 s returns near
+    0.5 s (the chunk is sized from the measured iteration), not after a 64-iteration chunk."""
+    tsp = random_tsp(600)
+    t0 = time.perf_counter()
+    result = MultiStart(TabuSearch, tsp, starts=8, seed=0, backend="cpu").run(seconds=0.5)
+    assert time.perf_counter() - t0 < 2.0
+    assert result.status == "seconds" and all(r.status == "seconds" for r in result.results)
+    assert all(r.fitness == tsp.evaluate(r.solution) for r in result.results)
+
+
+class SlowBackend(CpuBackend):
+    """The CPU backend with a slow set-up, as a kernel build or a tuner would be."""
+
+    def evaluator(self, problem, neighbourhood):
+        time.sleep(0.6)
+        return super().evaluator(problem, neighbourhood)
+
+
+def test_seconds_count_from_the_call_with_the_set_up_inside(qap):
+    """run(seconds=0.5) whose set-up takes 0.6 s returns at once after it, with the start solution."""
+    t0 = time.perf_counter()
+    result = TabuSearch(qap, seed=0, backend=SlowBackend()).run(seconds=0.5)
+    assert time.perf_counter() - t0 < 1.05
+    assert result.status == "seconds" and result.iterations == 0
+    assert result.fitness == qap.evaluate(result.solution)
+
+
+def test_ils_kicks_are_capped_by_n_and_timed():
+    tsp = random_tsp(2000, start="random")
+    with pytest.raises(ValueError, match="strength"):
+        IteratedLocalSearch(tsp, strength=2001, backend="cpu")
+    t0 = time.perf_counter()
+    result = IteratedLocalSearch(tsp, strength=2000, seed=0, backend="cpu").run(seconds=0.5)
+    assert time.perf_counter() - t0 < 2.5 and result.status == "seconds"
+
+
+def test_searches_that_never_stop_need_a_budget(qap):
+    with pytest.raises(ValueError, match="budget"):
+        TabuSearch(qap, backend="cpu").run()
+    with pytest.raises(ValueError, match="budget"):
+        IteratedLocalSearch(qap, backend="cpu").run(target=0)
+    with pytest.raises(ValueError, match="budget"):
+        MultiStart(TabuSearch, qap, starts=2, backend="cpu").run()
+    assert HillClimbing(qap, seed=0, backend="cpu").run().status == "local_optimum"
+
+
+# --- interrupts ------------------------------------------------------------------------------
+
+def interrupt_after(monkeypatch, cls, name, calls):
+    """Make ``cls.name`` raise KeyboardInterrupt at its ``calls``-th call."""
+    original, count = getattr(cls, name), {"n": 0}
+
+    def patched(self, *args, **kwargs):
+        count["n"] += 1
+        if count["n"] == calls:
+            raise KeyboardInterrupt
+        return original(self, *args, **kwargs)
+    monkeypatch.setattr(cls, name, patched)
+
+
+def test_ctrl_c_in_the_first_descent_of_an_ils_keeps_its_progress(monkeypatch):
+    """Ctrl-C while ILS descends from its start (before any iteration) returns the descent's
+    best tour so far, not an exception and not the start."""
+    from lsmgpu.backends.cpu import CpuEvaluator
+    tsp = random_tsp(300, start="random")
+    start = tsp.evaluate(tsp.initial_solution(np.random.default_rng(0)))
+    interrupt_after(monkeypatch, CpuEvaluator, "select", 40)
+    result = IteratedLocalSearch(tsp, seed=0, backend="cpu").run(seconds=60)
+    assert result.status == "interrupted" and result.iterations == 0
+    assert result.fitness == tsp.evaluate(result.solution) < start
+
+
+def test_ctrl_c_in_a_multistart_of_ils_returns_the_best_so_far(monkeypatch):
+    from lsmgpu.backends.cpu import CpuEvaluator
+    tsp = random_tsp(200, start="random")
+    interrupt_after(monkeypatch, CpuEvaluator, "select", 30)
+    result = MultiStart(IteratedLocalSearch, tsp, starts=3, seed=0, backend="cpu").run(seconds=60)
+    assert result.status == "interrupted" and np.isfinite(result.fitness)
+    assert result.fitness == tsp.evaluate(result.solution)
+
+
+def test_ctrl_c_while_a_batch_is_set_up_returns_the_start_solutions(monkeypatch, qap):
+    from lsmgpu.backends.cpu import CpuBatchEvaluator
+    interrupt_after(monkeypatch, CpuBatchEvaluator, "load", 1)
+    result = MultiStart(TabuSearch, qap, starts=3, seed=0, backend="cpu").run(100)
+    assert result.status == "interrupted"
+    assert all(r.iterations == 0 and r.fitness == qap.evaluate(r.solution) for r in result.results)
+
+
+def run_cli(args, **kwargs):
+    return subprocess.run([sys.executable, "-m", "lsmgpu.cli", *args], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300, **kwargs)
+
+
+def test_sigterm_writes_the_best_so_far_and_exits_143(tmp_path):
+    instance, out = write_tsp(tmp_path / "r800.tsp", 800), tmp_path / "best.tour"
+    process = subprocess.Popen([sys.executable, "-m", "lsmgpu.cli", "solve", str(instance), "--algorithm", "ils",
+                                "--time", "60", "--backend", "cpu", "--quiet", "--out", str(out)],
+                               cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(4.0)
+    process.send_signal(signal.SIGTERM)
+    stdout, stderr = process.communicate(timeout=120)
+    assert process.returncode == 143, stderr
+    assert "interrupted (SIGTERM)" in stderr and "Traceback" not in stderr
+    lines = out.read_text().split("\n")
+    tour = np.array([int(v) - 1 for v in lines[lines.index("TOUR_SECTION") + 1:lines.index("-1")]])
+    assert sorted(tour) == list(range(800))
+    assert f"best fitness: {TSP.from_file(instance).evaluate(tour)}" in stdout
+
+
+# --- bad input -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args,message", [
+    (["--iterations", "-1"], "iterations"), (["--time", "nan"], "seconds"), (["--seed", "-1"], "seed"),
+    (["--neighbourhood", "oropt"], "no tabu attributes"),
+    (["--neighbourhood", "2opt-candidates"], "no tabu attributes"),
+    (["--starts", "0"], "starts"),
+])
+def test_cli_bad_flags_are_one_line_errors(args, message):
+    out = run_cli(["solve", "berlin52", "--backend", "cpu", "--quiet", *args])
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.strip().splitlines()[-1].startswith("lsmgpu: ") and message in out.stderr
+
+
+def test_cli_backend_cuda_without_a_gpu_is_a_one_line_error():
+    from lsmgpu.backends import cuda_available
+    if cuda_available()[0]:
+        pytest.skip("a GPU is present")
+    out = run_cli(["solve", "tai12a", "--backend", "cuda", "--quiet"])
+    assert out.returncode == 2 and "Traceback" not in out.stderr and out.stderr.startswith("lsmgpu: ")
+
+
+@pytest.mark.parametrize("where", ["missing/best.sln", "."])
+def test_cli_checks_out_before_the_search(tmp_path, where, capsys):
+    t0 = time.perf_counter()
+    assert main(["solve", "tai12a", "--backend", "cpu", "--iterations", "100000", "--quiet",
+                 "--out", str(tmp_path / where)]) == 2
+    assert time.perf_counter() - t0 < 5 and "--out" in capsys.readouterr().err
+
+
+def test_cli_names_a_folder_given_as_the_instance(tmp_path, capsys):
+    assert main(["solve", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("make,error,message", [
+    (lambda p: TabuSearch(p).run(iterations=True), TypeError, "iterations"),
+    (lambda p: TabuSearch(p, tenure=True), TypeError, "tenure"),
+    (lambda p: TabuSearch(p, tenure=2**70), ValueError, "tenure"),
+    (lambda p: TabuSearch(p, aspiration="no"), TypeError, "aspiration"),
+    (lambda p: TabuSearch(p).run(seconds="5"), TypeError, "seconds"),
+    (lambda p: TabuSearch(p).run(100, target="x"), TypeError, "target"),
+    (lambda p: TabuSearch(p, seed=-1), ValueError, "seed"),
+    (lambda p: TabuSearch(p, seed="x"), TypeError, "seed"),
+    (lambda p: TabuSearch(p, seed=1.5), TypeError, "seed"),
+    (lambda p: MultiStart(TabuSearch, p, starts=2).run(-1), ValueError, "iterations"),
+    (lambda p: MultiStart(TabuSearch, p, starts=2).run(10, stagnation=-1), ValueError, "stagnation"),
+    (lambda p: MultiStart(TabuSearch, p, starts=2).run(10, target=float("nan")), ValueError, "target"),
+    (lambda p: MultiStart(TabuSearch, p, starts=2).run(seconds=float("nan")), ValueError, "seconds"),
+    (lambda p: MultiStart(TabuSearch, p, starts=2, seed="x"), TypeError, "seed"),
+])
+def test_bad_parameters_name_the_argument(qap, make, error, message):
+    with pytest.raises(error, match=message):
+        make(qap.with_neighbourhood(qap.neighbourhood))
+
+
+def test_numpy_integers_and_generators_are_accepted(qap):
+    assert TabuSearch(qap, tenure=np.int64(5), backend="cpu").tenure == (5, 5)
+    runs = [MultiStart(TabuSearch, qap, starts=3, seed=np.random.default_rng(7), backend="cpu").run(50)
+            for _ in range(2)]
+    assert np.array_equal(runs[0].fitnesses, runs[1].fitnesses)
+
+
+def test_too_many_starts_fail_fast(qap):
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="fit"):
+        MultiStart(TabuSearch, qap, starts=10**12, backend="cpu")
+    assert time.perf_counter() - t0 < 2
+
+
+def test_tsp_distances_never_wrap():
+    with pytest.raises(ValueError, match="2\\^31"):
+        TSP(np.array([[0, 0], [3e9, 0], [0, 1], [1, 1]]))
+    with pytest.raises(ValueError, match="2\\^31"):
+        TSP(matrix=np.full((4, 4), 2**40) - np.diag(np.full(4, 2**40)))
+    lonlat = np.random.default_rng(0).uniform(-180, 180, (50, 2)) * 1e7      # world-wide lon/lat x 1e7
+    with pytest.raises(ValueError, match="coords"):
+        TSP(lonlat)
+
+
+@pytest.mark.parametrize("body,message", [
+    ("1 0 0\n2 5 5\n2 9 9\n4 1 1\n", "line 3: node id 2 appears twice"),
+    ("1 0 0\n2 5 5\n3 9 9\n7 1 1\n", "line 4: node id 7 is not an integer in 1..4"),
+])
+def test_tsplib_node_ids_are_checked(tmp_path, body, message):
+    path = tmp_path / "ids.tsp"
+    path.write_text("NAME: ids\nTYPE: TSP\nDIMENSION: 4\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n" + body + "EOF\n")
+    with pytest.raises(ValueError, match=message):
+        read_tsplib(path)
+
+
+def test_tsplib_node_order_follows_the_ids(tmp_path):
+    path = tmp_path / "order.tsp"
+    path.write_text("NAME: o\nTYPE: TSP\nDIMENSION: 4\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n"
+                    "2 10 0\n1 0 0\n4 0 10\n3 10 10\nEOF\n")
+    assert read_tsplib(path).coords.tolist() == [[0, 0], [10, 0], [10, 10], [0, 10]]
+
+
+def test_a_qaplib_entry_beyond_64_bits_names_the_line(tmp_path):
+    path = tmp_path / "big.dat"
+    path.write_text("4\n" + "1 2 3 4\n" * 3 + "1 2 3 99999999999999999999999\n" + "1 1 1 1\n" * 4)
+    with pytest.raises(ValueError, match="big.dat line 5: the entry 99999999999999999999999 does not fit"):
+        QAP.from_file(path)
+    with pytest.raises(ValueError, match="numbers"):
+        QAP(np.full((4, 4), "a"), np.ones((4, 4)))
+    with pytest.raises(ValueError, match="2\\^63"):
+        QAP(np.full((4, 4), 2**64 - 1, dtype=np.uint64), np.ones((4, 4)))
+
+
+# --- nothing silent --------------------------------------------------------------------------
+
+def test_a_multistart_that_cannot_batch_says_so(qap):
+    with pytest.warns(UserWarning, match="one after the other.*callbacks|one after the other.*per-search"):
+        MultiStart(TabuSearch, qap, starts=2, backend="cpu", callbacks=print)
+
+
+def test_a_polish_without_device_code_is_announced(qap):
+    class Insertion(Neighbourhood):
+        arity, encodings, move_kind, static = 2, (Permutation,), "swap", False
+        size = property(lambda self: self.n * (self.n - 1))
+
+    class Gpu(CpuBackend):
+        name = "cuda"          # stands for a GPU backend: the capability query is what decides
+
+    problem = qap.with_neighbourhood(Insertion())
+    with pytest.warns(BackendFallback, match="no CUDA move code"):
+        evaluator = evaluator_for(Gpu(), problem)
+    assert evaluator.backend == "cpu"
+
+
+def test_history_memory_is_bounded_by_default(qap):
+    result = TabuSearch(qap, seed=0, backend="cpu").run(3000)
+    assert len(result.history) == len(result.improvements) + 1 < 3000 / 10
+
+
+def test_the_tuning_cache_is_replaced_whole(tmp_path):
+    import json
+    from lsmgpu.backends.tuning import WaveTuner
+    cache = tmp_path / "tuning.json"
+    tuner = WaveTuner(cache=str(cache))
+    tuner.memory["k"] = (256, 128)
+    tuner._save()
+    assert json.loads(cache.read_text()) == {"k": [256, 128]} and os.listdir(tmp_path) == ["tuning.json"]
