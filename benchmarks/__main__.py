@@ -36,6 +36,7 @@ from lsmgpu import HillClimbing, TabuSearch
 from lsmgpu.backends.base import Query
 from lsmgpu.problems import PPP, QAP, TSP, Weierstrass
 
+from .overrun import table_overrun
 from .peers import table_peers_qap, table_peers_tsp, table_peers_weierstrass
 from .timing import pass_seconds
 
@@ -478,7 +479,9 @@ TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality
                                                     lambda: args.backend_choice, emit),
           "peers-weierstrass": lambda args: table_peers_weierstrass(args, lambda: args.backend_choice, emit),
           "peers-tsp": lambda args: table_peers_tsp(args, instances(args, "tsplib", args.peer_tsp.split(",")),
-                                                    lambda: args.backend_choice, emit)}
+                                                    lambda: args.backend_choice, emit),
+          "overrun": lambda args: table_overrun(args, instances(args, "tsplib", args.overrun_instances.split(",")),
+                                                emit)}
 
 
 def _pyplot():
@@ -590,6 +593,9 @@ def main(argv=None):
     parser.add_argument("--backend", choices=["cuda", "cpu"], default="cuda",
                         help="backend the tables time (cpu: a machine without a GPU)")
     parser.add_argument("--quick", action="store_true", help="small shipped instances, few iterations (a smoke run)")
+    parser.add_argument("--overrun-instances", default="berlin52,pr1002,rl11849,pla85900",
+                        help="TSPLIB names of the overrun table")
+    parser.add_argument("--overrun-seconds", type=float, default=2.0, help="the budget S of the overrun table")
     parser.add_argument("--twoopt-instances", default="dsj1000,pr2392,rl5915,rl11849,d18512,pla33810,pla85900")
     args = parser.parse_args(argv)
     if args.quick:
