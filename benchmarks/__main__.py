@@ -36,6 +36,7 @@ from lsmgpu import HillClimbing, TabuSearch
 from lsmgpu.backends.base import Query
 from lsmgpu.problems import PPP, QAP, TSP, Weierstrass
 
+from .bad_inputs import table_bad_inputs
 from .overrun import table_overrun
 from .peers import table_peers_qap, table_peers_tsp, table_peers_weierstrass
 from .timing import pass_seconds
@@ -480,6 +481,7 @@ TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality
           "peers-weierstrass": lambda args: table_peers_weierstrass(args, lambda: args.backend_choice, emit),
           "peers-tsp": lambda args: table_peers_tsp(args, instances(args, "tsplib", args.peer_tsp.split(",")),
                                                     lambda: args.backend_choice, emit),
+          "bad-inputs": lambda args: table_bad_inputs(args, emit),
           "overrun": lambda args: table_overrun(args, instances(args, "tsplib", args.overrun_instances.split(",")),
                                                 emit)}
 

@@ -135,3 +135,24 @@ def test_ils_checkpoints_equal_runs_stopped_there():
         alone = IteratedLocalSearch(tsp, seed=0, backend="cpu",
                                     polish=candidate_polish(tsp.neighbourhood.candidates)).run(iterations=expected_kicks)
         assert (length, kicks) == (alone.fitness, expected_kicks) and seconds > 0
+
+
+def test_overrun_table_on_the_cpu(tmp_path):
+    """The overrun table asks S of every search and records the wall time from the call."""
+    from benchmarks.__main__ import main
+    main(["overrun", "--quick", "--backend", "cpu", "--overrun-seconds", "0.3", "--out", str(tmp_path)])
+    import csv
+    rows = list(csv.DictReader(open(tmp_path / "overrun.csv")))
+    assert len(rows) == 8 and {r["status"] for r in rows} == {"seconds"}
+    assert all(0.3 <= float(r["wall_seconds"]) < 1.5 for r in rows)
+
+
+def test_every_bad_input_is_a_clear_error(tmp_path):
+    """The bad-inputs table: every API parameter, malformed file and CLI flag tried ends in an
+    error that names it: no traceback, no silent acceptance, no hang."""
+    from benchmarks.__main__ import main
+    main(["bad-inputs", "--backend", "cpu", "--out", str(tmp_path)])
+    import csv
+    rows = list(csv.DictReader(open(tmp_path / "bad-inputs.csv")))
+    assert len(rows) >= 80
+    assert [r for r in rows if r["outcome"] != "clear error"] == []

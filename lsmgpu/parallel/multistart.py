@@ -18,7 +18,7 @@ import warnings
 
 from ..budget import Budget
 from ..search import TabuSearch
-from ..validation import check_flag
+from ..validation import check_count, check_flag
 from .batch import BatchTabuSearch, batch_unsupported
 from .result import MultiStartResult
 from .seeds import search_class, spawn_seeds
@@ -38,6 +38,8 @@ class MultiStart:
     def __init__(self, search, problem, *, starts: int, seed=None, batch: bool = True, **options):
         self.search = search_class(search)
         self.problem, self.options = problem, options
+        for name in ("exchange_every", "exchange_strength"):
+            check_count("MultiStart", name, options.get(name), 1)
         self.seeds = spawn_seeds(seed, starts)
         why = "batch=False" if not check_flag("MultiStart", "batch", batch) else \
             batch_unsupported(self.search, options, problem)
