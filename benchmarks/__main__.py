@@ -37,6 +37,7 @@ from lsmgpu.backends.base import Query
 from lsmgpu.problems import PPP, QAP, TSP, Weierstrass
 
 from .bad_inputs import table_bad_inputs
+from .interrupts import table_interrupts
 from .overrun import table_overrun
 from .peers import table_peers_qap, table_peers_tsp, table_peers_weierstrass
 from .timing import pass_seconds
@@ -482,6 +483,7 @@ TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality
           "peers-tsp": lambda args: table_peers_tsp(args, instances(args, "tsplib", args.peer_tsp.split(",")),
                                                     lambda: args.backend_choice, emit),
           "bad-inputs": lambda args: table_bad_inputs(args, emit),
+          "interrupts": lambda args: table_interrupts(args, emit),
           "overrun": lambda args: table_overrun(args, instances(args, "tsplib", args.overrun_instances.split(",")),
                                                 emit)}
 

@@ -7,6 +7,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 from tqdm import tqdm
@@ -192,7 +193,6 @@ def solve(args) -> int:
     iterations = args.iterations
     if iterations is None and args.seconds is None:
         iterations = DEFAULT_ITERATIONS[args.algorithm]
-    previous = signal.signal(signal.SIGTERM, _sigterm)
     signalled = None
     try:
         result = _run(args, problem, iterations)
@@ -203,8 +203,6 @@ def solve(args) -> int:
         signalled = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
         print(f"lsmgpu: interrupted ({signalled}) before a solution existed; nothing written", file=sys.stderr)
         return EXIT_CODES[signalled]
-    finally:
-        signal.signal(signal.SIGTERM, previous)
     if result is None:
         return 2
     print(f"best fitness: {result.fitness:g}")
@@ -226,19 +224,22 @@ def solve(args) -> int:
 
 def _run(args, problem, iterations):
     """The search the flags ask for (one, or many starts); its best SearchResult, or None on an
-    error already reported."""
+    error already reported. --time counts from here, once the instance is read: building the
+    search (a GPU context) comes out of it."""
     _TERMINATED[0] = False
+    t0 = time.perf_counter()
+    left = (lambda: None) if args.seconds is None else (lambda: max(0.0, args.seconds - (time.perf_counter() - t0)))
     if args.starts > 1 or args.gpus or args.address:
-        return _many_starts(args, problem, iterations)
+        return _many_starts(args, problem, iterations, left)
     callbacks = [] if args.quiet else [ProgressBar(iterations, args.seconds)]
     search = ALGORITHMS[args.algorithm](problem, backend=args.backend, seed=args.seed, callbacks=callbacks,
                                         **_polish_option(args, problem))
     print(f"{search.algorithm} on {problem.name} (n = {problem.n}, {problem.neighbourhood!r}), "
           f"backend {search.backend.name}", file=sys.stderr)
-    return search.run(iterations, seconds=args.seconds, target=problem.best_known)
+    return search.run(iterations, seconds=left(), target=problem.best_known)
 
 
-def _many_starts(args, problem, iterations):
+def _many_starts(args, problem, iterations, left):
     """--starts: MultiStart here, or RayMultiStart with --gpus / --address; one bar over the starts.
     Returns the best start's SearchResult (None on an error already reported)."""
     from .parallel.multistart import MultiStart
@@ -266,7 +267,7 @@ def _many_starts(args, problem, iterations):
     elif bar is not None:
         hooks["progress"] = lambda k, r: bar.update()
     try:
-        multi = runner.run(iterations, seconds=args.seconds, target=problem.best_known, **hooks)
+        multi = runner.run(iterations, seconds=left(), target=problem.best_known, **hooks)
     finally:
         if bar is not None:
             bar.close()
@@ -282,13 +283,18 @@ def _many_starts(args, problem, iterations):
 
 
 def main(argv=None) -> int:
-    args = _parser().parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="lsmgpu: %(message)s")
+    """The command; SIGTERM is handled like Ctrl-C from here on (reading the instance included)."""
+    previous = signal.signal(signal.SIGTERM, _sigterm)
     try:
+        args = _parser().parse_args(argv)
+        logging.basicConfig(level=logging.INFO, format="lsmgpu: %(message)s")
         return compare_command(args) if args.command == "compare" else solve(args)
-    except KeyboardInterrupt:
-        print("lsmgpu: interrupted before a solution existed; nothing written", file=sys.stderr)
-        return EXIT_CODES["SIGINT"]
+    except KeyboardInterrupt as exc:
+        signalled = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+        print(f"lsmgpu: interrupted ({signalled}) before a solution existed; nothing written", file=sys.stderr)
+        return EXIT_CODES[signalled]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

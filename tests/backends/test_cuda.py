@@ -444,7 +444,7 @@ def test_a_kernel_that_faults_raises_kernel_launch_error_naming_it():
             "from tests.backends.linear import Faulty\n"
             "problem = Faulty(np.arange(-20, 20) * 3, c=2)\n"
             "try:\n"
-            "    HillClimbing(problem, seed=0, history="all", backend='cuda').run(5)\n"
+            "    HillClimbing(problem, seed=0, backend='cuda').run(5)\n"
             "except KernelLaunchError as exc:\n"
             "    print('RAISED', exc)\n")
     root = Path(__file__).resolve().parents[2]
