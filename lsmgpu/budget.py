@@ -1,11 +1,39 @@
-"""A run's budget, checked in one place for every search and multi-start, single or batched."""
+"""A run's budget, checked in one place for every search and multi-start, single or batched, and
+the run's deadline, which phases that cannot look at a search's clock (a kernel build, the wave
+tuner, a start tour) read through :func:`time_left`."""
 from __future__ import annotations
 
+import contextvars
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from .validation import check_count, check_number, check_seconds
 
-__all__ = ["Budget"]
+__all__ = ["Budget", "DeadlineReached", "deadline_scope", "time_left"]
+
+_DEADLINE: contextvars.ContextVar = contextvars.ContextVar("lsmgpu_deadline", default=None)
+
+
+class DeadlineReached(Exception):
+    """The run's time ran out inside a phase that cannot be cut short (a kernel build): the
+    search stops there with its best so far and status "seconds"."""
+
+
+@contextmanager
+def deadline_scope(deadline: float | None):
+    """Within it, :func:`time_left` counts down to ``deadline`` (a time.perf_counter() value)."""
+    token = _DEADLINE.set(deadline)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def time_left() -> float | None:
+    """Seconds left to the running search's deadline (None: no time budget, or no search)."""
+    deadline = _DEADLINE.get()
+    return None if deadline is None else deadline - time.perf_counter()
 
 
 @dataclass(frozen=True)

@@ -295,3 +295,26 @@ def test_the_tuning_cache_is_replaced_whole(tmp_path):
     tuner.memory["k"] = (256, 128)
     tuner._save()
     assert json.loads(cache.read_text()) == {"k": [256, 128]} and os.listdir(tmp_path) == ["tuning.json"]
+
+
+class OutOfTimeBackend(CpuBackend):
+    """A backend whose set-up outlasts the budget where it cannot be cut (a kernel build)."""
+
+    def evaluator(self, problem, neighbourhood):
+        from lsmgpu.budget import DeadlineReached
+        raise DeadlineReached("the time budget ran out while nvcc built a kernel")
+
+
+def test_a_set_up_past_the_deadline_returns_the_start_solution(qap):
+    result = TabuSearch(qap, seed=0, backend=OutOfTimeBackend()).run(seconds=0.1)
+    assert result.status == "seconds" and result.iterations == 0
+    assert result.fitness == qap.evaluate(result.solution)
+
+
+def test_a_start_tour_past_the_deadline_is_still_a_tour():
+    from lsmgpu.budget import deadline_scope
+    from lsmgpu.problems.tsp import nearest_neighbour_tour
+    tsp = random_tsp(3000)
+    with deadline_scope(time.perf_counter() - 1):
+        tour = nearest_neighbour_tour(tsp, 0)
+    assert sorted(tour.tolist()) == list(range(3000)) and tour[:255].tolist() != list(range(255))

@@ -19,6 +19,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..budget import time_left
 from ..errors import KernelLaunchError
 
 __all__ = ["WaveTuner", "default_configuration"]
@@ -92,6 +93,10 @@ class WaveTuner:
         """Best (threads, block) for ``launch(threads, block) -> seconds``; cached under ``key``."""
         if key in self.memory:
             return self.memory[key]
+        limit, left = self.budget, time_left()
+        cut = left is not None and left < self.budget     # the search's own deadline comes first
+        if cut:
+            limit = max(0.0, 0.5 * left)
         start = time.perf_counter()
         best, best_time, failures = None, np.inf, 0
         for threads, block in self.candidates(n, size, resident_threads):
@@ -104,14 +109,15 @@ class WaveTuner:
                 continue
             if elapsed < best_time:
                 best, best_time = (threads, block), elapsed
-            if time.perf_counter() - start > self.budget:
+            if time.perf_counter() - start > limit:
                 break
         if best is None:
             raise KernelLaunchError(f"tuner: no configuration of {key} could be launched")
-        log.info("tuner: %s -> %d threads, %d per block (%.1f us), %d failed launches",
-                 key, best[0], best[1], best_time * 1e6, failures)
-        self.memory[key] = best
-        self._save()
+        log.info("tuner: %s -> %d threads, %d per block (%.1f us), %d failed launches%s",
+                 key, best[0], best[1], best_time * 1e6, failures, " (cut by the run's deadline: not cached)" * cut)
+        if not cut:
+            self.memory[key] = best
+            self._save()
         return best
 
     def _save(self) -> None:

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..backends import resolve
 from ..backends.base import TENURE_BLOCK, Query
-from ..budget import Budget
+from ..budget import Budget, DeadlineReached, deadline_scope
 from ..result import SearchResult
 from ..search import TabuSearch
 from .ledger import Ledger
@@ -126,21 +126,22 @@ class BatchTabuSearch:
         t0 = time.perf_counter()
         budget = Budget.checked("MultiStart", iterations, None, seconds, target, stagnation, required=True)
         problem, sense, B = self.problem, self.problem.sense, len(self.seeds)
-        xs = ledger = evaluator = None
+        self._made = {}
         loaded, overall, step = False, "done", 0
         try:
-            rngs = [np.random.default_rng(s) for s in self.seeds]
-            xs = np.stack([problem.encoding.validate(problem.initial_solution(r)) for r in rngs])
-            ledger = Ledger(np.array([sense * problem.fitness(x) for x in xs], dtype=problem.fitness_dtype),
-                            self.neighbourhood.size, self.every_iteration)
-            evaluator = self.backend.batch_evaluator(problem, self.neighbourhood, B)
-            evaluator.load(xs, ledger.current)
-            loaded = True
-            overall, step = self._iterate(evaluator, ledger, rngs, budget, t0, should_stop, on_chunk)
+            with deadline_scope(None if budget.seconds is None else t0 + budget.seconds):
+                rngs, xs, ledger, evaluator = self._set_up(problem, sense, B)
+                evaluator.load(xs, ledger.current)
+                loaded = True
+                overall, step = self._iterate(evaluator, ledger, rngs, budget, t0, should_stop, on_chunk)
+        except DeadlineReached as reached:
+            overall = "seconds"
+            log.warning("batched tabu search: %s", reached)
         except KeyboardInterrupt:
             overall = "interrupted"
             log.warning("batched tabu search interrupted near iteration %d; returning the best so far", step)
         elapsed = time.perf_counter() - t0
+        ledger, xs, evaluator = self._made.get("ledger"), self._made.get("xs"), self._made.get("evaluator")
         if ledger is None:          # interrupted before the start solutions existed
             return MultiStartResult.gather([None] * B, elapsed, overall, sense)
         done = iterations is not None and step >= iterations
@@ -161,6 +162,18 @@ class BatchTabuSearch:
         if evaluator is not None:
             evaluator.close()
         return MultiStartResult.gather(results, elapsed, overall, sense, {k: device for k in range(B)})
+
+    def _set_up(self, problem, sense, B):
+        """The start solutions, the ledger and the batch evaluator, each kept in ``self._made`` as
+        it exists (Ctrl-C or the deadline in a later step still finds the earlier ones)."""
+        made = self._made = {}
+        rngs = [np.random.default_rng(s) for s in self.seeds]
+        made["xs"] = xs = np.stack([problem.encoding.validate(problem.initial_solution(r)) for r in rngs])
+        made["ledger"] = ledger = Ledger(np.array([sense * problem.fitness(x) for x in xs],
+                                                  dtype=problem.fitness_dtype), self.neighbourhood.size,
+                                         self.every_iteration)
+        made["evaluator"] = evaluator = self.backend.batch_evaluator(problem, self.neighbourhood, B)
+        return rngs, xs, ledger, evaluator
 
     def _iterate(self, evaluator, ledger, rngs, budget, t0, should_stop, on_chunk) -> tuple[str, int]:
         """Chunks of iterations until a stop criterion fires: (overall status, iterations made)."""

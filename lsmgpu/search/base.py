@@ -15,7 +15,7 @@ import numpy as np
 
 from ..backends import resolve
 from ..backends.base import Query
-from ..budget import Budget
+from ..budget import Budget, DeadlineReached, deadline_scope
 from ..callbacks import CallbackList, State
 from ..problem import Problem
 from ..result import HISTORIES, SearchResult
@@ -197,13 +197,20 @@ class LocalSearch:
         Ctrl-C at any phase (start solution, kernel builds, first descent, iterations) returns
         the best solution so far with status "interrupted"."""
         t0 = time.perf_counter()
-        Budget.checked(self.algorithm, iterations, evaluations, seconds, target, stagnation, required=self.needs_budget)
+        budget = Budget.checked(self.algorithm, iterations, evaluations, seconds, target, stagnation,
+                                required=self.needs_budget)
         self.status, self.best_x = None, None
         try:
-            self.start(iterations, evaluations, seconds, target, stagnation, t0=t0)
-            self.status = self._budget_spent()
-            while self.status is None and not self.step():
-                pass
+            with deadline_scope(None if budget.seconds is None else t0 + budget.seconds):
+                self.start(iterations, evaluations, seconds, target, stagnation, t0=t0)
+                self.status = self._budget_spent()
+                while self.status is None and not self.step():
+                    pass
+        except DeadlineReached as reached:
+            log.warning("%s: %s", self.algorithm, reached)
+            self.status = "seconds"
+            if self.best_x is None:
+                raise
         except KeyboardInterrupt:
             self.status = "interrupted"
             log.warning("%s interrupted at iteration %d; returning the best so far", self.algorithm,

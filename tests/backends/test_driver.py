@@ -62,3 +62,21 @@ def test_a_fault_found_at_a_wait_names_what_was_waited_for(fake_cuda):
 def test_pack_refuses_a_value_its_type_cannot_hold():
     with pytest.raises(Exception, match="format requires|out of range|argument out of range"):
         driver.pack("i", 2**31)
+
+
+def test_a_kernel_build_past_the_deadline_stops_the_wait(monkeypatch, fake_cuda):
+    """nvcc runs in a worker; the search waits no longer than its time left (DeadlineReached),
+    and a build within the time hands its cubin to the module loader."""
+    import time
+    from lsmgpu.budget import DeadlineReached, deadline_scope
+    fake_cuda.Context.get_current = staticmethod(lambda: None)
+    fake_cuda.CompileError = RuntimeError
+    fake_cuda.module_from_buffer = staticmethod(lambda cubin: ("module", cubin))
+    monkeypatch.setattr(driver, "nvcc_to_cubin", lambda source, **options: time.sleep(1.0) or b"cubin")
+    monkeypatch.setattr(driver, "_modules", {})
+    t0 = time.perf_counter()
+    with deadline_scope(time.perf_counter() + 0.2), pytest.raises(DeadlineReached, match="nvcc"):
+        driver.compile_module("// a slow kernel", "sm_90")
+    assert time.perf_counter() - t0 < 0.8
+    with deadline_scope(time.perf_counter() + 5):
+        assert driver.compile_module("// a slow kernel", "sm_90") == ("module", b"cubin")

@@ -14,21 +14,24 @@ naming the kernel.
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import struct
 
+from ...budget import DeadlineReached, time_left
 from ...errors import BackendUnavailable, KernelCompileError, KernelLaunchError
 
 __all__ = ["cuda", "context", "compile_module", "launch", "synchronize", "pack", "resident_threads"]
 
 try:
     import pycuda.driver as cuda
-    from pycuda.compiler import SourceModule
+    from pycuda.compiler import compile as nvcc_to_cubin
     _IMPORT_ERROR = None
 except ImportError as exc:  # PyCUDA missing or libcuda absent
-    cuda, SourceModule, _IMPORT_ERROR = None, None, exc
+    cuda, nvcc_to_cubin, _IMPORT_ERROR = None, None, exc
 
 _contexts: dict[int, object] = {}
 _modules: dict[tuple, object] = {}
+_BUILDER: concurrent.futures.ThreadPoolExecutor | None = None
 
 
 def pack(format: str, *args) -> bytes:
@@ -91,17 +94,35 @@ def resident_threads(device) -> int:
 
 
 def compile_module(source: str, arch: str):
-    """The compiled module of ``source``: cached in memory per context, on disk by PyCUDA."""
+    """The compiled module of ``source``: cached in memory per context, on disk by PyCUDA.
+
+    nvcc runs in a worker thread while this one waits no longer than the running search's time
+    budget (lsmgpu.budget.time_left): past it, DeadlineReached stops the search with its best so
+    far, and the build goes on in the background into the disk cache, for the next run."""
     key = (source, arch, id(cuda.Context.get_current()))
     if key not in _modules:
         from ...kernels import cache_dir, save_source
+        future = _builder().submit(nvcc_to_cubin, source, arch=arch, no_extern_c=True, cache_dir=cache_dir(),
+                                   options=["-lineinfo"])
+        left = time_left()
         try:
-            _modules[key] = SourceModule(source, arch=arch, no_extern_c=True, cache_dir=cache_dir(),
-                                         options=["-lineinfo"])
+            cubin = future.result(timeout=None if left is None else max(0.0, left))
+        except concurrent.futures.TimeoutError:
+            raise DeadlineReached("the time budget ran out while nvcc built a kernel; the build finishes in "
+                                  "the background, cached for the next run") from None
         except cuda.CompileError as exc:
             path = save_source(source)
             raise KernelCompileError(f"nvcc failed on {path}:\n{exc.stderr or exc}", path) from None
+        _modules[key] = cuda.module_from_buffer(cubin)
     return _modules[key]
+
+
+def _builder() -> concurrent.futures.ThreadPoolExecutor:
+    """The threads that run nvcc (kernel builds of one process, a few at a time)."""
+    global _BUILDER
+    if _BUILDER is None:
+        _BUILDER = concurrent.futures.ThreadPoolExecutor(max_workers=4, thread_name_prefix="lsmgpu-nvcc")
+    return _BUILDER
 
 
 def launch(function, name: str, grid: tuple, block: int, args: bytes, shared_bytes: int = 0) -> None:
