@@ -74,6 +74,8 @@ def _parser() -> argparse.ArgumentParser:
     parallel.add_argument("--gpus", type=int, help="spread the starts over this many Ray actors (one GPU each)")
     parallel.add_argument("--address", help="Ray cluster address (default with --gpus: start Ray here)")
     solve.add_argument("--out", help="write the best solution here (.tour for TSP, .sln for QAP)")
+    solve.add_argument("--initial", metavar="FILE",
+                       help="start from this solution (a .tour or .sln file, e.g. an earlier --out)")
     solve.add_argument("--quiet", action="store_true", help="no progress bar")
 
     comp = sub.add_parser("compare", help="compare neighbourhood / selection / generation variants, same seeds")
@@ -187,6 +189,7 @@ def solve(args) -> int:
         check_seed("lsmgpu solve", args.seed)
         check_count("lsmgpu solve", "--starts", args.starts, 1)
         problem = _load_problem(args)
+        args.initial_solution = None if args.initial is None else problem.read_solution(args.initial)
     except (ValueError, TypeError, OSError) as exc:
         print(f"lsmgpu: {exc}", file=sys.stderr)
         return 2
@@ -233,7 +236,7 @@ def _run(args, problem, iterations):
         return _many_starts(args, problem, iterations, left)
     callbacks = [] if args.quiet else [ProgressBar(iterations, args.seconds)]
     search = ALGORITHMS[args.algorithm](problem, backend=args.backend, seed=args.seed, callbacks=callbacks,
-                                        **_polish_option(args, problem))
+                                        initial=args.initial_solution, **_polish_option(args, problem))
     print(f"{search.algorithm} on {problem.name} (n = {problem.n}, {problem.neighbourhood!r}), "
           f"backend {search.backend.name}", file=sys.stderr)
     return search.run(iterations, seconds=left(), target=problem.best_known)
@@ -243,7 +246,7 @@ def _many_starts(args, problem, iterations, left):
     """--starts: MultiStart here, or RayMultiStart with --gpus / --address; one bar over the starts.
     Returns the best start's SearchResult (None on an error already reported)."""
     from .parallel.multistart import MultiStart
-    options = dict(starts=args.starts, seed=args.seed, backend=args.backend)
+    options = dict(starts=args.starts, seed=args.seed, backend=args.backend, initial=args.initial_solution)
     if args.exchange_every is not None:
         options["exchange_every"] = args.exchange_every
     if args.gpus or args.address:

@@ -219,6 +219,23 @@ class Problem:
         """Save solution ``x`` (plain text, one value per line); problems use their own formats."""
         np.savetxt(path, np.asarray(x), fmt="%d" if np.issubdtype(np.asarray(x).dtype, np.integer) else "%.17g")
 
+    def read_solution(self, path) -> np.ndarray:
+        """A solution saved by ``write_solution`` (to continue from it: ``initial=``), validated
+        against this problem's encoding; ValueError naming the file and what is wrong."""
+        try:
+            x = np.loadtxt(path, ndmin=1)
+        except (ValueError, OSError) as exc:
+            raise ValueError(f"{self.name}: {Path(path).name} is not a solution file: {exc}") from None
+        return self.checked_solution(x, path)
+
+    def checked_solution(self, x, path) -> np.ndarray:
+        """``x`` read from ``path`` as a solution of this problem (ValueError naming the file)."""
+        try:
+            return self.encoding.validate(np.asarray(x).astype(self.encoding.dtype)
+                                          if np.all(np.asarray(x) == np.round(np.asarray(x))) else x)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"{self.name}: {Path(path).name} does not hold a solution of this instance: {exc}") from None
+
     def tabu_tenure(self):
         """Default tabu tenure: an int or an inclusive (low, high) range drawn each iteration."""
         return max(1, self.n // 4)

@@ -164,6 +164,14 @@ class QAP(Problem):
         has not held for 2 n^2 iterations is taken first."""
         return 2 * self.n * self.n
 
+    def read_solution(self, path) -> np.ndarray:
+        """The assignment of a QAPLIB ``.sln`` file (n, value, the 1-based permutation), checked
+        against this instance (ValueError naming the file)."""
+        value, p = read_solution(path)
+        if len(p) != self.n:
+            raise ValueError(f"QAP: {Path(path).name} assigns {len(p)} facilities, {self.name} has {self.n}")
+        return self.checked_solution(p, path)
+
     def write_solution(self, p, path) -> None:
         """Write ``p`` as a QAPLIB ``.sln`` file (n, cost, 1-based permutation)."""
         Path(path).write_text(f"{self.n} {self.evaluate(np.asarray(p))}\n" + " ".join(str(v + 1) for v in p) + "\n")

@@ -374,6 +374,29 @@ class TSP(Problem):
     def template_params(self):
         return {"weight_type": self.weight_type, "use_matrix": self.gpu_matrix, "integer_coords": self.integer_coords}
 
+    def read_solution(self, path) -> np.ndarray:
+        """The tour of a TSPLIB ``.tour`` file (as ``write_solution`` and LKH write them): the
+        1-based cities after TOUR_SECTION up to -1 or EOF; ValueError naming the file and line
+        when its DIMENSION or its cities do not make a tour of this instance."""
+        lines = Path(path).read_text().splitlines()
+        starts = [k for k, line in enumerate(lines) if line.strip().upper().startswith("TOUR_SECTION")]
+        if not starts:
+            raise ValueError(f"TSP: {Path(path).name} has no TOUR_SECTION (not a TSPLIB tour)")
+        for line in lines[:starts[0]]:
+            key, _, value = line.partition(":")
+            if key.strip().upper() == "DIMENSION" and value.strip() != str(self.n):
+                raise ValueError(f"TSP: {Path(path).name} is a tour of {value.strip()} cities, {self.name} has {self.n}")
+        cities = []
+        for number, line in enumerate(lines[starts[0] + 1:], starts[0] + 2):
+            for token in line.split():
+                if token in ("-1", "EOF"):
+                    return self.checked_solution(np.array(cities) - 1, path)
+                try:
+                    cities.append(int(token))
+                except ValueError:
+                    raise ValueError(f"TSP: {Path(path).name} line {number}: {token!r} is not a city number") from None
+        return self.checked_solution(np.array(cities) - 1, path)
+
     def write_solution(self, tour, path) -> None:
         """Write ``tour`` as a TSPLIB ``.tour`` file."""
         lines = [f"NAME : {self.name}.tour", "TYPE : TOUR", f"COMMENT : length {self.evaluate(np.asarray(tour))}",

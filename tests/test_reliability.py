@@ -318,3 +318,45 @@ def test_a_start_tour_past_the_deadline_is_still_a_tour():
     with deadline_scope(time.perf_counter() - 1):
         tour = nearest_neighbour_tour(tsp, 0)
     assert sorted(tour.tolist()) == list(range(3000)) and tour[:255].tolist() != list(range(255))
+
+
+# --- warm starts (issue 20) --------------------------------------------------------------------
+
+def test_a_tour_round_trips_and_continues_a_run(tmp_path):
+    berlin = TSP.from_file(TSP.shipped("berlin52"), neighbourhood="2opt")
+    first = IteratedLocalSearch(berlin, seed=0, backend="cpu").run(5)
+    berlin.write_solution(first.solution, tmp_path / "b.tour")
+    tour = berlin.read_solution(tmp_path / "b.tour")
+    assert np.array_equal(tour, first.solution)
+    again = TabuSearch(berlin, seed=1, backend="cpu", initial=tour).run(1)
+    assert again.history[0] == first.fitness
+    multi = MultiStart(TabuSearch, berlin, starts=3, seed=0, backend="cpu", initial=tour, history="all").run(1)
+    assert all(r.history[0] == first.fitness for r in multi.results)
+
+
+def test_an_assignment_round_trips(tmp_path, qap):
+    result = TabuSearch(qap, seed=0, backend="cpu").run(200)
+    qap.write_solution(result.solution, tmp_path / "t.sln")
+    assert np.array_equal(qap.read_solution(tmp_path / "t.sln"), result.solution)
+
+
+@pytest.mark.parametrize("text,message", [
+    ("NAME: x\nTYPE: TOUR\nDIMENSION: 10\nTOUR_SECTION\n1\n2\n-1\n", "10 cities"),
+    ("NAME: x\nTYPE: TOUR\nTOUR_SECTION\n1\n2\n2\n-1\n", "does not hold a solution"),
+    ("NAME: x\nTYPE: TOUR\nTOUR_SECTION\n1\nx\n-1\n", "line 5"),
+    ("1\n2\n3\n", "TOUR_SECTION"),
+])
+def test_bad_tour_files_name_the_problem(tmp_path, text, message):
+    path = tmp_path / "bad.tour"
+    path.write_text(text)
+    with pytest.raises(ValueError, match=message):
+        TSP.from_file(TSP.shipped("berlin52")).read_solution(path)
+
+
+def test_the_command_continues_from_its_own_output(tmp_path, capsys):
+    out = tmp_path / "best.sln"
+    assert main(["solve", "tai12a", "--backend", "cpu", "--iterations", "300", "--quiet", "--out", str(out)]) == 0
+    first = int(capsys.readouterr().out.split("best fitness: ")[1].split()[0])
+    assert main(["solve", "tai12a", "--backend", "cpu", "--iterations", "1", "--quiet", "--initial", str(out)]) == 0
+    assert int(capsys.readouterr().out.split("best fitness: ")[1].split()[0]) <= first
+    assert main(["solve", "tai12a", "--backend", "cpu", "--quiet", "--initial", str(tmp_path / "none.sln")]) == 2

@@ -29,6 +29,7 @@ from ..result import SearchResult
 from ..search import TabuSearch
 from .ledger import Ledger
 from .result import MultiStartResult
+from .seeds import start_solutions
 
 __all__ = ["BatchTabuSearch", "batch_unsupported"]
 
@@ -74,7 +75,7 @@ class BatchTabuSearch:
 
     def __init__(self, problem, seeds, *, backend="auto", tenure=None, aspiration=True, forced_after=None,
                  neighbourhood=None, exchange_every: int | None = None, exchange_strength: int | None = None,
-                 history: str = "improvements"):
+                 history: str = "improvements", initial=None):
         template = TabuSearch(problem, backend=backend, tenure=tenure, aspiration=aspiration,
                               forced_after=forced_after, neighbourhood=neighbourhood, history=history)  # checks them once
         self.every_iteration = template.keep_every_iteration
@@ -86,6 +87,8 @@ class BatchTabuSearch:
         self.rules = Query(rule="best", tabu=True, aspiration=template.aspiration, forced_after=template.forced_after)
         self.backend = resolve(backend, self.problem)
         self.seeds = list(seeds)
+        #: start solutions, one per start (None: each start draws its own, as a single search does)
+        self.initial = start_solutions(template.problem, initial, len(self.seeds))
         for label, value in (("exchange_every", exchange_every), ("exchange_strength", exchange_strength)):
             if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1):
                 raise ValueError(f"BatchTabuSearch: `{label}` must be an int >= 1 (or None), got {value!r}")
@@ -168,7 +171,8 @@ class BatchTabuSearch:
         it exists (Ctrl-C or the deadline in a later step still finds the earlier ones)."""
         made = self._made = {}
         rngs = [np.random.default_rng(s) for s in self.seeds]
-        made["xs"] = xs = np.stack([problem.encoding.validate(problem.initial_solution(r)) for r in rngs])
+        made["xs"] = xs = (np.array(self.initial, dtype=problem.encoding.dtype) if self.initial is not None else
+                           np.stack([problem.encoding.validate(problem.initial_solution(r)) for r in rngs]))
         made["ledger"] = ledger = Ledger(np.array([sense * problem.fitness(x) for x in xs],
                                                   dtype=problem.fitness_dtype), self.neighbourhood.size,
                                          self.every_iteration)

@@ -21,7 +21,7 @@ from ..search import TabuSearch
 from ..validation import check_count, check_flag
 from .batch import BatchTabuSearch, batch_unsupported
 from .result import MultiStartResult
-from .seeds import search_class, spawn_seeds
+from .seeds import search_class, spawn_seeds, start_solutions
 
 __all__ = ["MultiStart", "MultiStartResult", "spawn_seeds", "search_class"]
 
@@ -32,12 +32,15 @@ class MultiStart:
 
     Tabu search starts run together, one launch per iteration for all of them
     (:mod:`lsmgpu.parallel.batch`), unless ``batch=False`` or the options are per-search (callbacks,
-    a tenure function); other searches run one after the other.
+    a tenure function); other searches run one after the other. ``initial``: one start solution
+    for every start (e.g. ``problem.read_solution(path)``, to continue a run) or one per start
+    (starts x n); by default each start draws its own.
     """
 
-    def __init__(self, search, problem, *, starts: int, seed=None, batch: bool = True, **options):
+    def __init__(self, search, problem, *, starts: int, seed=None, batch: bool = True, initial=None, **options):
         self.search = search_class(search)
         self.problem, self.options = problem, options
+        self.initial = start_solutions(problem, initial, starts)
         for name in ("exchange_every", "exchange_strength"):
             check_count("MultiStart", name, options.get(name), 1)
         self.seeds = spawn_seeds(seed, starts)
@@ -54,8 +57,9 @@ class MultiStart:
                           stacklevel=2)
 
     def make(self, k: int):
-        """The search of start k (seeded with its spawned seed)."""
-        return self.search(self.problem, seed=self.seeds[k], **self.options)
+        """The search of start k (seeded with its spawned seed, from its start solution if given)."""
+        initial = None if self.initial is None else self.initial[k]
+        return self.search(self.problem, seed=self.seeds[k], initial=initial, **self.options)
 
     def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None,
             on_chunk=None) -> MultiStartResult:
@@ -64,7 +68,7 @@ class MultiStart:
         t0 = time.perf_counter()
         Budget.checked("MultiStart", iterations, None, seconds, target, stagnation, required=self.search.needs_budget)
         if self.batched:
-            return BatchTabuSearch(self.problem, self.seeds, **self.options).run(
+            return BatchTabuSearch(self.problem, self.seeds, initial=self.initial, **self.options).run(
                 iterations, seconds=None if seconds is None else max(0.0, seconds - (time.perf_counter() - t0)),
                 target=target, stagnation=stagnation, progress=progress, on_chunk=on_chunk)
         results = [None] * len(self.seeds)
@@ -103,3 +107,4 @@ def check_batch_memory(problem, starts: int) -> None:
         raise ValueError(f"MultiStart: {starts:,} batched starts of {problem.name} need about "
                          f"{starts * per_start / 2**30:,.1f} GiB ({per_start:,} bytes each); at most {fit:,} fit "
                          f"in half of this machine's {memory / 2**30:,.0f} GiB")
+

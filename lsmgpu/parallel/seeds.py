@@ -1,4 +1,4 @@
-"""Seeds and search classes of many starts: start k of a run seeded with ``seed`` is seeded with
+"""Seeds, start solutions and search classes of many starts: start k of a run seeded with ``seed`` is seeded with
 ``SeedSequence(seed).spawn(starts)[k]``, so it equals a single search created with that seed,
 whichever machine or process runs it."""
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 from ..search import ALGORITHMS, LocalSearch
 from ..validation import check_count, check_seed
 
-__all__ = ["spawn_seeds", "search_class", "SpawnedSeeds"]
+__all__ = ["spawn_seeds", "search_class", "SpawnedSeeds", "start_solutions"]
 
 
 class SpawnedSeeds(Sequence):
@@ -56,3 +56,17 @@ def search_class(search):
     if isinstance(search, type) and issubclass(search, LocalSearch):
         return search
     raise TypeError(f"MultiStart: `search` must be a LocalSearch subclass or one of the names, got {search!r}")
+
+
+def start_solutions(problem, initial, starts: int):
+    """``initial`` as one validated start solution per start (None: each start draws its own)."""
+    if initial is None:
+        return None
+    array = np.asarray(initial)
+    if array.ndim == 1:
+        x = problem.encoding.validate(array)
+        return np.broadcast_to(x, (int(starts), len(x)))
+    if array.ndim != 2 or len(array) != starts:
+        raise ValueError(f"MultiStart: `initial` must be one solution or one per start ({starts} x n), "
+                         f"got shape {array.shape}")
+    return np.stack([problem.encoding.validate(x) for x in array])
