@@ -20,10 +20,19 @@ from .search import HillClimbing, IteratedLocalSearch, LocalSearch, TabuSearch
 
 __version__ = "0.1.0"
 
+
+def __getattr__(name):
+    """``RayMultiStart`` on first use (Ray is an optional extra, imported only there)."""
+    if name == "RayMultiStart":
+        from .parallel.distributed import RayMultiStart
+        return RayMultiStart
+    raise AttributeError(f"module 'lsmgpu' has no attribute {name!r}")
+
 logging.getLogger("lsmgpu").addHandler(logging.NullHandler())
 
 __all__ = ["Callback", "State", "Binary", "Discrete", "Permutation", "Real",
            "BackendFallback", "BackendUnavailable", "KernelCompileError", "KernelLaunchError",
            "BitFlip", "BlockExchange", "CandidateThreeOpt", "CandidateTwoOpt", "Crowns", "Neighbourhood", "OrOpt", "Swap", "ThreeExchange", "TwoOpt", "ValueChange", "candidate_polish",
            "DeviceArray", "Problem", "SearchResult",
-           "HillClimbing", "IteratedLocalSearch", "LocalSearch", "TabuSearch", "MultiStart", "MultiStartResult"]
+           "HillClimbing", "IteratedLocalSearch", "LocalSearch", "TabuSearch", "MultiStart", "MultiStartResult",
+           "RayMultiStart"]

@@ -16,6 +16,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from .backends import CpuBackend, resolve
+from .parallel.seeds import spawn_seeds
 from .result import SearchResult
 from .search import ALGORITHMS
 
@@ -67,6 +68,7 @@ def compare(instance, *, neighbourhoods=(None,), selections=("device",), generat
     generations = [_alias(g, "generation") for g in generations]
     if not on_gpu:
         selections, generations = ["device"], ["device"]
+    seeds = spawn_seeds(seed, runs)        # run r of every variant from the same spawned seed
     rows = []
     for nb, sel, gen in itertools.product(neighbourhoods, dict.fromkeys(selections), dict.fromkeys(generations)):
         problem = load(path, neighbourhood=nb) if nb else load(path)
@@ -74,7 +76,7 @@ def compare(instance, *, neighbourhoods=(None,), selections=("device",), generat
         results = []
         for r in range(runs):
             backend_r = _cuda(sel, gen) if on_gpu else CpuBackend()
-            search = ALGORITHMS[algorithm](problem, seed=seed + r, backend=backend_r)
+            search = ALGORITHMS[algorithm](problem, seed=seeds[r], backend=backend_r)
             results.append(search.run(iterations, seconds=seconds))
         fits = [res.fitness for res in results]
         gaps = [problem.gap(f) for f in fits]

@@ -7,7 +7,7 @@ from lsmgpu.compare import compare, format_table, plot
 
 
 def test_variants_share_seeds_and_summaries_are_right():
-    """Each variant runs `runs` times with seeds 0, 1, ...; the row's numbers summarise those runs."""
+    """Each variant runs `runs` times with the seeds spawned from `seed`; the row's numbers summarise those runs."""
     rows = compare("berlin52", neighbourhoods=["swap", "2opt"], runs=3, iterations=60, backend="cpu")
     assert [r.runs for r in rows] == [3, 3]
     for row in rows:

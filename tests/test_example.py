@@ -6,8 +6,10 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+import pytest
+
 from lsmgpu import HillClimbing, TabuSearch
-from tests.checks import assert_delta_is_reevaluation
+from lsmgpu.testing import check_delta, check_device
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "maxcut.py"
 maxcut = runpy.run_path(str(EXAMPLE))
@@ -21,9 +23,25 @@ def test_example_is_short():
 
 @given(st.integers(4, 30), st.integers(0, 1000))
 def test_delta_equals_full_reevaluation(n, seed):
-    """The example's delta equals the change of the full cut weight."""
-    problem = MaxCut(random_graph(n, 0.5, seed))
-    assert_delta_is_reevaluation(problem, problem.encoding.random(np.random.default_rng(seed)), exact=False)
+    """The example's delta equals the change of the full cut weight (lsmgpu.testing, as a user
+    who adds a problem would check it)."""
+    check_delta(MaxCut(random_graph(n, 0.5, seed)), solutions=2, seed=seed)
+
+
+def test_the_check_names_the_move_that_disagrees():
+    """lsmgpu.testing catches a wrong delta and says which move and by how much."""
+    class Wrong(MaxCut):
+        def delta(self, x, moves):
+            d = super().delta(x, moves)
+            d[moves[:, 0] == 3] += 1.0             # vertex 3's flip is off by one
+            return d
+    with pytest.raises(AssertionError, match=r"move 3 \[3\].*full re-evaluation gives"):
+        check_delta(Wrong(random_graph(12, 0.5, 0)))
+
+
+@pytest.mark.gpu
+def test_the_example_kernel_agrees_with_its_numpy_delta():
+    assert check_device(MaxCut(random_graph(300, 0.2, 0)), solutions=3)
 
 
 def test_maximisation_improves_the_cut():

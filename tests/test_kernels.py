@@ -1,6 +1,5 @@
 """Rendering every kernel and compiling it with nvcc for sm_90 (no GPU needed), and the
 errors a broken template or a missing GPU gives."""
-import logging
 
 import numpy as np
 import pytest
@@ -165,7 +164,7 @@ def test_missing_template_is_a_clear_error(broken):
         render(problem)
 
 
-def test_cuda_backend_unavailable_and_auto_falls_back(caplog):
+def test_cuda_backend_unavailable_and_auto_falls_back():
     """Without PyCUDA or a GPU, backend='cuda' raises BackendUnavailable and 'auto' uses the CPU, saying so."""
     from lsmgpu.backends import cuda_available
     if cuda_available()[0]:
@@ -178,7 +177,7 @@ def test_cuda_backend_unavailable_and_auto_falls_back(caplog):
     assert search.backend.name == "cpu"
 
 
-def test_auto_asks_the_problem_what_it_evaluates_on_the_gpu(caplog, monkeypatch):
+def test_auto_asks_the_problem_what_it_evaluates_on_the_gpu(monkeypatch):
     """'auto' picks the CPU, even where a GPU is available, and says why, when the problem
     cannot evaluate its neighbourhood on the GPU: a user's neighbourhood without device code,
     or a kind the problem's template does not handle (TSP + 3-exchange); one query answers."""

@@ -18,6 +18,7 @@ multi-GPU host and a cluster (``address="ray://..."`` or ``"auto"``).
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import time
@@ -75,13 +76,18 @@ class StartRunner:
             if self.stopping or (left is not None and left <= 0):
                 results.append(None)
                 continue
-            callbacks = list(self.options.get("callbacks") or []) + [lambda state: self.stopping]
+            callbacks = list(self.options.get("callbacks") or []) + [lambda state: bool(self.stopping)]
             search = self.search(self.problem, seed=seed, **{**self.options, "callbacks": callbacks})
-            results.append(search.run(iterations, seconds=left, target=target, stagnation=stagnation))
+            result = search.run(iterations, seconds=left, target=target, stagnation=stagnation)
+            if self.stopping and result.status == "callback":      # stopped by the driver: say why
+                result = dataclasses.replace(result, status=self.stopping)
+            results.append(result)
         return starts, results
 
-    def stop(self) -> None:
-        self.stopping = True
+    def stop(self, reason: str = "interrupted") -> None:
+        """End the current search with its best so far; its status says ``reason`` ("seconds":
+        the driver's deadline, "stopped": another start reached the target, "interrupted")."""
+        self.stopping = reason
 
 
 class RayMultiStart:
@@ -139,9 +145,9 @@ class RayMultiStart:
                                                 deadline, target, stagnation)
                 pending[ref] = (chunk, a)
 
-        def stop_all():
+        def stop_all(reason):
             for a in alive:
-                self.actors[a].stop.remote()
+                self.actors[a].stop.remote(reason)
 
         for a in range(len(self.actors)):
             submit(a)
@@ -150,7 +156,7 @@ class RayMultiStart:
                 ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.2)
                 if deadline is not None and time.time() > deadline and not stopped:
                     stopped, status = True, "seconds"
-                    stop_all()
+                    stop_all("seconds")
                 for ref in ready:
                     chunk, a = pending.pop(ref)
                     try:
@@ -172,13 +178,13 @@ class RayMultiStart:
                             progress(k, result)
                         if result is not None and result.status == "target" and not stopped:
                             stopped, status = True, "target"
-                            stop_all()
+                            stop_all("stopped")
                     submit(a)
             if queue and not stopped and not alive:
                 lost.extend(k for chunk in queue for k in chunk)
         except KeyboardInterrupt:
             status = "interrupted"
-            stop_all()
+            stop_all("interrupted")
             for ref, (chunk, a) in list(pending.items()):
                 try:
                     for k, result in zip(chunk, ray.get(ref, timeout=30)[1]):

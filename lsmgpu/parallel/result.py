@@ -7,7 +7,11 @@ import numpy as np
 
 from ..result import SearchResult
 
-__all__ = ["MultiStartResult"]
+__all__ = ["MultiStartResult", "MULTISTART_STATUSES"]
+
+#: why a multi-start ended: every start ran to its own stop criterion ("done"), one reached the
+#: target, the time ran out, or Ctrl-C / SIGTERM
+MULTISTART_STATUSES = ("done", "target", "seconds", "interrupted")
 
 
 @dataclass(frozen=True)
@@ -16,8 +20,8 @@ class MultiStartResult:
 
     ``results[k]`` is start k's SearchResult, or None when it did not run (time out,
     interruption) or was lost (its worker died twice; listed in ``lost``). ``workers[k]``
-    names where start k ran (e.g. the GPU). ``status``: "done", "target", "seconds" or
-    "interrupted".
+    names where start k ran (e.g. the GPU). ``status``: one of MULTISTART_STATUSES ("done":
+    every start ran to its own stop criterion, each start's own status in its result).
     """
 
     best: SearchResult | None
@@ -58,6 +62,8 @@ class MultiStartResult:
     @classmethod
     def gather(cls, results, seconds, status, sense, workers=None, lost=()):
         """Pick the best of ``results`` (None entries skipped)."""
+        if status not in MULTISTART_STATUSES:
+            raise ValueError(f"MultiStartResult: unknown `status` {status!r}")
         done = [r for r in results if r is not None]
         best = min(done, key=lambda r: sense * r.fitness) if done else None
         return cls(best, list(results), seconds, status, sense, dict(workers or {}), tuple(lost))
