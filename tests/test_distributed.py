@@ -68,9 +68,10 @@ def test_a_dead_actor_start_is_rerun(qap, tmp_path):
 
 def test_time_limit_returns_the_best_so_far(qap):
     """Searches that would run forever are stopped at the deadline with their best so far."""
-    result = RayMultiStart(HillClimbing, qap, starts=6, seed=0, backend="cpu", restarts=10**9).run(seconds=2)
+    result = RayMultiStart(HillClimbing, qap, starts=6, seed=0, backend="cpu", restarts=10**9).run(seconds=6)
     assert result.status == "seconds" and result.best is not None and result.seconds < 15
     assert result.fitness == qap.evaluate(result.solution)
+    assert {r.status for r in result.results if r is not None} <= {"seconds"}      # the driver's deadline
 
 
 def test_ctrl_c_returns_the_best_so_far(qap):
@@ -82,7 +83,7 @@ def test_ctrl_c_returns_the_best_so_far(qap):
     finally:
         timer.cancel()
     assert result.status == "interrupted" and result.best is not None
-    assert all(r is not None and r.status == "callback" for r in result.results)
+    assert all(r is not None and r.status == "interrupted" for r in result.results)   # said why, not "callback"
 
 
 def test_actors_run_their_starts_as_batches(qap):
