@@ -16,6 +16,7 @@ from .budget import Budget
 from .callbacks import Callback
 from .errors import BackendUnavailable, KernelCompileError
 from .neighbourhoods import CandidateThreeOpt, OrOpt, candidate_polish
+from .plotting import plot_result, pyplot
 from .search import ALGORITHMS
 from .validation import check_count, check_seed
 
@@ -74,6 +75,8 @@ def _parser() -> argparse.ArgumentParser:
     parallel.add_argument("--gpus", type=int, help="spread the starts over this many Ray actors (one GPU each)")
     parallel.add_argument("--address", help="Ray cluster address (default with --gpus: start Ray here)")
     solve.add_argument("--out", help="write the best solution here (.tour for TSP, .sln for QAP)")
+    solve.add_argument("--plot", metavar="FILE.png",
+                       help="save a picture: the tour over the cities (TSP) and the best fitness against time")
     solve.add_argument("--initial", metavar="FILE",
                        help="start from this solution (a .tour or .sln file, e.g. an earlier --out)")
     solve.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -145,19 +148,19 @@ def _sigterm(signum, frame):
     raise Terminated()
 
 
-def check_out(path: str | None) -> None:
-    """Refuse, before the search, an --out that cannot be written (missing folder, a folder,
-    no permission): ValueError naming it."""
+def check_writable(path: str | None, flag: str) -> None:
+    """Refuse, before the search, a file the run will write (``flag``: --out, --plot) that cannot
+    be written (missing folder, a folder, no permission): ValueError naming it."""
     if path is None:
         return
     target = Path(path)
     folder = target.parent if str(target.parent) else Path(".")
     if target.is_dir():
-        raise ValueError(f"--out {path} is a folder; give a file name")
+        raise ValueError(f"{flag} {path} is a folder; give a file name")
     if not folder.is_dir():
-        raise ValueError(f"--out {path}: folder {folder} does not exist")
+        raise ValueError(f"{flag} {path}: folder {folder} does not exist")
     if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
-        raise ValueError(f"--out {path} is not writable")
+        raise ValueError(f"{flag} {path} is not writable")
 
 
 def _load_problem(args):
@@ -184,13 +187,16 @@ def solve(args) -> int:
     """``lsmgpu solve``: exit 0 when the run ends by its budget, 2 for bad input (one line, no
     traceback), 130 / 143 when Ctrl-C / SIGTERM stopped it (the best so far printed and written)."""
     try:
-        check_out(args.out)
+        check_writable(args.out, "--out")
+        check_writable(args.plot, "--plot")
+        if args.plot:
+            pyplot()                  # matplotlib missing: say so now, not after the search
         Budget.checked("lsmgpu solve", args.iterations, None, args.seconds)
         check_seed("lsmgpu solve", args.seed)
         check_count("lsmgpu solve", "--starts", args.starts, 1)
         problem = _load_problem(args)
         args.initial_solution = None if args.initial is None else problem.read_solution(args.initial)
-    except (ValueError, TypeError, OSError) as exc:
+    except (ValueError, TypeError, OSError, ImportError) as exc:
         print(f"lsmgpu: {exc}", file=sys.stderr)
         return 2
     iterations = args.iterations
@@ -217,6 +223,9 @@ def solve(args) -> int:
     if args.out:
         problem.write_solution(result.solution, args.out)
         print(f"solution written to {args.out}")
+    if args.plot:
+        plot_result(problem, result, args.plot)
+        print(f"picture written to {args.plot}")
     if result.status == "interrupted":
         signalled = "SIGTERM" if _TERMINATED[0] else "SIGINT"
         print(f"lsmgpu: interrupted ({signalled}); the best solution so far is above"

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from .backends import CpuBackend, resolve
 from .parallel.seeds import spawn_seeds
+from .plotting import best_over_time, pyplot
 from .result import SearchResult
 from .search import ALGORITHMS
 
@@ -107,18 +108,12 @@ def format_table(rows: list[Row]) -> str:
 
 def plot(rows: list[Row], path: str) -> None:
     """Save a plot of the best fitness against time, one line per run, coloured by variant."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise ImportError("compare: plotting needs matplotlib (pip install matplotlib)") from None
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4))
     for k, row in enumerate(rows):
         colour = f"C{k % 10}"
         for j, res in enumerate(row.results):
-            pts = [(0.0, res.history[0])] + [(t, f) for _, t, f in res.improvements] + [(res.seconds, res.fitness)]
-            ts, fs = zip(*pts)
+            ts, fs = best_over_time(res)
             ax.step(ts, fs, where="post", color=colour, alpha=0.7, label=row.variant if j == 0 else None)
     ax.set_xlabel("seconds")
     ax.set_ylabel("best fitness")

@@ -360,3 +360,14 @@ def test_the_command_continues_from_its_own_output(tmp_path, capsys):
     assert main(["solve", "tai12a", "--backend", "cpu", "--iterations", "1", "--quiet", "--initial", str(out)]) == 0
     assert int(capsys.readouterr().out.split("best fitness: ")[1].split()[0]) <= first
     assert main(["solve", "tai12a", "--backend", "cpu", "--quiet", "--initial", str(tmp_path / "none.sln")]) == 2
+
+
+def test_the_command_draws_the_tour_and_the_curve(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    picture = tmp_path / "b.png"
+    assert main(["solve", "berlin52", "--algorithm", "ils", "--backend", "cpu", "--iterations", "20", "--quiet",
+                 "--plot", str(picture)]) == 0
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and picture.stat().st_size > 10_000
+    assert "picture written" in capsys.readouterr().out
+    assert main(["solve", "tai12a", "--backend", "cpu", "--iterations", "20", "--quiet",
+                 "--plot", str(tmp_path / "missing" / "q.png")]) == 2

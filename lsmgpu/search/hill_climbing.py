@@ -26,8 +26,10 @@ class HillClimbing(LocalSearch):
     algorithm = "HillClimbing"
 
     def __init__(self, problem, *, strategy: str = "best", restarts: int = 0, patience: int | None = None,
-                 **options):
-        super().__init__(problem, **options)
+                 neighbourhood=None, backend="auto", seed=None, initial=None, callbacks=None,
+                 history: str = "improvements"):
+        super().__init__(problem, neighbourhood=neighbourhood, backend=backend, seed=seed, initial=initial,
+                         callbacks=callbacks, history=history)
         if strategy not in STRATEGIES:
             raise ValueError(f"HillClimbing: `strategy` must be one of {STRATEGIES}, got {strategy!r}")
         restarts = check_count("HillClimbing", "restarts", restarts, 0)

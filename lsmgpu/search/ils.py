@@ -40,8 +40,11 @@ class IteratedLocalSearch(LocalSearch):
     needs_budget = True
 
     def __init__(self, problem, *, local_search: str = "best", strength: int = 1,
-                 acceptance="better-equal", polish=None, patience: int = 1, **options):
-        super().__init__(problem, **options)
+                 acceptance="better-equal", polish=None, patience: int = 1,
+                 neighbourhood=None, backend="auto", seed=None, initial=None, callbacks=None,
+                 history: str = "improvements"):
+        super().__init__(problem, neighbourhood=neighbourhood, backend=backend, seed=seed, initial=initial,
+                         callbacks=callbacks, history=history)
         patience = check_count("IteratedLocalSearch", "patience", patience, 1)
         self.patience, self._draws = patience, 0
         polish = [] if polish is None else [polish] if isinstance(polish, Neighbourhood) else list(polish)

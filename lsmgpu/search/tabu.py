@@ -53,8 +53,11 @@ class TabuSearch(LocalSearch):
     uses_tabu = True
     needs_budget = True
 
-    def __init__(self, problem, *, tenure=None, aspiration: bool = True, forced_after=None, **options):
-        super().__init__(problem, **options)
+    def __init__(self, problem, *, tenure=None, aspiration: bool = True, forced_after=None,
+                 neighbourhood=None, backend="auto", seed=None, initial=None, callbacks=None,
+                 history: str = "improvements"):
+        super().__init__(problem, neighbourhood=neighbourhood, backend=backend, seed=seed, initial=initial,
+                         callbacks=callbacks, history=history)
         if self.neighbourhood.tabu_shape() is None:
             raise TypeError(f"TabuSearch: {self.neighbourhood!r} defines no tabu attributes; "
                             "use HillClimbing or IteratedLocalSearch")
