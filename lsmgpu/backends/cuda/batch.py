@@ -128,7 +128,7 @@ class CudaBatchEvaluator(BatchEvaluator):
         xs = np.ascontiguousarray(xs, dtype=self.sol_dtype)
         cuda.memcpy_htod(self.xs, xs)
         cuda.memcpy_htod(self.best_x, xs)
-        cuda.memcpy_htod(self.tabu, np.zeros(B * self.tabu_size, np.int32))
+        cuda.memset_d32(self.tabu, 0, B * self.tabu_size)      # on the device: no host array of B matrices
         values = np.ascontiguousarray(current, dtype=self.ftype)
         cuda.memcpy_htod(self.current, values)
         cuda.memcpy_htod(self.best, values)
