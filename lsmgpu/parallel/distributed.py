@@ -23,6 +23,7 @@ import logging
 import os
 import time
 
+from ..budget import Budget
 from ..errors import BackendUnavailable
 from .result import MultiStartResult
 from .seeds import search_class, spawn_seeds
@@ -124,7 +125,10 @@ class RayMultiStart:
         return ray.get([a.device.remote() for a in self.actors])
 
     def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None) -> MultiStartResult:
-        """Run the starts; ``progress(k, result)`` is called as each start's result arrives."""
+        """Run the starts; ``progress(k, result)`` is called as each start's result arrives.
+        ``seconds`` counts from this call, the actors' start-up included."""
+        Budget.checked("RayMultiStart", iterations, None, seconds, target, stagnation,
+                       required=self.search.needs_budget)
         ray = _ray()
         t0 = time.time()
         devices = self._start_actors(ray)
