@@ -43,7 +43,7 @@ def nearest_neighbour_tour(tsp: "TSP", start: int) -> np.ndarray:
     city = start
     everyone = np.arange(n)
     for k in range(n):
-        if k % 256 == 255 and (left := time_left()) is not None and left <= 0:
+        if k % 16 == 15 and (left := time_left()) is not None and left <= 0:
             visited[tour[:k]] = True
             tour[k:] = np.flatnonzero(~visited)
             return tour
