@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from .validation import check_count, check_number, check_seconds
 
-__all__ = ["Budget", "DeadlineReached", "deadline_scope", "time_left"]
+__all__ = ["Budget", "DeadlineReached", "deadline_scope", "time_left", "check_deadline"]
 
 _DEADLINE: contextvars.ContextVar = contextvars.ContextVar("lsmgpu_deadline", default=None)
 
@@ -65,3 +65,11 @@ class Budget:
     def endless(self) -> bool:
         """Whether nothing but a target (which may never be reached) or Ctrl-C can end the run."""
         return all(v is None for v in (self.iterations, self.evaluations, self.seconds, self.stagnation))
+
+
+def check_deadline(before: str) -> None:
+    """DeadlineReached when the running search's time is up, ``before`` a step of set-up that
+    could not be cut once begun (building a backend's evaluator: rendering, compiling, allocating)."""
+    left = time_left()
+    if left is not None and left <= 0:
+        raise DeadlineReached(f"the time budget ran out before {before}")

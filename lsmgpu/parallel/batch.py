@@ -24,7 +24,7 @@ import numpy as np
 
 from ..backends import resolve
 from ..backends.base import TENURE_BLOCK, Query
-from ..budget import Budget, DeadlineReached, deadline_scope
+from ..budget import Budget, DeadlineReached, check_deadline, deadline_scope
 from ..result import SearchResult
 from ..search import TabuSearch
 from .ledger import Ledger
@@ -176,6 +176,7 @@ class BatchTabuSearch:
         made["ledger"] = ledger = Ledger(np.array([sense * problem.fitness(x) for x in xs],
                                                   dtype=problem.fitness_dtype), self.neighbourhood.size,
                                          self.every_iteration)
+        check_deadline("the batch evaluator's set-up")
         made["evaluator"] = evaluator = self.backend.batch_evaluator(problem, self.neighbourhood, B)
         return rngs, xs, ledger, evaluator
 

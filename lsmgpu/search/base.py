@@ -15,7 +15,7 @@ import numpy as np
 
 from ..backends import resolve
 from ..backends.base import Query
-from ..budget import Budget, DeadlineReached, deadline_scope
+from ..budget import Budget, DeadlineReached, check_deadline, deadline_scope
 from ..callbacks import CallbackList, State
 from ..problem import Problem
 from ..result import HISTORIES, SearchResult
@@ -93,6 +93,7 @@ class LocalSearch:
         self.best_x, self.best = np.array(x, dtype=self.problem.encoding.dtype), self.current
         self.history = [self.current * self.problem.sense]
         if self.evaluator is None:
+            check_deadline("the backend's set-up")
             self.evaluator = self.backend.evaluator(self.problem, self.neighbourhood)
         if self.uses_tabu:
             self.evaluator.enable_tabu()  # a fresh tabu memory for every run

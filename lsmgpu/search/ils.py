@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..backends import evaluator_for
+from ..budget import check_deadline
 from ..neighbourhoods import Neighbourhood
 from ..validation import check_count
 from .base import LocalSearch
@@ -92,6 +93,7 @@ class IteratedLocalSearch(LocalSearch):
         """Descent steps of the k-th polish neighbourhood from the current solution, on its own
         evaluator; True (and the result loaded back) if any improved."""
         if self._polishers[k] is None:
+            check_deadline("the polish neighbourhood's set-up")
             self._polishers[k] = evaluator_for(self.backend, self.polish[k])
         main, self.evaluator = self.evaluator, self._polishers[k]
         improved = False
@@ -113,6 +115,7 @@ class IteratedLocalSearch(LocalSearch):
         # solutions: going back to it after a rejected kick is then a copy on the GPU, not a
         # host recomputation and an upload
         if self._home is None:
+            check_deadline("the accepted solution's copy was set up")
             self._home = self.backend.evaluator(self.problem, self.neighbourhood)
         self._home.load_from(self.evaluator)
         if self.current < self.best:
