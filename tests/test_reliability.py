@@ -17,6 +17,7 @@ from lsmgpu.backends import CpuBackend, evaluator_for
 from lsmgpu.cli import main
 from lsmgpu.problems import QAP, TSP
 from lsmgpu.problems.tsplib import read_tsplib
+from tests.checks import assert_file_rejected
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -347,10 +348,7 @@ def test_an_assignment_round_trips(tmp_path, qap):
     ("1\n2\n3\n", "TOUR_SECTION"),
 ])
 def test_bad_tour_files_name_the_problem(tmp_path, text, message):
-    path = tmp_path / "bad.tour"
-    path.write_text(text)
-    with pytest.raises(ValueError, match=message):
-        TSP.from_file(TSP.shipped("berlin52")).read_solution(path)
+    assert_file_rejected(tmp_path, TSP.from_file(TSP.shipped("berlin52")).read_solution, "bad.tour", text, message)
 
 
 def test_the_command_continues_from_its_own_output(tmp_path, capsys):
