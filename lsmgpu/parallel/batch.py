@@ -27,6 +27,7 @@ from ..backends.base import TENURE_BLOCK, Query
 from ..budget import Budget, DeadlineReached, check_deadline, deadline_scope
 from ..result import SearchResult
 from ..search import TabuSearch
+from ..validation import check_count
 from .ledger import Ledger
 from .result import MultiStartResult
 from .seeds import start_solutions
@@ -89,11 +90,9 @@ class BatchTabuSearch:
         self.seeds = list(seeds)
         #: start solutions, one per start (None: each start draws its own, as a single search does)
         self.initial = start_solutions(template.problem, initial, len(self.seeds))
-        for label, value in (("exchange_every", exchange_every), ("exchange_strength", exchange_strength)):
-            if value is not None and (not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1):
-                raise ValueError(f"BatchTabuSearch: `{label}` must be an int >= 1 (or None), got {value!r}")
-        self.exchange_every = exchange_every
-        self.exchange_strength = exchange_strength or max(1, self.problem.n // 4)
+        self.exchange_every = check_count("BatchTabuSearch", "exchange_every", exchange_every, 1)
+        self.exchange_strength = (check_count("BatchTabuSearch", "exchange_strength", exchange_strength, 1)
+                                  or max(1, self.problem.n // 4))
 
     def _exchange(self, evaluator, ledger, rng) -> None:
         """Islands: the worse half of the active starts restart from kicked copies of the

@@ -97,7 +97,7 @@ class LocalSearch:
             self.evaluator = self.backend.evaluator(self.problem, self.neighbourhood)
         if self.uses_tabu:
             self.evaluator.enable_tabu()  # a fresh tabu memory for every run
-        self._load(x)
+        self.evaluator.load(x)           # (its fitness is self.current, evaluated above)
         self._since_best = 0
         self._start_hook()
         self.callbacks.on_start(self)
