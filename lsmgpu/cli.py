@@ -130,22 +130,23 @@ def _polish_option(args, problem) -> dict:
     return {"polish": POLISH[args.polish or "oropt+3opt"](candidates)}
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (a job scheduler's stop, a container's shutdown), delivered like Ctrl-C so that
-    every search returns its best so far."""
-
-
 #: exit codes of an interrupted run: 128 + the signal's number
 EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
 
-
-#: whether SIGTERM (not Ctrl-C) stopped the last run
+#: whether SIGTERM (not Ctrl-C) stopped the running command
 _TERMINATED = [False]
 
 
 def _sigterm(signum, frame):
+    """SIGTERM (a job scheduler's stop, a container's shutdown), delivered like Ctrl-C so that
+    every search returns its best so far; the flag remembers which it was."""
     _TERMINATED[0] = True
-    raise Terminated()
+    raise KeyboardInterrupt
+
+
+def _stopped_by() -> str:
+    """The signal that interrupted the command."""
+    return "SIGTERM" if _TERMINATED[0] else "SIGINT"
 
 
 def check_writable(path: str | None, flag: str) -> None:
@@ -202,16 +203,11 @@ def solve(args) -> int:
     iterations = args.iterations
     if iterations is None and args.seconds is None:
         iterations = DEFAULT_ITERATIONS[args.algorithm]
-    signalled = None
     try:
         result = _run(args, problem, iterations)
     except (ValueError, TypeError, BackendUnavailable, KernelCompileError) as exc:
         print(f"lsmgpu: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt as exc:        # before any solution existed
-        signalled = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
-        print(f"lsmgpu: interrupted ({signalled}) before a solution existed; nothing written", file=sys.stderr)
-        return EXIT_CODES[signalled]
     if result is None:
         return 2
     print(f"best fitness: {result.fitness:g}")
@@ -227,10 +223,9 @@ def solve(args) -> int:
         plot_result(problem, result, args.plot)
         print(f"picture written to {args.plot}")
     if result.status == "interrupted":
-        signalled = "SIGTERM" if _TERMINATED[0] else "SIGINT"
-        print(f"lsmgpu: interrupted ({signalled}); the best solution so far is above"
+        print(f"lsmgpu: interrupted ({_stopped_by()}); the best solution so far is above"
               + (f" and in {args.out}" if args.out else ""), file=sys.stderr)
-        return EXIT_CODES[signalled]
+        return EXIT_CODES[_stopped_by()]
     return 0
 
 
@@ -238,7 +233,6 @@ def _run(args, problem, iterations):
     """The search the flags ask for (one, or many starts); its best SearchResult, or None on an
     error already reported. --time counts from here, once the instance is read: building the
     search (a GPU context) comes out of it."""
-    _TERMINATED[0] = False
     t0 = time.perf_counter()
     left = (lambda: None) if args.seconds is None else (lambda: max(0.0, args.seconds - (time.perf_counter() - t0)))
     if args.starts > 1 or args.gpus or args.address:
@@ -286,7 +280,7 @@ def _many_starts(args, problem, iterations, left):
     print(multi.summary(), file=sys.stderr)
     if multi.best is None:
         if multi.status == "interrupted":
-            raise Terminated() if _TERMINATED[0] else KeyboardInterrupt()
+            raise KeyboardInterrupt        # nothing ran: main() says so
         print("lsmgpu: no start finished", file=sys.stderr)
         return None
     if multi.status == "interrupted":
@@ -296,15 +290,15 @@ def _many_starts(args, problem, iterations, left):
 
 def main(argv=None) -> int:
     """The command; SIGTERM is handled like Ctrl-C from here on (reading the instance included)."""
+    _TERMINATED[0] = False
     previous = signal.signal(signal.SIGTERM, _sigterm)
     try:
         args = _parser().parse_args(argv)
         logging.basicConfig(level=logging.INFO, format="lsmgpu: %(message)s")
         return compare_command(args) if args.command == "compare" else solve(args)
-    except KeyboardInterrupt as exc:
-        signalled = "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
-        print(f"lsmgpu: interrupted ({signalled}) before a solution existed; nothing written", file=sys.stderr)
-        return EXIT_CODES[signalled]
+    except KeyboardInterrupt:
+        print(f"lsmgpu: interrupted ({_stopped_by()}) before a solution existed; nothing written", file=sys.stderr)
+        return EXIT_CODES[_stopped_by()]
     finally:
         signal.signal(signal.SIGTERM, previous)
 
