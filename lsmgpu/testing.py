@@ -12,15 +12,13 @@ import numpy as np
 from .backends import cuda_available
 from .backends.cpu import CpuBackend
 
-__all__ = ["check_delta", "check_device"]
+__all__ = ["check_delta", "check_delta_at", "check_device"]
 
 
-def _moves(problem, neighbourhood, x, rng, count: int):
-    """(indices, moves) of up to ``count`` moves of ``neighbourhood`` around ``x``: all of them
-    when there are that few, else a uniform sample (static numberings are decoded per index)."""
-    size = neighbourhood.size
-    index = np.arange(size, dtype=np.int64) if size <= count else np.sort(rng.choice(size, count, replace=False))
-    return index, neighbourhood.moves(x, index, 0)
+def _sample(size: int, rng, count: int) -> np.ndarray:
+    """Up to ``count`` move indices out of ``size``: all of them when there are that few, else a
+    uniform sample."""
+    return np.arange(size, dtype=np.int64) if size <= count else np.sort(rng.choice(size, count, replace=False))
 
 
 def _agree(problem, got, want, rtol: float) -> bool:
@@ -34,19 +32,29 @@ def check_delta(problem, neighbourhood=None, *, solutions: int = 5, moves: int =
     to ``rtol`` otherwise); the AssertionError names the solution, the move and both values."""
     if neighbourhood is not None:
         problem = problem.with_neighbourhood(neighbourhood)
-    nb, rng = problem.neighbourhood, np.random.default_rng(seed)
+    rng = np.random.default_rng(seed)
     for s in range(solutions):
         x = problem.encoding.validate(problem.encoding.random(rng))
-        index, chosen = _moves(problem, nb, x, rng, moves)
-        deltas = problem.delta_of(x, chosen)
-        before = problem.evaluate(x)
-        for q, move, delta in zip(index, chosen, deltas):
-            y = x.copy()
-            nb.apply(y, move)
-            change = problem.evaluate(y) - before
-            if not _agree(problem, delta.item(), change, rtol):
-                raise AssertionError(f"{problem.name}: delta of move {q} {move.tolist()} ({nb!r}) on random solution "
-                                     f"{s} (seed {seed}) is {delta.item()!r}, full re-evaluation gives {change!r}")
+        index = _sample(problem.neighbourhood.size, rng, moves)
+        check_delta_at(problem, x, index, rtol=rtol, where=f"random solution {s} (seed {seed})")
+
+
+def check_delta_at(problem, x, index=None, *, rtol: float = 1e-9, where: str = "the given solution") -> None:
+    """The check of :func:`check_delta` around one solution ``x``, over the moves ``index``
+    (default: the whole neighbourhood)."""
+    nb = problem.neighbourhood
+    if index is None:
+        index = np.arange(nb.size, dtype=np.int64)
+    chosen = nb.moves(x, index, 0)
+    deltas = problem.delta_of(x, chosen)
+    before = problem.evaluate(x)
+    for q, move, delta in zip(index, chosen, deltas):
+        y = x.copy()
+        nb.apply(y, move)
+        change = problem.evaluate(y) - before
+        if not _agree(problem, delta.item(), change, rtol):
+            raise AssertionError(f"{problem.name}: delta of move {q} {move.tolist()} ({nb!r}) on {where} is "
+                                 f"{delta.item()!r}, full re-evaluation gives {change!r}")
 
 
 def check_device(problem, neighbourhood=None, *, solutions: int = 3, seed: int = 0, rtol: float = 1e-6,

@@ -139,7 +139,7 @@ def check_block_exchanges(tsp, tour, owner):
     """Each move's delta equals the tour-length difference after applying it, the tour stays a
     permutation, and each valid move q makes city c adjacent to candidates[c, r], (c, r) =
     owner(q)."""
-    assert_delta_is_reevaluation(tsp, tour, exact=False)
+    assert_delta_is_reevaluation(tsp, tour)
     nb, n = tsp.neighbourhood, len(tour)
     index = np.arange(nb.size)
     for q, move in zip(index, nb.moves(tour, index)):
