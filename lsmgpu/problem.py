@@ -231,8 +231,7 @@ class Problem:
     def checked_solution(self, x, path) -> np.ndarray:
         """``x`` read from ``path`` as a solution of this problem (ValueError naming the file)."""
         try:
-            return self.encoding.validate(np.asarray(x).astype(self.encoding.dtype)
-                                          if np.all(np.asarray(x) == np.round(np.asarray(x))) else x)
+            return self.encoding.validate(x)      # integers read as floats are checked and cast there
         except (ValueError, TypeError) as exc:
             raise ValueError(f"{self.name}: {Path(path).name} does not hold a solution of this instance: {exc}") from None
 
