@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -51,13 +52,22 @@ class Interrupt:
         setattr(self.cls, self.name, self.original)
 
 
-def ils_on_candidates():
+def ils_interrupted_in_its_polish():
+    """An ILS over candidate lists whose first polish step gets Ctrl-C (the first evaluator call
+    made while polishing)."""
     problem = tsp(300, "2opt-candidates")
-    return problem, IteratedLocalSearch(problem, seed=0, backend="cpu",
-                                        polish=candidate_polish(problem.neighbourhood.candidates))
+    ils = IteratedLocalSearch(problem, seed=0, backend="cpu", polish=candidate_polish(problem.neighbourhood.candidates))
+    polished = ils._polished
+
+    def interrupted_polish(k):
+        with Interrupt(CpuEvaluator, "select", 1):
+            return polished(k)
+    ils._polished = interrupted_polish
+    return problem, ils
 
 
-#: (phase, how the run is made, the method interrupted and at which call)
+#: (phase, how the run is made, the method interrupted and at which call, or None where the run
+#: interrupts itself)
 PHASES = [
     ("tabu: set-up (building the evaluator)", lambda: (q := QAP.from_file(QAP.shipped("tai12a")),
                                                        TabuSearch(q, seed=0, backend="cpu")), (CpuEvaluator, "load", 1)),
@@ -65,7 +75,7 @@ PHASES = [
      (CpuEvaluator, "select", 50)),
     ("ILS: first descent", lambda: (p := tsp(), IteratedLocalSearch(p, seed=0, backend="cpu")),
      (CpuEvaluator, "select", 40)),
-    ("ILS: polish (Or-opt, 3-opt)", ils_on_candidates, (CpuEvaluator, "select", 10**9)),
+    ("ILS: polish (Or-opt, 3-opt)", ils_interrupted_in_its_polish, None),
     ("ILS: a kick", lambda: (p := tsp(), IteratedLocalSearch(p, seed=0, backend="cpu")),
      (CpuEvaluator, "apply_moves", 3)),
     ("MultiStart ILS (one after the other)", lambda: (p := tsp(200), MultiStart(IteratedLocalSearch, p, starts=3,
@@ -82,33 +92,13 @@ PHASES = [
 
 def phase_row(label, make, patch) -> dict:
     problem, runner = make()
-    cls, name, at = patch
-    if at == 10**9:                       # the polish: interrupt the first call made while polishing
-        at = 1
-        original = runner._polished
-
-        def polished(k):
-            with Interrupt(cls, name, at):
-                return original(k)
-        runner._polished = polished
-        patch_context = _Nothing()
-    else:
-        patch_context = Interrupt(cls, name, at)
-    with patch_context:
+    with Interrupt(*patch) if patch else nullcontext():
         t0 = time.perf_counter()
         result = runner.run(10_000, seconds=60)
     solution = result.solution
     valid = solution is not None and problem.fitness(solution) == result.fitness
     return dict(table="interrupts", phase=label, how="Ctrl-C (KeyboardInterrupt)", status=result.status,
                 best_so_far_returned=bool(valid), fitness=result.fitness, seconds=round(time.perf_counter() - t0, 3))
-
-
-class _Nothing:
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
 
 
 def signal_row(sig, after: float, folder: Path) -> dict:

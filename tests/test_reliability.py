@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from benchmarks.interrupts import Interrupt
 from lsmgpu import (BackendFallback, HillClimbing, IteratedLocalSearch, MultiStart, Neighbourhood, Permutation,
                     TabuSearch)
 from lsmgpu.backends import CpuBackend, evaluator_for
@@ -91,43 +92,31 @@ def test_searches_that_never_stop_need_a_budget(qap):
 
 # --- interrupts ------------------------------------------------------------------------------
 
-def interrupt_after(monkeypatch, cls, name, calls):
-    """Make ``cls.name`` raise KeyboardInterrupt at its ``calls``-th call."""
-    original, count = getattr(cls, name), {"n": 0}
-
-    def patched(self, *args, **kwargs):
-        count["n"] += 1
-        if count["n"] == calls:
-            raise KeyboardInterrupt
-        return original(self, *args, **kwargs)
-    monkeypatch.setattr(cls, name, patched)
-
-
-def test_ctrl_c_in_the_first_descent_of_an_ils_keeps_its_progress(monkeypatch):
+def test_ctrl_c_in_the_first_descent_of_an_ils_keeps_its_progress():
     """Ctrl-C while ILS descends from its start (before any iteration) returns the descent's
     best tour so far, not an exception and not the start."""
     from lsmgpu.backends.cpu import CpuEvaluator
     tsp = random_tsp(300, start="random")
     start = tsp.evaluate(tsp.initial_solution(np.random.default_rng(0)))
-    interrupt_after(monkeypatch, CpuEvaluator, "select", 40)
-    result = IteratedLocalSearch(tsp, seed=0, backend="cpu").run(seconds=60)
+    with Interrupt(CpuEvaluator, "select", 40):
+        result = IteratedLocalSearch(tsp, seed=0, backend="cpu").run(seconds=60)
     assert result.status == "interrupted" and result.iterations == 0
     assert result.fitness == tsp.evaluate(result.solution) < start
 
 
-def test_ctrl_c_in_a_multistart_of_ils_returns_the_best_so_far(monkeypatch):
+def test_ctrl_c_in_a_multistart_of_ils_returns_the_best_so_far():
     from lsmgpu.backends.cpu import CpuEvaluator
     tsp = random_tsp(200, start="random")
-    interrupt_after(monkeypatch, CpuEvaluator, "select", 30)
-    result = MultiStart(IteratedLocalSearch, tsp, starts=3, seed=0, backend="cpu").run(seconds=60)
+    with Interrupt(CpuEvaluator, "select", 30):
+        result = MultiStart(IteratedLocalSearch, tsp, starts=3, seed=0, backend="cpu").run(seconds=60)
     assert result.status == "interrupted" and np.isfinite(result.fitness)
     assert result.fitness == tsp.evaluate(result.solution)
 
 
-def test_ctrl_c_while_a_batch_is_set_up_returns_the_start_solutions(monkeypatch, qap):
+def test_ctrl_c_while_a_batch_is_set_up_returns_the_start_solutions(qap):
     from lsmgpu.backends.cpu import CpuBatchEvaluator
-    interrupt_after(monkeypatch, CpuBatchEvaluator, "load", 1)
-    result = MultiStart(TabuSearch, qap, starts=3, seed=0, backend="cpu").run(100)
+    with Interrupt(CpuBatchEvaluator, "load", 1):
+        result = MultiStart(TabuSearch, qap, starts=3, seed=0, backend="cpu").run(100)
     assert result.status == "interrupted"
     assert all(r.iterations == 0 and r.fitness == qap.evaluate(r.solution) for r in result.results)
 
