@@ -2,16 +2,21 @@
 
 A kernel is the engine skeleton (``templates/skeleton/evaluate.cu.j2``) extended by the
 problem's template (beside the problem's module), with the neighbourhood's move code
-(``templates/moves/<device_code>.cu.j2``), rendered with the sizes baked in as constants
-(``n``, the neighbourhood size, the types, the neighbourhood's ``device_params()``) and with
-each input array's memory policy turned into its declarations and its ``load(name, index)``
-expression (docs/architecture.md). Rendering uses ``StrictUndefined``, so a template
-that names an unknown variable fails with a clear message instead of emitting broken CUDA.
+(``templates/moves/<device_code>.cu.j2``), rendered with what decides the code baked in (the
+types, the problem's ``template_params()``, the neighbourhood's ``device_params()``, the memory
+policies, each input array's ``load(name, index)`` expression; docs/architecture.md) and the
+instance's sizes left out: ``N``, the neighbourhood size, the tabu matrix, array lengths, the
+problem's ``device_constants()`` and the neighbourhood's (e.g. the crowns' seed) are
+``__constant__`` variables set for each instance when its module is loaded
+(:meth:`KernelSpec.constants`). So every instance of one kind of problem and neighbourhood
+renders the same source, and a second instance, or a second crowns seed, starts without nvcc.
+Rendering uses ``StrictUndefined``, so a template that names an unknown variable fails with a
+clear message instead of emitting broken CUDA.
 
-Compiled modules are cached in memory per (source, options, context) and on disk through
-PyCUDA's ``cache_dir``, so a second run with the same kernel starts without nvcc.
-``nvcc_compile`` builds a rendered source for a given architecture without a GPU, which
-is how CI catches template errors.
+Compiled code is cached in memory per (source, options) and on disk through PyCUDA's
+``cache_dir``, so a second run of the same kind starts without nvcc. ``nvcc_compile`` builds
+a rendered source for a given architecture without a GPU, warnings as errors, which is how CI
+catches template errors.
 """
 from __future__ import annotations
 
@@ -32,12 +37,15 @@ from .encodings import Discrete
 from .errors import KernelCompileError
 from .problem import MEMORY_POLICIES, Problem
 
-__all__ = ["render", "KernelSpec", "template_names", "nvcc_compile", "cache_dir", "TEMPLATE_DIR"]
+__all__ = ["render", "KernelSpec", "DeviceConstant", "template_names", "nvcc_compile", "cache_dir", "TEMPLATE_DIR"]
 
 TEMPLATE_DIR = Path(str(resources.files("lsmgpu.templates")))
 
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dtype(np.int32): "int",
-          np.dtype(np.int64): "long long", np.dtype(np.int8): "signed char", np.dtype(np.uint8): "unsigned char"}
+          np.dtype(np.int64): "long long", np.dtype(np.int8): "signed char", np.dtype(np.uint8): "unsigned char",
+          np.dtype(np.uint64): "unsigned long long"}
+#: nvcc_compile's options: every warning an error (rendered kernels compile without any)
+WARNINGS_AS_ERRORS = ("-Werror", "all-warnings")
 
 #: solutions up to this many bytes are staged in shared memory by every block
 SHARED_SOLUTION_BYTES = 32 * 1024
@@ -74,6 +82,11 @@ class ArraySpec:
         return (nbytes + 15) // 16 * 16
 
     @property
+    def length_name(self) -> str:
+        """Its length's device constant (set per instance: lengths are not in the source)."""
+        return f"LEN_{self.name}"
+
+    @property
     def param(self) -> str:
         if self.policy == "texture":
             return f"unsigned long long arr_{self.name}"
@@ -88,11 +101,34 @@ class ArraySpec:
         return f"{const}{self.ctype}* {self.name}"
 
     def load(self, index: str) -> str:
+        """The expression that reads element ``index`` as the memory policy asks."""
         if self.policy == "readonly":
             return f"__ldg(&d.{self.name}[{index}])"
         if self.policy == "texture":
             return f"tex_{self.ctype.replace(' ', '')}(d.{self.name}, {index})"
         return f"d.{self.name}[{index}]"
+
+
+@dataclass(frozen=True)
+class DeviceConstant:
+    """A ``__constant__`` of the kernel set for each instance when its module is loaded."""
+
+    name: str
+    value: np.generic
+
+    @property
+    def ctype(self) -> str:
+        return CTYPES[self.value.dtype]
+
+
+def _constant(owner: str, name: str, value) -> DeviceConstant:
+    """``value`` as a typed device constant: Python ints as long long, floats as double."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{owner}: device constant {name!r} must be a number, got {value!r}")
+    value = np.int64(value) if isinstance(value, int) else np.float64(value) if isinstance(value, float) else value
+    if value.dtype not in CTYPES:
+        raise TypeError(f"{owner}: device constant {name!r} has unsupported dtype {value.dtype}")
+    return DeviceConstant(name, value)
 
 
 @dataclass(frozen=True)
@@ -178,20 +214,18 @@ class KernelSpec:
             return by_name[name].load(index)
 
         integer = problem.integer
-        shape = _tabu_shape(nb)
         context = dict(
-            problem_name=problem.name, n=problem.n, size=nb.size, sense=problem.sense,
-            device_code=nb.device_code, move_kind=nb.move_kind, arity=max(1, nb.arity), lanes=self.lanes(),
+            problem_kind=type(problem).__name__, sense=problem.sense,
+            device_code=nb.device_code, move_kind=nb.move_kind, lanes=self.lanes(),
             tour_moves=nb.device_decoded, device_decoded=nb.device_decoded, tenure_block=TENURE_BLOCK,
-            k=problem.encoding.k if isinstance(problem.encoding, Discrete) else 2,
-            tabu_cols=shape[1] if shape else 1, tabu_size=shape[0] * shape[1] if shape else 1,
+            constants=self.constants(),
             fitness_type="long long" if integer else "double",
             fitness_max="0x7fffffffffffffffLL" if integer else "__longlong_as_double(0x7ff0000000000000LL)",
             sol_type="double" if np.dtype(problem.encoding.dtype).kind == "f" else "int",
             arrays=arrays, state_arrays=[a for a in arrays if a.state],
             textures=any(a.policy == "texture" for a in arrays),
             shared_solution=self.shared_solution(), generation=self.generation,
-            refresh_items=_refresh_items(problem, arrays),
+            refreshes=_refresh_items(problem, arrays) > 0,
             load=load)
         context.update(nb.device_params())
         clash = set(context) & set(problem.template_params())
@@ -199,6 +233,28 @@ class KernelSpec:
             raise ValueError(f"{problem.name}.template_params() redefines engine names {sorted(clash)}")
         context.update(problem.template_params())
         return context
+
+
+    def constants(self) -> list[DeviceConstant]:
+        """The instance's values the kernel reads from ``__constant__`` memory: the engine's
+        (N, the neighbourhood size NB_SIZE, the tabu matrix's TABU_COLS and TABU_SIZE, the
+        values per position K, the host's ints per move ARITY, REFRESH_ITEMS, each array's
+        LEN_<name>), then the neighbourhood's and the problem's ``device_constants()``."""
+        problem, nb = self.problem, self.problem.neighbourhood
+        shape = _tabu_shape(nb)
+        engine = {"N": problem.n, "NB_SIZE": nb.size,
+                  "TABU_COLS": shape[1] if shape else 1, "TABU_SIZE": shape[0] * shape[1] if shape else 1,
+                  "K": np.int32(problem.encoding.k if isinstance(problem.encoding, Discrete) else 2),
+                  "ARITY": np.int32(max(1, nb.arity)),
+                  "REFRESH_ITEMS": problem.refresh_items()}
+        engine.update({a.length_name: a.length for a in self.arrays()})
+        found = [_constant(problem.name, name, value) for name, value in engine.items()]
+        for owner, extra in ((repr(nb), nb.device_constants()), (problem.name, problem.device_constants())):
+            clash = set(extra) & {c.name for c in found}
+            if clash:
+                raise ValueError(f"{owner}.device_constants() redefines {sorted(clash)}")
+            found += [_constant(owner, name, value) for name, value in extra.items()]
+        return found
 
 
 def _refresh_items(problem: Problem, arrays: list[ArraySpec]) -> int:
@@ -268,8 +324,9 @@ def save_source(source: str) -> str:
     return path
 
 
-def nvcc_compile(source: str, arch: str = "sm_90", options: tuple[str, ...] = ()) -> bytes:
-    """Compile ``source`` to a cubin with nvcc (no GPU needed); KernelCompileError on failure."""
+def nvcc_compile(source: str, arch: str = "sm_90", options: tuple[str, ...] = WARNINGS_AS_ERRORS) -> bytes:
+    """Compile ``source`` to a cubin with nvcc (no GPU needed; by default every warning an
+    error); KernelCompileError on failure."""
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         raise FileNotFoundError("nvcc is not on PATH")

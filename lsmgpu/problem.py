@@ -177,7 +177,20 @@ class Problem:
         return 1
 
     def template_params(self) -> dict:
-        """Extra constants for the problem's template (``n`` and the types are the engine's)."""
+        """Options that decide the problem's kernel code, rendered into its source (one build per
+        distinct value: kind-level choices such as a distance formula, not instance sizes)."""
+        return {}
+
+    def default_ils(self) -> dict:
+        """``IteratedLocalSearch`` keywords (``neighbourhood``, ``polish``) measured best for this
+        problem, used when the caller gives neither: {} keeps the problem's neighbourhood."""
+        return {}
+
+    def device_constants(self) -> dict:
+        """Instance numbers the problem's template reads from ``__constant__`` memory (name ->
+        int or float; ints arrive as long long, floats as double), set when its kernel is loaded,
+        so that every instance of the kind shares one build. ``N``, the neighbourhood size and
+        array lengths (``LEN_<array>``) are the engine's already."""
         return {}
 
     @property

@@ -202,4 +202,7 @@ class PPP(Problem):
         return 32 if self.neighbourhood.distance == 1 else 1
 
     def template_params(self):
-        return {"m": self.m, "penalty": PENALTY, "distance": self.neighbourhood.distance}
+        return {"penalty": PENALTY, "distance": self.neighbourhood.distance}
+
+    def device_constants(self):
+        return {"M": self.m}

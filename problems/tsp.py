@@ -11,7 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lsmgpu import CandidateThreeOpt, CandidateTwoOpt, DeviceArray, OrOpt, Permutation, Problem, Swap, ThreeExchange, TwoOpt
+from lsmgpu import (CandidateThreeOpt, CandidateTwoOpt, DeviceArray, OrOpt, Permutation, Problem, Swap, ThreeExchange,
+                    TwoOpt, candidate_polish)
 from lsmgpu.budget import time_left
 from lsmgpu.neighbourhoods import OverCandidates
 from lsmgpu.validation import INT32_MAX, check_size, check_square
@@ -73,8 +74,8 @@ def strip_tour(coords: np.ndarray) -> np.ndarray:
 class TSP(Problem):
     """Symmetric TSP from coordinates (``weight_type`` EUC_2D, CEIL_2D, ATT, GEO) or a matrix.
 
-    ``neighbourhood``: ``"swap"`` (exchange two cities, n(n-1)/2 moves), ``"2opt"`` (segment
-    reversal, n(n-3)/2 moves), ``"3exchange"``, ``"2opt-candidates"`` (2-opt over 10 quadrant
+    ``neighbourhood``: ``"2opt"`` (the default: segment reversal, n(n-3)/2 moves), ``"swap"``
+    (exchange two cities, n(n-1)/2 moves: the paper's benchmark setting), ``"3exchange"``, ``"2opt-candidates"`` (2-opt over 10 quadrant
     candidates per city, 10 n moves), ``"oropt"`` (segments of 1-3 cities moved next to one of
     their first city's 10 candidates, both orientations, 60 n moves), ``"3opt-candidates"`` (the
     three block-exchange reconnections of 3-opt over (city, candidate, candidate) triples, 300 n
@@ -89,6 +90,8 @@ class TSP(Problem):
     ``kick_window``: the ILS kick is a double bridge across the whole tour (None) or within
     that many consecutive positions (segment-local); "auto": local over 1,000 positions from
     10,000 cities on.
+    With the default neighbourhood and coordinates, ``IteratedLocalSearch(tsp)`` runs the
+    configuration measured best (:meth:`default_ils`).
     """
 
     integer = True
@@ -97,7 +100,7 @@ class TSP(Problem):
     matrix_limit = 4000
 
     def __init__(self, coords=None, *, weight_type: str = "EUC_2D", matrix=None, name: str = "TSP",
-                 best_known: int | None = None, neighbourhood="swap", start: str = "auto",
+                 best_known: int | None = None, neighbourhood=None, start: str = "auto",
                  kick_window: int | str | None = "auto"):
         if (coords is None) == (matrix is None):
             raise ValueError("TSP: give exactly one of `coords` and `matrix`")
@@ -147,6 +150,9 @@ class TSP(Problem):
         #: with exact integer tests instead of double square roots (decided once, not per load)
         self.integer_coords = (c is not None and self.weight_type != "GEO" and bool(np.all(c == np.round(c)))
                                and float(np.abs(c).max()) < 2**24)
+        #: the neighbourhood was left to the default (2-opt): searches may pick their measured best
+        self.default_neighbourhood = neighbourhood is None
+        neighbourhood = "2opt" if neighbourhood is None else neighbourhood
         if isinstance(neighbourhood, str) and neighbourhood.lower() in CANDIDATE_NEIGHBOURHOODS:
             if coords is None:
                 raise ValueError(f"TSP: {neighbourhood!r} needs coordinates")
@@ -161,6 +167,15 @@ class TSP(Problem):
         if self.matrix is None and n <= self.matrix_limit:
             everyone = np.arange(n)
             self.matrix = self.dist(everyone[:, None], everyone[None, :]).astype(np.int32)
+
+    def default_ils(self) -> dict:
+        """With the default neighbourhood and coordinates: candidate 2-opt over 10 quadrant
+        candidates, each descent polished by Or-opt then candidate 3-opt (double-bridge kicks are
+        the TSP's kick_moves): the ILS measured best (docs/benchmarks.md, "Defaults")."""
+        if not self.default_neighbourhood or self.coords is None or self.n < 8:
+            return {}
+        candidates = quadrant_candidates(self.coords, min(10, self.n - 1))
+        return {"neighbourhood": CandidateTwoOpt(candidates), "polish": candidate_polish(candidates)}
 
     @classmethod
     def from_file(cls, path, **options) -> "TSP":

@@ -4,9 +4,9 @@ errors a broken template or a missing GPU gives."""
 import numpy as np
 import pytest
 
-from lsmgpu import TabuSearch, ThreeExchange
+from lsmgpu import Swap, TabuSearch, ThreeExchange
 from lsmgpu.errors import BackendFallback, BackendUnavailable, KernelCompileError
-from lsmgpu.kernels import nvcc_compile, render, template_names
+from lsmgpu.kernels import KernelSpec, nvcc_compile, render, template_names
 from lsmgpu.problems import PPP, QAP, TSP, GraphColoring, Weierstrass
 from lsmgpu.problems.coloring import random_graph
 
@@ -93,13 +93,41 @@ def test_templates_are_installed():
         assert problems.joinpath(name).is_file(), name
 
 
-def test_rendered_source_bakes_in_sizes_and_policies():
-    """n, the neighbourhood size and each array's policy appear in the source."""
+def test_rendered_source_holds_the_policies_and_not_the_sizes():
+    """Each array's policy decides the code; n and the neighbourhood size are constants set
+    when the module is loaded, with their values in KernelSpec.constants."""
     qap = QAP.from_file(QAP.shipped("tai12a"))
     src = render(qap, memory={"a": "texture", "b": "shared"})
-    assert "#define N 12LL" in src and "#define NB_SIZE 66LL" in src
+    assert "__constant__ long long N;" in src and "__constant__ long long NB_SIZE;" in src
+    assert "12" not in src.split("#define NI")[0] and "66" not in src
     assert "tex_int(d.a," in src and "unsigned long long arr_a" in src
     assert "d.b = staged_;" in src
+    constants = {c.name: c.value for c in KernelSpec(qap).constants()}
+    assert constants["N"] == 12 and constants["NB_SIZE"] == 66 and constants["LEN_a"] == 144
+
+
+def _same_kind_pairs():
+    rng = np.random.default_rng(3)
+    tsp = lambda n, nb: TSP(np.round(rng.random((n, 2)) * 1000), neighbourhood=nb)  # noqa: E731
+    yield "tsp-2opt", tsp(30, "2opt"), tsp(200, "2opt")
+    yield "tsp-candidates", tsp(30, "2opt-candidates"), tsp(500, "2opt-candidates")
+    yield "tsp-oropt", tsp(40, "oropt"), tsp(90, "oropt")
+    flows = rng.integers(0, 9, (15, 15))   # 13..16 facilities: one lanes-per-move class
+    distances = rng.integers(0, 9, (15, 15))
+    symmetric = [np.triu(m, 1) + np.triu(m, 1).T for m in (flows, distances)]
+    yield "qap", QAP.from_file(QAP.shipped("tai12a")), QAP(*symmetric).with_neighbourhood(Swap())
+    yield "ppp", PPP.planted(21, 23, 0)[0], PPP.planted(41, 57, 1)[0]
+    yield "coloring", GraphColoring(40, random_graph(40, 0.2, 0), 4), GraphColoring(90, random_graph(90, 0.1, 1), 7)
+    yield "crowns", Weierstrass(4, seed=1), Weierstrass(9, seed=2)
+
+
+@pytest.mark.parametrize("kind, first, second", list(_same_kind_pairs()), ids=lambda v: v if isinstance(v, str) else "")
+def test_instances_of_one_kind_render_one_source(kind, first, second):
+    """A second instance (other sizes, other seed) reuses the first one's build: same source,
+    other constants."""
+    assert render(first) == render(second)
+    assert ({c.name: c.value.item() for c in KernelSpec(first).constants()}
+            != {c.name: c.value.item() for c in KernelSpec(second).constants()})
 
 
 class Broken(QAP):

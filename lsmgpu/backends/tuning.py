@@ -6,7 +6,10 @@ real kernel: total threads from the power of two nearest n up to the neighbourho
 grid-stride loop covers the rest), threads per block from 32 to 1024 in steps of 32, a few
 timed trials each (median). A configuration that fails to launch (too many registers or
 threads) is skipped and the best so far is kept. Results are cached per (kernel, device,
-size) in memory and in ``tuning.json`` in lsmgpu's cache folder.
+size class) in memory and in ``tuning.json`` in lsmgpu's cache folder: one kernel serves
+every instance of a kind (lsmgpu.kernels), and instances whose n and neighbourhood size round
+up to the same powers of two get the same candidates, so they share one tuning
+(:func:`tuning_key`).
 """
 from __future__ import annotations
 
@@ -22,7 +25,7 @@ import numpy as np
 from ..budget import time_left
 from ..errors import KernelLaunchError
 
-__all__ = ["WaveTuner", "default_configuration"]
+__all__ = ["WaveTuner", "default_configuration", "tuning_key"]
 
 log = logging.getLogger("lsmgpu")
 
@@ -33,6 +36,12 @@ COMMON_BLOCKS = (256, 128, 512, 1024, 64, 32)
 
 def _pow2_at_least(v: int) -> int:
     return 1 << max(0, int(v - 1).bit_length())
+
+
+def tuning_key(kernel: str, device: str, n: int, size: int) -> str:
+    """The tuning cache's key: the kernel, the device and the size class (n and the number of
+    moves rounded up to powers of two, which decide the tuner's candidates)."""
+    return f"{kernel}|{device}|n{_pow2_at_least(n)}|moves{_pow2_at_least(size)}"
 
 
 def default_configuration(size: int, resident_threads: int, block: int = 256) -> tuple[int, int]:

@@ -123,7 +123,13 @@ class Neighbourhood:
         return y
 
     def device_params(self) -> dict:
-        """Constants its device move code needs beyond n and the size (rendered into the kernel)."""
+        """Options its device move code is compiled with (rendered into the kernel source: one
+        build per distinct value, so only what decides the code, e.g. the candidate list width)."""
+        return {}
+
+    def device_constants(self) -> dict:
+        """Numbers its device move code reads from ``__constant__`` memory, set for each instance
+        when the kernel is loaded, not compiled in (e.g. a seed): name -> int or float."""
         return {}
 
     def footprint(self, moves: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -88,10 +88,10 @@ class Crowns(Neighbourhood):
         r = (q + draws[:, 4 * n]) * self.ring_width
         return direction * r[:, None]
 
-    def device_params(self):
-        """Its numbers printed so that the GPU reads the CPU's exact doubles."""
-        return {"crowns": dict(seed=int(self.seed) % 2**64, h=repr(float(self.ring_width)),
-                               low=repr(float(self.encoding.low)), high=repr(float(self.encoding.high)))}
+    def device_constants(self):
+        """Its seed and doubles, copied bit for bit into the kernel's constants."""
+        return {"CROWNS_SEED": np.uint64(int(self.seed) % 2**64), "CROWNS_H": float(self.ring_width),
+                "CROWNS_LOW": float(self.encoding.low), "CROWNS_HIGH": float(self.encoding.high)}
 
     def decode(self, index, step=0):
         raise TypeError("Crowns: neighbours depend on the current point; use moves(x, index, step)")

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ..backends import evaluator_for
 from ..budget import check_deadline
 from ..neighbourhoods import Neighbourhood
+from ..problem import Problem
 from ..validation import check_count
 from .base import LocalSearch
 from .hill_climbing import STRATEGIES
@@ -35,6 +36,9 @@ class IteratedLocalSearch(LocalSearch):
     (default 1). On a neighbourhood drawn anew each step (crowns) each step is a fresh draw, so a
     larger value looks further before kicking; at equal time, more kicks paid more on the CEC
     Weierstrass function (patience 1: 0.69, 3: 0.84, n = 10, 8 s on the CPU).
+    Given neither ``neighbourhood`` nor ``polish``, the search takes the problem's
+    ``default_ils()`` (a TSP with coordinates and its default neighbourhood: candidate 2-opt
+    polished by Or-opt and candidate 3-opt, the configuration measured best).
     """
 
     algorithm = "IteratedLocalSearch"
@@ -44,6 +48,9 @@ class IteratedLocalSearch(LocalSearch):
                  acceptance="better-equal", polish=None, patience: int = 1,
                  neighbourhood=None, backend="auto", seed=None, initial=None, callbacks=None,
                  history: str = "improvements"):
+        if neighbourhood is None and polish is None and isinstance(problem, Problem):
+            preferred = problem.default_ils()
+            neighbourhood, polish = preferred.get("neighbourhood"), preferred.get("polish")
         super().__init__(problem, neighbourhood=neighbourhood, backend=backend, seed=seed, initial=initial,
                          callbacks=callbacks, history=history)
         patience = check_count("IteratedLocalSearch", "patience", patience, 1)

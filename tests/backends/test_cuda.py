@@ -451,3 +451,28 @@ def test_a_kernel_that_faults_raises_kernel_launch_error_naming_it():
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=600)
     assert "RAISED" in out.stdout, out.stdout + out.stderr
     assert "evaluate_select" in out.stdout and "illegal" in out.stdout.lower(), out.stdout
+
+
+@pytest.mark.parametrize("neighbourhood", ["2opt", "2opt-candidates", "oropt"])
+def test_instances_of_one_kind_share_one_build_and_each_follow_the_cpu(neighbourhood):
+    """Two TSPs of other sizes in one process: one nvcc build, one module each with its own
+    constants, both evaluating exactly as the CPU (and the first still right after the second
+    was loaded)."""
+    from lsmgpu.backends.cuda import driver
+    rng = np.random.default_rng(11)
+    small, large = (TSP(np.round(rng.uniform(0, 1e4, (n, 2))), neighbourhood=neighbourhood) for n in (45, 333))
+    builds = len(driver._cubins)
+    pairs = []
+    for problem in (small, large):
+        pairs.append((CpuBackend().evaluator(problem, problem.neighbourhood),
+                      cuda(tune=False).evaluator(problem, problem.neighbourhood), problem))
+    assert pairs[0][1].program.source == pairs[1][1].program.source
+    assert len(driver._cubins) - builds <= 1
+    assert pairs[0][1].program.module is not pairs[1][1].program.module
+    for cpu, gpu, problem in pairs:
+        x = problem.encoding.random(rng)
+        cpu.load(x), gpu.load(x)
+        assert_same_deltas(problem, gpu.deltas(0), cpu.deltas(0))
+        q = Query(rule="best", current=problem.fitness(x))
+        assert gpu.select(q).index == cpu.select(q).index
+        gpu.close()

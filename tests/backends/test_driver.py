@@ -73,10 +73,36 @@ def test_a_kernel_build_past_the_deadline_stops_the_wait(monkeypatch, fake_cuda)
     fake_cuda.CompileError = RuntimeError
     fake_cuda.module_from_buffer = staticmethod(lambda cubin: ("module", cubin))
     monkeypatch.setattr(driver, "nvcc_to_cubin", lambda source, **options: time.sleep(1.0) or b"cubin")
+    monkeypatch.setattr(driver, "_cubins", {})
     monkeypatch.setattr(driver, "_modules", {})
     t0 = time.perf_counter()
     with deadline_scope(time.perf_counter() + 0.2), pytest.raises(DeadlineReached, match="nvcc"):
         driver.compile_module("// a slow kernel", "sm_90")
     assert time.perf_counter() - t0 < 0.8
     with deadline_scope(time.perf_counter() + 5):
-        assert driver.compile_module("// a slow kernel", "sm_90") == ("module", b"cubin")
+        assert driver.load_module("// a slow kernel", "sm_90") == ("module", b"cubin")
+
+
+def test_instances_of_one_kind_share_the_build_and_get_their_own_constants(monkeypatch, fake_cuda):
+    """One nvcc build per source; one module per set of constant values, each written into
+    its own module's constant memory."""
+    import numpy as np
+    from lsmgpu.kernels import DeviceConstant
+    builds, written = [], {}
+
+    class Module:
+        def get_global(self, name):
+            return (id(self), name), 8
+
+    fake_cuda.Context.get_current = staticmethod(lambda: None)
+    fake_cuda.module_from_buffer = staticmethod(lambda cubin: Module())
+    fake_cuda.memcpy_htod = staticmethod(lambda address, data: written.__setitem__(address, data))
+    monkeypatch.setattr(driver, "nvcc_to_cubin", lambda source, **options: builds.append(source) or b"cubin")
+    monkeypatch.setattr(driver, "_cubins", {})
+    monkeypatch.setattr(driver, "_modules", {})
+    small = driver.load_module("// kind", "sm_90", [DeviceConstant("N", np.int64(52))])
+    large = driver.load_module("// kind", "sm_90", [DeviceConstant("N", np.int64(85900))])
+    assert builds == ["// kind"] and small is not large
+    assert written[(id(small), "N")] == np.int64(52).tobytes()
+    assert written[(id(large), "N")] == np.int64(85900).tobytes()
+    assert driver.load_module("// kind", "sm_90", [DeviceConstant("N", np.int64(52))]) is small

@@ -20,7 +20,7 @@ import struct
 from ...budget import DeadlineReached, time_left
 from ...errors import BackendUnavailable, KernelCompileError, KernelLaunchError
 
-__all__ = ["cuda", "context", "compile_module", "launch", "synchronize", "pack", "resident_threads"]
+__all__ = ["cuda", "context", "compile_module", "load_module", "launch", "synchronize", "pack", "resident_threads"]
 
 try:
     import pycuda.driver as cuda
@@ -30,6 +30,7 @@ except ImportError as exc:  # PyCUDA missing or libcuda absent
     cuda, nvcc_to_cubin, _IMPORT_ERROR = None, None, exc
 
 _contexts: dict[int, object] = {}
+_cubins: dict[tuple, bytes] = {}
 _modules: dict[tuple, object] = {}
 _BUILDER: concurrent.futures.ThreadPoolExecutor | None = None
 
@@ -93,27 +94,45 @@ def resident_threads(device) -> int:
         device.get_attribute(attribute.MAX_THREADS_PER_MULTIPROCESSOR)
 
 
-def compile_module(source: str, arch: str):
-    """The compiled module of ``source``: cached in memory per context, on disk by PyCUDA.
+def compile_module(source: str, arch: str) -> bytes:
+    """The cubin of ``source``: cached in memory, and on disk by PyCUDA (a new process, or a
+    new instance of a kind already built, runs no nvcc).
 
     nvcc runs in a worker thread while this one waits no longer than the running search's time
     budget (lsmgpu.budget.time_left): past it, DeadlineReached stops the search with its best so
     far, and the build goes on in the background into the disk cache, for the next run."""
-    key = (source, arch, id(cuda.Context.get_current()))
-    if key not in _modules:
+    key = (source, arch)
+    if key not in _cubins:
         from ...kernels import cache_dir, save_source
         future = _builder().submit(nvcc_to_cubin, source, arch=arch, no_extern_c=True, cache_dir=cache_dir(),
                                    options=["-lineinfo"])
         left = time_left()
         try:
-            cubin = future.result(timeout=None if left is None else max(0.0, left))
+            _cubins[key] = future.result(timeout=None if left is None else max(0.0, left))
         except concurrent.futures.TimeoutError:
             raise DeadlineReached("the time budget ran out while nvcc built a kernel; the build finishes in "
                                   "the background, cached for the next run") from None
         except cuda.CompileError as exc:
             path = save_source(source)
             raise KernelCompileError(f"nvcc failed on {path}:\n{exc.stderr or exc}", path) from None
-        _modules[key] = cuda.module_from_buffer(cubin)
+    return _cubins[key]
+
+
+def load_module(source: str, arch: str, constants=()):
+    """``source``'s module in the current context with its ``__constant__`` variables set to
+    ``constants`` (DeviceConstant: name, typed value): one module per (source, constants,
+    context), so instances of one kind share the build and each reads its own sizes."""
+    key = (source, arch, tuple((c.name, c.value.dtype.str, c.value.item()) for c in constants),
+           id(cuda.Context.get_current()))
+    if key not in _modules:
+        module = cuda.module_from_buffer(compile_module(source, arch))
+        for constant in constants:
+            address, size = module.get_global(constant.name)
+            if size != constant.value.itemsize:
+                raise KernelCompileError(f"device constant {constant.name} holds {size} bytes, "
+                                         f"its value {constant.value.itemsize}")
+            cuda.memcpy_htod(address, constant.value.tobytes())
+        _modules[key] = module
     return _modules[key]
 
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from ...errors import KernelLaunchError
 from ..base import DEVICE_STEP_LIMIT, Evaluator, Query, Selection, select_in
-from ..tuning import default_configuration
+from ..tuning import default_configuration, tuning_key
 from .driver import cuda, launch, pack, synchronize
 from .program import DeviceArrays, Program, Refresh
 
@@ -87,7 +87,7 @@ class CudaEvaluator(Evaluator):
         self._out_idx, self._out_s = self.out["idx"], self.out["s"]
         self._set_head()
         self.config = None
-        self.tuning_key = f"{program.digest}|{self.device}|{self.size}"
+        self.tuning_key = tuning_key(program.digest, self.device, problem.n * self.lanes, program.units)
         #: a kernel queued after the last result the host read (its fault would surface later)
         self._unchecked = None
 

@@ -1,7 +1,8 @@
 """A problem's kernels on one GPU: the compiled module, its launch geometry, its arrays.
 
 :class:`Program` renders the problem's template for its neighbourhood (lsmgpu.kernels),
-compiles it (driver.compile_module: memory and disk cache) and holds what every launch needs:
+compiles it once per kind (driver.compile_module: memory and disk cache), loads it with the
+instance's sizes in its constant memory (driver.load_module) and holds what every launch needs:
 threads per move (lanes), moves per thread group (chunk), shared memory, the fitness and
 solution types. :class:`DeviceArrays` uploads the problem's input arrays, each as its memory
 policy asks (global, read-only, texture, shared), and holds its solution-derived arrays, one
@@ -16,7 +17,7 @@ import hashlib
 import numpy as np
 
 from ...kernels import KernelSpec, render
-from .driver import compile_module, cuda, launch, pack, resident_threads
+from .driver import cuda, launch, load_module, pack, resident_threads
 from .texture import TextureObject
 
 __all__ = ["Program", "DeviceArrays", "Refresh"]
@@ -39,7 +40,7 @@ class Program:
         self.shared_bytes = self.spec.shared_bytes()
         self.lanes = self.spec.lanes()
         major, minor = device.compute_capability()
-        self.module = compile_module(self.source, f"sm_{major}{minor}")
+        self.module = load_module(self.source, f"sm_{major}{minor}", self.spec.constants())
         self.size = problem.neighbourhood.size
         # moves per chunk: step through consecutive moves once there are more than two per
         # resident thread group (decoding an index costs more than stepping to the next)
