@@ -22,10 +22,17 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    """``RayMultiStart`` on first use (Ray is an optional extra, imported only there)."""
+    """Imported on first use: ``RayMultiStart`` (Ray is an optional extra), ``load`` (a problem
+    from its file; lsmgpu.problems, whose problems import lsmgpu's modules) and ``compare``."""
     if name == "RayMultiStart":
         from .parallel.distributed import RayMultiStart
         return RayMultiStart
+    if name == "load":
+        from .problems import load
+        return load
+    if name == "compare":
+        from .comparison import compare
+        return compare
     raise AttributeError(f"module 'lsmgpu' has no attribute {name!r}")
 
 logging.getLogger("lsmgpu").addHandler(logging.NullHandler())
@@ -35,4 +42,4 @@ __all__ = ["Callback", "State", "Binary", "Discrete", "Permutation", "Real",
            "BitFlip", "BlockExchange", "CandidateThreeOpt", "CandidateTwoOpt", "Crowns", "Neighbourhood", "OrOpt", "Swap", "ThreeExchange", "TwoOpt", "ValueChange", "candidate_polish",
            "DeviceArray", "Problem", "SearchResult",
            "HillClimbing", "IteratedLocalSearch", "LocalSearch", "TabuSearch", "MultiStart", "MultiStartResult",
-           "RayMultiStart"]
+           "RayMultiStart", "compare", "load"]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from .backends import cuda_available
 from .budget import Budget
 from .callbacks import Callback
 from .errors import BackendUnavailable, KernelCompileError
@@ -20,7 +21,12 @@ from .plotting import plot_result, pyplot
 from .search import ALGORITHMS
 from .validation import check_count, check_seed
 
+#: `lsmgpu compare`'s budget when none is given
 DEFAULT_ITERATIONS = {"tabu": 10_000, "hc": None, "ils": 1_000}
+#: `lsmgpu solve`'s budget when none is given (hill climbing stops at its local optimum)
+DEFAULT_SECONDS = 10.0
+#: a QAP on a GPU without --starts: this many tabu starts as islands (docs/benchmarks.md, "Defaults")
+QAP_GPU_STARTS, QAP_GPU_EXCHANGE = 256, 1000
 #: --polish: the ILS polish chain over the same candidate lists as the search's
 POLISH = {"oropt": lambda c: [OrOpt(c)], "3opt-candidates": lambda c: [CandidateThreeOpt(c)],
           "oropt+3opt": candidate_polish}
@@ -53,22 +59,30 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     solve = sub.add_parser("solve", help="solve a TSPLIB (.tsp) or QAPLIB (.dat) instance")
     solve.add_argument("instance", help="path of a .tsp or .dat file, or the name of a shipped instance")
-    solve.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="tabu")
+    solve.add_argument("--algorithm", choices=sorted(ALGORITHMS), default=None,
+                       help="default, measured best per problem type and backend: ils for a TSP (over candidate "
+                            "lists with the Or-opt + 3-opt polish), tabu for the rest, as 256 island starts "
+                            "for a QAP on a GPU")
     solve.add_argument("--neighbourhood", choices=["swap", "2opt", "3exchange", "2opt-candidates", "oropt", "3opt-candidates"],
                        default=None,
-                       help="TSP neighbourhood (default: 2opt; swap is the paper's benchmark setting)")
+                       help="TSP neighbourhood (default: 2opt, and for ils candidate 2-opt; swap is the paper's "
+                            "benchmark setting)")
     solve.add_argument("--polish", choices=sorted(POLISH) + ["none"], default=None,
                        help="ILS over a TSP's candidate lists: end each descent where this neighbourhood does not "
                             "improve either (default oropt+3opt: Or-opt, then candidate 3-opt)")
     solve.add_argument("--colors", type=int, help="number of colours, for a DIMACS .col graph")
     stop = solve.add_argument_group("stopping criteria")
     budget = stop.add_mutually_exclusive_group()
-    budget.add_argument("--iterations", type=int, help="iterations (default: 10,000 tabu, 1,000 ils)")
-    budget.add_argument("--time", type=float, dest="seconds", help="seconds of search")
+    budget.add_argument("--iterations", type=int, help="iterations")
+    budget.add_argument("--time", type=float, dest="seconds",
+                        help=f"seconds from the command's start, reading included (default: {DEFAULT_SECONDS:g}; "
+                             "a run also stops at the instance's best known value)")
     solve.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="auto")
     solve.add_argument("--seed", type=int, default=0)
     parallel = solve.add_argument_group("many starts")
-    parallel.add_argument("--starts", type=int, default=1, help="independent starts (seeds spawned from --seed)")
+    parallel.add_argument("--starts", type=int, default=None,
+                          help=f"independent starts (seeds spawned from --seed; default 1, {QAP_GPU_STARTS} islands "
+                               "for a QAP on a GPU)")
     parallel.add_argument("--exchange-every", type=int, metavar="K",
                           help="islands: every K iterations the worse half of the tabu starts restart from "
                                "kicked copies of the better half's best solutions")
@@ -98,7 +112,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def compare_command(args) -> int:
-    from .compare import compare, format_table, plot
+    from .comparison import compare, format_table, plot
 
     split = lambda text: [v.strip() for v in text.split(",") if v.strip()]  # noqa: E731
     iterations = args.iterations
@@ -120,14 +134,34 @@ def compare_command(args) -> int:
 
 
 def _polish_option(args, problem) -> dict:
-    """ILS's `polish` keyword from --polish: by default Or-opt then 3-opt for an ILS over candidate lists."""
-    candidates = getattr(problem.neighbourhood, "candidates", None)
+    """ILS's keywords from --polish: by default Or-opt then 3-opt for an ILS over candidate lists
+    (the ILS's own default where --neighbourhood is not given: problem.default_ils())."""
+    chosen = problem.neighbourhood if args.neighbourhood else problem.default_ils().get("neighbourhood")
+    candidates = getattr(chosen, "candidates", None)
     if args.polish is not None and (args.algorithm != "ils" or candidates is None):
         raise ValueError("--polish applies to --algorithm ils over candidate lists "
                          "(--neighbourhood 2opt-candidates, oropt or 3opt-candidates)")
-    if args.algorithm != "ils" or candidates is None or args.polish == "none":
+    if args.algorithm != "ils" or candidates is None or (args.polish is None and not args.neighbourhood):
         return {}
-    return {"polish": POLISH[args.polish or "oropt+3opt"](candidates)}
+    return {"neighbourhood": chosen, "polish": [] if args.polish == "none" else POLISH[args.polish or "oropt+3opt"](candidates)}
+
+
+def choose_method(args, problem) -> None:
+    """Fill in --algorithm and --starts where not given, with what measured best for the problem
+    type and backend (docs/benchmarks.md, "Defaults"): an ILS for a TSP; for a QAP on a GPU,
+    256 tabu starts as islands exchanging every 1,000 iterations; else one tabu search."""
+    if args.backend == "cuda" and not cuda_available()[0]:
+        raise ValueError(f"--backend cuda: {cuda_available()[1]}")
+    if args.algorithm is None:
+        args.algorithm = "ils" if type(problem).__name__ == "TSP" else "tabu"
+        qap_on_gpu = type(problem).__name__ == "QAP" and args.starts is None and (
+            args.backend == "cuda" or (args.backend == "auto" and cuda_available()[0]))
+        if qap_on_gpu:
+            args.starts = QAP_GPU_STARTS
+            if args.exchange_every is None:
+                args.exchange_every = QAP_GPU_EXCHANGE
+    if args.starts is None:
+        args.starts = 1
 
 
 #: exit codes of an interrupted run: 128 + the signal's number
@@ -169,8 +203,8 @@ def _load_problem(args):
     from .problems import load, resolve_path
     path = resolve_path(args.instance)
     options = {}
-    if path.suffix == ".tsp":
-        options["neighbourhood"] = args.neighbourhood or "2opt"
+    if path.suffix == ".tsp" and args.neighbourhood:
+        options["neighbourhood"] = args.neighbourhood
     elif path.suffix == ".col":
         if args.colors is None:
             raise ValueError("a .col graph needs --colors K")
@@ -194,17 +228,18 @@ def solve(args) -> int:
             pyplot()                  # matplotlib missing: say so now, not after the search
         Budget.checked("lsmgpu solve", args.iterations, None, args.seconds)
         check_seed("lsmgpu solve", args.seed)
-        check_count("lsmgpu solve", "--starts", args.starts, 1)
+        if args.starts is not None:
+            check_count("lsmgpu solve", "--starts", args.starts, 1)
         problem = _load_problem(args)
         args.initial_solution = None if args.initial is None else problem.read_solution(args.initial)
+        choose_method(args, problem)
     except (ValueError, TypeError, OSError, ImportError) as exc:
         print(f"lsmgpu: {exc}", file=sys.stderr)
         return 2
-    iterations = args.iterations
-    if iterations is None and args.seconds is None:
-        iterations = DEFAULT_ITERATIONS[args.algorithm]
+    if args.iterations is None and args.seconds is None and args.algorithm != "hc":
+        args.seconds = DEFAULT_SECONDS
     try:
-        result = _run(args, problem, iterations)
+        result = _run(args, problem, args.iterations)
     except (ValueError, TypeError, BackendUnavailable, KernelCompileError) as exc:
         print(f"lsmgpu: {exc}", file=sys.stderr)
         return 2
@@ -231,16 +266,17 @@ def solve(args) -> int:
 
 def _run(args, problem, iterations):
     """The search the flags ask for (one, or many starts); its best SearchResult, or None on an
-    error already reported. --time counts from here, once the instance is read: building the
-    search (a GPU context) comes out of it."""
-    t0 = time.perf_counter()
+    error already reported. --time counts from the command's start (args.t0): reading the
+    instance and building the search (a GPU context, kernels) come out of it."""
+    t0 = args.t0
     left = (lambda: None) if args.seconds is None else (lambda: max(0.0, args.seconds - (time.perf_counter() - t0)))
     if args.starts > 1 or args.gpus or args.address:
         return _many_starts(args, problem, iterations, left)
     callbacks = [] if args.quiet else [ProgressBar(iterations, args.seconds)]
     search = ALGORITHMS[args.algorithm](problem, backend=args.backend, seed=args.seed, callbacks=callbacks,
                                         initial=args.initial_solution, **_polish_option(args, problem))
-    print(f"{search.algorithm} on {problem.name} (n = {problem.n}, {problem.neighbourhood!r}), "
+    polish = "".join(f" + {p.neighbourhood!r}" for p in getattr(search, "polish", []))
+    print(f"{search.algorithm} on {problem.name} (n = {problem.n}, {search.neighbourhood!r}{polish}), "
           f"backend {search.backend.name}", file=sys.stderr)
     return search.run(iterations, seconds=left(), target=problem.best_known)
 
@@ -290,10 +326,12 @@ def _many_starts(args, problem, iterations, left):
 
 def main(argv=None) -> int:
     """The command; SIGTERM is handled like Ctrl-C from here on (reading the instance included)."""
+    t0 = time.perf_counter()
     _TERMINATED[0] = False
     previous = signal.signal(signal.SIGTERM, _sigterm)
     try:
         args = _parser().parse_args(argv)
+        args.t0 = t0
         logging.basicConfig(level=logging.INFO, format="lsmgpu: %(message)s")
         return compare_command(args) if args.command == "compare" else solve(args)
     except KeyboardInterrupt:

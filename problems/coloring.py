@@ -14,7 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from lsmgpu import DeviceArray, Discrete, Problem, ValueChange
+from lsmgpu.encodings import Discrete
+from lsmgpu.neighbourhoods import ValueChange
+from lsmgpu.problem import DeviceArray, Problem
 from lsmgpu.validation import check_size
 
 __all__ = ["GraphColoring", "read_dimacs", "random_graph"]

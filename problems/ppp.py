@@ -28,7 +28,9 @@ from pathlib import Path
 
 import numpy as np
 
-from lsmgpu import Binary, BitFlip, DeviceArray, Problem
+from lsmgpu.encodings import Binary
+from lsmgpu.neighbourhoods import BitFlip
+from lsmgpu.problem import DeviceArray, Problem
 from lsmgpu.validation import check_size
 
 __all__ = ["PPP", "read_ppp", "PENALTY"]

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import numpy as np
 
-from lsmgpu import DeviceArray, Permutation, Problem, Swap, ThreeExchange
+from lsmgpu.encodings import Permutation
+from lsmgpu.neighbourhoods import Swap, ThreeExchange
+from lsmgpu.problem import DeviceArray, Problem
 from lsmgpu.validation import check_size, check_square
 
 from .instances import shipped

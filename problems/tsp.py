@@ -11,8 +11,10 @@ from pathlib import Path
 
 import numpy as np
 
-from lsmgpu import (CandidateThreeOpt, CandidateTwoOpt, DeviceArray, OrOpt, Permutation, Problem, Swap, ThreeExchange,
-                    TwoOpt, candidate_polish)
+from lsmgpu.encodings import Permutation
+from lsmgpu.neighbourhoods import (CandidateThreeOpt, CandidateTwoOpt, OrOpt, Swap, ThreeExchange, TwoOpt,
+                                     candidate_polish)
+from lsmgpu.problem import DeviceArray, Problem
 from lsmgpu.budget import time_left
 from lsmgpu.neighbourhoods import OverCandidates
 from lsmgpu.validation import INT32_MAX, check_size, check_square

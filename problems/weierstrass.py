@@ -22,7 +22,9 @@ import math
 
 import numpy as np
 
-from lsmgpu import Crowns, DeviceArray, Problem, Real
+from lsmgpu.encodings import Real
+from lsmgpu.neighbourhoods import Crowns
+from lsmgpu.problem import DeviceArray, Problem
 from lsmgpu.validation import check_size
 
 __all__ = ["Weierstrass"]

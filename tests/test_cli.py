@@ -96,3 +96,38 @@ def test_solve_ils_over_candidate_lists_with_polish(capsys):
         assert f"best fitness: {expected}\n" in capsys.readouterr().out
     assert main(["solve", "kroA100", "--neighbourhood", "2opt", "--polish", "oropt", "--backend", "cpu", "--quiet"]) == 2
     assert "--polish applies to --algorithm ils" in capsys.readouterr().err
+
+
+def _chosen(monkeypatch, argv, gpu=False):
+    """The flags `lsmgpu solve` runs with after its defaults, the search itself replaced."""
+    import lsmgpu.cli as cli
+    seen = {}
+    monkeypatch.setattr(cli, "cuda_available", lambda: (gpu, "a test GPU" if gpu else "no GPU here"))
+    monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: seen.update(vars(args), problem=problem))
+    assert main(["solve", *argv, "--quiet"]) == 2          # the replaced search returns no result
+    return seen
+
+
+def test_solve_picks_the_measured_default_per_problem_type_and_backend(monkeypatch):
+    """TSP: an ILS (over candidate lists: the ILS's own default); QAP on a GPU: 256 island
+    starts; QAP on the CPU: one tabu search; given flags win; no budget means 10 s."""
+    tsp = _chosen(monkeypatch, ["berlin52"])
+    assert tsp["algorithm"] == "ils" and tsp["starts"] == 1 and tsp["seconds"] == 10.0
+    assert tsp["problem"].default_ils()["neighbourhood"].move_kind == "twoopt"
+    gpu = _chosen(monkeypatch, ["tai12a"], gpu=True)
+    assert (gpu["algorithm"], gpu["starts"], gpu["exchange_every"]) == ("tabu", 256, 1000)
+    cpu = _chosen(monkeypatch, ["tai12a"])
+    assert (cpu["algorithm"], cpu["starts"], cpu["exchange_every"]) == ("tabu", 1, None)
+    given = _chosen(monkeypatch, ["tai12a", "--starts", "8", "--iterations", "30"], gpu=True)
+    assert (given["starts"], given["exchange_every"], given["seconds"], given["iterations"]) == (8, None, None, 30)
+    assert _chosen(monkeypatch, ["tai12a", "--algorithm", "hc"])["seconds"] is None   # stops by itself
+
+
+def test_solve_time_counts_from_the_command_start(monkeypatch):
+    """--time is wall time from main(): reading the instance comes out of it."""
+    import time
+    import lsmgpu.cli as cli
+    started = time.perf_counter()
+    seen = _chosen(monkeypatch, ["berlin52", "--time", "5"])
+    assert started <= seen["t0"] <= time.perf_counter()
+    assert cli.DEFAULT_SECONDS == 10.0

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from lsmgpu.cli import main
-from lsmgpu.compare import compare, format_table, plot
+from lsmgpu.comparison import compare, format_table, plot
 
 
 def test_variants_share_seeds_and_summaries_are_right():
@@ -61,3 +61,12 @@ def test_plot_without_matplotlib_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
     with pytest.raises(ImportError, match="matplotlib"):
         plot(rows, tmp_path / "x.png")
+
+
+def test_compare_and_load_are_importable_from_lsmgpu():
+    """The package's lazily imported names are the functions, also after their modules load."""
+    import lsmgpu
+    import lsmgpu.comparison  # noqa: F401  (a loaded module must not shadow the function)
+    from lsmgpu import compare as imported, load
+    assert imported is compare and lsmgpu.compare is compare
+    assert load("berlin52").n == 52

@@ -146,8 +146,8 @@ def test_sigterm_writes_the_best_so_far_and_exits_143(tmp_path):
 
 @pytest.mark.parametrize("args,message", [
     (["--iterations", "-1"], "iterations"), (["--time", "nan"], "seconds"), (["--seed", "-1"], "seed"),
-    (["--neighbourhood", "oropt"], "no tabu attributes"),
-    (["--neighbourhood", "2opt-candidates"], "no tabu attributes"),
+    (["--algorithm", "tabu", "--neighbourhood", "oropt"], "no tabu attributes"),
+    (["--algorithm", "tabu", "--neighbourhood", "2opt-candidates"], "no tabu attributes"),
     (["--starts", "0"], "starts"),
 ])
 def test_cli_bad_flags_are_one_line_errors(args, message):
