@@ -37,9 +37,11 @@ from lsmgpu.backends.base import Query
 from lsmgpu.problems import PPP, QAP, TSP, Weierstrass
 
 from .bad_inputs import table_bad_inputs
+from .defaults import table_defaults
 from .interrupts import table_interrupts
 from .overrun import table_overrun
 from .peers import table_peers_qap, table_peers_tsp, table_peers_weierstrass
+from .startup import table_startup
 from .timing import pass_seconds
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -485,7 +487,9 @@ TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality
           "bad-inputs": lambda args: table_bad_inputs(args, emit),
           "interrupts": lambda args: table_interrupts(args, emit),
           "overrun": lambda args: table_overrun(args, instances(args, "tsplib", args.overrun_instances.split(",")),
-                                                emit)}
+                                                emit),
+          "startup": lambda args: table_startup(args, lambda folder, name: instances(args, folder, [name])[0], emit),
+          "defaults": lambda args: table_defaults(args, lambda folder, name: instances(args, folder, [name])[0], emit)}
 
 
 def _pyplot():
@@ -600,6 +604,13 @@ def main(argv=None):
     parser.add_argument("--overrun-instances", default="berlin52,pr1002,rl11849,pla85900",
                         help="TSPLIB names of the overrun table")
     parser.add_argument("--overrun-seconds", type=float, default=2.0, help="the budget S of the overrun table")
+    parser.add_argument("--startup-path", default="", help="PYTHONPATH of the startup table's children "
+                        "(another lsmgpu installation; default: this one)")
+    parser.add_argument("--startup-label", default="", help="the startup rows' tree label (default: the commit)")
+    parser.add_argument("--startup-solve", action="store_true", help="also time `lsmgpu solve pla85900 --time 30`")
+    parser.add_argument("--defaults-tsp", default="pr1002,rl5915", help="TSPLIB names of the defaults table")
+    parser.add_argument("--defaults-qap", default="tai50a,tai100a", help="QAPLIB names of the defaults table")
+    parser.add_argument("--defaults-seconds", type=float, default=10.0, help="budget of each defaults row")
     parser.add_argument("--twoopt-instances", default="dsj1000,pr2392,rl5915,rl11849,d18512,pla33810,pla85900")
     args = parser.parse_args(argv)
     if args.quick:
@@ -613,6 +624,8 @@ def main(argv=None):
         args.islands_every = "0,64"
         args.quality_kicks, args.quality_seconds = "0.1,1", min(args.quality_seconds, 5.0)
         args.large_seconds = min(args.large_seconds, 2.0)
+        args.defaults_seconds = min(args.defaults_seconds, 0.5)
+    args.startup_label = args.startup_label or commit()
     CPU_SECONDS[0] = args.cpu_seconds
     CPU_ONLY[0] = args.backend == "cpu"
     if args.backend == "cuda":

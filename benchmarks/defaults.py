@@ -1,0 +1,72 @@
+"""Defaults by measurement (issue 20): each default of lsmgpu beside its alternatives, at the
+default budget of ``lsmgpu solve`` (10 s), seed 0, gap to the best known value.
+
+- TSP: ``IteratedLocalSearch(TSP.from_file(path))`` (the TSP's default_ils: candidate 2-opt,
+  Or-opt + 3-opt polish, double-bridge kicks) against an ILS over full 2-opt, an ILS over swap
+  (the TSP's default neighbourhood before issue 20) and a tabu search over 2-opt.
+- QAP: 256 tabu starts as islands (``lsmgpu solve``'s default on a GPU) against 256 independent
+  starts, one tabu search and an ILS; on the CPU backend, one tabu search (its default there)
+  against 256 island starts.
+
+    python -m benchmarks defaults --data .data --out docs/bench/issue20
+"""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from lsmgpu import IteratedLocalSearch, MultiStart, TabuSearch
+from lsmgpu.problems import QAP, TSP
+
+TSP_METHODS = {
+    "ILS, default (candidate 2-opt + Or-opt + 3-opt polish)": lambda p, b: IteratedLocalSearch(
+        TSP.from_file(p), seed=0, backend=b),
+    "ILS, full 2-opt": lambda p, b: IteratedLocalSearch(TSP.from_file(p, neighbourhood="2opt"), seed=0, backend=b),
+    "ILS, swap (the default neighbourhood before)": lambda p, b: IteratedLocalSearch(
+        TSP.from_file(p, neighbourhood="swap"), seed=0, backend=b),
+    "tabu, full 2-opt": lambda p, b: TabuSearch(TSP.from_file(p, neighbourhood="2opt"), seed=0, backend=b),
+}
+QAP_METHODS = {
+    "256 tabu island starts, exchange every 1000 (default on a GPU)": lambda p, b: MultiStart(
+        TabuSearch, QAP.from_file(p), starts=256, exchange_every=1000, seed=0, backend=b),
+    "256 independent tabu starts": lambda p, b: MultiStart(TabuSearch, QAP.from_file(p), starts=256, seed=0,
+                                                           backend=b),
+    "one tabu search (default on a CPU)": lambda p, b: TabuSearch(QAP.from_file(p), seed=0, backend=b),
+    "ILS, swap": lambda p, b: IteratedLocalSearch(QAP.from_file(p), seed=0, backend=b),
+}
+#: the methods also run on the CPU backend (the rest would only repeat the GPU's ranking slower)
+CPU_METHODS = ("one tabu search (default on a CPU)", "256 tabu island starts, exchange every 1000 (default on a GPU)")
+#: (problem, method, backend) of lsmgpu's defaults
+DEFAULTS = {("TSP", next(iter(TSP_METHODS)), "cuda"), ("TSP", next(iter(TSP_METHODS)), "cpu"),
+            ("QAP", CPU_METHODS[1], "cuda"), ("QAP", CPU_METHODS[0], "cpu")}
+
+
+def defaults_row(kind: str, label: str, make, path: Path, backend: str, seconds: float) -> dict:
+    """One method's best after ``seconds`` (wall time from the call), and its gap."""
+    row = dict(table="defaults", problem=kind, instance=path.stem, method=label, backend=backend,
+               default=(kind, label, backend) in DEFAULTS)
+    try:
+        search = make(path, backend)
+        t0 = time.perf_counter()
+        result = search.run(seconds=seconds)
+        wall = time.perf_counter() - t0
+    except Exception as exc:             # a method that cannot run there says why
+        return {**row, "refused": f"{type(exc).__name__}: {str(exc)[:120]}"}
+    best = getattr(result, "best", result)
+    gap = search.problem.gap(best.fitness)
+    return {**row, "seconds": seconds, "wall_s": round(wall, 2), "best": best.fitness,
+            "best_known": search.problem.best_known, "gap_percent": None if gap is None else round(100 * gap, 3)}
+
+
+def table_defaults(args, path_of, emit) -> list[dict]:
+    rows = []
+    cases = [("TSP", name, TSP_METHODS) for name in args.defaults_tsp.split(",")] + \
+            [("QAP", name, QAP_METHODS) for name in args.defaults_qap.split(",")]
+    for kind, name, methods in cases:
+        path = path_of("tsplib" if kind == "TSP" else "qaplib", name)
+        for label, make in methods.items():
+            backends = ["cpu"] if args.backend == "cpu" else ["cuda"] + (["cpu"] if label in CPU_METHODS else [])
+            for backend in backends:
+                rows.append(defaults_row(kind, label, make, path, backend, args.defaults_seconds))
+                emit(rows[-1])
+    return rows
