@@ -111,14 +111,23 @@ class ArraySpec:
 
 @dataclass(frozen=True)
 class DeviceConstant:
-    """A ``__constant__`` of the kernel set for each instance when its module is loaded."""
+    """An instance number of the kernel: a ``__constant__`` set when its module is loaded, or,
+    ``baked``, a literal in the source (Neighbourhood.baked_constants)."""
 
     name: str
     value: np.generic
+    baked: bool = False
 
     @property
     def ctype(self) -> str:
         return CTYPES[self.value.dtype]
+
+    @property
+    def literal(self) -> str:
+        """The value as a C literal of its type (exact: doubles by repr)."""
+        wide = self.value.dtype.itemsize == 8
+        suffix = {"u": "ULL", "i": "LL"}.get(self.value.dtype.kind, "") if wide else ""
+        return f"(({self.ctype}){self.value.item()!r}{suffix})"
 
 
 def _constant(owner: str, name: str, value) -> DeviceConstant:
@@ -254,7 +263,10 @@ class KernelSpec:
             if clash:
                 raise ValueError(f"{owner}.device_constants() redefines {sorted(clash)}")
             found += [_constant(owner, name, value) for name, value in extra.items()]
-        return found
+        unknown = set(nb.baked_constants) - {c.name for c in found}
+        if unknown:
+            raise ValueError(f"{nb!r}.baked_constants names no device constant: {sorted(unknown)}")
+        return [DeviceConstant(c.name, c.value, c.name in nb.baked_constants) for c in found]
 
 
 def _refresh_items(problem: Problem, arrays: list[ArraySpec]) -> int:

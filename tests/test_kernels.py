@@ -109,7 +109,6 @@ def test_rendered_source_holds_the_policies_and_not_the_sizes():
 def _same_kind_pairs():
     rng = np.random.default_rng(3)
     tsp = lambda n, nb: TSP(np.round(rng.random((n, 2)) * 1000), neighbourhood=nb)  # noqa: E731
-    yield "tsp-2opt", tsp(30, "2opt"), tsp(200, "2opt")
     yield "tsp-candidates", tsp(30, "2opt-candidates"), tsp(500, "2opt-candidates")
     yield "tsp-oropt", tsp(40, "oropt"), tsp(90, "oropt")
     flows = rng.integers(0, 9, (15, 15))   # 13..16 facilities: one lanes-per-move class
@@ -117,8 +116,18 @@ def _same_kind_pairs():
     symmetric = [np.triu(m, 1) + np.triu(m, 1).T for m in (flows, distances)]
     yield "qap", QAP.from_file(QAP.shipped("tai12a")), QAP(*symmetric).with_neighbourhood(Swap())
     yield "ppp", PPP.planted(21, 23, 0)[0], PPP.planted(41, 57, 1)[0]
-    yield "coloring", GraphColoring(40, random_graph(40, 0.2, 0), 4), GraphColoring(90, random_graph(90, 0.1, 1), 7)
+    yield "coloring", GraphColoring(40, random_graph(40, 0.2, 0), 4), GraphColoring(90, random_graph(90, 0.1, 1), 4)
     yield "crowns", Weierstrass(4, seed=1), Weierstrass(9, seed=2)
+
+
+def test_baked_constants_are_literals_of_the_source():
+    """Full 2-opt bakes N and NB_SIZE (measured faster): another n is another source."""
+    pts = np.random.default_rng(4).uniform(0, 1000, (60, 2))
+    small, large = TSP(pts[:30], neighbourhood="2opt"), TSP(pts, neighbourhood="2opt")
+    assert "#define N ((long long)30LL)" in render(small) and "#define NB_SIZE ((long long)405LL)" in render(small)
+    assert render(small) != render(large) and "__constant__ long long N;" not in render(small)
+    colors = render(GraphColoring(40, random_graph(40, 0.2, 0), 4))
+    assert "#define K ((int)4)" in colors and "__constant__ long long N;" in colors
 
 
 @pytest.mark.parametrize("kind, first, second", list(_same_kind_pairs()), ids=lambda v: v if isinstance(v, str) else "")

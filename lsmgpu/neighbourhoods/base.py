@@ -127,6 +127,11 @@ class Neighbourhood:
         build per distinct value, so only what decides the code, e.g. the candidate list width)."""
         return {}
 
+    #: instance constants (KernelSpec.constants) rendered into this neighbourhood's kernels as
+    #: literals instead of __constant__ variables, where that measured more than 3 % faster: one
+    #: build per value (the source, the cache key, says so); docs/benchmarks.md, "Kernels built once"
+    baked_constants: tuple[str, ...] = ()
+
     def device_constants(self) -> dict:
         """Numbers its device move code reads from ``__constant__`` memory, set for each instance
         when the kernel is loaded, not compiled in (e.g. a seed): name -> int or float."""

@@ -83,6 +83,8 @@ class ValueChange(Neighbourhood):
     move_kind = device_code = "value"
     arity = 2
     encodings = (Discrete,)
+    #: moves decode by % K and / (K - 1): a literal K measured 9-20 % faster (graph colouring)
+    baked_constants = ("K",)
 
     @property
     def size(self):
@@ -215,6 +217,8 @@ class TwoOpt(Neighbourhood):
     move_kind = device_code = "twoopt"
     arity = 2
     encodings = (Permutation,)
+    #: the one-to-two mapping's arithmetic on literal sizes measured 2-6 % faster (pr2392 .. pla85900)
+    baked_constants = ("N", "NB_SIZE")
     #: a dense (city, city) tabu matrix beyond this size would take gigabytes
     max_tabu_n = 20_000
 

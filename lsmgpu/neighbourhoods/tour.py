@@ -46,6 +46,8 @@ class OverCandidates:
     candidates: np.ndarray
     static = False
     device_decoded = True
+    #: one build serves every instance (their moves are found from positions, not a mapping)
+    baked_constants = ()
 
     def device_params(self):
         return {"cand_k": self.candidates.shape[1]}

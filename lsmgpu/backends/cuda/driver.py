@@ -122,6 +122,7 @@ def load_module(source: str, arch: str, constants=()):
     """``source``'s module in the current context with its ``__constant__`` variables set to
     ``constants`` (DeviceConstant: name, typed value): one module per (source, constants,
     context), so instances of one kind share the build and each reads its own sizes."""
+    constants = [c for c in constants if not c.baked]     # the baked ones are literals of the source
     key = (source, arch, tuple((c.name, c.value.dtype.str, c.value.item()) for c in constants),
            id(cuda.Context.get_current()))
     if key not in _modules:
