@@ -230,6 +230,9 @@ def solve(args) -> int:
         check_seed("lsmgpu solve", args.seed)
         if args.starts is not None:
             check_count("lsmgpu solve", "--starts", args.starts, 1)
+        if args.backend != "cpu":            # the GPU's context starts while the instance is read
+            from .backends.cuda.driver import warm_up
+            warm_up()
         problem = _load_problem(args)
         args.initial_solution = None if args.initial is None else problem.read_solution(args.initial)
         choose_method(args, problem)

@@ -20,6 +20,7 @@ catches template errors.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -288,12 +289,20 @@ def _tabu_shape(nb) -> tuple[int, int] | None:
 
 
 def _environment(problem: Problem) -> jinja2.Environment:
+    """The Jinja2 environment over the problem's template folders and the engine's."""
     dirs = []
     try:
         dirs = [str(d) for d in problem.template_dirs()]
     except TypeError:  # a class defined interactively has no file
         pass
-    loader = jinja2.FileSystemLoader(dirs + [str(TEMPLATE_DIR)])
+    return _environment_of(tuple(dirs))
+
+
+@functools.lru_cache(maxsize=None)
+def _environment_of(dirs: tuple[str, ...]) -> jinja2.Environment:
+    """One environment per folder list: its parsed templates are reused (reloaded when a file
+    changes), so a render after the first costs milliseconds."""
+    loader = jinja2.FileSystemLoader(list(dirs) + [str(TEMPLATE_DIR)])
     return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined, trim_blocks=False,
                               keep_trailing_newline=True, autoescape=False)
 
@@ -325,6 +334,14 @@ def render(problem: Problem, *, memory: dict | None = None, generation: str = "d
     except jinja2.TemplateSyntaxError as exc:
         raise KernelCompileError(f"{problem.name}: syntax error in template {exc.name or problem.template!r} "
                                  f"line {exc.lineno}: {exc.message}") from None
+
+
+def cubin_path(source: str, arch: str, options: tuple[str, ...]) -> str:
+    """Where the disk cache keeps the cubin of (source, arch, options)."""
+    key = hashlib.sha256("\0".join([source, arch, *options]).encode()).hexdigest()[:32]
+    folder = os.path.join(cache_dir(), "cubin")
+    os.makedirs(folder, exist_ok=True)
+    return os.path.join(folder, f"{key}-{arch}.cubin")
 
 
 def save_source(source: str) -> str:

@@ -38,10 +38,21 @@ def _pow2_at_least(v: int) -> int:
     return 1 << max(0, int(v - 1).bit_length())
 
 
+#: a size class tuned within this factor of the moves (and of n) serves a new one untimed
+NEAR_CLASS = 4
+
+
 def tuning_key(kernel: str, device: str, n: int, size: int) -> str:
     """The tuning cache's key: the kernel, the device and the size class (n and the number of
     moves rounded up to powers of two, which decide the tuner's candidates)."""
     return f"{kernel}|{device}|n{_pow2_at_least(n)}|moves{_pow2_at_least(size)}"
+
+
+def _size_class(key: str) -> tuple[str, int, int] | None:
+    """(kernel|device, n, moves) of a tuning key; None for a key of another form."""
+    head, _, rest = key.rpartition("|n")
+    n, _, moves = rest.partition("|moves")
+    return (head, int(n), int(moves)) if n.isdigit() and moves.isdigit() else None
 
 
 def default_configuration(size: int, resident_threads: int, block: int = 256) -> tuple[int, int]:
@@ -99,9 +110,20 @@ class WaveTuner:
 
     def tune(self, key: str, n: int, size: int, resident_threads: int,
              launch: Callable[[int, int], float]) -> tuple[int, int]:
-        """Best (threads, block) for ``launch(threads, block) -> seconds``; cached under ``key``."""
+        """Best (threads, block) for ``launch(threads, block) -> seconds``; cached under ``key``.
+        A size class the tuner has not timed takes the configuration of the nearest one it has
+        timed for the same kernel and device within NEAR_CLASS times the moves and n (its
+        threads capped by this neighbourhood's), untimed: a new instance of a known kind starts
+        at once."""
         if key in self.memory:
             return self.memory[key]
+        near = self._near(key)
+        if near is not None:
+            threads, block = self.memory[near]
+            threads = max(block, min(threads, _pow2_at_least(size)) // block * block)
+            log.info("tuner: %s takes %s's configuration (%d threads, %d per block), untimed", key, near,
+                     threads, block)
+            return threads, block
         limit, left = self.budget, time_left()
         cut = left is not None and left < self.budget     # the search's own deadline comes first
         if cut:
@@ -127,6 +149,22 @@ class WaveTuner:
         if not cut:
             self.memory[key] = best
             self._save()
+        return best
+
+    def _near(self, key: str) -> str | None:
+        """The cached key of the same kernel and device whose size class is nearest ``key``'s
+        (in moves, then n), within NEAR_CLASS times; None if there is none."""
+        mine = _size_class(key)
+        if mine is None:
+            return None
+        best, distance = None, None
+        for other in self.memory:
+            theirs = _size_class(other)
+            if theirs is None or theirs[0] != mine[0]:
+                continue
+            ratios = [max(a, b) / min(a, b) for a, b in zip(mine[1:], theirs[1:])]
+            if max(ratios) <= NEAR_CLASS and (distance is None or ratios[::-1] < distance):
+                best, distance = other, ratios[::-1]
         return best
 
     def _save(self) -> None:

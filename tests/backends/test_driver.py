@@ -64,7 +64,7 @@ def test_pack_refuses_a_value_its_type_cannot_hold():
         driver.pack("i", 2**31)
 
 
-def test_a_kernel_build_past_the_deadline_stops_the_wait(monkeypatch, fake_cuda):
+def test_a_kernel_build_past_the_deadline_stops_the_wait(monkeypatch, fake_cuda, tmp_path):
     """nvcc runs in a worker; the search waits no longer than its time left (DeadlineReached),
     and a build within the time hands its cubin to the module loader."""
     import time
@@ -72,6 +72,7 @@ def test_a_kernel_build_past_the_deadline_stops_the_wait(monkeypatch, fake_cuda)
     fake_cuda.Context.get_current = staticmethod(lambda: None)
     fake_cuda.CompileError = RuntimeError
     fake_cuda.module_from_buffer = staticmethod(lambda cubin: ("module", cubin))
+    monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
     monkeypatch.setattr(driver, "nvcc_to_cubin", lambda source, **options: time.sleep(1.0) or b"cubin")
     monkeypatch.setattr(driver, "_cubins", {})
     monkeypatch.setattr(driver, "_modules", {})
@@ -83,7 +84,7 @@ def test_a_kernel_build_past_the_deadline_stops_the_wait(monkeypatch, fake_cuda)
         assert driver.load_module("// a slow kernel", "sm_90") == ("module", b"cubin")
 
 
-def test_instances_of_one_kind_share_the_build_and_get_their_own_constants(monkeypatch, fake_cuda):
+def test_instances_of_one_kind_share_the_build_and_get_their_own_constants(monkeypatch, fake_cuda, tmp_path):
     """One nvcc build per source; one module per set of constant values, each written into
     its own module's constant memory."""
     import numpy as np
@@ -97,6 +98,7 @@ def test_instances_of_one_kind_share_the_build_and_get_their_own_constants(monke
     fake_cuda.Context.get_current = staticmethod(lambda: None)
     fake_cuda.module_from_buffer = staticmethod(lambda cubin: Module())
     fake_cuda.memcpy_htod = staticmethod(lambda address, data: written.__setitem__(address, data))
+    monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
     monkeypatch.setattr(driver, "nvcc_to_cubin", lambda source, **options: builds.append(source) or b"cubin")
     monkeypatch.setattr(driver, "_cubins", {})
     monkeypatch.setattr(driver, "_modules", {})
@@ -106,3 +108,17 @@ def test_instances_of_one_kind_share_the_build_and_get_their_own_constants(monke
     assert written[(id(small), "N")] == np.int64(52).tobytes()
     assert written[(id(large), "N")] == np.int64(85900).tobytes()
     assert driver.load_module("// kind", "sm_90", [DeviceConstant("N", np.int64(52))]) is small
+
+
+
+def test_a_cubin_on_disk_is_loaded_without_nvcc(monkeypatch, fake_cuda, tmp_path):
+    """A second process (the memory cache empty) finds the cubin the first one wrote: no nvcc."""
+    monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
+    builds = []
+    monkeypatch.setattr(driver, "nvcc_to_cubin", lambda source, **options: builds.append(options) or b"built")
+    monkeypatch.setattr(driver, "_cubins", {})
+    assert driver.compile_module("// a kernel", "sm_90") == b"built"
+    assert builds[0]["cache_dir"] is False and builds[0]["options"] == list(driver.BUILD_OPTIONS)
+    monkeypatch.setattr(driver, "_cubins", {})
+    monkeypatch.setattr(driver, "nvcc_to_cubin", lambda source, **options: pytest.fail("nvcc ran again"))
+    assert driver.compile_module("// a kernel", "sm_90") == b"built"

@@ -47,3 +47,27 @@ def test_tune_with_nothing_launchable_is_an_error():
 def test_default_configuration():
     assert default_configuration(5000, 10**6) == (8192, 256)
     assert default_configuration(40, 10**6) == (64, 64)
+
+
+def test_a_near_size_class_of_a_tuned_kernel_starts_untimed():
+    """A new instance of a known kind: the nearest tuned size class (within NEAR_CLASS) of the
+    same kernel and device serves it without a launch; a far one or another kernel is tuned."""
+    from lsmgpu.backends.tuning import NEAR_CLASS, tuning_key
+    calls = []
+
+    def launch(threads, block):
+        calls.append((threads, block))
+        return 1.0 / threads
+    tuner = WaveTuner(cache=None, budget=10.0)
+    tuned = tuner.tune(tuning_key("kernel", "gpu", 6000, 60_000), 6000, 60_000, 10**6, launch)
+    timed = len(calls)
+    assert tuner.tune(tuning_key("kernel", "gpu", 12_000, 120_000), 12_000, 120_000, 10**6, launch) == tuned
+    assert len(calls) == timed                                          # borrowed, nothing launched
+    smaller = tuner.tune(tuning_key("kernel", "gpu", 3000, 30_000), 3000, 30_000, 10**6, launch)
+    assert len(calls) == timed and smaller[0] <= 32_768 and smaller[0] % smaller[1] == 0   # capped to its moves
+    far = 60_000 * NEAR_CLASS * 4
+    tuner.tune(tuning_key("kernel", "gpu", 6000, far), 6000, far, 10**6, launch)
+    assert len(calls) > timed                                           # too far: timed
+    timed = len(calls)
+    tuner.tune(tuning_key("other", "gpu", 6000, 60_000), 6000, 60_000, 10**6, launch)
+    assert len(calls) > timed                                           # another kernel: timed

@@ -15,12 +15,17 @@ from __future__ import annotations
 
 import atexit
 import concurrent.futures
+import os
 import struct
+import tempfile
+import threading
+from pathlib import Path
 
 from ...budget import DeadlineReached, time_left
 from ...errors import BackendUnavailable, KernelCompileError, KernelLaunchError
 
-__all__ = ["cuda", "context", "compile_module", "load_module", "launch", "synchronize", "pack", "resident_threads"]
+__all__ = ["cuda", "context", "warm_up", "compile_module", "load_module", "launch", "synchronize", "pack",
+           "resident_threads"]
 
 try:
     import pycuda.driver as cuda
@@ -29,7 +34,11 @@ try:
 except ImportError as exc:  # PyCUDA missing or libcuda absent
     cuda, nvcc_to_cubin, _IMPORT_ERROR = None, None, exc
 
+#: nvcc's options for the kernels lsmgpu runs (line info for profilers)
+BUILD_OPTIONS = ("-lineinfo",)
+
 _contexts: dict[int, object] = {}
+_context_lock = threading.Lock()
 _cubins: dict[tuple, bytes] = {}
 _modules: dict[tuple, object] = {}
 _BUILDER: concurrent.futures.ThreadPoolExecutor | None = None
@@ -58,15 +67,40 @@ def context(ordinal: int):
                 raise BackendUnavailable(f"CUDA device {ordinal} asked for, but this thread already drives "
                                          f"{held.name()} (another device); use one thread or Ray actor per GPU")
             return current
+        _primary(ordinal).push()     # current in this thread from now on
+        return _contexts[ordinal]
+    except cuda.Error as exc:
+        raise BackendUnavailable(f"CUDA is not usable: {exc}") from None
+
+
+def _primary(ordinal: int):
+    """The device's primary context, retained once per process (by whichever thread asks first)."""
+    with _context_lock:
         if ordinal not in _contexts:
             if ordinal >= cuda.Device.count():
                 raise BackendUnavailable(f"no CUDA device {ordinal} ({cuda.Device.count()} found)")
             _contexts[ordinal] = cuda.Device(ordinal).retain_primary_context()
             atexit.register(_release, ordinal)
-        _contexts[ordinal].push()     # current in this thread from now on
         return _contexts[ordinal]
-    except cuda.Error as exc:
-        raise BackendUnavailable(f"CUDA is not usable: {exc}") from None
+
+
+def warm_up(ordinal: int = 0) -> threading.Thread | None:
+    """Start the CUDA driver and the device's primary context in a background thread (about
+    0.3 s), so that it overlaps reading an instance: ``lsmgpu solve`` calls it first. Returns
+    the thread, or None where PyCUDA is missing; errors surface later, at the backend's set-up."""
+    if cuda is None:
+        return None
+
+    def start():
+        try:
+            cuda.init()
+            _primary(ordinal)
+        except (cuda.Error, BackendUnavailable):
+            pass
+
+    thread = threading.Thread(target=start, name="lsmgpu-cuda-warm-up", daemon=True)
+    thread.start()
+    return thread
 
 
 def _bus_id(ordinal: int) -> str:
@@ -95,17 +129,20 @@ def resident_threads(device) -> int:
 
 
 def compile_module(source: str, arch: str) -> bytes:
-    """The cubin of ``source``: cached in memory, and on disk by PyCUDA (a new process, or a
-    new instance of a kind already built, runs no nvcc).
+    """The cubin of ``source``: cached in memory and as a file in lsmgpu's cache folder (a new
+    process, or a new instance of a kind already built, runs no nvcc, not even ``nvcc --version``).
 
     nvcc runs in a worker thread while this one waits no longer than the running search's time
     budget (lsmgpu.budget.time_left): past it, DeadlineReached stops the search with its best so
     far, and the build goes on in the background into the disk cache, for the next run."""
     key = (source, arch)
     if key not in _cubins:
-        from ...kernels import cache_dir, save_source
-        future = _builder().submit(nvcc_to_cubin, source, arch=arch, no_extern_c=True, cache_dir=cache_dir(),
-                                   options=["-lineinfo"])
+        from ...kernels import cubin_path, save_source
+        path = cubin_path(source, arch, BUILD_OPTIONS)
+        if os.path.isfile(path):
+            _cubins[key] = Path(path).read_bytes()
+            return _cubins[key]
+        future = _builder().submit(_build, source, arch, path)
         left = time_left()
         try:
             _cubins[key] = future.result(timeout=None if left is None else max(0.0, left))
@@ -116,6 +153,19 @@ def compile_module(source: str, arch: str) -> bytes:
             path = save_source(source)
             raise KernelCompileError(f"nvcc failed on {path}:\n{exc.stderr or exc}", path) from None
     return _cubins[key]
+
+
+def _build(source: str, arch: str, path: str) -> bytes:
+    """nvcc through PyCUDA, the cubin then written to ``path`` whole (a private file renamed)."""
+    cubin = nvcc_to_cubin(source, arch=arch, no_extern_c=True, cache_dir=False, options=list(BUILD_OPTIONS))
+    try:
+        fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
+        with os.fdopen(fd, "wb") as f:
+            f.write(cubin)
+        os.replace(temporary, path)
+    except OSError:            # a read-only cache folder: the kernel is rebuilt next time
+        pass
+    return cubin
 
 
 def load_module(source: str, arch: str, constants=()):
