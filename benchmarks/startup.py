@@ -90,8 +90,8 @@ def table_startup(args, path_of, emit) -> list[dict]:
     """The rows above, for --startup-label (e.g. the commit or "before")."""
     rows, python_path = [], args.startup_path or None
     for label, name, sibling, neighbourhood, algorithm in CASES:
-        path, other = path_of("tsplib" if neighbourhood != "-" else "qaplib", name), None
-        other = path_of("tsplib" if neighbourhood != "-" else "qaplib", sibling)
+        folder = "tsplib" if neighbourhood != "-" else "qaplib"
+        path, other = path_of(folder, name).resolve(), path_of(folder, sibling).resolve()
         with tempfile.TemporaryDirectory() as cold, tempfile.TemporaryDirectory() as kind:
             cold_row = child(path, neighbourhood, algorithm, cold, python_path)
             again_row = child(path, neighbourhood, algorithm, cold, python_path)
@@ -103,7 +103,7 @@ def table_startup(args, path_of, emit) -> list[dict]:
                              cache=state, **{k: round(v, 3) if isinstance(v, float) else v for k, v in timing.items()}))
             emit(rows[-1])
     if args.startup_solve:
-        path = path_of("tsplib", "pla85900")
+        path = path_of("tsplib", "pla85900").resolve()
         with tempfile.TemporaryDirectory() as cache:
             for flags in (["--time", "30"], ["--algorithm", "ils", "--neighbourhood", "2opt-candidates", "--time", "30"]):
                 solve_wall(path, ["--time", "1"], python_path, cache)               # builds the kernels once

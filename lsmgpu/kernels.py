@@ -301,10 +301,14 @@ def _environment(problem: Problem) -> jinja2.Environment:
 @functools.lru_cache(maxsize=None)
 def _environment_of(dirs: tuple[str, ...]) -> jinja2.Environment:
     """One environment per folder list: its parsed templates are reused (reloaded when a file
-    changes), so a render after the first costs milliseconds."""
+    changes), and their compiled code is kept in lsmgpu's cache folder, so that a new process
+    renders in milliseconds instead of parsing every template again (0.14 s on the H100 machine)."""
     loader = jinja2.FileSystemLoader(list(dirs) + [str(TEMPLATE_DIR)])
+    folder = os.path.join(cache_dir(), "jinja")
+    os.makedirs(folder, exist_ok=True)
     return jinja2.Environment(loader=loader, undefined=jinja2.StrictUndefined, trim_blocks=False,
-                              keep_trailing_newline=True, autoescape=False)
+                              keep_trailing_newline=True, autoescape=False,
+                              bytecode_cache=jinja2.FileSystemBytecodeCache(folder))
 
 
 def render(problem: Problem, *, memory: dict | None = None, generation: str = "device",
