@@ -34,7 +34,9 @@ class Kernel:
 
 @pytest.fixture
 def fake_cuda(monkeypatch):
+    """PyCUDA replaced; builds go to the (patched) nvcc, not to a real NVRTC where one is installed."""
     monkeypatch.setattr(driver, "cuda", FakeCuda)
+    monkeypatch.setattr(driver.nvrtc, "nvrtc", None)
     FakeCuda.Context.fault = None
     return FakeCuda
 
@@ -122,3 +124,51 @@ def test_a_cubin_on_disk_is_loaded_without_nvcc(monkeypatch, fake_cuda, tmp_path
     monkeypatch.setattr(driver, "_cubins", {})
     monkeypatch.setattr(driver, "nvcc_to_cubin", lambda source, **options: pytest.fail("nvcc ran again"))
     assert driver.compile_module("// a kernel", "sm_90") == b"built"
+
+
+
+class FakeNvrtc:
+    """cuda-bindings' nvrtc module as compile_cubin calls it: compiles sources without "bad"."""
+
+    class nvrtcResult:
+        NVRTC_SUCCESS, NVRTC_ERROR_COMPILATION = 0, 6
+
+    def __init__(self):
+        self.programs, self.flags = {}, []
+
+    def nvrtcCreateProgram(self, source, name, headers, contents, names):
+        self.programs[len(self.programs)] = source
+        return 0, len(self.programs) - 1
+
+    def nvrtcCompileProgram(self, program, count, flags):
+        self.flags.append(flags)
+        return (6 if b"bad" in self.programs[program] else 0,)
+
+    def nvrtcGetProgramLogSize(self, program):
+        return 0, len(b"error: bad")
+
+    def nvrtcGetProgramLog(self, program, buffer):
+        return (0,)
+
+    def nvrtcGetCUBINSize(self, program):
+        return 0, 5
+
+    def nvrtcGetCUBIN(self, program, buffer):
+        return (0,)
+
+    def nvrtcDestroyProgram(self, program):
+        self.programs.pop(program)
+
+
+def test_kernels_are_built_by_nvrtc_where_installed_and_by_nvcc_where_it_refuses(monkeypatch, fake_cuda, tmp_path):
+    """cuda-bindings present: NVRTC builds in process (its arch flag given); a source NVRTC
+    refuses goes to nvcc, whose error message users then read."""
+    fake = FakeNvrtc()
+    monkeypatch.setattr(driver.nvrtc, "nvrtc", fake)
+    monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
+    monkeypatch.setattr(driver, "_cubins", {})
+    built_by_nvcc = []
+    monkeypatch.setattr(driver, "nvcc_to_cubin", lambda source, **options: built_by_nvcc.append(source) or b"nvcc")
+    assert len(driver.compile_module("// good kernel", "sm_90")) == 5 and not built_by_nvcc
+    assert fake.flags[0][0] == b"--gpu-architecture=sm_90" and not fake.programs      # destroyed
+    assert driver.compile_module("// bad kernel", "sm_90") == b"nvcc" and built_by_nvcc == ["// bad kernel"]

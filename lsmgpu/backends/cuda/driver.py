@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import atexit
 import concurrent.futures
+import logging
 import os
 import struct
 import tempfile
@@ -23,6 +24,10 @@ from pathlib import Path
 
 from ...budget import DeadlineReached, time_left
 from ...errors import BackendUnavailable, KernelCompileError, KernelLaunchError
+from ...kernels import cubin_path, save_source
+from . import nvrtc
+
+log = logging.getLogger("lsmgpu")
 
 __all__ = ["cuda", "context", "warm_up", "compile_module", "load_module", "launch", "synchronize", "pack",
            "resident_threads"]
@@ -130,14 +135,14 @@ def resident_threads(device) -> int:
 
 def compile_module(source: str, arch: str) -> bytes:
     """The cubin of ``source``: cached in memory and as a file in lsmgpu's cache folder (a new
-    process, or a new instance of a kind already built, runs no nvcc, not even ``nvcc --version``).
+    process, or a new instance of a kind already built, runs no compiler, not even
+    ``nvcc --version``), else built by NVRTC or nvcc (:func:`_build`).
 
-    nvcc runs in a worker thread while this one waits no longer than the running search's time
+    The build runs in a worker thread while this one waits no longer than the running search's time
     budget (lsmgpu.budget.time_left): past it, DeadlineReached stops the search with its best so
     far, and the build goes on in the background into the disk cache, for the next run."""
     key = (source, arch)
     if key not in _cubins:
-        from ...kernels import cubin_path, save_source
         path = cubin_path(source, arch, BUILD_OPTIONS)
         if os.path.isfile(path):
             _cubins[key] = Path(path).read_bytes()
@@ -156,8 +161,17 @@ def compile_module(source: str, arch: str) -> bytes:
 
 
 def _build(source: str, arch: str, path: str) -> bytes:
-    """nvcc through PyCUDA, the cubin then written to ``path`` whole (a private file renamed)."""
-    cubin = nvcc_to_cubin(source, arch=arch, no_extern_c=True, cache_dir=False, options=list(BUILD_OPTIONS))
+    """NVRTC in process where cuda-bindings is installed, else (or where NVRTC refuses the
+    source: nvcc's message is the clearer one) nvcc through PyCUDA; the cubin then written to
+    ``path`` whole (a private file renamed)."""
+    cubin = None
+    if nvrtc.available():
+        try:
+            cubin = nvrtc.compile_cubin(source, arch, BUILD_OPTIONS)
+        except nvrtc.NvrtcError as exc:
+            log.info("NVRTC could not build %s (%s); building with nvcc", save_source(source), str(exc)[:200])
+    if cubin is None:
+        cubin = nvcc_to_cubin(source, arch=arch, no_extern_c=True, cache_dir=False, options=list(BUILD_OPTIONS))
     try:
         fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
