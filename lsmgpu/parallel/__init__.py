@@ -4,9 +4,11 @@
 together on one device through the backend's batch evaluator, as islands with
 ``exchange_every``; ``distributed`` spreads batches over Ray actors, one per GPU (Ray is an
 optional extra, imported only there). Results are a ``MultiStartResult`` (result.py).
+``improve`` is the population primitive: B solutions to local optima of a neighbourhood chain.
 """
+from .improve import Improved, improve
 from .multistart import MultiStart
 from .result import MultiStartResult
 from .seeds import spawn_seeds
 
-__all__ = ["MultiStart", "MultiStartResult", "spawn_seeds"]
+__all__ = ["MultiStart", "MultiStartResult", "spawn_seeds", "improve", "Improved"]

@@ -1,0 +1,126 @@
+"""The population primitive: improve B solutions to local optima of a neighbourhood chain.
+
+A population method (ant colonies, a genetic algorithm, batched ILS) hands over a (B, n) array
+of solutions and gets them back at local optima, with their fitnesses and the moves each took.
+A chain is a list of neighbourhoods: the first is descended until none of its moves improves,
+then the next ones in order; where one of them improved, the descent goes back to the first
+(variable neighbourhood descent, as IteratedLocalSearch's polish). A step takes the best
+improving move (``rule="best"``, ties to the lowest move index) or the improving move of lowest
+index (``"first"``), so each solution ends exactly where improving it alone with the same rule
+ends: the CPU backend is the reference. (A neighbourhood drawn anew each step, crowns, is read
+at its draw 0.)
+
+Today every backend improves the solutions one after another through its evaluators (on CUDA a
+BackendFallback warning says so); the batched device descents (issue 21) will take over there.
+"""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..backends import evaluator_for, resolve
+from ..backends.base import Query
+from ..budget import check_deadline
+from ..errors import BackendFallback
+from ..neighbourhoods import Neighbourhood
+from ..problem import Problem
+
+__all__ = ["improve", "Improved", "RULES"]
+
+#: how a descent step picks its move
+RULES = ("best", "first")
+
+
+@dataclass
+class Improved:
+    """The improved population: ``solutions`` (B, n), their ``fitness`` (B,) in the problem's
+    own sense, and ``moves`` (B,): the improving moves each took."""
+
+    solutions: np.ndarray
+    fitness: np.ndarray
+    moves: np.ndarray
+
+
+def improve(problem: Problem, solutions, chain=None, *, rule: str = "best", backend="auto") -> Improved:
+    """Each row of ``solutions`` descended to a local optimum of ``chain`` (a Neighbourhood, a
+    sequence of them, or None: the problem's own) on ``backend``."""
+    if not isinstance(problem, Problem):
+        raise TypeError(f"improve: `problem` must be a Problem, got {type(problem).__name__}")
+    if rule not in RULES:
+        raise ValueError(f"improve: `rule` must be one of {RULES}, got {rule!r}")
+    population = _checked_population(problem, solutions)
+    steps = _checked_chain(problem, chain)
+    backend = resolve(backend, steps[0])
+    if backend.name != "cpu" and len(population) > 1:
+        warnings.warn(f"improve: the {len(population)} solutions are descended one after another on "
+                      f"{backend.name} (batched descents are not built yet)", BackendFallback, stacklevel=2)
+    check_deadline("the descents' set-up")
+    evaluators = [evaluator_for(backend, step) for step in steps]
+    try:
+        out = np.empty_like(population)
+        fitness = np.empty(len(population), dtype=problem.fitness_dtype)
+        moves = np.zeros(len(population), dtype=np.int64)
+        for k, x in enumerate(population):
+            out[k], moves[k] = descend(problem, evaluators, x, rule)
+            fitness[k] = problem.fitness(out[k])
+    finally:
+        for evaluator in evaluators:
+            evaluator.close()
+    return Improved(out, fitness, moves)
+
+
+def descend(problem: Problem, evaluators, x, rule: str) -> tuple[np.ndarray, int]:
+    """One solution to a local optimum of the chain whose evaluators are given: (the solution,
+    the improving moves made)."""
+    main = evaluators[0]
+    main.load(x)
+    current, made = problem.sense * problem.fitness(x), 0
+    while True:
+        current, count = _steps(problem, main, current, rule)
+        made += count
+        for polisher in evaluators[1:]:
+            polisher.load_from(main)
+            current, count = _steps(problem, polisher, current, rule)
+            made += count
+            if count:
+                main.load_from(polisher)
+                break
+        else:
+            return np.array(main.x, copy=True), made
+
+
+def _steps(problem: Problem, evaluator, current, rule: str):
+    """Improving steps on one evaluator until none is left: (signed fitness, steps made)."""
+    made = 0
+    while True:
+        selection, move = evaluator.move(Query(rule=rule, step=0, current=current), improving_only=True)
+        if move is None:
+            return current, made
+        current += problem.sense * selection.delta
+        made += 1
+
+
+def _checked_population(problem: Problem, solutions) -> np.ndarray:
+    """``solutions`` as a (B, n) array of valid solutions, or ValueError naming the first bad row."""
+    array = np.asarray(solutions)
+    if array.ndim != 2 or array.shape[1] != problem.n or len(array) == 0:
+        raise ValueError(f"improve: `solutions` must have shape (B, {problem.n}) with B >= 1, got {array.shape}")
+    rows = []
+    for k, row in enumerate(array):
+        try:
+            rows.append(problem.encoding.validate(row))
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"improve: solution {k} is not valid: {exc}") from None
+    return np.array(rows, dtype=problem.encoding.dtype)
+
+
+def _checked_chain(problem: Problem, chain) -> list[Problem]:
+    """The problem over each neighbourhood of ``chain`` (the first one's own when None)."""
+    if chain is None:
+        return [problem]
+    chain = [chain] if isinstance(chain, Neighbourhood) else list(chain)
+    if not chain or not all(isinstance(nb, Neighbourhood) for nb in chain):
+        raise TypeError("improve: `chain` must be a Neighbourhood or a non-empty sequence of them")
+    return [problem.with_neighbourhood(nb) for nb in chain]
