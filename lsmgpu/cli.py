@@ -135,28 +135,30 @@ def compare_command(args) -> int:
 
 def _polish_option(args, problem) -> dict:
     """ILS's keywords from --polish: by default Or-opt then 3-opt for an ILS over candidate lists
-    (the ILS's own default where --neighbourhood is not given: problem.default_ils())."""
+    (the ILS's own default where neither --neighbourhood nor --polish is given: problem.default_ils())."""
+    if args.polish is None and (args.algorithm != "ils" or not args.neighbourhood):
+        return {}
     chosen = problem.neighbourhood if args.neighbourhood else problem.default_ils().get("neighbourhood")
     candidates = getattr(chosen, "candidates", None)
     if args.polish is not None and (args.algorithm != "ils" or candidates is None):
         raise ValueError("--polish applies to --algorithm ils over candidate lists "
                          "(--neighbourhood 2opt-candidates, oropt or 3opt-candidates)")
-    if args.algorithm != "ils" or candidates is None or (args.polish is None and not args.neighbourhood):
+    if candidates is None:
         return {}
-    return {"neighbourhood": chosen, "polish": [] if args.polish == "none" else POLISH[args.polish or "oropt+3opt"](candidates)}
+    polish = [] if args.polish == "none" else POLISH[args.polish or "oropt+3opt"](candidates)
+    return {"neighbourhood": chosen, "polish": polish}
 
 
 def choose_method(args, problem) -> None:
     """Fill in --algorithm and --starts where not given, with what measured best for the problem
     type and backend (docs/benchmarks.md, "Defaults"): an ILS for a TSP; for a QAP on a GPU,
     256 tabu starts as islands exchanging every 1,000 iterations; else one tabu search."""
-    if args.backend == "cuda" and not cuda_available()[0]:
-        raise ValueError(f"--backend cuda: {cuda_available()[1]}")
+    on_gpu, why = cuda_available() if args.backend != "cpu" else (False, "--backend cpu")
+    if args.backend == "cuda" and not on_gpu:
+        raise ValueError(f"--backend cuda: {why}")
     if args.algorithm is None:
         args.algorithm = "ils" if type(problem).__name__ == "TSP" else "tabu"
-        qap_on_gpu = type(problem).__name__ == "QAP" and args.starts is None and (
-            args.backend == "cuda" or (args.backend == "auto" and cuda_available()[0]))
-        if qap_on_gpu:
+        if type(problem).__name__ == "QAP" and args.starts is None and on_gpu:
             args.starts = QAP_GPU_STARTS
             if args.exchange_every is None:
                 args.exchange_every = QAP_GPU_EXCHANGE

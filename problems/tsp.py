@@ -154,6 +154,7 @@ class TSP(Problem):
                                and float(np.abs(c).max()) < 2**24)
         #: the neighbourhood was left to the default (2-opt): searches may pick their measured best
         self.default_neighbourhood = neighbourhood is None
+        self._default_candidates = None   # default_ils's candidate lists, made on first use
         neighbourhood = "2opt" if neighbourhood is None else neighbourhood
         if isinstance(neighbourhood, str) and neighbourhood.lower() in CANDIDATE_NEIGHBOURHOODS:
             if coords is None:
@@ -176,7 +177,9 @@ class TSP(Problem):
         the TSP's kick_moves): the ILS measured best (docs/benchmarks.md, "Defaults")."""
         if not self.default_neighbourhood or self.coords is None or self.n < 8:
             return {}
-        candidates = quadrant_candidates(self.coords, min(10, self.n - 1))
+        if self._default_candidates is None:          # once per instance (its copies share them)
+            self._default_candidates = quadrant_candidates(self.coords, min(10, self.n - 1))
+        candidates = self._default_candidates
         return {"neighbourhood": CandidateTwoOpt(candidates), "polish": candidate_polish(candidates)}
 
     @classmethod
