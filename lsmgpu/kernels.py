@@ -13,8 +13,9 @@ renders the same source, and a second instance, or a second crowns seed, starts 
 Rendering uses ``StrictUndefined``, so a template that names an unknown variable fails with a
 clear message instead of emitting broken CUDA.
 
-Compiled code is cached in memory per (source, options) and on disk through PyCUDA's
-``cache_dir``, so a second run of the same kind starts without nvcc. ``nvcc_compile`` builds
+Compiled code is cached in memory per (source, options) and on disk as cubin files in
+``cache_dir()`` (:func:`cubin_path`, written by lsmgpu/backends/cuda/driver.py), so a second run
+of the same kind starts without a compiler. ``nvcc_compile`` builds
 a rendered source for a given architecture without a GPU, warnings as errors, which is how CI
 catches template errors.
 """
@@ -154,6 +155,12 @@ class KernelSpec:
 
     def arrays(self) -> list[ArraySpec]:
         """The problem's device arrays, then its solution-derived (state) arrays."""
+        return list(self._arrays)
+
+    @functools.cached_property
+    def _arrays(self) -> tuple[ArraySpec, ...]:
+        """arrays(), worked out once per spec (device_data() and solution_data() are O(n) and
+        every part of the context asks)."""
         problem = self.problem
         data = {name: (arr.array, arr.policy) for name, arr in problem.device_data().items()}
         sample = problem.encoding.random(np.random.default_rng(0))
@@ -178,7 +185,7 @@ class KernelSpec:
                 raise ValueError(f"memory: solution-derived array {name!r} is rewritten on the GPU; "
                                  f"its policy must be 'global' or 'readonly', got {policy!r}")
             specs.append(ArraySpec(name, CTYPES[array.dtype], policy, int(array.size), state=True))
-        return specs
+        return tuple(specs)
 
     def _check(self, name: str, array: np.ndarray, policy: str) -> None:
         if policy not in MEMORY_POLICIES:
