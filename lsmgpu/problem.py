@@ -222,6 +222,18 @@ class Problem:
         goes through ``perturb`` and a reload."""
         return None
 
+    def kick_draws(self, rng: np.random.Generator) -> np.ndarray | None:
+        """The random numbers of one unit of ``kick_moves`` (strength 1), drawn from ``rng`` as it
+        draws them, for a kick made where the solutions live: the batched ILS hands them to the
+        template's ``kick`` block (``kick_batch``), or to ``kick_of`` on the host. None (the
+        default): no such kick; ``kick_of`` and the template block come with it."""
+        return None
+
+    def kick_of(self, x: np.ndarray, draws: np.ndarray) -> np.ndarray:
+        """The moves of one kick unit made from ``draws`` (``kick_draws``), around ``x``, which
+        they kick in place."""
+        raise NotImplementedError(f"{self.name} draws no kick (kick_draws is None)")
+
     def gap(self, fitness: float) -> float | None:
         """Relative gap of ``fitness`` to ``best_known`` (0.01 = 1 %), or None."""
         if self.best_known is None or self.best_known == 0:

@@ -297,12 +297,24 @@ class TSP(Problem):
         exchanges), their cuts drawn as ``perturb`` draws them (the same kick for strength 1;
         later cuts fall on the layout the moves leave): the backend applies them where the
         tour lives. None for the swap neighbourhood (its ILS kicks through ``perturb``)."""
-        if self.neighbourhood.move_kind not in ("twoopt", "block_exchange"):
+        if not self._bridges_as_moves():
             return None
         kicked = np.array(tour)             # the moves are found on a copy they kick in turn
-        return np.concatenate([double_bridge_moves(self.neighbourhood, kicked,
-                                                   double_bridge_cuts(self.n, rng, self.kick_window))
-                               for _ in range(strength)])
+        return np.concatenate([self.kick_of(kicked, self.kick_draws(rng)) for _ in range(strength)])
+
+    def _bridges_as_moves(self) -> bool:
+        """Whether the neighbourhood's moves make a double bridge (2-opt, block exchange)."""
+        return self.neighbourhood.move_kind in ("twoopt", "block_exchange")
+
+    def kick_draws(self, rng):
+        """A double bridge's cuts (a, b, c), drawn as ``perturb`` draws them."""
+        if not self._bridges_as_moves():
+            return None
+        return np.array(double_bridge_cuts(self.n, rng, self.kick_window), dtype=np.int32)
+
+    def kick_of(self, tour, draws):
+        """The double bridge of cuts ``draws`` as moves of the neighbourhood; ``tour`` is kicked."""
+        return double_bridge_moves(self.neighbourhood, tour, tuple(int(v) for v in draws))
 
     def tabu_tenure(self):
         return (max(1, self.n // 10), max(2, self.n // 5))

@@ -10,27 +10,23 @@ index (``"first"``), so each solution ends exactly where improving it alone with
 ends: the CPU backend is the reference. (A neighbourhood drawn anew each step, crowns, is read
 at its draw 0.)
 
-Today every backend improves the solutions one after another through its evaluators (on CUDA a
-BackendFallback warning says so); the batched device descents (issue 21) will take over there.
+On CUDA every solution descends at once (lsmgpu/backends/cuda/population.py: one launch
+evaluates all the solutions' neighbourhoods, each picks and applies its own move); a backend
+without a batched population improves them one after another, with a BackendFallback warning.
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..backends import evaluator_for, resolve
-from ..backends.base import Query
+from ..backends import resolve
+from ..backends.population import RULES, population_for
 from ..budget import check_deadline
-from ..errors import BackendFallback
 from ..neighbourhoods import Neighbourhood
 from ..problem import Problem
 
 __all__ = ["improve", "Improved", "RULES"]
-
-#: how a descent step picks its move
-RULES = ("best", "first")
 
 
 @dataclass
@@ -53,53 +49,16 @@ def improve(problem: Problem, solutions, chain=None, *, rule: str = "best", back
     population = _checked_population(problem, solutions)
     steps = _checked_chain(problem, chain)
     backend = resolve(backend, steps[0])
-    if backend.name != "cpu" and len(population) > 1:
-        warnings.warn(f"improve: the {len(population)} solutions are descended one after another on "
-                      f"{backend.name} (batched descents are not built yet)", BackendFallback, stacklevel=2)
     check_deadline("the descents' set-up")
-    evaluators = [evaluator_for(backend, step) for step in steps]
+    engine = population_for(backend, steps, len(population), announce="improve")
     try:
-        out = np.empty_like(population)
-        fitness = np.empty(len(population), dtype=problem.fitness_dtype)
-        moves = np.zeros(len(population), dtype=np.int64)
-        for k, x in enumerate(population):
-            out[k], moves[k] = descend(problem, evaluators, x, rule)
-            fitness[k] = problem.fitness(out[k])
+        engine.load(population)
+        made, _, _ = engine.descend(np.ones(len(population), bool), rule)
+        out = engine.solutions()
     finally:
-        for evaluator in evaluators:
-            evaluator.close()
-    return Improved(out, fitness, moves)
-
-
-def descend(problem: Problem, evaluators, x, rule: str) -> tuple[np.ndarray, int]:
-    """One solution to a local optimum of the chain whose evaluators are given: (the solution,
-    the improving moves made)."""
-    main = evaluators[0]
-    main.load(x)
-    current, made = problem.sense * problem.fitness(x), 0
-    while True:
-        current, count = _steps(problem, main, current, rule)
-        made += count
-        for polisher in evaluators[1:]:
-            polisher.load_from(main)
-            current, count = _steps(problem, polisher, current, rule)
-            made += count
-            if count:
-                main.load_from(polisher)
-                break
-        else:
-            return np.array(main.x, copy=True), made
-
-
-def _steps(problem: Problem, evaluator, current, rule: str):
-    """Improving steps on one evaluator until none is left: (signed fitness, steps made)."""
-    made = 0
-    while True:
-        selection, move = evaluator.move(Query(rule=rule, step=0, current=current), improving_only=True)
-        if move is None:
-            return current, made
-        current += problem.sense * selection.delta
-        made += 1
+        engine.close()
+    fitness = np.array([problem.fitness(x) for x in out], dtype=problem.fitness_dtype)
+    return Improved(out, fitness, made)
 
 
 def _checked_population(problem: Problem, solutions) -> np.ndarray:

@@ -3,7 +3,7 @@
 A package of small parts (docs/architecture.md): ``driver`` (PyCUDA: context, compile cache,
 launches with error checks), ``texture`` (texture objects), ``program`` (a problem's compiled
 kernels, its arrays on the device by memory policy, the refresh launcher), ``evaluator`` (one
-search), ``batch`` (many searches at once); this module holds the backend, the factory of both
+search), ``batch`` (many searches at once), ``population`` (many solutions improved at once); this module holds the backend, the factory of both
 evaluators with the options a user may set.
 """
 from __future__ import annotations
@@ -12,8 +12,9 @@ from ..tuning import WaveTuner
 from .batch import CudaBatchEvaluator
 from .driver import context, cuda
 from .evaluator import CudaEvaluator
+from .population import CudaPopulation
 
-__all__ = ["CudaBackend", "CudaEvaluator", "CudaBatchEvaluator", "cuda"]
+__all__ = ["CudaBackend", "CudaEvaluator", "CudaBatchEvaluator", "CudaPopulation", "cuda"]
 
 
 class CudaBackend:
@@ -63,3 +64,10 @@ class CudaBackend:
     def batch_evaluator(self, problem, neighbourhood, starts: int) -> CudaBatchEvaluator:
         """Evaluator of ``starts`` tabu searches at once (see lsmgpu.parallel.batch)."""
         return CudaBatchEvaluator(problem, neighbourhood, self, starts)
+
+    def population(self, steps, rows: int) -> CudaPopulation | None:
+        """``rows`` solutions of the chain ``steps`` improved together (lsmgpu.backends.population),
+        or None where this backend cannot batch them (host-generated moves)."""
+        if self.generation != "device":
+            return None
+        return CudaPopulation(steps, self, rows)

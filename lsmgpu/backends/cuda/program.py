@@ -63,9 +63,12 @@ class Program:
 class DeviceArrays:
     """The problem's arrays on the device: its inputs (shared by every solution) and its
     solution-derived arrays, ``copies`` of each, end to end (one per solution searched).
-    ``args`` are the kernel arguments in the template's order, ``chars`` their pack format."""
+    ``args`` are the kernel arguments in the template's order, ``chars`` their pack format.
+    ``shared``: another problem's arrays (a neighbourhood chain) whose solution-derived arrays of the
+    same name, type and size these use too, so that a solution moves between the chain's
+    neighbourhoods without a copy."""
 
-    def __init__(self, program: Program, copies: int = 1):
+    def __init__(self, program: Program, copies: int = 1, shared: "DeviceArrays | None" = None):
         problem = program.problem
         data = problem.device_data()
         sample = problem.solution_data(problem.encoding.random(np.random.default_rng(0)))
@@ -77,7 +80,11 @@ class DeviceArrays:
         for a in self.specs:
             host = np.asarray(sample[a.name]) if a.state else data[a.name].array
             if a.state:
-                buf = cuda.mem_alloc(self.copies * max(1, host.size) * host.dtype.itemsize)
+                held = shared.state.get(a.name) if shared is not None else None
+                if held is not None and held[1:] == (host.dtype, host.size) and shared.copies == self.copies:
+                    buf = held[0]
+                else:
+                    buf = cuda.mem_alloc(self.copies * max(1, host.size) * host.dtype.itemsize)
                 self.state[a.name] = (buf, host.dtype, host.size)
             else:
                 buf = cuda.to_device(np.ascontiguousarray(host))
@@ -91,14 +98,20 @@ class DeviceArrays:
                 self.args.append(np.intp(int(buf)))
                 self.chars += "P"
 
-    def upload_state(self, xs, first: int = 0) -> None:
-        """The solution-derived arrays of the solutions ``xs``, as copies first, first + 1, ..."""
-        rows = [self.problem.solution_data(x) for x in xs]
+    def upload_state(self, xs, first: int = 0, rows=None) -> None:
+        """The solution-derived arrays of the solutions ``xs``, as copies first, first + 1, ...
+        (or as the copies ``rows``, one per solution)."""
+        records = [self.problem.solution_data(x) for x in xs]
         for name, (buf, dtype, length) in self.state.items():
-            arrays = [np.asarray(r[name], dtype=dtype).ravel() for r in rows]
+            arrays = [np.asarray(r[name], dtype=dtype).ravel() for r in records]
             if any(a.size != length for a in arrays):
                 raise ValueError(f"{self.problem.name}.solution_data: {name!r} changed size from {length}")
-            cuda.memcpy_htod(int(buf) + first * length * dtype.itemsize, np.ascontiguousarray(np.concatenate(arrays)))
+            row_bytes = length * dtype.itemsize
+            if rows is None:
+                cuda.memcpy_htod(int(buf) + first * row_bytes, np.ascontiguousarray(np.concatenate(arrays)))
+                continue
+            for k, array in zip(rows, arrays):
+                cuda.memcpy_htod(int(buf) + int(k) * row_bytes, np.ascontiguousarray(array))
 
     def same_layout(self, other: "DeviceArrays") -> bool:
         """Whether ``other`` holds solution-derived arrays of the same names, types and sizes."""
