@@ -37,6 +37,8 @@ class Neighbourhood:
     device_code: str | None = None
     #: moves do not depend on the solution or the iteration, so they may be cached
     static: bool = True
+    #: moves are drawn anew at each step (crowns): a search's steps see different neighbourhoods
+    drawn: bool = False
     #: the GPU's decoded move (its fields i, j, k, r, the first ``arity`` of them) is the host's
     #: move: the CUDA backend hands back the move its kernel chose instead of decoding the index
     #: again on the host (tour neighbourhoods, where that costs an O(n) table of positions)

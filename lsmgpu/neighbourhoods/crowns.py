@@ -44,6 +44,7 @@ class Crowns(Neighbourhood):
 
     move_kind = device_code = "crowns"
     static = False
+    drawn = True
     encodings = (Real,)
 
     def __init__(self, m: int = 10_000, radius: float | None = None, seed: int = 0):

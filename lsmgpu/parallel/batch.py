@@ -48,7 +48,7 @@ CHUNK = 64
 def batch_unsupported(search, options: dict, problem=None) -> str | None:
     """Why ``search`` with ``options`` on ``problem`` cannot run batched (None when it can)."""
     if search is not TabuSearch:
-        return f"{search.__name__} runs its starts one after the other (batching is for TabuSearch)"
+        return f"{search.__name__} is not a tabu search"
     extra = set(options) - OPTIONS
     if extra:
         return f"options {sorted(extra)} are per-search"

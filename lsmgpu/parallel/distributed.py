@@ -62,12 +62,13 @@ class StartRunner:
     def run(self, starts, seeds, iterations, deadline, target, stagnation):
         """Run the given starts, together when they can be batched (lsmgpu.batch), else one
         after the other; (starts, results), None for a start the deadline left no time."""
-        from .batch import BatchTabuSearch, batch_unsupported
+        from .drivers import batch_driver
         left = None if deadline is None else deadline - time.time()
         if self.stopping or (left is not None and left <= 0):
             return starts, [None] * len(starts)
-        if len(starts) > 1 and batch_unsupported(self.search, self.options, self.problem) is None:
-            batch = BatchTabuSearch(self.problem, seeds, **self.options)
+        driver, _ = batch_driver(self.search, self.options, self.problem)
+        if len(starts) > 1 and driver is not None:
+            batch = driver(self.problem, seeds, **self.options)
             result = batch.run(iterations, seconds=left, target=target, stagnation=stagnation,
                                should_stop=lambda: self.stopping)
             return starts, result.results

@@ -17,9 +17,10 @@ import time
 import warnings
 
 from ..budget import Budget
-from ..search import TabuSearch
+from ..search import IteratedLocalSearch, TabuSearch
 from ..validation import check_count, check_flag
-from .batch import BatchTabuSearch, batch_unsupported
+from .batch import BatchTabuSearch
+from .drivers import batch_driver
 from .result import MultiStartResult
 from .seeds import search_class, spawn_seeds, start_solutions
 
@@ -31,8 +32,10 @@ class MultiStart:
     ``options`` go to every search (backend, tenure, callbacks, ...).
 
     Tabu search starts run together, one launch per iteration for all of them
-    (:mod:`lsmgpu.parallel.batch`), unless ``batch=False`` or the options are per-search (callbacks,
-    a tenure function); other searches run one after the other. ``initial``: one start solution
+    (:mod:`lsmgpu.parallel.batch`), and so do iterated local searches (the chains' kicks, descents
+    and acceptance for all of them at once: :mod:`lsmgpu.parallel.batch_ils`), unless
+    ``batch=False`` or the options are per-search (callbacks, a tenure function); other searches
+    run one after the other. ``initial``: one start solution
     for every start (e.g. ``problem.read_solution(path)``, to continue a run) or one per start
     (starts x n); by default each start draws its own.
     """
@@ -44,16 +47,16 @@ class MultiStart:
         for name in ("exchange_every", "exchange_strength"):
             check_count("MultiStart", name, options.get(name), 1)
         self.seeds = spawn_seeds(seed, starts)
-        why = "batch=False" if not check_flag("MultiStart", "batch", batch) else \
-            batch_unsupported(self.search, options, problem)
-        self.batched = why is None
+        self.driver, why = batch_driver(self.search, options, problem) if check_flag("MultiStart", "batch", batch) \
+            else (None, "batch=False")
+        self.batched = self.driver is not None
         if not self.batched and options.get("exchange_every") is not None:
-            raise ValueError("MultiStart: `exchange_every` makes batched tabu starts exchange solutions; "
+            raise ValueError("MultiStart: `exchange_every` makes batched starts exchange solutions; "
                              f"these starts run one after the other ({why})")
-        if self.batched:
+        if self.driver is BatchTabuSearch:
             check_batch_memory(problem, len(self.seeds))
-        elif self.search is TabuSearch and batch:
-            warnings.warn(f"MultiStart: the tabu search starts run one after the other, not batched: {why}",
+        elif not self.batched and self.search in (TabuSearch, IteratedLocalSearch) and batch:
+            warnings.warn(f"MultiStart: the {self.search.__name__} starts run one after the other, not batched: {why}",
                           stacklevel=2)
 
     def make(self, k: int):
@@ -68,7 +71,7 @@ class MultiStart:
         t0 = time.perf_counter()
         Budget.checked("MultiStart", iterations, None, seconds, target, stagnation, required=self.search.needs_budget)
         if self.batched:
-            return BatchTabuSearch(self.problem, self.seeds, initial=self.initial, **self.options).run(
+            return self.driver(self.problem, self.seeds, initial=self.initial, **self.options).run(
                 iterations, seconds=None if seconds is None else max(0.0, seconds - (time.perf_counter() - t0)),
                 target=target, stagnation=stagnation, progress=progress, on_chunk=on_chunk)
         results = [None] * len(self.seeds)

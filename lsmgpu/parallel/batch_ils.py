@@ -1,0 +1,249 @@
+"""Many iterated local searches at once on one device (the batched ILS, islands optional).
+
+``MultiStart(IteratedLocalSearch, problem, starts=B)`` runs its B chains here: the chains' current
+and accepted solutions live in a population of the backend (lsmgpu/backends/population.py; on
+CUDA all of them on the GPU), and every ILS iteration is, for all chains together, a kick (the
+problem's double bridge made on the GPU from the draws of each chain's own generator, or a host
+``perturb`` uploaded), the descent of every chain through the neighbourhood chain (one launch a
+step for all of them), and the acceptance test, kept or undone on the device.
+
+Chain k is an IteratedLocalSearch seeded with ``SeedSequence(seed).spawn(B)[k]``: it draws its
+start solution and its kicks from that seed exactly as a single search does, and descends with
+the same rule, so with an iteration budget its trajectory equals that single search's, on either
+backend. Budgets: ``iterations`` and ``stagnation`` apply to each chain, ``seconds`` to the batch
+(counted from the call, set-up included; looked at between iterations and between the descent's
+launches), and a chain that reaches ``target`` stops the batch (the others report "stopped").
+``exchange_every = K`` makes the chains islands: every K iterations the worse half of the active
+chains restart from kicked copies (``exchange_strength`` kicks, default the ILS's strength) of the
+better half's best solutions, the best giving to the worst; exchanges draw from a stream of their
+own, so a seeded batch is reproducible.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from ..backends.population import population_for
+from ..budget import Budget, DeadlineReached, deadline_scope
+from ..result import SearchResult
+from ..search import IteratedLocalSearch
+from ..validation import check_count
+from .ledger import Ledger
+from .result import MultiStartResult
+from .seeds import start_solutions
+
+__all__ = ["BatchIteratedLocalSearch", "batch_ils_unsupported"]
+
+log = logging.getLogger("lsmgpu")
+
+#: IteratedLocalSearch options the batch honours
+OPTIONS = {"backend", "local_search", "strength", "acceptance", "polish", "patience", "neighbourhood", "history",
+           "exchange_every", "exchange_strength"}
+
+
+def batch_ils_unsupported(options: dict, problem) -> str | None:
+    """Why an ILS with ``options`` on ``problem`` cannot run its chains batched (None when it can)."""
+    extra = set(options) - OPTIONS
+    if extra:
+        return f"options {sorted(extra)} are per-search"
+    if options.get("local_search", "best") == "independent":
+        return "local_search='independent' applies several moves per step on the host"
+    template = IteratedLocalSearch(problem, **{k: v for k, v in options.items() if k not in ("exchange_every",
+                                                                                              "exchange_strength")})
+    if any(step.neighbourhood.drawn for step in [template.problem, *template.polish]):
+        return "a neighbourhood drawn anew each step (crowns) is drawn per chain"
+    main, rng = template.problem, np.random.default_rng(0)
+    if main.kick_draws(rng) is None and main.kick_moves(main.encoding.random(rng), rng, 1) is not None:
+        return f"{main.name} gives its kick as moves (kick_moves) but not as draws (kick_draws)"
+    return None
+
+
+class BatchIteratedLocalSearch:
+    """``len(seeds)`` iterated local searches of ``problem`` stepped together on one backend."""
+
+    def __init__(self, problem, seeds, *, backend="auto", local_search="best", strength=1, acceptance="better-equal",
+                 polish=None, patience=1, neighbourhood=None, history: str = "improvements", initial=None,
+                 exchange_every: int | None = None, exchange_strength: int | None = None):
+        template = IteratedLocalSearch(problem, local_search=local_search, strength=strength, acceptance=acceptance,
+                                       polish=polish, patience=patience, neighbourhood=neighbourhood,
+                                       backend=backend, history=history)       # checks them once
+        self.template, self.problem, self.backend = template, template.problem, template.backend
+        self.steps = [template.problem, *template.polish]
+        self.seeds = list(seeds)
+        self.initial = start_solutions(template.problem, initial, len(self.seeds))
+        self.exchange_every = check_count("MultiStart", "exchange_every", exchange_every, 1)
+        self.exchange_strength = check_count("MultiStart", "exchange_strength", exchange_strength, 1) or strength
+        #: kicks made where the solutions live from each chain's draws (else a host perturb)
+        self.device_kicks = self.problem.kick_draws(np.random.default_rng(0)) is not None
+
+    # --- the run --------------------------------------------------------------------------------
+    def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None,
+            should_stop=None, on_chunk=None) -> MultiStartResult:
+        """Run every chain; returns a MultiStartResult (``progress(k, result)`` per chain at the end,
+        ``on_chunk(iterations, best)`` after every iteration of the batch, ``should_stop()`` asked
+        between iterations ends the batch like Ctrl-C). Ctrl-C in any phase returns every chain's best."""
+        t0 = time.perf_counter()
+        budget = Budget.checked("MultiStart", iterations, None, seconds, target, stagnation, required=True)
+        self._made = {}
+        overall, step = "done", 0
+        deadline = None if budget.seconds is None else t0 + budget.seconds
+        try:
+            with deadline_scope(deadline):
+                self._set_up(deadline)
+                overall, step = self._iterate(budget, t0, deadline, should_stop, on_chunk)
+        except DeadlineReached as reached:
+            overall = "seconds"
+            log.warning("batched ILS: %s", reached)
+        except KeyboardInterrupt:
+            overall = "interrupted"
+            log.warning("batched ILS interrupted near iteration %d; returning the best so far", step)
+        return self._results(iterations, overall, step, time.perf_counter() - t0, progress)
+
+    def _set_up(self, deadline) -> None:
+        """Start solutions (each chain's own draw, as a single search's), the population, the first descent."""
+        problem, B = self.problem, len(self.seeds)
+        self._made["rngs"] = rngs = [np.random.default_rng(s) for s in self.seeds]
+        if self.initial is not None:
+            xs = np.array(self.initial)
+        else:
+            xs = np.stack([problem.encoding.validate(problem.initial_solution(r)) for r in rngs])
+        self._made["xs"] = xs
+        self._made["population"] = population = population_for(self.backend, self.steps, B,
+                                                                announce="batched ILS")
+        population.load(xs)
+        self._made["loaded"] = True
+        _, evaluated, finished = population.descend(np.ones(B, bool), self.template.local_search, deadline)
+        if not finished:
+            raise DeadlineReached("the time budget ran out in the first descent")
+        population.keep(np.ones(B, bool), np.zeros(B, bool))
+        population.save_best(np.ones(B, bool))
+        self._made["ledger"] = ledger = Ledger(population.values(), 0, self.template.keep_every_iteration)
+        ledger.evaluations += evaluated
+
+    def _iterate(self, budget, t0, deadline, should_stop, on_chunk) -> tuple[str, int]:
+        """ILS iterations of all active chains until a stop criterion fires: (overall status, iterations)."""
+        problem, population, ledger = self.problem, self._made["population"], self._made["ledger"]
+        sense, rule = problem.sense, self.template.local_search
+        goal = None if budget.target is None else sense * budget.target
+        exchange_rng = np.random.default_rng(np.random.SeedSequence(self.seeds[0].entropy, spawn_key=(0x115,)))
+        step = 0
+        while ledger.active.any() and not (budget.iterations is not None and step >= budget.iterations):
+            if should_stop is not None and should_stop():
+                raise KeyboardInterrupt
+            if deadline is not None and time.perf_counter() >= deadline:
+                ledger.stop(ledger.active, "seconds")
+                return "seconds", step
+            active = ledger.active.copy()
+            self._kick(active)
+            _, evaluated, finished = population.descend(active, rule, deadline)
+            if not finished:        # the clock ran out inside the descent: its solutions are looked at in the end
+                ledger.stop(ledger.active, "seconds")
+                return "seconds", step
+            candidate = population.values()
+            accepted = active & self._accepts(candidate, ledger.current)
+            population.keep(accepted, active & ~accepted)
+            now = np.where(accepted, candidate, ledger.current)
+            population.save_best(active & (now < ledger.best))
+            ledger.record(active.astype(np.int64), now[:, None], np.zeros(len(active), np.int64),
+                          time.perf_counter() - t0, sense, budget.iterations)
+            ledger.evaluations += evaluated
+            step += 1
+            if on_chunk is not None:
+                on_chunk(step, ledger.best.min().item() * sense)
+            if goal is not None and (ledger.best[active] <= goal).any():
+                reached = active & (ledger.best <= goal)
+                ledger.stop(reached, "target")
+                ledger.stop(ledger.active, "stopped")
+                return "target", step
+            if budget.stagnation is not None:
+                stale = ledger.active & (ledger.since >= budget.stagnation)
+                ledger.stop(stale, "iterations" if budget.iterations is not None and step >= budget.iterations
+                            else "stagnation")
+                ledger.active &= ~stale
+            if self.exchange_every and step % self.exchange_every == 0:
+                self._exchange(population, ledger, exchange_rng)
+        return "done", step
+
+    def _accepts(self, candidate, home) -> np.ndarray:
+        """IteratedLocalSearch's acceptance test, per chain."""
+        acceptance = self.template.acceptance
+        if acceptance == "better":
+            return candidate < home
+        if acceptance == "better-equal":
+            return candidate <= home
+        if acceptance == "always":
+            return np.ones(len(home), bool)
+        return candidate <= home + acceptance * np.abs(home)
+
+    def _kick(self, active) -> None:
+        """Each active chain's kick from its own generator, as IteratedLocalSearch._kick draws it:
+        ``strength`` units made where the solutions live, or one host ``perturb`` of the accepted solution."""
+        problem, population, rngs = self.problem, self._made["population"], self._made["rngs"]
+        rows = np.flatnonzero(active)
+        if not self.device_kicks:
+            home = population.home_solutions()
+            kicked = np.stack([problem.perturb(home[k], rngs[k], self.template.strength) for k in rows])
+            values = np.array([problem.sense * problem.fitness(x) for x in kicked])
+            population.set_rows(rows, kicked, values)
+            return
+        for _ in range(self.template.strength):
+            draws = [problem.kick_draws(rngs[k]) for k in rows]
+            table = np.full((len(active), len(draws[0])), -1, dtype=np.int64)
+            table[rows] = draws
+            population.kick(table, active)
+
+    def _exchange(self, population, ledger, rng) -> None:
+        """Islands: the worse half of the active chains restart from kicked copies of the better
+        half's best solutions (see the module docstring)."""
+        active = np.flatnonzero(ledger.active)
+        order = active[np.argsort(ledger.best[active], kind="stable")]
+        half = len(order) // 2
+        if half == 0:
+            return
+        donors, takers = order[:half], order[::-1][:half]
+        best_x = population.best_solutions()
+        xs = np.stack([self.problem.perturb(best_x[d].copy(), rng, self.exchange_strength) for d in donors])
+        values = np.array([self.problem.sense * self.problem.fitness(x) for x in xs], dtype=ledger.current.dtype)
+        population.set_rows(takers, xs, values, home=True)
+        ledger.restart(takers, values)
+
+    # --- the results ----------------------------------------------------------------------------
+    def _results(self, iterations, overall: str, step: int, elapsed: float, progress) -> MultiStartResult:
+        """Every chain's SearchResult: its best solution, or a solution it holds that is better (a
+        descent cut short by the clock or Ctrl-C), re-evaluated exactly."""
+        problem, sense, B = self.problem, self.problem.sense, len(self.seeds)
+        ledger, population = self._made.get("ledger"), self._made.get("population")
+        try:
+            if population is None or not self._made.get("loaded"):
+                xs = self._made.get("xs")
+                if xs is None:      # interrupted before the start solutions existed
+                    return MultiStartResult.gather([None] * B, elapsed, overall, sense)
+                held = [xs]
+            else:
+                held = [population.best_solutions(), population.solutions(), population.home_solutions()]
+        finally:
+            if population is not None:
+                population.close()
+        done = iterations is not None and step >= iterations
+        if ledger is not None:
+            ledger.stop(ledger.active, "iterations" if done else ("seconds" if overall == "seconds" else "interrupted"))
+        device = getattr(population, "device", "") or getattr(self.backend, "device", "")
+        results = []
+        for k in range(B):
+            candidates = [h[k] for h in held]
+            values = [problem.fitness(x) for x in candidates]
+            best = int(np.argmin([sense * v for v in values]))
+            results.append(SearchResult(
+                solution=np.array(candidates[best], copy=True), fitness=values[best],
+                iterations=int(ledger.done[k]) if ledger else 0,
+                evaluations=int(ledger.evaluations[k]) if ledger else 0, seconds=elapsed,
+                history=ledger.history(k, sense) if ledger else np.array([values[0]]),
+                improvements=ledger.improvements[k] if ledger else [],
+                backend=self.backend.name, device=device, status=(ledger.status[k] if ledger else None) or overall,
+                timings=dict(getattr(population, "timings", {}) or {}), algorithm="IteratedLocalSearch",
+                problem=problem.name))
+            if progress is not None:
+                progress(k, results[-1])
+        return MultiStartResult.gather(results, elapsed, overall, sense, {k: device for k in range(B)})
