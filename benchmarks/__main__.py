@@ -40,6 +40,7 @@ from .bad_inputs import table_bad_inputs
 from .defaults import table_defaults
 from .interrupts import table_interrupts
 from .overrun import table_overrun
+from .population import table_batch_ils, table_descents
 from .peers import table_peers_qap, table_peers_tsp, table_peers_weierstrass
 from .startup import table_startup
 from .timing import pass_seconds
@@ -489,7 +490,9 @@ TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality
           "overrun": lambda args: table_overrun(args, instances(args, "tsplib", args.overrun_instances.split(",")),
                                                 emit),
           "startup": lambda args: table_startup(args, lambda folder, name: instances(args, folder, [name])[0], emit),
-          "defaults": lambda args: table_defaults(args, lambda folder, name: instances(args, folder, [name])[0], emit)}
+          "defaults": lambda args: table_defaults(args, lambda folder, name: instances(args, folder, [name])[0], emit),
+          "descents": lambda args: table_descents(args, lambda folder, name: instances(args, folder, [name])[0], emit),
+          "batch-ils": lambda args: table_batch_ils(args, lambda folder, name: instances(args, folder, [name])[0], emit)}
 
 
 def _pyplot():
@@ -608,6 +611,12 @@ def main(argv=None):
                         "(another lsmgpu installation; default: this one)")
     parser.add_argument("--startup-label", default="", help="the startup rows' tree label (default: the commit)")
     parser.add_argument("--startup-solve", action="store_true", help="also time `lsmgpu solve pla85900 --time 30`")
+    parser.add_argument("--ils-instances", default="pr1002,u1817,pr2392,pcb3038,fnl4461,rl5915,rl11849,d18512",
+                        help="TSPLIB names of batch-ils")
+    parser.add_argument("--ils-seconds", default="10,60", help="budgets of batch-ils")
+    parser.add_argument("--ils-starts", default="1,64", help="chains of batch-ils (1: one ILS chain)")
+    parser.add_argument("--ils-every", type=int, default=100, help="iterations between the islands' exchanges")
+    parser.add_argument("--ils-lkh", action="store_true", help="LKH-3 (elkai) beside each batch-ils instance")
     parser.add_argument("--defaults-tsp", default="pr1002,rl5915", help="TSPLIB names of the defaults table")
     parser.add_argument("--defaults-qap", default="tai50a,tai100a", help="QAPLIB names of the defaults table")
     parser.add_argument("--defaults-seconds", type=float, default=10.0, help="budget of each defaults row")
@@ -625,6 +634,7 @@ def main(argv=None):
         args.quality_kicks, args.quality_seconds = "0.1,1", min(args.quality_seconds, 5.0)
         args.large_seconds = min(args.large_seconds, 2.0)
         args.defaults_seconds = min(args.defaults_seconds, 0.5)
+        args.ils_seconds, args.ils_starts, args.ils_instances = "0.5", "1,4", "pr1002"
     args.startup_label = args.startup_label or commit()
     CPU_SECONDS[0] = args.cpu_seconds
     CPU_ONLY[0] = args.backend == "cpu"

@@ -27,7 +27,7 @@ def test_quick_report_on_the_cpu(tmp_path):
     writes Markdown, CSV, JSON and the speed-up plots."""
     from benchmarks.__main__ import main
     tables = ["qap", "tsp-swap", "ppp-h1", "weierstrass", "selection", "peers-qap", "peers-weierstrass", "multistart",
-              "islands", "tsp-quality"]
+              "islands", "tsp-quality", "batch-ils"]
     main([*tables, "--quick", "--backend", "cpu", "--out", str(tmp_path)])
     report = (tmp_path / "results.md").read_text()
     for table in tables:
@@ -38,6 +38,7 @@ def test_quick_report_on_the_cpu(tmp_path):
     assert "| tsp-quality | mean of 2 |" in report and "ILS 1n" in report
     assert "| qap | tai12a | 12 | TabuSearch | cpu |" in report and "| weierstrass-luong-1-float32 | 1 | HillClimbing |" in report
     assert "lsmgpu ILS, 1000 crowns" in report          # the Weierstrass peers: hill climbing and ILS
+    assert "batched ILS, 4 islands" in report and "one ILS chain" in report
 
 
 def test_gpu_only_tables_refuse_the_cpu(tmp_path):
@@ -45,6 +46,8 @@ def test_gpu_only_tables_refuse_the_cpu(tmp_path):
     from benchmarks.__main__ import main
     with pytest.raises(SystemExit, match="needs the GPU"):
         main(["twoopt-rate", "--quick", "--backend", "cpu", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit, match="needs the GPU"):
+        main(["descents", "--quick", "--backend", "cpu", "--out", str(tmp_path)])
 
 
 def test_tsp_peer_table(tmp_path):

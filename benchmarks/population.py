@@ -1,0 +1,122 @@
+"""The population level's tables (issue 21): batched descents, and the batched ILS against one chain.
+
+``descents``: B random solutions to a local optimum of a chain (TSP: candidate 2-opt + Or-opt; QAP:
+swap), batched (lsmgpu.parallel.improve on CUDA: one launch a step for all rows) against the same
+descents one after another on the GPU (the single-solution evaluators; a subset of the rows where all
+of them would take minutes, reported as a rate). Each row of the subset is checked equal to its
+batched row (same local optimum), and every fitness against the host's evaluation.
+
+``batch-ils``: lsmgpu's default TSP ILS (candidate 2-opt + Or-opt + 3-opt, double-bridge kicks) as
+one chain against ``--ils-starts`` chains batched as islands (``exchange_every``), at each budget of
+``--ils-seconds``, from seed 0; LKH-3 (elkai, one run, its own time to its tour) in a process on the
+GPU machine's CPUs at the same time.
+
+    python -m benchmarks descents --data .data --out $OUT
+    python -m benchmarks batch-ils --ils-seconds 10,60 --data .data --out $OUT
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+from lsmgpu import IteratedLocalSearch, MultiStart
+from lsmgpu.backends.population import EvaluatorPopulation
+from lsmgpu.neighbourhoods import OrOpt
+from lsmgpu.parallel import improve
+from lsmgpu.problems import QAP, TSP
+
+from .peers import _length, cpu_peers, lkh
+
+#: (folder, name, rows batched, rows one after another) of the descents table
+DESCENTS = (("tsplib", "pr2392", 1024, 16), ("tsplib", "rl11849", 256, 4), ("qaplib", "tai100a", 64, 64))
+
+
+def chain_of(problem):
+    """The descents' chain: candidate 2-opt + Or-opt for the TSP, the problem's own (swap) else."""
+    if isinstance(problem, TSP):
+        candidates = problem.neighbourhood.candidates
+        return [problem.neighbourhood, OrOpt(candidates)]
+    return [problem.neighbourhood]
+
+
+def table_descents(args, path_of, emit) -> list[dict]:
+    """Batched against one-after-another descents on the GPU (see the module docstring)."""
+    if getattr(args, "backend_choice", "cuda") != "cuda":
+        raise SystemExit("benchmarks: table 'descents' compares two ways of using the GPU; it needs the GPU")
+    from lsmgpu.backends.cuda import CudaBackend
+    rows = []
+    for folder, name, batch, alone in DESCENTS:
+        if args.quick:
+            batch, alone = 8, 2
+        path = path_of(folder, name)
+        problem = (TSP.from_file(path, neighbourhood="2opt-candidates") if folder == "tsplib"
+                   else QAP.from_file(path))
+        chain = chain_of(problem)
+        rng = np.random.default_rng(0)
+        xs = np.stack([problem.encoding.random(rng) for _ in range(batch)])
+        improve(problem, xs[:2], chain, backend="cuda")                 # kernels built, tuned
+        times = []
+        for _ in range(max(1, args.repeats)):
+            t0 = time.perf_counter()
+            got = improve(problem, xs, chain, backend="cuda")
+            times.append(time.perf_counter() - t0)
+        assert all(problem.evaluate(x) == f for x, f in zip(got.solutions, got.fitness))
+        steps = [problem.with_neighbourhood(nb) for nb in chain]
+        population = EvaluatorPopulation(CudaBackend(), steps, alone)
+        population.load(xs[:alone])
+        t0 = time.perf_counter()
+        population.descend(np.ones(alone, bool))
+        sequential = time.perf_counter() - t0
+        same = np.array_equal(population.solutions(), got.solutions[:alone])
+        population.close()
+        batched = statistics.median(times)
+        row = dict(table="descents", instance=problem.name, n=problem.n, chain=" + ".join(repr(nb) for nb in chain),
+                   rows=batch, batched_s=round(batched, 3), batched_per_s=round(batch / batched, 1),
+                   alone_rows=alone, alone_s=round(sequential, 3), alone_per_s=round(alone / sequential, 2),
+                   speedup=round((batch / batched) / (alone / sequential), 1), mean_moves=round(float(got.moves.mean()), 1),
+                   mean_fitness=round(float(got.fitness.mean()), 1), equal_to_batched=same)
+        rows.append(row)
+        emit(row)
+    return rows
+
+
+def table_batch_ils(args, path_of, emit) -> list[dict]:
+    """One ILS chain against batched islands at equal time, LKH-3 beside (see the module docstring)."""
+    backend = getattr(args, "backend_choice", "cuda")
+    rows = []
+    budgets = [float(s) for s in args.ils_seconds.split(",")]
+    starts = [int(s) for s in args.ils_starts.split(",")]
+    every = int(args.ils_every)
+    with cpu_peers(1) as pool:
+        for name in args.ils_instances.split(","):
+            problem = TSP.from_file(path_of("tsplib", name))
+            peer = pool.submit(lkh, problem, args.peer_lkh_limit) if args.ils_lkh else None
+            IteratedLocalSearch(problem, seed=0, backend=backend).run(iterations=2)              # build, tune
+            MultiStart(IteratedLocalSearch, problem, starts=2, seed=0, backend=backend).run(iterations=1)
+            for seconds in budgets:
+                for chains in starts:
+                    if chains == 1:
+                        result = IteratedLocalSearch(problem, seed=0, backend=backend).run(seconds=seconds)
+                        label, work = "one ILS chain", f"{result.iterations} kicks"
+                    else:
+                        result = MultiStart(IteratedLocalSearch, problem, starts=chains, seed=0, backend=backend,
+                                            exchange_every=every).run(seconds=seconds)
+                        label = f"batched ILS, {chains} islands (exchange every {every})"
+                        work = f"{sum(r.iterations for r in result.results if r is not None)} kicks"
+                    assert problem.evaluate(result.solution) == result.fitness
+                    rows.append(dict(table="batch-ils", instance=problem.name, n=problem.n, strategy=label, backend=backend,
+                                     budget_s=seconds, seconds=round(result.seconds, 2), length=int(result.fitness),
+                                     gap_pct=round(100 * problem.gap(result.fitness), 3), work=work))
+                    emit(rows[-1])
+            if peer is not None:
+                tour, used = peer.result()
+                length = _length(problem, tour)
+                rows.append(dict(table="batch-ils", instance=problem.name, n=problem.n, strategy="LKH-3 (elkai, 1 run)",
+                                 budget_s=None, seconds=round(used, 2), length=length,
+                                 gap_pct=None if length is None else round(100 * problem.gap(length), 3),
+                                 work="its own time" if length is not None else "no tour in its time"))
+                emit(rows[-1])
+    return rows
+
