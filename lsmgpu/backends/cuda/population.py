@@ -32,6 +32,9 @@ __all__ = ["CudaPopulation", "population_bytes"]
 #: descent launches queued between two looks at the rows' active flags (the first chunks are
 #: short: a descent after an ILS kick takes a few moves; one from a random tour thousands)
 CHUNKS = (2, 4, 8, 16, 32, 64)
+#: threads of a descent launch, in waves of the GPU's resident threads, shared evenly by the rows
+#: (at least 256 each)
+WAVES = 1
 #: of the GPU's free memory, what a population may take (the rest: kernels, the tuner, other work)
 MEMORY_SHARE = 0.9
 
@@ -54,7 +57,7 @@ class CudaPopulation:
 
     backend = "cuda"
 
-    def __init__(self, steps, options, rows: int):
+    def __init__(self, steps, options, rows: int, waves: float = WAVES):
         self.steps, self.rows = list(steps), int(rows)
         self.problem = problem = self.steps[0]
         self.sense, self.n = problem.sense, problem.n
@@ -76,7 +79,7 @@ class CudaPopulation:
             program = Program(step, options, memory, batch_lanes(step, step.neighbourhood, B, resident))
             arrays = DeviceArrays(program, copies=B, shared=shared)
             shared = shared or arrays
-            self.levels.append(_Level(program, arrays, B))
+            self.levels.append(_Level(program, arrays, B, waves))
         main = self.levels[0]
         self.sol_dtype, self.ftype = main.program.sol_dtype, main.program.fitness_dtype
         row_bytes = self.n * self.sol_dtype.itemsize
@@ -281,9 +284,9 @@ class CudaPopulation:
 class _Level:
     """One neighbourhood of the chain: its program, its arrays and its launch geometry."""
 
-    def __init__(self, program: Program, arrays: DeviceArrays, rows: int):
+    def __init__(self, program: Program, arrays: DeviceArrays, rows: int, waves: float):
         self.program, self.arrays, self.rows = program, arrays, rows
-        share = max(256, program.resident_threads // rows)
+        share = max(256, int(waves * program.resident_threads) // rows)
         threads, self.block = default_configuration(min(program.units, share), program.resident_threads)
         self.blocks = threads // self.block
         groups = threads // program.lanes
