@@ -39,7 +39,8 @@ CANDIDATE_NEIGHBOURHOODS = {"2opt-candidates": CandidateTwoOpt, "oropt": OrOpt, 
 def nearest_neighbour_tour(tsp: "TSP", start: int) -> np.ndarray:
     """Greedy tour: from ``start``, always go to the nearest unvisited city (O(n^2): seconds from
     about 10,000 cities). Within a search whose time budget runs out meanwhile (lsmgpu.budget),
-    the unvisited cities follow in index order: a valid tour at the deadline, not a late one."""
+    the unvisited cities follow in a fixed shuffled order: a valid tour at the deadline, not a late
+    one (not the file's order: some instances list their cities along an optimal tour, pr2392 does)."""
     n = tsp.n
     visited = np.zeros(n, dtype=bool)
     tour = np.empty(n, dtype=np.int32)
@@ -48,7 +49,8 @@ def nearest_neighbour_tour(tsp: "TSP", start: int) -> np.ndarray:
     for k in range(n):
         if k % 16 == 15 and (left := time_left()) is not None and left <= 0:
             visited[tour[:k]] = True
-            tour[k:] = np.flatnonzero(~visited)
+            shuffled = np.random.default_rng(n).permutation(n)
+            tour[k:] = shuffled[~visited[shuffled]]
             return tour
         tour[k] = city
         visited[city] = True
