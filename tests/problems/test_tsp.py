@@ -248,3 +248,18 @@ def test_explicit_moves_are_checked():
     evaluator = CpuBackend().evaluator(tsp, tsp.neighbourhood)
     evaluator.load(np.arange(30))
     assert evaluator.apply_moves(np.array([[0, 0, 0, -1]])) == 0     # the null move is fine
+
+
+def test_a_nearest_neighbour_start_cut_by_the_deadline_does_not_follow_the_file_order():
+    """A start whose time ran out is completed in a fixed shuffled order: some files list their
+    cities along an optimal tour (pr2392), which a completion in index order would hand over."""
+    import time
+
+    from lsmgpu.budget import deadline_scope
+    from lsmgpu.problems.tsp import nearest_neighbour_tour
+    pts = np.array([[np.cos(t), np.sin(t)] for t in np.linspace(0, 2 * np.pi, 200, endpoint=False)]) * 1000
+    tsp = TSP(np.round(pts), name="circle200")            # the file order is the optimal tour
+    with deadline_scope(time.perf_counter() - 1):
+        tour = nearest_neighbour_tour(tsp, 0)
+    assert sorted(tour.tolist()) == list(range(200))
+    assert tsp.fitness(tour) > 2 * tsp.fitness(np.arange(200))
