@@ -22,10 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .encodings import Encoding
+from .encodings import Encoding, Permutation
 from .neighbourhoods import Neighbourhood
 
-__all__ = ["Problem", "DeviceArray", "MEMORY_POLICIES"]
+__all__ = ["Problem", "DeviceArray", "ColonyModel", "MEMORY_POLICIES"]
 
 #: where the kernel reads an input array from (docs/architecture.md, memory policies)
 MEMORY_POLICIES = ("global", "readonly", "texture", "shared")
@@ -44,6 +44,39 @@ class DeviceArray:
         self.array = np.ascontiguousarray(self.array)
         if self.array.dtype not in (np.float32, np.float64, np.int32, np.int64, np.int8, np.uint8):
             raise TypeError(f"DeviceArray: unsupported dtype {self.array.dtype}")
+
+
+@dataclass
+class ColonyModel:
+    """How ant colonies build a permutation of a problem (lsmgpu.search.colony).
+
+    ``kind``: ``"successor"``: a tour, each item chosen after the previous one, the pheromone
+    tau[previous, next] symmetric (TSP); ``"assignment"``: row i takes item x[i], the rows
+    visited in a random order, the pheromone tau[i, item] (QAP: facility i on location x[i]).
+    ``heuristic``: (n, n) eta >= 0, the desirability of a choice (TSP: 1 / distance), raised to
+    the colony's beta; None: none (all ones). ``candidates``: (n, k) int32, each row's preferred
+    items, best first: an ant chooses among the unvisited ones and falls back to every item
+    (the best by pheromone x heuristic) once they are all visited; None: always every item.
+    """
+
+    kind: str
+    heuristic: np.ndarray | None = None
+    candidates: np.ndarray | None = None
+
+    def __post_init__(self):
+        if self.kind not in ("successor", "assignment"):
+            raise ValueError(f"ColonyModel: `kind` must be 'successor' or 'assignment', got {self.kind!r}")
+        if self.heuristic is not None:
+            eta = np.asarray(self.heuristic, dtype=np.float64)
+            if eta.ndim != 2 or eta.shape[0] != eta.shape[1] or not np.all(np.isfinite(eta)) or eta.min() < 0:
+                raise ValueError("ColonyModel: `heuristic` must be a square matrix of finite values >= 0")
+            self.heuristic = eta
+        if self.candidates is not None:
+            cand = np.asarray(self.candidates)
+            if cand.ndim != 2 or not np.issubdtype(cand.dtype, np.integer) or cand.shape[1] > 32:
+                raise ValueError("ColonyModel: `candidates` must be an (n, k) integer array with k <= 32 "
+                                 f"(one warp reads a row), got shape {cand.shape}")
+            self.candidates = np.ascontiguousarray(cand, dtype=np.int32)
 
 
 class Problem:
@@ -185,6 +218,13 @@ class Problem:
         """``IteratedLocalSearch`` keywords (``neighbourhood``, ``polish``) measured best for this
         problem, used when the caller gives neither: {} keeps the problem's neighbourhood."""
         return {}
+
+    def colony_model(self, candidates: int | None = None) -> ColonyModel | None:
+        """How the ant colonies build this problem's solutions (ColonyModel), with candidate lists
+        of ``candidates`` items where the problem has a notion of near items (None: none). By
+        default a permutation is an assignment without heuristic information; other encodings
+        have no colony (None). A problem with a heuristic overrides it (TSP: 1 / distance)."""
+        return ColonyModel("assignment") if isinstance(self.encoding, Permutation) else None
 
     def device_constants(self) -> dict:
         """Instance numbers the problem's template reads from ``__constant__`` memory (name ->

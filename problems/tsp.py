@@ -14,12 +14,12 @@ import numpy as np
 from lsmgpu.encodings import Permutation
 from lsmgpu.neighbourhoods import (CandidateThreeOpt, CandidateTwoOpt, OrOpt, Swap, ThreeExchange, TwoOpt,
                                      candidate_polish)
-from lsmgpu.problem import DeviceArray, Problem
+from lsmgpu.problem import ColonyModel, DeviceArray, Problem
 from lsmgpu.budget import time_left
 from lsmgpu.neighbourhoods import OverCandidates
 from lsmgpu.validation import INT32_MAX, check_size, check_square
 
-from .candidates import greedy_tour, hilbert_tour, quadrant_candidates
+from .candidates import greedy_tour, hilbert_tour, nearest_candidates, quadrant_candidates
 from .distances import distance, geo_radians
 from .instances import shipped
 from .kicks import double_bridge, double_bridge_cuts, double_bridge_moves
@@ -183,6 +183,25 @@ class TSP(Problem):
             self._default_candidates = quadrant_candidates(self.coords, min(10, self.n - 1))
         candidates = self._default_candidates
         return {"neighbourhood": CandidateTwoOpt(candidates), "polish": candidate_polish(candidates)}
+
+    def colony_model(self, candidates: int | None = None) -> ColonyModel:
+        """Tours built city after city: heuristic 1 / (d + 0.1) (ACOTSP's, finite for coincident
+        cities), candidates the ``candidates`` nearest cities (from the coordinates, or the matrix)."""
+        n = self.n
+        eta = np.empty((n, n), dtype=np.float64)
+        everyone = np.arange(n)
+        for first in range(0, n, 1024):                      # rows in slices: no n x n int64 temporary
+            rows = everyone[first:first + 1024]
+            eta[rows] = 1.0 / (self.dist(rows[:, None], everyone[None, :]) + 0.1)
+        cand = None
+        if candidates:
+            k = min(int(candidates), n - 1)
+            if self.coords is not None and self.weight_type != "GEO":
+                cand = nearest_candidates(self.coords, k)
+            else:                                            # nearest by the problem's own distances
+                order = np.argsort(-eta, axis=1, kind="stable")
+                cand = np.array([row[row != i][:k] for i, row in enumerate(order)], dtype=np.int32)
+        return ColonyModel("successor", eta, cand)
 
     @classmethod
     def from_file(cls, path, **options) -> "TSP":

@@ -1,0 +1,363 @@
+"""Ant colonies: Ant Colony System and MAX-MIN Ant System, each ant's solution improved by the
+batched local search (the population level, DESIGN section 7).
+
+An iteration: B ants build solutions from the pheromone model (lsmgpu.backends.colony: on the
+GPU one block an ant, or the NumPy reference), ``local_search`` descends all B to local optima
+at once (lsmgpu.backends.population: one launch for every ant's neighbourhood on CUDA), and the
+pheromone is updated on the backend (ACS: the best-so-far tour; MMAS: evaporation, one ant's
+deposit, the bounds). The run's contract is the searches': ``run(iterations=, seconds=,
+target=, stagnation=)`` (iterations are colony iterations), callbacks, Ctrl-C returns the best
+so far, a SearchResult; seeds make runs reproducible.
+
+The pheromone deposit is 1 / fitness: a colony minimises a positive fitness.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from ..backends import resolve
+from ..backends.colony import Construction, colony_for
+from ..backends.population import RULES, population_for
+from ..budget import Budget, DeadlineReached, check_deadline, deadline_scope
+from ..callbacks import CallbackList, State
+from ..neighbourhoods import Neighbourhood
+from ..problem import Problem
+from ..result import HISTORIES, SearchResult
+from ..validation import check_seed
+
+__all__ = ["AntColony", "AntColonySystem", "MaxMinAntSystem"]
+
+log = logging.getLogger("lsmgpu")
+
+
+class AntColony:
+    """What both colonies share: the set-up, the loop, the local search, the result.
+
+    Parameters (both colonies)
+    --------------------------
+    ants : int, optional          ants an iteration (default: the colony's)
+    beta : float                  weight of the heuristic information
+    candidates : int | None       candidate list length (<= 32) where the problem has near items
+    selection : "wrs" | "roulette"  node selection (weighted reservoir sampling or roulette wheel)
+    tabu : "ct" | "lc" | "bt"     the GPU's visited set (compact tabu, list compression, bitmask)
+    local_search : None, "auto", a Neighbourhood or a sequence of them
+        improves every ant's solution (a chain: variable neighbourhood descent); "auto": the
+        problem's measured ILS chain (TSP: candidate 2-opt, Or-opt, candidate 3-opt), else its
+        neighbourhood
+    rule : "best" | "first"       the local search's step rule
+    warps : int | None            warps per ant on the GPU (None: by size)
+    backend, seed, callbacks, history : as for every search
+    """
+
+    algorithm = "AntColony"
+
+    def __init__(self, problem: Problem, *, ants: int | None = None, beta: float = 2.0, candidates: int | None = 32,
+                 selection: str = "wrs", tabu: str = "ct", local_search=None, rule: str = "best",
+                 warps: int | None = None, backend="auto", seed=None, callbacks=None, history: str = "improvements"):
+        if not isinstance(problem, Problem):
+            raise TypeError(f"{self.algorithm}: `problem` must be a Problem, got {type(problem).__name__}")
+        if problem.maximize:
+            raise ValueError(f"{self.algorithm}: the ants deposit 1 / fitness, so a colony minimises; "
+                             f"{problem.name} maximises")
+        if candidates is not None and (not isinstance(candidates, (int, np.integer)) or not 1 <= candidates <= 32):
+            raise ValueError(f"{self.algorithm}: `candidates` must be None or an integer in [1, 32], got {candidates!r}")
+        self.model = problem.colony_model(candidates)
+        if self.model is None:
+            raise TypeError(f"{self.algorithm}: ant colonies build permutations; {problem.name}'s encoding is "
+                            f"{problem.encoding!r} (give the problem a colony_model to build its solutions)")
+        if self.model.heuristic is not None and self.model.heuristic.shape != (problem.n, problem.n):
+            raise ValueError(f"{self.algorithm}: {problem.name}'s heuristic must have shape ({problem.n}, {problem.n})")
+        if ants is None:
+            ants = self.default_ants(problem, local_search)
+        if not isinstance(ants, (int, np.integer)) or ants < 1:
+            raise ValueError(f"{self.algorithm}: `ants` must be an integer >= 1, got {ants!r}")
+        if rule not in RULES:
+            raise ValueError(f"{self.algorithm}: `rule` must be one of {RULES}, got {rule!r}")
+        if history not in HISTORIES:
+            raise ValueError(f"{self.algorithm}: `history` must be one of {HISTORIES}, got {history!r}")
+        self.problem, self.ants, self.rule, self.beta = problem, int(ants), rule, float(beta)
+        self.selection, self.tabu, self.warps = selection, tabu, warps
+        self.chain = self._chain(local_search)
+        self.backend = resolve(backend, problem.with_neighbourhood(self.chain[0]) if self.chain else problem)
+        self.rng = np.random.default_rng(check_seed(self.algorithm, seed))
+        self.callbacks = CallbackList(callbacks)
+        self.keep_every_iteration = history == "all"
+        self.construction(1.0)            # every option checked now, not at run()
+
+    # --- what a colony decides ---------------------------------------------------------------
+    def default_ants(self, problem: Problem, local_search) -> int:
+        raise NotImplementedError
+
+    def construction(self, tau0: float) -> Construction:
+        """The ants' construction settings, pheromone starting at ``tau0``."""
+        raise NotImplementedError
+
+    def _start_pheromone(self, reference: float) -> float:
+        """The initial tau from a reference solution's fitness."""
+        raise NotImplementedError
+
+    def _update(self, solutions: np.ndarray, fitness: np.ndarray) -> None:
+        """The pheromone update after an iteration (solutions improved, fitness > 0)."""
+        raise NotImplementedError
+
+    # --- the run -----------------------------------------------------------------------------
+    def _chain(self, local_search) -> list[Neighbourhood]:
+        if local_search is None:
+            return []
+        if isinstance(local_search, str):
+            if local_search != "auto":
+                raise ValueError(f"{self.algorithm}: `local_search` must be None, 'auto', a Neighbourhood or a "
+                                 f"sequence of them, got {local_search!r}")
+            ils = self.problem.default_ils()
+            if ils:
+                return [ils["neighbourhood"], *ils.get("polish", [])]
+            return [self.problem.neighbourhood]
+        chain = [local_search] if isinstance(local_search, Neighbourhood) else list(local_search)
+        if not chain or not all(isinstance(nb, Neighbourhood) for nb in chain):
+            raise TypeError(f"{self.algorithm}: `local_search` must be None, 'auto', a Neighbourhood or a "
+                            "non-empty sequence of them")
+        for nb in chain:
+            self.problem.with_neighbourhood(nb)       # binds it: a wrong encoding fails here
+        return chain
+
+    def run(self, iterations=None, *, seconds=None, target=None, stagnation=None) -> SearchResult:
+        """Iterate until a stop criterion fires; ``seconds`` counts from this call, set-up
+        included; Ctrl-C returns the best so far (status "interrupted")."""
+        self.t0 = time.perf_counter()
+        self.budget = Budget.checked(self.algorithm, iterations, None, seconds, target, stagnation, required=True)
+        self.status, self.best_x, self.best = None, None, np.inf
+        self.iteration, self.evaluations, self.history, self.improvements = 0, 0, [], []
+        self.colony = self.improver = None
+        self._since_best = 0
+        try:
+            with deadline_scope(None if seconds is None else self.t0 + seconds):
+                self._set_up()
+                self.callbacks.on_start(self)
+                while self.status is None:
+                    self._iterate()
+        except DeadlineReached as reached:
+            log.warning("%s: %s", self.algorithm, reached)
+            self.status = "seconds"
+        except KeyboardInterrupt:
+            self.status = "interrupted"
+            log.warning("%s interrupted at iteration %d; returning the best so far", self.algorithm, self.iteration)
+        finally:
+            for part in (self.colony, self.improver):
+                if part is not None:
+                    part.close()
+        if self.best_x is None:
+            raise KeyboardInterrupt if self.status == "interrupted" else DeadlineReached(
+                "the time budget ran out before the first solution")
+        result = self._result()
+        self.callbacks.on_end(result)
+        return result
+
+    def _set_up(self) -> None:
+        problem = self.problem
+        start = problem.encoding.validate(problem.initial_solution(self.rng))
+        reference = float(problem.fitness(start))
+        self._record(start, reference)
+        if not reference > 0:
+            raise ValueError(f"{self.algorithm}: a solution of {problem.name} has fitness {reference:g}; the "
+                             "ants deposit 1 / fitness and need fitness > 0")
+        check_deadline("the colony's set-up")
+        tau0 = self._start_pheromone(reference)
+        self.colony = colony_for(self.backend, self.model, self.construction(tau0), problem.n, self.ants,
+                                 announce=self.algorithm)
+        self.device = getattr(self.colony, "device", "")
+        if self.chain:
+            steps = [problem.with_neighbourhood(nb) for nb in self.chain]
+            self.improver = population_for(self.backend, steps, self.ants, announce=self.algorithm)
+        self.seed = int(self.rng.integers(2**63))        # the counter-based draws' key
+
+    def _firsts(self) -> np.ndarray:
+        """Where each ant starts: a random item (tours), a random order of the rows (assignments)."""
+        n = self.problem.n
+        if self.model.kind == "successor":
+            return self.rng.integers(0, n, self.ants)
+        return np.argsort(self.rng.random((self.ants, n)), axis=1)
+
+    def _iterate(self) -> None:
+        solutions = self.colony.construct(self.seed, self.iteration, self._firsts())
+        self.evaluations += self.ants * self.problem.n
+        if self.improver is not None:
+            self.improver.load(solutions)
+            deadline = None if self.budget.seconds is None else self.t0 + self.budget.seconds
+            _, evaluated, _ = self.improver.descend(np.ones(self.ants, bool), self.rule, deadline)
+            self.evaluations += int(evaluated.sum())
+            solutions = self.improver.solutions()
+            fitness = self.problem.sense * self.improver.values().astype(np.float64)
+        else:
+            fitness = np.array([self.problem.evaluate(x) for x in solutions], dtype=np.float64)
+        self.iteration += 1
+        best = int(np.argmin(fitness))
+        improved = self._record(solutions[best], fitness[best])
+        if self.keep_every_iteration:
+            self.history.append(float(fitness[best]))
+        if not np.all(fitness > 0):
+            raise ValueError(f"{self.algorithm}: an ant's solution of {self.problem.name} has fitness "
+                             f"{fitness.min():g}; the ants deposit 1 / fitness and need fitness > 0")
+        self._update(solutions, fitness)
+        state = State(self.iteration, float(fitness[best]), float(self.best), None, self.elapsed, self.evaluations)
+        if improved:
+            self.callbacks.on_best(state)
+        if self.callbacks.callbacks and self.callbacks.on_iteration(state):
+            self.status = "callback"
+        self.status = self.status or self._budget_spent()
+
+    def _record(self, x, value: float) -> bool:
+        """Keep ``x`` if it beats the best so far; whether it did."""
+        self._since_best += 1
+        if value >= self.best:
+            return False
+        self.best, self.best_x, self._since_best = float(value), np.array(x, copy=True), 0
+        self.improvements.append((self.iteration, self.elapsed, self.best))
+        if not self.keep_every_iteration:
+            self.history.append(self.best)
+        return True
+
+    def _budget_spent(self) -> str | None:
+        b = self.budget
+        if b.target is not None and self.best <= b.target:
+            return "target"
+        if b.iterations is not None and self.iteration >= b.iterations:
+            return "iterations"
+        if b.seconds is not None and self.elapsed >= b.seconds:
+            return "seconds"
+        if b.stagnation is not None and self._since_best >= b.stagnation:
+            return "stagnation"
+        return None
+
+    @property
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def _result(self) -> SearchResult:
+        fitness = self.problem.fitness(self.best_x)          # exact
+        return SearchResult(
+            solution=self.best_x.copy(), fitness=fitness, iterations=self.iteration, evaluations=self.evaluations,
+            seconds=self.elapsed, history=np.asarray(self.history), improvements=list(self.improvements),
+            backend=self.backend.name, device=getattr(self, "device", ""), status=self.status,
+            algorithm=self.algorithm, problem=self.problem.name)
+
+    def __repr__(self):
+        return f"{self.algorithm}({self.problem!r}, ants={self.ants}, backend={self.backend.name})"
+
+
+class AntColonySystem(AntColony):
+    """Ant Colony System (Dorigo & Gambardella 1997) as parallelised by Skinderowicz 2016.
+
+    ``q0``: probability of the greedy choice (default (n - 20) / n, the paper's); ``rho``: the
+    global update's rate on the best-so-far tour (tau <- (1 - rho) tau + rho / L_best); ``xi``: the
+    local update's rate towards tau0 = 1 / (n L_ref), applied every ``period``-th edge an ant
+    takes; ``local_update``: "atomic" (ACS-GPU: no update lost), "alt" (ACS-GPU-Alt: no atomics,
+    lost updates accepted) or "none"; ``memory``: "matrix" or "spm" (the selective pheromone
+    memory, ``slots`` pairs a row). Defaults: the paper's (beta 3, rho 0.2, xi 0.01, cl 32).
+    """
+
+    algorithm = "AntColonySystem"
+
+    def __init__(self, problem: Problem, *, q0: float | None = None, rho: float = 0.2, xi: float = 0.01,
+                 period: int = 1, local_update: str = "atomic", memory: str = "matrix", slots: int = 8,
+                 beta: float = 3.0, **options):
+        if not 0 < rho <= 1:
+            raise ValueError(f"{self.algorithm}: `rho` must be in (0, 1], got {rho}")
+        self.q0 = max(0.0, (problem.n - 20) / problem.n) if q0 is None else q0
+        self.rho, self.xi, self.period, self.local_update = float(rho), float(xi), period, local_update
+        self.memory, self.slots = memory, slots
+        super().__init__(problem, beta=beta, **options)
+
+    def default_ants(self, problem, local_search) -> int:
+        return min(problem.n, 256) if local_search is None else min(problem.n, 64)
+
+    def construction(self, tau0: float) -> Construction:
+        return Construction(self.model.kind, self.selection, self.tabu, self.q0, 1.0, self.beta, self.local_update,
+                            self.xi, tau0, self.period, self.memory, self.slots, self.warps)
+
+    def _start_pheromone(self, reference: float) -> float:
+        return 1.0 / (self.problem.n * reference)
+
+    def _update(self, solutions, fitness) -> None:
+        self.colony.deposit(self.best_x, 1.0 - self.rho, self.rho / self.best)
+
+
+class MaxMinAntSystem(AntColony):
+    """MAX-MIN Ant System (Stuetzle & Hoos 2000) as parallelised by Skinderowicz 2020.
+
+    Every iteration the pheromone evaporates (``rho``), one ant deposits 1 / L (the iteration's
+    best, or the best since the last restart on ACOTSP's schedule), and tau is kept within
+    [tau_min, tau_max]: tau_max = 1 / (rho L_best), tau_min from ``p_best`` (the probability of
+    building the best tour again at convergence). Every 100 iterations the lambda-branching
+    factor (lambda 0.05) is measured; below 1.00001, with 250 iterations since the restart's best
+    improved, the pheromone is reset to tau_max (a restart). ``alpha``: the pheromone's exponent.
+    Defaults: the paper's without local search (rho 0.5, beta 2, p_best 0.01, ants = n), ACOTSP's
+    with it (rho 0.2, 25 ants rounded up to fill the batch: 64).
+    """
+
+    algorithm = "MaxMinAntSystem"
+    RESTART_EVERY, RESTART_AFTER, LAMBDA, BRANCHING = 100, 250, 0.05, 1.00001
+
+    def __init__(self, problem: Problem, *, rho: float | None = None, alpha: float = 1.0, p_best: float = 0.01,
+                 beta: float = 2.0, **options):
+        local = options.get("local_search") is not None
+        self.rho = (0.2 if local else 0.5) if rho is None else float(rho)
+        if not 0 < self.rho <= 1:
+            raise ValueError(f"{self.algorithm}: `rho` must be in (0, 1], got {rho}")
+        if not 0 < p_best < 1:
+            raise ValueError(f"{self.algorithm}: `p_best` must be in (0, 1), got {p_best}")
+        self.alpha, self.p_best = float(alpha), float(p_best)
+        super().__init__(problem, beta=beta, **options)
+
+    def default_ants(self, problem, local_search) -> int:
+        return problem.n if local_search is None else min(problem.n, 64)
+
+    def construction(self, tau0: float) -> Construction:
+        return Construction(self.model.kind, self.selection, self.tabu, 0.0, self.alpha, self.beta, "none",
+                            0.0, tau0, 1, "matrix", 8, self.warps)
+
+    def _bounds(self, best: float) -> tuple[float, float]:
+        n = self.problem.n
+        choices = self.model.candidates.shape[1] if self.model.candidates is not None else n
+        high = 1.0 / (self.rho * best)
+        root = self.p_best ** (1.0 / n)
+        low = high * (1.0 - root) / (max(1.0, (choices + 1) / 2 - 1) * root)
+        return min(low, high), high
+
+    def _start_pheromone(self, reference: float) -> float:
+        self.tau_min, self.tau_max = self._bounds(reference)
+        self.restart_x, self.restart_best, self.restart_iteration = None, np.inf, 0
+        return self.tau_max
+
+    def _update(self, solutions, fitness) -> None:
+        best = int(np.argmin(fitness))
+        if fitness[best] < self.restart_best:
+            self.restart_x, self.restart_best = solutions[best].copy(), float(fitness[best])
+            self.restart_iteration = self.iteration
+        self.tau_min, self.tau_max = self._bounds(self.best)
+        since = self.iteration - self.restart_iteration
+        every = 25 if not self.chain or since < 25 else 5 if since < 75 else 3 if since < 125 else 2 if since < 250 else 1
+        x, length = ((self.restart_x, self.restart_best) if self.iteration % every == 0
+                     else (solutions[best], float(fitness[best])))
+        self.colony.evaporate(1.0 - self.rho)
+        self.colony.deposit(x, 1.0, 1.0 / length)
+        self.colony.clamp(self.tau_min, self.tau_max)
+        if self.iteration % self.RESTART_EVERY == 0 and self.iteration - self.restart_iteration > self.RESTART_AFTER \
+                and self.branching() < self.BRANCHING:
+            log.info("%s: restart at iteration %d (branching factor below %g)", self.algorithm, self.iteration,
+                     self.BRANCHING)
+            self.colony.fill(self.tau_max)
+            self.restart_x, self.restart_best, self.restart_iteration = None, np.inf, self.iteration
+
+    def branching(self) -> float:
+        """The mean lambda-branching factor: per row, the items (of its candidate list, else all)
+        whose tau exceeds tau_min + lambda (tau_max - tau_min); halved for a symmetric tour model."""
+        n = self.problem.n
+        rows = np.arange(n)
+        items = self.model.candidates if self.model.candidates is not None else np.tile(rows, (n, 1))
+        tau = self.colony.values(rows[:, None], items)
+        low, high = tau.min(axis=1, keepdims=True), tau.max(axis=1, keepdims=True)
+        count = (tau > low + self.LAMBDA * (high - low)).sum(axis=1).mean()
+        return float(count / 2 if self.model.kind == "successor" else count)
