@@ -16,7 +16,7 @@ from .neighbourhoods import (BitFlip, BlockExchange, CandidateThreeOpt, Candidat
 from .parallel import MultiStart, MultiStartResult
 from .problem import DeviceArray, Problem
 from .result import SearchResult
-from .search import HillClimbing, IteratedLocalSearch, LocalSearch, TabuSearch
+from .search import AntColonySystem, HillClimbing, IteratedLocalSearch, LocalSearch, MaxMinAntSystem, TabuSearch
 
 __version__ = "0.1.0"
 
@@ -41,5 +41,5 @@ __all__ = ["Callback", "State", "Binary", "Discrete", "Permutation", "Real",
            "BackendFallback", "BackendUnavailable", "KernelCompileError", "KernelLaunchError",
            "BitFlip", "BlockExchange", "CandidateThreeOpt", "CandidateTwoOpt", "Crowns", "Neighbourhood", "OrOpt", "Swap", "ThreeExchange", "TwoOpt", "ValueChange", "candidate_polish",
            "DeviceArray", "Problem", "SearchResult",
-           "HillClimbing", "IteratedLocalSearch", "LocalSearch", "TabuSearch", "MultiStart", "MultiStartResult",
+           "HillClimbing", "IteratedLocalSearch", "LocalSearch", "TabuSearch", "AntColonySystem", "MaxMinAntSystem", "MultiStart", "MultiStartResult",
            "RayMultiStart", "compare", "load"]

@@ -39,7 +39,7 @@ from .encodings import Discrete
 from .errors import KernelCompileError
 from .problem import MEMORY_POLICIES, Problem
 
-__all__ = ["render", "KernelSpec", "DeviceConstant", "template_names", "nvcc_compile", "cache_dir", "TEMPLATE_DIR"]
+__all__ = ["render", "render_skeleton", "KernelSpec", "DeviceConstant", "template_names", "nvcc_compile", "cache_dir", "TEMPLATE_DIR"]
 
 TEMPLATE_DIR = Path(str(resources.files("lsmgpu.templates")))
 
@@ -345,6 +345,12 @@ def render(problem: Problem, *, memory: dict | None = None, generation: str = "d
     except jinja2.TemplateSyntaxError as exc:
         raise KernelCompileError(f"{problem.name}: syntax error in template {exc.name or problem.template!r} "
                                  f"line {exc.lineno}: {exc.message}") from None
+
+
+def render_skeleton(name: str, **context) -> str:
+    """CUDA source of one of the engine's own templates (``templates/skeleton/<name>``, e.g. the
+    ant colonies' kernels) rendered with ``context``, the options that decide its code."""
+    return _environment_of(()).get_template(f"skeleton/{name}").render(**context)
 
 
 def cubin_path(source: str, arch: str, options: tuple[str, ...]) -> str:

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from ..tuning import WaveTuner
 from .batch import CudaBatchEvaluator
+from .colony import CudaColony
 from .driver import context, cuda
 from .evaluator import CudaEvaluator
 from .population import CudaPopulation
 
-__all__ = ["CudaBackend", "CudaEvaluator", "CudaBatchEvaluator", "CudaPopulation", "cuda"]
+__all__ = ["CudaBackend", "CudaEvaluator", "CudaBatchEvaluator", "CudaPopulation", "CudaColony", "cuda"]
 
 
 class CudaBackend:
@@ -71,3 +72,7 @@ class CudaBackend:
         if self.generation != "device":
             return None
         return CudaPopulation(steps, self, rows)
+
+    def colony(self, model, construction, n: int, ants: int) -> CudaColony:
+        """``ants`` ants building solutions of ``model`` on the GPU (lsmgpu.backends.colony)."""
+        return CudaColony(model, construction, n, ants, self)

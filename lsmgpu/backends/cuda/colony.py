@@ -1,0 +1,186 @@
+"""The ant colonies on the GPU: the construction and pheromone kernels of
+``templates/skeleton/colony.cu.j2`` with their arrays (lsmgpu/backends/colony.py holds the rules
+and the NumPy reference these kernels equal).
+
+One thread block builds one ant's solution; its visited set sits in shared memory where it fits
+(opting in to the GPU's large shared memory), else in a global scratch row per ant. The
+pheromone (an n x n float32 matrix, or the selective memory's n x slots pairs) and eta^beta stay
+on the GPU; the solutions come back to the host for the local search and the bookkeeping.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...kernels import render_skeleton
+from ...problem import ColonyModel
+from ..colony import Construction
+from ..pheromone import MatrixPheromone, SelectivePheromone
+from .driver import cuda, launch, load_module, pack, synchronize
+
+__all__ = ["CudaColony", "colony_bytes", "warps_for"]
+
+#: the share of the GPU's free memory a colony may take
+MEMORY_SHARE = 0.9
+UPDATE_BLOCK = 256
+
+
+def warps_for(construction: Construction, n: int, candidates: bool) -> int:
+    """Warps per ant: the setting, else by size (a candidate list is one warp's work; walking
+    every item wants more threads as n grows)."""
+    if construction.warps is not None:
+        return construction.warps
+    if candidates:
+        return 1 if n <= 1024 else 2
+    return int(min(16, max(1, n // 512)))
+
+
+def tabu_words(construction: Construction, n: int) -> int:
+    """32-bit words of one ant's visited set."""
+    return {"bt": (n + 31) // 32, "lc": 2 * n, "ct": n}[construction.tabu]
+
+
+def colony_bytes(model: ColonyModel, construction: Construction, n: int, ants: int) -> int:
+    """GPU memory of a colony: pheromone, eta^beta, candidates, the ants' solutions and scratch."""
+    pheromone = n * construction.slots * 12 if construction.memory == "spm" else n * n * 4
+    eta = 0 if model.heuristic is None else n * n * 4
+    cand = 0 if model.candidates is None else model.candidates.size * 4
+    return pheromone + eta + cand + ants * n * 4 * 2 + ants * tabu_words(construction, n) * 4
+
+
+class CudaColony:
+    """B ants building on the GPU; the pheromone memory and its updates there too."""
+
+    name = "cuda"
+
+    def __init__(self, model: ColonyModel, construction: Construction, n: int, ants: int, options):
+        self.model, self.c, self.n, self.ants = model, construction, int(n), int(ants)
+        self.device = options.device
+        need, (free, _) = colony_bytes(model, construction, n, ants), cuda.mem_get_info()
+        if need > MEMORY_SHARE * free:
+            raise ValueError(f"ant colony: {ants:,} ants on {n:,} items need {need / 2**30:,.2f} GiB of GPU memory "
+                             f"({'n x n pheromone and heuristic matrices' if construction.memory == 'matrix' else 'arrays'}); "
+                             f"{free / 2**30:,.1f} GiB are free")
+        device = options.context.get_device()
+        self.words = tabu_words(construction, n)
+        limit = device.get_attribute(cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        self.shared_tabu = self.words * 4 + 2048 <= limit       # the kernel's own arrays: < 1 KB
+        self.threads = 32 * warps_for(construction, n, model.candidates is not None)
+        source = render_skeleton(
+            "colony.cu.j2", KIND=model.kind, SELECTION=construction.selection, TABU=construction.tabu,
+            GREEDY=construction.q0 > 0, LOCAL_UPDATE=construction.local_update, MEMORY=construction.memory,
+            HAS_ETA=model.heuristic is not None, HAS_CAND=model.candidates is not None,
+            ALPHA_ONE=construction.alpha == 1.0, SHARED_TABU=self.shared_tabu, SLOTS=construction.slots)
+        self.source = source
+        arch = "sm_%d%d" % device.compute_capability()
+        module = load_module(source, arch)
+        self.functions = {name: module.get_function(name) for name in ("construct", "deposit", "evaporate_clamp")}
+        if self.shared_tabu and self.words * 4 > 48 * 1024:
+            self.functions["construct"].set_attribute(
+                cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.words * 4)
+        self._buffers = []
+        eta = None if model.heuristic is None else np.power(model.heuristic, construction.beta).astype(np.float32)
+        self.eta = self._upload(eta)
+        self.cand = self._upload(model.candidates)
+        self.k = 0 if model.candidates is None else model.candidates.shape[1]
+        if construction.memory == "spm":
+            self.tau = 0
+            self.spm_items = self._alloc(n * construction.slots * 4)
+            self.spm_taus = self._alloc(n * construction.slots * 4)
+            self.spm_tail = self._alloc(n * 4)
+        else:
+            self.tau = self._alloc(n * n * 4)
+            self.spm_items = self.spm_taus = self.spm_tail = 0
+        self.out = self._alloc(ants * n * 4)
+        self.firsts = self._alloc(ants * n * 4)
+        self.scratch = 0 if self.shared_tabu else self._alloc(ants * self.words * 4)
+        self.solution = self._alloc(n * 4)
+        self.fill(construction.tau0)
+
+    # --- memory ------------------------------------------------------------------------------
+    def _alloc(self, nbytes: int):
+        buffer = cuda.mem_alloc(max(4, int(nbytes)))
+        self._buffers.append(buffer)
+        return buffer
+
+    def _upload(self, array):
+        if array is None:
+            return 0
+        array = np.ascontiguousarray(array)
+        buffer = self._alloc(array.nbytes)
+        cuda.memcpy_htod(buffer, array)
+        return buffer
+
+    def _colony(self) -> bytes:
+        """The kernels' Colony struct (layout of colony.cu.j2)."""
+        return pack("iiPPPPPPff", self.n, self.k, int(self.eta), int(self.cand), int(self.tau),
+                    int(self.spm_items), int(self.spm_taus), int(self.spm_tail), self.c.tau0, self.c.alpha)
+
+    def close(self) -> None:
+        for buffer in self._buffers:
+            buffer.free()
+        self._buffers = []
+
+    # --- pheromone ---------------------------------------------------------------------------
+    def fill(self, tau: float) -> None:
+        """Every tau = ``tau`` (a selective memory forgets its pairs: all read tau_min)."""
+        if self.c.memory == "spm":
+            cuda.memcpy_htod(self.spm_items, np.full(self.n * self.c.slots, -1, np.int32))
+            cuda.memcpy_htod(self.spm_taus, np.full(self.n * self.c.slots, self.c.tau0, np.float32))
+            cuda.memcpy_htod(self.spm_tail, np.full(self.n, -1, np.int32))
+        else:
+            cuda.memset_d32(self.tau, int(np.float32(tau).view(np.int32)), self.n * self.n)
+
+    def deposit(self, solution, keep: float, add: float) -> None:
+        cuda.memcpy_htod(self.solution, np.ascontiguousarray(solution, dtype=np.int32))
+        blocks = (self.n + UPDATE_BLOCK - 1) // UPDATE_BLOCK
+        launch(self.functions["deposit"], "deposit", (blocks, 1, 1), UPDATE_BLOCK,
+               self._colony() + pack("Pff", int(self.solution), keep, add))
+
+    def evaporate(self, keep: float) -> None:
+        self._matrix_pass(keep, 0.0, 0.0, False)
+
+    def clamp(self, low: float, high: float) -> None:
+        self._matrix_pass(1.0, low, high, True)
+
+    def _matrix_pass(self, keep: float, low: float, high: float, clamp: bool) -> None:
+        if self.c.memory != "matrix":
+            raise ValueError("ant colony: evaporation and bounds apply to the pheromone matrix (memory='matrix')")
+        cells = self.n * self.n
+        blocks = min(4096, (cells + UPDATE_BLOCK - 1) // UPDATE_BLOCK)
+        launch(self.functions["evaporate_clamp"], "evaporate_clamp", (blocks, 1, 1), UPDATE_BLOCK,
+               pack("Pqfffi", int(self.tau), cells, keep, low, high, int(clamp)))
+
+    def _host_memory(self):
+        """The pheromone memory copied to the host (for reading: tests, the branching factor)."""
+        synchronize("the pheromone update")
+        if self.c.memory == "spm":
+            memory = SelectivePheromone(self.n, self.c.tau0, self.c.slots)
+            cuda.memcpy_dtoh(memory.items.reshape(-1), self.spm_items)
+            cuda.memcpy_dtoh(memory.taus.reshape(-1), self.spm_taus)
+            cuda.memcpy_dtoh(memory.tail, self.spm_tail)
+        else:
+            memory = MatrixPheromone(self.n, 0.0)
+            cuda.memcpy_dtoh(memory.tau.reshape(-1), self.tau)
+        return memory
+
+    def values(self, rows, items) -> np.ndarray:
+        return self._host_memory().values(rows, items)
+
+    def matrix(self) -> np.ndarray:
+        return self._host_memory().matrix()
+
+    # --- construction ------------------------------------------------------------------------
+    def construct(self, seed: int, iteration: int, firsts) -> np.ndarray:
+        """B solutions built on the GPU (see CpuColony.construct: the same draws, the same rules)."""
+        firsts = np.ascontiguousarray(firsts, dtype=np.int32)
+        cuda.memcpy_htod(self.firsts, firsts)
+        c = self.c
+        keep, add = 1.0 - c.xi, c.xi * c.tau0
+        args = self._colony() + pack("PPPQifffii", int(self.firsts), int(self.out), int(self.scratch),
+                                     int(seed) % 2**64, int(iteration), c.q0, keep, add, c.period, self.words)
+        launch(self.functions["construct"], "construct", (self.ants, 1, 1), self.threads, args,
+               self.words * 4 if self.shared_tabu else 0)
+        synchronize("construct", (self.ants,), (self.threads,))
+        out = np.empty((self.ants, self.n), dtype=np.int32)
+        cuda.memcpy_dtoh(out, self.out)
+        return out
