@@ -40,6 +40,7 @@ from .bad_inputs import table_bad_inputs
 from .defaults import table_defaults
 from .interrupts import table_interrupts
 from .overrun import table_overrun
+from .colony import table_acs_build, table_colony_quality, table_mmas_build
 from .population import table_batch_ils, table_descents
 from .peers import table_peers_qap, table_peers_tsp, table_peers_weierstrass
 from .startup import table_startup
@@ -492,7 +493,11 @@ TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality
           "startup": lambda args: table_startup(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "defaults": lambda args: table_defaults(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "descents": lambda args: table_descents(args, lambda folder, name: instances(args, folder, [name])[0], emit),
-          "batch-ils": lambda args: table_batch_ils(args, lambda folder, name: instances(args, folder, [name])[0], emit)}
+          "batch-ils": lambda args: table_batch_ils(args, lambda folder, name: instances(args, folder, [name])[0], emit),
+          "acs-build": lambda args: table_acs_build(args, lambda folder, name: instances(args, folder, [name])[0], emit),
+          "mmas-build": lambda args: table_mmas_build(args, lambda folder, name: instances(args, folder, [name])[0], emit),
+          "colony-quality": lambda args: table_colony_quality(args, lambda folder, name: instances(args, folder, [name])[0],
+                                                              emit)}
 
 
 def _pyplot():
@@ -622,6 +627,15 @@ def main(argv=None):
     parser.add_argument("--defaults-qap", default="tai50a,tai100a", help="QAPLIB names of the defaults table")
     parser.add_argument("--defaults-seconds", type=float, default=10.0, help="budget of each defaults row")
     parser.add_argument("--twoopt-instances", default="dsj1000,pr2392,rl5915,rl11849,d18512,pla33810,pla85900")
+    parser.add_argument("--acs-instances", default="d198,a280,pcb442,rat783,pr1002,nrw1379,pr2392")
+    parser.add_argument("--acs-periods", default="1,2,4,8,16", help="local-update periods of ACS-GPU-Alt in acs-build")
+    parser.add_argument("--colony-cpu", action="store_true", help="acs-build: time the CPU backend's construction too")
+    parser.add_argument("--mmas-instances", default="d198,pcb442,rat783,pr1002,pcb1173,rl1889,pr2392")
+    parser.add_argument("--colony-warps", default="1,2,4,8", help="warps per ant tried in mmas-build")
+    parser.add_argument("--colony-mmas", default="d198,pcb442,rat783,pr1002,pr2392",
+                        help="TSPLIB names of colony-quality's MMAS + local search rows")
+    parser.add_argument("--colony-acs", default="a280,pcb442,rat783", help="TSPLIB names of colony-quality's ACS rows")
+    parser.add_argument("--colony-seconds", type=float, default=6.0, help="colony-quality: the most an ACS row runs")
     args = parser.parse_args(argv)
     if args.quick:
         args.iterations, args.repeats = min(args.iterations, 200), 1
@@ -636,6 +650,7 @@ def main(argv=None):
         args.large_seconds = min(args.large_seconds, 2.0)
         args.defaults_seconds = min(args.defaults_seconds, 0.5)
         args.ils_seconds, args.ils_starts, args.ils_instances = "0.5", "1,4", "pr1002"
+        args.colony_mmas, args.colony_acs, args.colony_seconds = "pr1002", "pr1002", 0.5
     args.startup_label = args.startup_label or commit()
     CPU_SECONDS[0] = args.cpu_seconds
     CPU_ONLY[0] = args.backend == "cpu"

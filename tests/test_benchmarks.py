@@ -27,7 +27,7 @@ def test_quick_report_on_the_cpu(tmp_path):
     writes Markdown, CSV, JSON and the speed-up plots."""
     from benchmarks.__main__ import main
     tables = ["qap", "tsp-swap", "ppp-h1", "weierstrass", "selection", "peers-qap", "peers-weierstrass", "multistart",
-              "islands", "tsp-quality", "batch-ils"]
+              "islands", "tsp-quality", "batch-ils", "colony-quality"]
     main([*tables, "--quick", "--backend", "cpu", "--out", str(tmp_path)])
     report = (tmp_path / "results.md").read_text()
     for table in tables:
@@ -39,6 +39,7 @@ def test_quick_report_on_the_cpu(tmp_path):
     assert "| qap | tai12a | 12 | TabuSearch | cpu |" in report and "| weierstrass-luong-1-float32 | 1 | HillClimbing |" in report
     assert "lsmgpu ILS, 1000 crowns" in report          # the Weierstrass peers: hill climbing and ILS
     assert "batched ILS, 4 islands" in report and "one ILS chain" in report
+    assert "MMAS + batched LS" in report and "ACS-SPM, 256 ants" in report
 
 
 def test_gpu_only_tables_refuse_the_cpu(tmp_path):
@@ -48,6 +49,9 @@ def test_gpu_only_tables_refuse_the_cpu(tmp_path):
         main(["twoopt-rate", "--quick", "--backend", "cpu", "--out", str(tmp_path)])
     with pytest.raises(SystemExit, match="needs the GPU"):
         main(["descents", "--quick", "--backend", "cpu", "--out", str(tmp_path)])
+    for table in ("acs-build", "mmas-build"):
+        with pytest.raises(SystemExit, match="need the GPU"):
+            main([table, "--quick", "--backend", "cpu", "--out", str(tmp_path)])
 
 
 def test_tsp_peer_table(tmp_path):

@@ -94,6 +94,9 @@ class CudaColony:
         self.firsts = self._alloc(ants * n * 4)
         self.scratch = 0 if self.shared_tabu else self._alloc(ants * self.words * 4)
         self.solution = self._alloc(n * 4)
+        self.events = (cuda.Event(), cuda.Event())
+        #: the last construction's kernel time (CUDA events), seconds
+        self.kernel_seconds = 0.0
         self.fill(construction.tau0)
 
     # --- memory ------------------------------------------------------------------------------
@@ -178,9 +181,13 @@ class CudaColony:
         keep, add = 1.0 - c.xi, c.xi * c.tau0
         args = self._colony() + pack("PPPQifffii", int(self.firsts), int(self.out), int(self.scratch),
                                      int(seed) % 2**64, int(iteration), c.q0, keep, add, c.period, self.words)
+        start, end = self.events
+        start.record()
         launch(self.functions["construct"], "construct", (self.ants, 1, 1), self.threads, args,
                self.words * 4 if self.shared_tabu else 0)
+        end.record()
         synchronize("construct", (self.ants,), (self.threads,))
+        self.kernel_seconds = end.time_since(start) / 1000.0
         out = np.empty((self.ants, self.n), dtype=np.int32)
         cuda.memcpy_dtoh(out, self.out)
         return out
