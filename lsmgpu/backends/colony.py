@@ -185,7 +185,7 @@ class CpuColony:
         keep, add = 1.0 - self.c.xi, self.c.xi * self.c.tau0
         if self.model.kind == "successor":
             rows, items = np.stack([rows, items], 1).ravel(), np.stack([items, rows], 1).ravel()
-        self.pheromone.update(rows, items, keep, add)
+        self.pheromone.update(rows, items, keep, add, insert=False)
 
     def _weights(self, rows: np.ndarray, items: np.ndarray) -> np.ndarray:
         tau = self.pheromone.values(rows[:, None], items)

@@ -10,7 +10,9 @@ arithmetic is two float32 roundings, a product then a sum, which the GPU's kerne
 * :class:`SelectivePheromone`: the selective pheromone memory of Skinderowicz 2016 (ACS-SPM):
   per row, ``slots`` (item, tau) pairs; every other item reads ``tau_min``; updating an item not
   held overwrites the least recently added pair (a circular buffer, ``tail`` the newest) with
-  the update applied to ``tau_min``.
+  the update applied to ``tau_min``. ACS's local update moves tau towards tau0 = tau_min, so on
+  an item not held it would store tau_min again: it stores nothing (``insert=False``); else
+  every exploring ant would push the best tour's pairs out of the memory.
 """
 from __future__ import annotations
 
@@ -40,8 +42,9 @@ class MatrixPheromone:
     def row_values(self, rows: np.ndarray) -> np.ndarray:
         return self.tau[rows]
 
-    def update(self, rows, items, keep: float, add: float) -> None:
-        """``tau <- tau * keep + add`` once per (row, item) occurrence."""
+    def update(self, rows, items, keep: float, add: float, insert: bool = True) -> None:
+        """``tau <- tau * keep + add`` once per (row, item) occurrence (``insert``: see the
+        selective memory; the matrix holds every cell)."""
         cells = np.asarray(rows, dtype=np.int64) * self.tau.shape[1] + np.asarray(items, dtype=np.int64)
         cells, counts = np.unique(cells.ravel(), return_counts=True)
         flat = self.tau.reshape(-1)
@@ -85,13 +88,14 @@ class SelectivePheromone:
         out[lines[pairs], self.items[rows][pairs]] = self.taus[rows][pairs]
         return out
 
-    def update(self, rows, items, keep: float, add: float) -> None:
-        """Each (row, item) in order: its pair updated, or a new pair (from tau_min) over the oldest."""
+    def update(self, rows, items, keep: float, add: float, insert: bool = True) -> None:
+        """Each (row, item) in order: its pair updated, or (``insert``) a new pair from tau_min
+        over the oldest."""
         for row, item in zip(np.ravel(rows).tolist(), np.ravel(items).tolist()):
             slot = np.flatnonzero(self.items[row] == item)
             if slot.size:
                 self.taus[row, slot[0]] = update_value(self.taus[row, slot[0]], keep, add)
-            else:
+            elif insert:
                 tail = (self.tail[row] + 1) % self.slots
                 self.tail[row] = tail
                 self.items[row, tail] = item

@@ -95,6 +95,10 @@ def test_selective_memory_equals_a_dictionary_model():
     rows = rng.integers(n, size=20)
     items = rng.integers(n, size=20)
     assert np.array_equal(memory.values(rows, items), memory.matrix()[rows, items])
+    before = memory.matrix()
+    free = next(i for i in range(n) if i not in model[0])
+    memory.update(np.array([0]), np.array([free]), 0.9, 0.1 * tau_min, insert=False)   # a local update
+    assert np.array_equal(memory.matrix(), before)
 
 
 # --- construction: permutations and the choice rules ----------------------------------------------
