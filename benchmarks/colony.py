@@ -142,7 +142,7 @@ def table_colony_quality(args, path_of, emit) -> list[dict]:
         result = MaxMinAntSystem(problem, local_search="auto", backend=backend, seed=0).run(
             seconds=budget, target=problem.best_known)
         rows.append(dict(table="colony-quality", instance=problem.name, n=problem.n, strategy="MMAS + batched LS",
-                         ants=min(problem.n, 64), budget_s=budget, seconds=round(result.seconds, 2),
+                         ants=MaxMinAntSystem(problem, local_search="auto", backend="cpu").ants, budget_s=budget, seconds=round(result.seconds, 2),
                          iterations=result.iterations, gap_pct=round(100 * problem.gap(result.fitness), 3),
                          paper_gap_pct=gap, paper_s=paper_s, status=result.status))
         emit(rows[-1])

@@ -14,7 +14,7 @@ from .errors import BackendFallback, BackendUnavailable, KernelCompileError, Ker
 from .neighbourhoods import (BitFlip, BlockExchange, CandidateThreeOpt, CandidateTwoOpt, Crowns, Neighbourhood, OrOpt,
                              Swap, ThreeExchange, TwoOpt, ValueChange, candidate_polish)
 from .parallel import MultiStart, MultiStartResult
-from .problem import DeviceArray, Problem
+from .problem import ColonyModel, DeviceArray, Problem
 from .result import SearchResult
 from .search import AntColonySystem, HillClimbing, IteratedLocalSearch, LocalSearch, MaxMinAntSystem, TabuSearch
 
@@ -40,6 +40,6 @@ logging.getLogger("lsmgpu").addHandler(logging.NullHandler())
 __all__ = ["Callback", "State", "Binary", "Discrete", "Permutation", "Real",
            "BackendFallback", "BackendUnavailable", "KernelCompileError", "KernelLaunchError",
            "BitFlip", "BlockExchange", "CandidateThreeOpt", "CandidateTwoOpt", "Crowns", "Neighbourhood", "OrOpt", "Swap", "ThreeExchange", "TwoOpt", "ValueChange", "candidate_polish",
-           "DeviceArray", "Problem", "SearchResult",
+           "ColonyModel", "DeviceArray", "Problem", "SearchResult",
            "HillClimbing", "IteratedLocalSearch", "LocalSearch", "TabuSearch", "AntColonySystem", "MaxMinAntSystem", "MultiStart", "MultiStartResult",
            "RayMultiStart", "compare", "load"]

@@ -88,3 +88,17 @@ def test_large_tsp_example_reaches_the_optimum_and_writes_the_tour(tmp_path):
     tsp = TSP.from_file(TSP.shipped("kroA100"))
     assert sorted(int(c) for c in tour) == list(range(1, 101))
     assert tsp.evaluate(np.array([int(c) - 1 for c in tour])) == 21282
+
+
+def test_scheduling_example_reaches_smiths_optimum_with_the_colonies():
+    """The colonies on a user's permutation problem that gives only its heuristic (no CUDA)."""
+    from lsmgpu import AntColonySystem, MaxMinAntSystem, Swap
+    scheduling = runpy.run_path(str(EXAMPLE.parent / "scheduling.py"))
+    rng = np.random.default_rng(1)
+    problem = scheduling["Scheduling"](rng.integers(1, 100, 25), rng.integers(1, 20, 25))
+    optimum = problem.evaluate(np.argsort(np.argsort(-problem.w / problem.p)))
+    for colony in (MaxMinAntSystem, AntColonySystem):
+        result = colony(problem, local_search=Swap(), backend="cpu", seed=0).run(seconds=20, target=optimum)
+        assert result.fitness == optimum
+    plain = MaxMinAntSystem(problem, backend="cpu", seed=0).run(iterations=50)
+    assert plain.fitness <= 1.05 * optimum                   # the heuristic alone guides the ants well

@@ -293,17 +293,17 @@ class MaxMinAntSystem(AntColony):
     building the best tour again at convergence). Every 100 iterations the lambda-branching
     factor (lambda 0.05) is measured; below 1.00001, with 250 iterations since the restart's best
     improved, the pheromone is reset to tau_max (a restart). ``alpha``: the pheromone's exponent.
-    Defaults: the paper's without local search (rho 0.5, beta 2, p_best 0.01, ants = n), ACOTSP's
-    with it (rho 0.2, 25 ants rounded up to fill the batch: 64).
+    Defaults: the paper's (rho 0.5, beta 2, p_best 0.01; ants = n without local search). With
+    local search, 16 ants up to 1,500 items and 64 beyond: measured best of 16 / 64 / 256 ants and
+    rho 0.2 / 0.5 at the paper's time on pr1002 and pr2392 (benchmarks/probes/colony_ants.py).
     """
 
     algorithm = "MaxMinAntSystem"
     RESTART_EVERY, RESTART_AFTER, LAMBDA, BRANCHING = 100, 250, 0.05, 1.00001
 
-    def __init__(self, problem: Problem, *, rho: float | None = None, alpha: float = 1.0, p_best: float = 0.01,
+    def __init__(self, problem: Problem, *, rho: float = 0.5, alpha: float = 1.0, p_best: float = 0.01,
                  beta: float = 2.0, **options):
-        local = options.get("local_search") is not None
-        self.rho = (0.2 if local else 0.5) if rho is None else float(rho)
+        self.rho = float(rho)
         if not 0 < self.rho <= 1:
             raise ValueError(f"{self.algorithm}: `rho` must be in (0, 1], got {rho}")
         if not 0 < p_best < 1:
@@ -312,7 +312,9 @@ class MaxMinAntSystem(AntColony):
         super().__init__(problem, beta=beta, **options)
 
     def default_ants(self, problem, local_search) -> int:
-        return problem.n if local_search is None else min(problem.n, 64)
+        if local_search is None:
+            return problem.n
+        return min(problem.n, 16 if problem.n <= 1500 else 64)
 
     def construction(self, tau0: float) -> Construction:
         return Construction(self.model.kind, self.selection, self.tabu, 0.0, self.alpha, self.beta, "none",
