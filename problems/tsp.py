@@ -193,15 +193,11 @@ class TSP(Problem):
         for first in range(0, n, 1024):                      # rows in slices: no n x n int64 temporary
             rows = everyone[first:first + 1024]
             eta[rows] = 1.0 / (self.dist(rows[:, None], everyone[None, :]) + 0.1)
-        cand = None
-        if candidates:
-            k = min(int(candidates), n - 1)
-            if self.coords is not None and self.weight_type != "GEO":
-                cand = nearest_candidates(self.coords, k)
-            else:                                            # nearest by the problem's own distances
-                order = np.argsort(-eta, axis=1, kind="stable")
-                cand = np.array([row[row != i][:k] for i, row in enumerate(order)], dtype=np.int32)
-        return ColonyModel("successor", eta, cand)
+        k = min(int(candidates or 0), n - 1)
+        if not k or (self.coords is not None and self.weight_type != "GEO"):
+            return ColonyModel("successor", eta, nearest_candidates(self.coords, k) if k else None)
+        order = np.argsort(-eta, axis=1, kind="stable")       # nearest by the problem's own distances
+        return ColonyModel("successor", eta, np.array([r[r != i][:k] for i, r in enumerate(order)], dtype=np.int32))
 
     @classmethod
     def from_file(cls, path, **options) -> "TSP":
