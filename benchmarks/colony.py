@@ -134,7 +134,7 @@ def table_mmas_build(args, path_of, emit) -> list[dict]:
 def table_colony_quality(args, path_of, emit) -> list[dict]:
     backend = getattr(args, "backend_choice", "cuda")
     rows = []
-    for name in args.colony_mmas.split(","):
+    for name in filter(None, args.colony_mmas.split(",")):
         problem = TSP.from_file(path_of("tsplib", name))
         gap, paper_s = MMAS_QUALITY.get(problem.name, (None, args.colony_seconds))
         budget = min(paper_s, args.colony_seconds) if args.quick else paper_s
@@ -146,7 +146,7 @@ def table_colony_quality(args, path_of, emit) -> list[dict]:
                          iterations=result.iterations, gap_pct=round(100 * problem.gap(result.fitness), 3),
                          paper_gap_pct=gap, paper_s=paper_s, status=result.status))
         emit(rows[-1])
-    for name in args.colony_acs.split(","):
+    for name in filter(None, args.colony_acs.split(",")):
         problem = TSP.from_file(path_of("tsplib", name))
         limit, alt, spm = ACS_TABLE9.get(problem.name, (args.colony_seconds, None, None))
         budget = min(limit, args.colony_seconds)

@@ -256,6 +256,8 @@ class AntColonySystem(AntColony):
     takes; ``local_update``: "atomic" (ACS-GPU: no update lost), "alt" (ACS-GPU-Alt: no atomics,
     lost updates accepted) or "none"; ``memory``: "matrix" or "spm" (the selective pheromone
     memory, ``slots`` pairs a row). Defaults: the paper's (beta 3, rho 0.2, xi 0.01, cl 32).
+    On the GPU the ants run unsynchronised, so with local updates a run depends on their timing
+    and is not bit-reproducible from its seed (MMAS's, without local updates, are).
     """
 
     algorithm = "AntColonySystem"

@@ -115,11 +115,23 @@ def test_every_constructed_tour_and_assignment_is_a_permutation(selection, tabu,
             assert is_permutation(CpuColony(qap.colony_model(), c, 12).construct(5, 2, orders))
 
 
-def first_choices(construction, model, tau, ants=40_000):
+def first_choices(construction, model, tau, ants=40_000, backend="cpu"):
     """The item every ant picks after item 0 (one step of the rule on a fixed pheromone state)."""
-    colony = CpuColony(model, construction, model.heuristic.shape[0])
-    colony.pheromone.tau[:] = tau
-    return colony.construct(11, 0, np.zeros(ants, np.int64))[:, 1]
+    n = model.heuristic.shape[0]
+    if backend == "cpu":
+        colony = CpuColony(model, construction, n)
+        colony.pheromone.tau[:] = tau
+        return colony.construct(11, 0, np.zeros(ants, np.int64))[:, 1]
+    from lsmgpu.backends.cuda.driver import cuda
+    colony = gpu_colony(model, construction, n, ants)
+    try:
+        cuda.memcpy_htod(colony.tau, np.ascontiguousarray(tau, dtype=np.float32))
+        return colony.construct(11, 0, np.zeros(ants, np.int64))[:, 1]
+    finally:
+        colony.close()
+
+
+BACKENDS = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 
 
 def state(n=7, seed=2):
@@ -129,25 +141,27 @@ def state(n=7, seed=2):
     return eta, tau
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("selection", ["wrs", "roulette"])
 @pytest.mark.parametrize("alpha,beta", [(1.0, 2.0), (0.7, 3.0)])
-def test_choice_frequencies_follow_the_mmas_probabilities(selection, alpha, beta):
+def test_choice_frequencies_follow_the_mmas_probabilities(selection, alpha, beta, backend):
     """p(j) = tau^alpha eta^beta / sum over the unvisited (MMAS paper eq. 1): chi-square, both
     node selections (reservoir sampling draws the roulette's distribution)."""
     eta, tau = state()
     c = Construction(selection=selection, alpha=alpha, beta=beta)
-    got = np.bincount(first_choices(c, ColonyModel("successor", eta), tau), minlength=7)[1:]
+    got = np.bincount(first_choices(c, ColonyModel("successor", eta), tau, backend=backend), minlength=7)[1:]
     w = tau[0, 1:].astype(np.float64) ** alpha * eta[0, 1:] ** beta
     assert chisquare(got, w / w.sum() * got.sum()).pvalue > 1e-3
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("selection", ["wrs", "roulette"])
-def test_choice_frequencies_follow_acs_rules(selection):
+def test_choice_frequencies_follow_acs_rules(selection, backend):
     """ACS (formulas (1)-(2)): the largest tau eta^beta with probability q0, else the roulette."""
     eta, tau = state()
     q0, beta = 0.6, 3.0
     got = np.bincount(first_choices(Construction(selection=selection, q0=q0, beta=beta),
-                                    ColonyModel("successor", eta), tau), minlength=7)[1:]
+                                    ColonyModel("successor", eta), tau, backend=backend), minlength=7)[1:]
     w = tau[0, 1:].astype(np.float64) * eta[0, 1:] ** beta
     p = (1 - q0) * w / w.sum()
     p[np.argmax(w)] += q0
@@ -442,6 +456,15 @@ def test_gpu_visited_set_in_global_memory():
         assert is_permutation(gpu.construct(1, 0, orders))
     finally:
         gpu.close()
+
+
+@pytest.mark.gpu
+def test_gpu_mmas_runs_are_reproducible():
+    """No atomics race in MMAS's kernels: a seed gives the same run (ACS's local updates race
+    between unsynchronised ants, so its GPU runs are not bit-reproducible)."""
+    tsp = TSP.from_file(TSP.shipped("kroA100"))
+    runs = [MaxMinAntSystem(tsp, backend="cuda", seed=3, ants=64).run(iterations=20) for _ in range(2)]
+    assert np.array_equal(runs[0].solution, runs[1].solution) and list(runs[0].history) == list(runs[1].history)
 
 
 @pytest.mark.gpu

@@ -25,13 +25,14 @@ UPDATE_BLOCK = 256
 
 
 def warps_for(construction: Construction, n: int, candidates: bool) -> int:
-    """Warps per ant: the setting, else by size (a candidate list is one warp's work; walking
-    every item wants more threads as n grows)."""
+    """Warps per ant: the setting, else as measured on the H100 (docs/benchmarks.md, mmas-build):
+    one with a candidate list (one warp's work; more only wait at each step's barrier), 4 walking
+    every item below 1,500 items, 8 from there."""
     if construction.warps is not None:
         return construction.warps
     if candidates:
-        return 1 if n <= 1024 else 2
-    return int(min(16, max(1, n // 512)))
+        return 1
+    return 4 if n < 1500 else 8
 
 
 def tabu_words(construction: Construction, n: int) -> int:
