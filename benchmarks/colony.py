@@ -139,10 +139,10 @@ def table_colony_quality(args, path_of, emit) -> list[dict]:
         gap, paper_s = MMAS_QUALITY.get(problem.name, (None, args.colony_seconds))
         budget = min(paper_s, args.colony_seconds) if args.quick else paper_s
         MaxMinAntSystem(problem, local_search="auto", backend=backend, seed=0).run(iterations=1)   # kernels built
-        result = MaxMinAntSystem(problem, local_search="auto", backend=backend, seed=0).run(
-            seconds=budget, target=problem.best_known)
+        mmas = MaxMinAntSystem(problem, local_search="auto", backend=backend, seed=0)
+        result = mmas.run(seconds=budget, target=problem.best_known)
         rows.append(dict(table="colony-quality", instance=problem.name, n=problem.n, strategy="MMAS + batched LS",
-                         ants=MaxMinAntSystem(problem, local_search="auto", backend="cpu").ants, budget_s=budget, seconds=round(result.seconds, 2),
+                         ants=mmas.ants, budget_s=budget, seconds=round(result.seconds, 2),
                          iterations=result.iterations, gap_pct=round(100 * problem.gap(result.fitness), 3),
                          paper_gap_pct=gap, paper_s=paper_s, status=result.status))
         emit(rows[-1])
