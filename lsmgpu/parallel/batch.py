@@ -95,19 +95,10 @@ class BatchTabuSearch:
                                   or max(1, self.problem.n // 4))
 
     def _exchange(self, evaluator, ledger, rng) -> None:
-        """Islands: the worse half of the active starts restart from kicked copies of the
-        better half's best solutions (see the class)."""
-        active = np.flatnonzero(ledger.active)
-        order = active[np.argsort(ledger.best[active], kind="stable")]
-        half = len(order) // 2
-        if half == 0:
-            return
-        donors, takers = order[:half], order[::-1][:half]
-        best_x = evaluator.best_solutions()
-        xs = np.stack([self.problem.perturb(best_x[d].copy(), rng, self.exchange_strength) for d in donors])
-        values = np.array([self.problem.sense * self.problem.fitness(x) for x in xs], dtype=ledger.current.dtype)
-        evaluator.restart(takers, xs, values)
-        ledger.restart(takers, values)
+        """Islands (see the class and Ledger.exchange): the restarted starts loaded on the evaluator."""
+        exchanged = ledger.exchange(self.problem, evaluator.best_solutions, rng, self.exchange_strength)
+        if exchanged is not None:
+            evaluator.restart(*exchanged)
 
     def _tenures(self, rngs) -> np.ndarray:
         """The next TENURE_BLOCK tenures of every start, drawn as TabuSearch draws them."""

@@ -195,19 +195,11 @@ class BatchIteratedLocalSearch:
             population.kick(table, active)
 
     def _exchange(self, population, ledger, rng) -> None:
-        """Islands: the worse half of the active chains restart from kicked copies of the better
-        half's best solutions (see the module docstring)."""
-        active = np.flatnonzero(ledger.active)
-        order = active[np.argsort(ledger.best[active], kind="stable")]
-        half = len(order) // 2
-        if half == 0:
-            return
-        donors, takers = order[:half], order[::-1][:half]
-        best_x = population.best_solutions()
-        xs = np.stack([self.problem.perturb(best_x[d].copy(), rng, self.exchange_strength) for d in donors])
-        values = np.array([self.problem.sense * self.problem.fitness(x) for x in xs], dtype=ledger.current.dtype)
-        population.set_rows(takers, xs, values, home=True)
-        ledger.restart(takers, values)
+        """Islands (see the module docstring and Ledger.exchange): the restarted chains' kicked
+        copies become their current and accepted solutions."""
+        exchanged = ledger.exchange(self.problem, population.best_solutions, rng, self.exchange_strength)
+        if exchanged is not None:
+            population.set_rows(*exchanged, home=True)
 
     # --- the results ----------------------------------------------------------------------------
     def _results(self, iterations, overall: str, step: int, elapsed: float, progress) -> MultiStartResult:

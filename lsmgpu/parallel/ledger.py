@@ -88,6 +88,23 @@ class Ledger:
             self._flush()
         return np.concatenate(self._history[k]) * sense
 
+    def exchange(self, problem, best_solutions, rng, strength: int):
+        """Islands: the worse half of the active starts restart from kicked copies (``strength``
+        kicks, ``problem.perturb``) of the better half's best solutions, read through
+        ``best_solutions()``. Returns (takers, solutions, signed values) for the batch to load
+        (restarted here), or None where fewer than two starts are active."""
+        active = np.flatnonzero(self.active)
+        order = active[np.argsort(self.best[active], kind="stable")]
+        half = len(order) // 2
+        if half == 0:
+            return None
+        donors, takers = order[:half], order[::-1][:half]
+        best_x = best_solutions()
+        xs = np.stack([problem.perturb(best_x[d].copy(), rng, strength) for d in donors])
+        values = np.array([problem.sense * problem.fitness(x) for x in xs], dtype=self.current.dtype)
+        self.restart(takers, values)
+        return takers, xs, values
+
     def restart(self, starts, current) -> None:
         """Starts ``starts`` go on from new solutions of fitness ``current`` (islands)."""
         self.current[starts] = current
