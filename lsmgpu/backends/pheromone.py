@@ -39,9 +39,6 @@ class MatrixPheromone:
         """tau[rows, items] (rows broadcast against items)."""
         return self.tau[rows, items]
 
-    def row_values(self, rows: np.ndarray) -> np.ndarray:
-        return self.tau[rows]
-
     def update(self, rows, items, keep: float, add: float, insert: bool = True) -> None:
         """``tau <- tau * keep + add`` once per (row, item) occurrence (``insert``: see the
         selective memory; the matrix holds every cell)."""

@@ -30,8 +30,11 @@ class BitmaskTabu:
         self.ants = np.arange(ants)
 
     def visited(self, items: np.ndarray) -> np.ndarray:
-        items = np.asarray(items)
-        return self.flags[self.ants.reshape((-1,) + (1,) * (items.ndim - 1)), items]
+        return self.flags[self._each_ant(items), items]
+
+    def _each_ant(self, items) -> np.ndarray:
+        """The ants' indices shaped to broadcast against ``items`` ((B,) or (B, k))."""
+        return self.ants.reshape((-1,) + (1,) * (np.ndim(items) - 1))
 
     def mark(self, items: np.ndarray) -> None:
         self.flags[self.ants, items] = True
@@ -50,8 +53,7 @@ class ListTabu(BitmaskTabu):
         self.indices = self.list.copy()
 
     def visited(self, items: np.ndarray) -> np.ndarray:
-        items = np.asarray(items)
-        return self.indices[self.ants.reshape((-1,) + (1,) * (items.ndim - 1)), items] >= self.left
+        return self.indices[self._each_ant(items), items] >= self.left
 
     def mark(self, items: np.ndarray) -> None:
         a, last = self.ants, self.left - 1
@@ -76,7 +78,7 @@ class CompactTabu(BitmaskTabu):
 
     def visited(self, items: np.ndarray) -> np.ndarray:
         items = np.asarray(items)
-        return self.entries[self.ants.reshape((-1,) + (1,) * (items.ndim - 1)), items] > items
+        return self.entries[self._each_ant(items), items] > items
 
     def mark(self, items: np.ndarray) -> None:
         a, e, n, last = self.ants, self.entries, self.n, self.left - 1
