@@ -14,27 +14,21 @@ The pheromone deposit is 1 / fitness: a colony minimises a positive fitness.
 from __future__ import annotations
 
 import logging
-import time
 
 import numpy as np
 
-from ..backends import resolve
 from ..backends.colony import Construction, colony_for
-from ..backends.population import RULES, population_for
-from ..budget import Budget, DeadlineReached, check_deadline, deadline_scope
-from ..callbacks import CallbackList, State
-from ..neighbourhoods import Neighbourhood
+from ..budget import check_deadline
 from ..problem import Problem
-from ..result import HISTORIES, SearchResult
-from ..validation import check_seed
+from .population import PopulationSearch
 
 __all__ = ["AntColony", "AntColonySystem", "MaxMinAntSystem"]
 
 log = logging.getLogger("lsmgpu")
 
 
-class AntColony:
-    """What both colonies share: the set-up, the loop, the local search, the result.
+class AntColony(PopulationSearch):
+    """What both colonies share: the construction settings, the iteration, the update's place.
 
     Parameters (both colonies)
     --------------------------
@@ -43,20 +37,15 @@ class AntColony:
     candidates : int | None       candidate list length (<= 32) where the problem has near items
     selection : "wrs" | "roulette"  node selection (weighted reservoir sampling or roulette wheel)
     tabu : "ct" | "lc" | "bt"     the GPU's visited set (compact tabu, list compression, bitmask)
-    local_search : None, "auto", a Neighbourhood or a sequence of them
-        improves every ant's solution (a chain: variable neighbourhood descent); "auto": the
-        problem's measured ILS chain (TSP: candidate 2-opt, Or-opt, candidate 3-opt), else its
-        neighbourhood
-    rule : "best" | "first"       the local search's step rule
     warps : int | None            warps per ant on the GPU (None: by size)
-    backend, seed, callbacks, history : as for every search
+    local_search, rule, backend, seed, callbacks, history : as for every population method
+        (lsmgpu.search.population)
     """
 
     algorithm = "AntColony"
 
     def __init__(self, problem: Problem, *, ants: int | None = None, beta: float = 2.0, candidates: int | None = 32,
-                 selection: str = "wrs", tabu: str = "ct", local_search=None, rule: str = "best",
-                 warps: int | None = None, backend="auto", seed=None, callbacks=None, history: str = "improvements"):
+                 selection: str = "wrs", tabu: str = "ct", local_search=None, warps: int | None = None, **options):
         if not isinstance(problem, Problem):
             raise TypeError(f"{self.algorithm}: `problem` must be a Problem, got {type(problem).__name__}")
         if problem.maximize:
@@ -74,17 +63,9 @@ class AntColony:
             ants = self.default_ants(problem, local_search)
         if not isinstance(ants, (int, np.integer)) or ants < 1:
             raise ValueError(f"{self.algorithm}: `ants` must be an integer >= 1, got {ants!r}")
-        if rule not in RULES:
-            raise ValueError(f"{self.algorithm}: `rule` must be one of {RULES}, got {rule!r}")
-        if history not in HISTORIES:
-            raise ValueError(f"{self.algorithm}: `history` must be one of {HISTORIES}, got {history!r}")
-        self.problem, self.ants, self.rule, self.beta = problem, int(ants), rule, float(beta)
+        self.ants, self.beta = int(ants), float(beta)
         self.selection, self.tabu, self.warps = selection, tabu, warps
-        self.chain = self._chain(local_search)
-        self.backend = resolve(backend, problem.with_neighbourhood(self.chain[0]) if self.chain else problem)
-        self.rng = np.random.default_rng(check_seed(self.algorithm, seed))
-        self.callbacks = CallbackList(callbacks)
-        self.keep_every_iteration = history == "all"
+        super().__init__(problem, local_search=local_search, **options)
         self.construction(1.0)            # every option checked now, not at run()
 
     # --- what a colony decides ---------------------------------------------------------------
@@ -103,58 +84,7 @@ class AntColony:
         """The pheromone update after an iteration (solutions improved, fitness > 0)."""
         raise NotImplementedError
 
-    # --- the run -----------------------------------------------------------------------------
-    def _chain(self, local_search) -> list[Neighbourhood]:
-        if local_search is None:
-            return []
-        if isinstance(local_search, str):
-            if local_search != "auto":
-                raise ValueError(f"{self.algorithm}: `local_search` must be None, 'auto', a Neighbourhood or a "
-                                 f"sequence of them, got {local_search!r}")
-            ils = self.problem.default_ils()
-            if ils:
-                return [ils["neighbourhood"], *ils.get("polish", [])]
-            return [self.problem.neighbourhood]
-        chain = [local_search] if isinstance(local_search, Neighbourhood) else list(local_search)
-        if not chain or not all(isinstance(nb, Neighbourhood) for nb in chain):
-            raise TypeError(f"{self.algorithm}: `local_search` must be None, 'auto', a Neighbourhood or a "
-                            "non-empty sequence of them")
-        for nb in chain:
-            self.problem.with_neighbourhood(nb)       # binds it: a wrong encoding fails here
-        return chain
-
-    def run(self, iterations=None, *, seconds=None, target=None, stagnation=None) -> SearchResult:
-        """Iterate until a stop criterion fires; ``seconds`` counts from this call, set-up
-        included; Ctrl-C returns the best so far (status "interrupted")."""
-        self.t0 = time.perf_counter()
-        self.budget = Budget.checked(self.algorithm, iterations, None, seconds, target, stagnation, required=True)
-        self.status, self.best_x, self.best = None, None, np.inf
-        self.iteration, self.evaluations, self.history, self.improvements = 0, 0, [], []
-        self.colony = self.improver = None
-        self._since_best = 0
-        try:
-            with deadline_scope(None if seconds is None else self.t0 + seconds):
-                self._set_up()
-                self.callbacks.on_start(self)
-                while self.status is None:
-                    self._iterate()
-        except DeadlineReached as reached:
-            log.warning("%s: %s", self.algorithm, reached)
-            self.status = "seconds"
-        except KeyboardInterrupt:
-            self.status = "interrupted"
-            log.warning("%s interrupted at iteration %d; returning the best so far", self.algorithm, self.iteration)
-        finally:
-            for part in (self.colony, self.improver):
-                if part is not None:
-                    part.close()
-        if self.best_x is None:
-            raise KeyboardInterrupt if self.status == "interrupted" else DeadlineReached(
-                "the time budget ran out before the first solution")
-        result = self._result()
-        self.callbacks.on_end(result)
-        return result
-
+    # --- the iteration -----------------------------------------------------------------------
     def _set_up(self) -> None:
         problem = self.problem
         start = problem.encoding.validate(problem.initial_solution(self.rng))
@@ -167,10 +97,9 @@ class AntColony:
         tau0 = self._start_pheromone(reference)
         self.colony = colony_for(self.backend, self.model, self.construction(tau0), problem.n, self.ants,
                                  announce=self.algorithm)
+        self.parts.append(self.colony)
         self.device = getattr(self.colony, "device", "")
-        if self.chain:
-            steps = [problem.with_neighbourhood(nb) for nb in self.chain]
-            self.improver = population_for(self.backend, steps, self.ants, announce=self.algorithm)
+        self._improver(self.ants)
         self.seed = int(self.rng.integers(2**63))        # the counter-based draws' key
 
     def _firsts(self) -> np.ndarray:
@@ -183,65 +112,15 @@ class AntColony:
     def _iterate(self) -> None:
         solutions = self.colony.construct(self.seed, self.iteration, self._firsts())
         self.evaluations += self.ants * self.problem.n
-        if self.improver is not None:
-            self.improver.load(solutions)
-            deadline = None if self.budget.seconds is None else self.t0 + self.budget.seconds
-            _, evaluated, _ = self.improver.descend(np.ones(self.ants, bool), self.rule, deadline)
-            self.evaluations += int(evaluated.sum())
-            solutions = self.improver.solutions()
-            fitness = self.problem.sense * self.improver.values().astype(np.float64)
-        else:
-            fitness = np.array([self.problem.evaluate(x) for x in solutions], dtype=np.float64)
+        solutions, fitness = self._improve(solutions)
         self.iteration += 1
         best = int(np.argmin(fitness))
         improved = self._record(solutions[best], fitness[best])
-        if self.keep_every_iteration:
-            self.history.append(float(fitness[best]))
         if not np.all(fitness > 0):
             raise ValueError(f"{self.algorithm}: an ant's solution of {self.problem.name} has fitness "
                              f"{fitness.min():g}; the ants deposit 1 / fitness and need fitness > 0")
         self._update(solutions, fitness)
-        state = State(self.iteration, float(fitness[best]), float(self.best), None, self.elapsed, self.evaluations)
-        if improved:
-            self.callbacks.on_best(state)
-        if self.callbacks.callbacks and self.callbacks.on_iteration(state):
-            self.status = "callback"
-        self.status = self.status or self._budget_spent()
-
-    def _record(self, x, value: float) -> bool:
-        """Keep ``x`` if it beats the best so far; whether it did."""
-        self._since_best += 1
-        if value >= self.best:
-            return False
-        self.best, self.best_x, self._since_best = float(value), np.array(x, copy=True), 0
-        self.improvements.append((self.iteration, self.elapsed, self.best))
-        if not self.keep_every_iteration:
-            self.history.append(self.best)
-        return True
-
-    def _budget_spent(self) -> str | None:
-        b = self.budget
-        if b.target is not None and self.best <= b.target:
-            return "target"
-        if b.iterations is not None and self.iteration >= b.iterations:
-            return "iterations"
-        if b.seconds is not None and self.elapsed >= b.seconds:
-            return "seconds"
-        if b.stagnation is not None and self._since_best >= b.stagnation:
-            return "stagnation"
-        return None
-
-    @property
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.t0
-
-    def _result(self) -> SearchResult:
-        fitness = self.problem.fitness(self.best_x)          # exact
-        return SearchResult(
-            solution=self.best_x.copy(), fitness=fitness, iterations=self.iteration, evaluations=self.evaluations,
-            seconds=self.elapsed, history=np.asarray(self.history), improvements=list(self.improvements),
-            backend=self.backend.name, device=getattr(self, "device", ""), status=self.status,
-            algorithm=self.algorithm, problem=self.problem.name)
+        self._finish_iteration(fitness[best], improved)
 
     def __repr__(self):
         return f"{self.algorithm}({self.problem!r}, ants={self.ants}, backend={self.backend.name})"

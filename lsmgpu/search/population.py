@@ -1,0 +1,189 @@
+"""What the population methods share (DESIGN section 7): the set-up checks, the local search
+every new solution gets, the run loop, the budgets and the result.
+
+A population search (the ant colonies, the genetic algorithm) makes many solutions an
+iteration on its backend and hands them all at once to ``local_search``: a neighbourhood or a
+chain descended through lsmgpu.backends.population (one launch for every solution's
+neighbourhood on CUDA). Its run follows the searches' contract: ``run(iterations=, seconds=,
+target=, stagnation=)``, ``seconds`` counted from the call with the set-up included,
+callbacks, Ctrl-C returning the best so far, a SearchResult, reproducible from a seed.
+
+A subclass writes ``_set_up()`` (its parts on the backend, ``self.parts`` to close) and
+``_iterate()`` (one iteration, recording its best through ``_record``).
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from ..backends import resolve
+from ..backends.population import RULES, population_for
+from ..budget import Budget, DeadlineReached, deadline_scope
+from ..callbacks import CallbackList, State
+from ..neighbourhoods import Neighbourhood
+from ..problem import Problem
+from ..result import HISTORIES, SearchResult
+from ..validation import check_seed
+
+__all__ = ["PopulationSearch"]
+
+log = logging.getLogger("lsmgpu")
+
+
+class PopulationSearch:
+    """The shared part of the population methods.
+
+    local_search : None, "auto", a Neighbourhood or a sequence of them
+        improves every new solution (a chain: variable neighbourhood descent); "auto": the
+        problem's measured ILS chain (TSP: candidate 2-opt, Or-opt, candidate 3-opt), else its
+        neighbourhood
+    rule : "best" | "first"       the local search's step rule
+    backend, seed, callbacks, history : as for every search
+    """
+
+    algorithm = "PopulationSearch"
+
+    def __init__(self, problem: Problem, *, local_search=None, rule: str = "best", backend="auto", seed=None,
+                 callbacks=None, history: str = "improvements"):
+        if not isinstance(problem, Problem):
+            raise TypeError(f"{self.algorithm}: `problem` must be a Problem, got {type(problem).__name__}")
+        if rule not in RULES:
+            raise ValueError(f"{self.algorithm}: `rule` must be one of {RULES}, got {rule!r}")
+        if history not in HISTORIES:
+            raise ValueError(f"{self.algorithm}: `history` must be one of {HISTORIES}, got {history!r}")
+        self.problem, self.rule = problem, rule
+        self.chain = self._chain(local_search)
+        self.backend = resolve(backend, problem.with_neighbourhood(self.chain[0]) if self.chain else problem)
+        self.rng = np.random.default_rng(check_seed(self.algorithm, seed))
+        self.callbacks = CallbackList(callbacks)
+        self.keep_every_iteration = history == "all"
+
+    def _chain(self, local_search) -> list[Neighbourhood]:
+        if local_search is None:
+            return []
+        if isinstance(local_search, str):
+            if local_search != "auto":
+                raise ValueError(f"{self.algorithm}: `local_search` must be None, 'auto', a Neighbourhood or a "
+                                 f"sequence of them, got {local_search!r}")
+            ils = self.problem.default_ils()
+            if ils:
+                return [ils["neighbourhood"], *ils.get("polish", [])]
+            return [self.problem.neighbourhood]
+        chain = [local_search] if isinstance(local_search, Neighbourhood) else list(local_search)
+        if not chain or not all(isinstance(nb, Neighbourhood) for nb in chain):
+            raise TypeError(f"{self.algorithm}: `local_search` must be None, 'auto', a Neighbourhood or a "
+                            "non-empty sequence of them")
+        for nb in chain:
+            self.problem.with_neighbourhood(nb)       # binds it: a wrong encoding fails here
+        return chain
+
+    # --- what a population method writes ------------------------------------------------------
+    def _set_up(self) -> None:
+        raise NotImplementedError
+
+    def _iterate(self) -> None:
+        raise NotImplementedError
+
+    # --- the run -----------------------------------------------------------------------------
+    def run(self, iterations=None, *, seconds=None, target=None, stagnation=None) -> SearchResult:
+        """Iterate until a stop criterion fires; ``seconds`` counts from this call, set-up
+        included; Ctrl-C returns the best so far (status "interrupted")."""
+        self.t0 = time.perf_counter()
+        self.budget = Budget.checked(self.algorithm, iterations, None, seconds, target, stagnation, required=True)
+        self.status, self.best_x, self.best = None, None, np.inf
+        self.iteration, self.evaluations, self.history, self.improvements = 0, 0, [], []
+        self.parts, self.improver = [], None
+        self._since_best = 0
+        try:
+            with deadline_scope(None if seconds is None else self.t0 + seconds):
+                self._set_up()
+                self.callbacks.on_start(self)
+                while self.status is None:
+                    self._iterate()
+        except DeadlineReached as reached:
+            log.warning("%s: %s", self.algorithm, reached)
+            self.status = "seconds"
+        except KeyboardInterrupt:
+            self.status = "interrupted"
+            log.warning("%s interrupted at iteration %d; returning the best so far", self.algorithm, self.iteration)
+        finally:
+            for part in self.parts:
+                part.close()
+        if self.best_x is None:
+            raise KeyboardInterrupt if self.status == "interrupted" else DeadlineReached(
+                "the time budget ran out before the first solution")
+        result = self._result()
+        self.callbacks.on_end(result)
+        return result
+
+    def _improver(self, rows: int):
+        """The population that descends ``rows`` solutions at once (None without local search)."""
+        if not self.chain:
+            return None
+        steps = [self.problem.with_neighbourhood(nb) for nb in self.chain]
+        self.improver = population_for(self.backend, steps, rows, announce=self.algorithm)
+        self.parts.append(self.improver)
+        return self.improver
+
+    def _improve(self, solutions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The solutions to local optima of the chain (unchanged without one) and their fitness
+        (minimised: the problem's sense times its fitness)."""
+        if self.improver is None:
+            fitness = np.array([self.problem.evaluate(x) for x in solutions], dtype=np.float64)
+            self.evaluations += len(solutions)
+            return solutions, self.problem.sense * fitness
+        self.improver.load(solutions)
+        deadline = None if self.budget.seconds is None else self.t0 + self.budget.seconds
+        _, evaluated, _ = self.improver.descend(np.ones(len(solutions), bool), self.rule, deadline)
+        self.evaluations += int(evaluated.sum())
+        return self.improver.solutions(), self.problem.sense * self.improver.values().astype(np.float64)
+
+    def _finish_iteration(self, iteration_best: float, improved: bool) -> None:
+        """Count the iteration, tell the callbacks, and stop where the budget says so."""
+        sense = self.problem.sense
+        if self.keep_every_iteration:
+            self.history.append(sense * float(iteration_best))
+        state = State(self.iteration, sense * float(iteration_best), sense * float(self.best), None, self.elapsed,
+                      self.evaluations)
+        if improved:
+            self.callbacks.on_best(state)
+        if self.callbacks.callbacks and self.callbacks.on_iteration(state):
+            self.status = "callback"
+        self.status = self.status or self._budget_spent()
+
+    def _record(self, x, value: float) -> bool:
+        """Keep ``x`` if it beats the best so far (``value`` minimised); whether it did."""
+        self._since_best += 1
+        if value >= self.best:
+            return False
+        self.best, self.best_x, self._since_best = float(value), np.array(x, copy=True), 0
+        self.improvements.append((self.iteration, self.elapsed, self.problem.sense * self.best))
+        if not self.keep_every_iteration:
+            self.history.append(self.problem.sense * self.best)
+        return True
+
+    def _budget_spent(self) -> str | None:
+        b = self.budget
+        if b.target is not None and self.problem.sense * self.best <= self.problem.sense * b.target:
+            return "target"
+        if b.iterations is not None and self.iteration >= b.iterations:
+            return "iterations"
+        if b.seconds is not None and self.elapsed >= b.seconds:
+            return "seconds"
+        if b.stagnation is not None and self._since_best >= b.stagnation:
+            return "stagnation"
+        return None
+
+    @property
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.t0
+
+    def _result(self) -> SearchResult:
+        fitness = self.problem.fitness(self.best_x)          # exact
+        return SearchResult(
+            solution=self.best_x.copy(), fitness=fitness, iterations=self.iteration, evaluations=self.evaluations,
+            seconds=self.elapsed, history=np.asarray(self.history), improvements=list(self.improvements),
+            backend=self.backend.name, device=getattr(self, "device", ""), status=self.status,
+            algorithm=self.algorithm, problem=self.problem.name)
