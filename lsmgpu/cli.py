@@ -18,7 +18,7 @@ from .callbacks import Callback
 from .errors import BackendUnavailable, KernelCompileError
 from .neighbourhoods import CandidateThreeOpt, OrOpt, candidate_polish
 from .plotting import plot_result, pyplot
-from .search import ALGORITHMS, COLONIES
+from .search import ALGORITHMS, COLONIES, POPULATION_METHODS
 from .validation import check_count, check_seed
 
 #: `lsmgpu compare`'s budget when none is given
@@ -59,14 +59,17 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     solve = sub.add_parser("solve", help="solve a TSPLIB (.tsp) or QAPLIB (.dat) instance")
     solve.add_argument("instance", help="path of a .tsp or .dat file, or the name of a shipped instance")
-    solve.add_argument("--algorithm", choices=sorted(ALGORITHMS) + sorted(COLONIES), default=None,
+    solve.add_argument("--algorithm", choices=sorted(ALGORITHMS) + sorted(POPULATION_METHODS), default=None,
                        help="default, measured best per problem type and backend: ils for a TSP (over candidate "
                             "lists with the Or-opt + 3-opt polish), tabu for the rest, as 256 island starts "
-                            "for a QAP on a GPU; acs / mmas: the ant colonies")
+                            "for a QAP on a GPU; acs / mmas: the ant colonies; ga: the genetic algorithm")
     solve.add_argument("--ants", type=int, help="acs / mmas: ants an iteration (default: the colony's)")
-    solve.add_argument("--local-search", choices=["auto", "none"], default="auto",
-                       help="acs / mmas: improve every ant's solution with the problem's measured chain (auto, "
-                            "the default) or not (none: the plain colony)")
+    solve.add_argument("--genes", type=int, help="ga: population size (default: 2,048; 128 with local search)")
+    solve.add_argument("--groups", type=int, default=1, help="ga: island groups (default 1)")
+    solve.add_argument("--local-search", choices=["auto", "none"], default=None,
+                       help="acs / mmas / ga: improve every new solution with the problem's measured chain (auto, "
+                            "the colonies' default) or not (none: the plain colony; the genetic algorithm's "
+                            "default)")
     solve.add_argument("--neighbourhood", choices=["swap", "2opt", "3exchange", "2opt-candidates", "oropt", "3opt-candidates"],
                        default=None,
                        help="TSP neighbourhood (default: 2opt, and for ils candidate 2-opt; swap is the paper's "
@@ -166,13 +169,17 @@ def choose_method(args, problem) -> None:
             args.starts = QAP_GPU_STARTS
             if args.exchange_every is None:
                 args.exchange_every = QAP_GPU_EXCHANGE
-    if args.algorithm in COLONIES:
+    if args.algorithm in POPULATION_METHODS:
         for flag, value in (("--starts", args.starts), ("--gpus", args.gpus), ("--address", args.address),
                             ("--initial", args.initial), ("--exchange-every", args.exchange_every)):
             if value is not None:
                 raise ValueError(f"{flag} applies to the local searches, not to --algorithm {args.algorithm}")
-    elif args.ants is not None:
+    if args.ants is not None and args.algorithm not in COLONIES:
         raise ValueError("--ants applies to --algorithm acs or mmas")
+    if (args.genes is not None or args.groups != 1) and args.algorithm != "ga":
+        raise ValueError("--genes and --groups apply to --algorithm ga")
+    if args.local_search is not None and args.algorithm not in POPULATION_METHODS:
+        raise ValueError("--local-search applies to --algorithm acs, mmas or ga")
     if args.starts is None:
         args.starts = 1
 
@@ -289,8 +296,8 @@ def _run(args, problem, iterations):
     if args.starts > 1 or args.gpus or args.address:
         return _many_starts(args, problem, iterations, left)
     callbacks = [] if args.quiet else [ProgressBar(iterations, args.seconds)]
-    if args.algorithm in COLONIES:
-        return _colony(args, problem, iterations, left, callbacks)
+    if args.algorithm in POPULATION_METHODS:
+        return _population(args, problem, iterations, left, callbacks)
     search = ALGORITHMS[args.algorithm](problem, backend=args.backend, seed=args.seed, callbacks=callbacks,
                                         initial=args.initial_solution, **_polish_option(args, problem))
     polish = "".join(f" + {p.neighbourhood!r}" for p in getattr(search, "polish", []))
@@ -299,16 +306,23 @@ def _run(args, problem, iterations):
     return search.run(iterations, seconds=left(), target=problem.best_known)
 
 
-def _colony(args, problem, iterations, left, callbacks):
-    """--algorithm acs / mmas: one colony (its ants are its parallelism; --starts, --gpus and
-    --initial are refused by choose_method)."""
-    local_search = None if args.local_search == "none" else "auto"
-    colony = COLONIES[args.algorithm](problem, ants=args.ants, local_search=local_search, backend=args.backend,
-                                      seed=args.seed, callbacks=callbacks)
-    chain = " + ".join(repr(nb) for nb in colony.chain) or "no local search"
-    print(f"{colony.algorithm} on {problem.name} (n = {problem.n}, {colony.ants} ants, {chain}), "
-          f"backend {colony.backend.name}", file=sys.stderr)
-    return colony.run(iterations, seconds=left(), target=problem.best_known)
+def _population(args, problem, iterations, left, callbacks):
+    """--algorithm acs / mmas / ga: one population method (its ants or genes are its parallelism;
+    --starts, --gpus and --initial are refused by choose_method)."""
+    default = "none" if args.algorithm == "ga" else "auto"
+    local_search = None if (args.local_search or default) == "none" else "auto"
+    if args.algorithm == "ga":
+        method = POPULATION_METHODS["ga"](problem, genes=args.genes, groups=args.groups, local_search=local_search,
+                                          backend=args.backend, seed=args.seed, callbacks=callbacks)
+        size = f"{method.genes} genes in {method.breeding.groups} group(s), {method.breeding.crossover}"
+    else:
+        method = COLONIES[args.algorithm](problem, ants=args.ants, local_search=local_search, backend=args.backend,
+                                          seed=args.seed, callbacks=callbacks)
+        size = f"{method.ants} ants"
+    chain = " + ".join(repr(nb) for nb in method.chain) or "no local search"
+    print(f"{method.algorithm} on {problem.name} (n = {problem.n}, {size}, {chain}), "
+          f"backend {method.backend.name}", file=sys.stderr)
+    return method.run(iterations, seconds=left(), target=problem.best_known)
 
 
 def _many_starts(args, problem, iterations, left):

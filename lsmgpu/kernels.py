@@ -347,6 +347,12 @@ def render(problem: Problem, *, memory: dict | None = None, generation: str = "d
                                  f"line {exc.lineno}: {exc.message}") from None
 
 
+def render_fragment(problem: Problem, name: str, **context) -> str:
+    """CUDA source of one template file of ``problem``'s folders (e.g. the TSP's distance
+    functions, tsp_distance.cu.j2) rendered with ``context``, for the engine's own kernels."""
+    return _environment(problem).get_template(name).render(**context)
+
+
 def render_skeleton(name: str, **context) -> str:
     """CUDA source of one of the engine's own templates (``templates/skeleton/<name>``, e.g. the
     ant colonies' kernels) rendered with ``context``, the options that decide its code."""

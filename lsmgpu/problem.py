@@ -25,7 +25,7 @@ import numpy as np
 from .encodings import Encoding, Permutation
 from .neighbourhoods import Neighbourhood
 
-__all__ = ["Problem", "DeviceArray", "ColonyModel", "MEMORY_POLICIES"]
+__all__ = ["Problem", "DeviceArray", "ColonyModel", "EdgeDistance", "MEMORY_POLICIES"]
 
 #: where the kernel reads an input array from (docs/architecture.md, memory policies)
 MEMORY_POLICIES = ("global", "readonly", "texture", "shared")
@@ -78,6 +78,27 @@ class ColonyModel:
                                  f"(one warp reads a row), got shape {cand.shape}")
             self.candidates = np.ascontiguousarray(cand, dtype=np.int32)
 
+
+
+@dataclass
+class EdgeDistance:
+    """The length of the edge between two items of a tour, on both backends (Problem.edge_distance).
+
+    ``between(u, v)``: the lengths of the edges (u[k], v[k]), vectorised, integers or floats.
+    ``table``: the one array the device code reads (coordinates, or an (n, n) matrix).
+    ``device``: CUDA source defining ``table_t`` (the table's element type) and
+    ``__device__ long long edge_distance(const table_t* table, long long n, int u, int v)``
+    (integer lengths: the GPU's crossover and tour length are exact).
+    """
+
+    between: object
+    table: np.ndarray
+    device: str
+
+    def __post_init__(self):
+        if not callable(self.between):
+            raise TypeError("EdgeDistance: `between` must be a function of two item arrays")
+        self.table = np.ascontiguousarray(self.table)
 
 class Problem:
     """Base class of optimisation problems.
@@ -225,6 +246,13 @@ class Problem:
         default a permutation is an assignment without heuristic information; other encodings
         have no colony (None). A problem with a heuristic overrides it (TSP: 1 / distance)."""
         return ColonyModel("assignment") if isinstance(self.encoding, Permutation) else None
+
+    def edge_distance(self) -> "EdgeDistance | None":
+        """The length of the edge between two items where a solution is a tour (EdgeDistance):
+        the genetic algorithm's constructive crossovers (BCSCX, ARX) choose the nearest of the
+        parents' next items by it. None (the default): no such distance, and the genetic
+        algorithm crosses solutions by order (OX)."""
+        return None
 
     def device_constants(self) -> dict:
         """Instance numbers the problem's template reads from ``__constant__`` memory (name ->

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial import cKDTree
 
-__all__ = ["nearest_candidates", "quadrant_candidates", "greedy_tour", "hilbert_tour"]
+__all__ = ["nearest_candidates", "quadrant_candidates", "greedy_tour", "hilbert_tour", "strip_tour"]
 
 
 def _check(coords: np.ndarray, k: int) -> np.ndarray:
@@ -138,3 +138,16 @@ def hilbert_tour(coords, order: int = 16) -> np.ndarray:
         x, y = np.where(flip, swap_y, swap_x), np.where(flip, swap_x, swap_y)
         s >>= 1
     return np.argsort(d, kind="stable").astype(np.int32)
+
+
+def strip_tour(coords: np.ndarray) -> np.ndarray:
+    """Boustrophedon start for large instances: cut the plane into about sqrt(n / 2) vertical
+    strips, visit each strip's cities by y, alternately up and down (O(n log n), typically
+    25-40 % above optimal, where a nearest-neighbour tour costs O(n^2))."""
+    n = len(coords)
+    x, y = coords[:, 0], coords[:, 1]
+    strips = max(1, int(np.sqrt(n / 2)))
+    span = (x.max() - x.min()) or 1.0
+    strip = np.minimum(((x - x.min()) / span * strips).astype(np.int64), strips - 1)
+    key_y = np.where(strip % 2 == 0, y, -y)
+    return np.lexsort((key_y, strip)).astype(np.int32)

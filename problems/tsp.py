@@ -14,12 +14,13 @@ import numpy as np
 from lsmgpu.encodings import Permutation
 from lsmgpu.neighbourhoods import (CandidateThreeOpt, CandidateTwoOpt, OrOpt, Swap, ThreeExchange, TwoOpt,
                                      candidate_polish)
-from lsmgpu.problem import ColonyModel, DeviceArray, Problem
+from lsmgpu.kernels import render_fragment
+from lsmgpu.problem import ColonyModel, DeviceArray, EdgeDistance, Problem
 from lsmgpu.budget import time_left
 from lsmgpu.neighbourhoods import OverCandidates
 from lsmgpu.validation import INT32_MAX, check_size, check_square
 
-from .candidates import greedy_tour, hilbert_tour, nearest_candidates, quadrant_candidates
+from .candidates import greedy_tour, hilbert_tour, nearest_candidates, quadrant_candidates, strip_tour
 from .distances import distance, geo_radians
 from .instances import shipped
 from .kicks import double_bridge, double_bridge_cuts, double_bridge_moves
@@ -60,19 +61,6 @@ def nearest_neighbour_tour(tsp: "TSP", start: int) -> np.ndarray:
         d[visited] = np.inf
         city = int(np.argmin(d))
     return tour
-
-
-def strip_tour(coords: np.ndarray) -> np.ndarray:
-    """Boustrophedon start for large instances: cut the plane into about sqrt(n / 2) vertical
-    strips, visit each strip's cities by y, alternately up and down (O(n log n), typically
-    25-40 % above optimal, where a nearest-neighbour tour costs O(n^2))."""
-    n = len(coords)
-    x, y = coords[:, 0], coords[:, 1]
-    strips = max(1, int(np.sqrt(n / 2)))
-    span = (x.max() - x.min()) or 1.0
-    strip = np.minimum(((x - x.min()) / span * strips).astype(np.int64), strips - 1)
-    key_y = np.where(strip % 2 == 0, y, -y)
-    return np.lexsort((key_y, strip)).astype(np.int32)
 
 
 class TSP(Problem):
@@ -198,6 +186,15 @@ class TSP(Problem):
             return ColonyModel("successor", eta, nearest_candidates(self.coords, k) if k else None)
         order = np.argsort(-eta, axis=1, kind="stable")       # nearest by the problem's own distances
         return ColonyModel("successor", eta, np.array([r[r != i][:k] for i, r in enumerate(order)], dtype=np.int32))
+
+    def edge_distance(self) -> EdgeDistance:
+        """Tour edges in TSPLIB rounding for the genetic algorithm (tsp_edge.cu.j2): from the
+        matrix where the move kernels read one, else from the coordinates."""
+        matrix = self.gpu_matrix or self.coords is None
+        table = self.matrix if matrix else self.coords.astype(np.float32 if self.integer_coords else np.float64)
+        source = render_fragment(self, "tsp_edge.cu.j2", use_matrix=matrix, weight_type=self.weight_type,
+                                 integer_coords=self.integer_coords)
+        return EdgeDistance(self.dist, table.ravel(), source)
 
     @classmethod
     def from_file(cls, path, **options) -> "TSP":

@@ -1,15 +1,19 @@
-"""The searches: one shared loop (base.LocalSearch) and one small class per algorithm; the ant
-colonies (colony.py), population methods over the batched local search."""
+"""The searches: one shared loop (base.LocalSearch) and one small class per algorithm; the
+population methods over the batched local search (population.py): the ant colonies (colony.py)
+and the genetic algorithm (genetic.py)."""
 from .base import LocalSearch
 from .colony import AntColonySystem, MaxMinAntSystem
+from .genetic import GeneticAlgorithm
 from .hill_climbing import HillClimbing
 from .ils import IteratedLocalSearch
 from .tabu import TabuSearch
 
 __all__ = ["LocalSearch", "HillClimbing", "TabuSearch", "IteratedLocalSearch", "AntColonySystem", "MaxMinAntSystem",
-           "ALGORITHMS", "COLONIES"]
+           "GeneticAlgorithm", "ALGORITHMS", "COLONIES", "POPULATION_METHODS"]
 
 #: the searches by their command-line names
 ALGORITHMS = {"tabu": TabuSearch, "hc": HillClimbing, "ils": IteratedLocalSearch}
 #: the ant colonies by their command-line names
 COLONIES = {"acs": AntColonySystem, "mmas": MaxMinAntSystem}
+#: every population method by its command-line name
+POPULATION_METHODS = {**COLONIES, "ga": GeneticAlgorithm}

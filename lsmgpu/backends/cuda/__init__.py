@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..tuning import WaveTuner
 from .batch import CudaBatchEvaluator
 from .colony import CudaColony
+from .genetic import CudaGenetic
 from .driver import context, cuda
 from .evaluator import CudaEvaluator
 from .population import CudaPopulation
@@ -76,3 +77,8 @@ class CudaBackend:
     def colony(self, model, construction, n: int, ants: int) -> CudaColony:
         """``ants`` ants building solutions of ``model`` on the GPU (lsmgpu.backends.colony)."""
         return CudaColony(model, construction, n, ants, self)
+
+    def genetic(self, breeding, n: int, distance) -> CudaGenetic:
+        """A genetic algorithm's population of ``n``-item permutations breeding on the GPU
+        (lsmgpu.backends.genetic); ``distance``: the problem's EdgeDistance or None."""
+        return CudaGenetic(breeding, n, distance, self)

@@ -1,0 +1,161 @@
+"""The genetic algorithm of Kang et al. (2016) for permutations, memetic with the batched local
+search (the population level, DESIGN section 7).
+
+A generation (lsmgpu.backends.genetic: on the GPU a thread or a warp a child, or the NumPy
+reference): in every group fixed rivals compete, fixed partners make children by a
+constructive crossover (BCSCX, ARX or both, for tours with an edge distance) or by order
+crossover (any permutation problem), a random 2-opt move mutates some; ``local_search``
+descends all the children at once to local optima. Every ``exchange_every`` generations each
+group's best gene replaces the worst of a random other group. Iterations are generations.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..backends.genetic import CONSTRUCTIVE, Breeding, genetic_for, migration
+from ..budget import check_deadline
+from ..encodings import Permutation
+from ..problem import Problem
+from .population import PopulationSearch
+
+__all__ = ["GeneticAlgorithm"]
+
+INITIAL = ("random", "problem")
+
+
+class GeneticAlgorithm(PopulationSearch):
+    """A genetic algorithm over permutations, in island groups, optionally memetic.
+
+    Parameters
+    ----------
+    genes : int, optional          population size m (default 2,048; 128 with local search), a
+                                   multiple of 4 x groups
+    groups : int                   island groups of m / groups genes (genes compete and mate within)
+    crossover : "auto" | "bcscx" | "arx" | "hybrid" | "ox"
+        "auto": "hybrid" where the problem has an edge distance (Problem.edge_distance: TSP),
+        else "ox" (order crossover: QAP and any permutation problem)
+    mutation : float               probability that a child gets a random 2-opt move
+    exchange_every : int           generations between the groups' exchanges of their best genes
+    initial : "random" | "problem" | array (genes, n)
+        the first genes: random permutations (the paper's), the problem's start solution and
+        kicked copies of it (Problem.perturb), or the given ones; descended first where there is
+        a local search
+    lanes : None | 1 | 32          threads a child on the GPU (1: the paper's thread a gene)
+    local_search, rule, backend, seed, callbacks, history : as for every population method
+        (lsmgpu.search.population): the local search improves every child
+    """
+
+    algorithm = "GeneticAlgorithm"
+
+    def __init__(self, problem: Problem, *, genes: int | None = None, groups: int = 1, crossover: str = "auto",
+                 mutation: float = 0.1, exchange_every: int = 10, initial="random", lanes: int | None = None,
+                 local_search=None, **options):
+        if not isinstance(problem, Problem):
+            raise TypeError(f"{self.algorithm}: `problem` must be a Problem, got {type(problem).__name__}")
+        if not isinstance(problem.encoding, Permutation):
+            raise TypeError(f"{self.algorithm}: the crossovers breed permutations; {problem.name}'s encoding is "
+                            f"{problem.encoding!r}")
+        self.distance = None if problem.maximize else problem.edge_distance()    # lengths are minimised
+        if crossover == "auto":
+            crossover = "ox" if self.distance is None else "hybrid"
+        if crossover in CONSTRUCTIVE and self.distance is None:
+            raise ValueError(f"{self.algorithm}: `crossover={crossover!r}` chooses by an edge distance, which "
+                             f"{problem.name} has not (Problem.edge_distance); use 'ox'")
+        if crossover in CONSTRUCTIVE and problem.maximize:
+            raise ValueError(f"{self.algorithm}: `crossover={crossover!r}` builds short tours; {problem.name} "
+                             "maximises")
+        if genes is None:
+            genes = 2048 if local_search is None else 128
+        self.breeding = Breeding(crossover, mutation, genes, groups, lanes)
+        if not isinstance(exchange_every, (int, np.integer)) or exchange_every < 1:
+            raise ValueError(f"{self.algorithm}: `exchange_every` must be an integer >= 1, got {exchange_every!r}")
+        self.exchange_every = int(exchange_every)
+        self.initial = self._initial(problem, initial)
+        super().__init__(problem, local_search=local_search, **options)
+
+    def _initial(self, problem: Problem, initial):
+        if isinstance(initial, str):
+            if initial not in INITIAL:
+                raise ValueError(f"{self.algorithm}: `initial` must be one of {INITIAL} or an array of genes, "
+                                 f"got {initial!r}")
+            return initial
+        genes = np.asarray(initial)
+        if genes.shape != (self.breeding.genes, problem.n):
+            raise ValueError(f"{self.algorithm}: `initial` must have shape ({self.breeding.genes}, {problem.n}) "
+                             f"(genes x n), got {genes.shape}")
+        for k, x in enumerate(genes):
+            try:
+                problem.encoding.validate(x)
+            except ValueError as exc:
+                raise ValueError(f"{self.algorithm}: `initial` row {k}: {exc}") from None
+        return genes.astype(np.int32)
+
+    @property
+    def genes(self) -> int:
+        return self.breeding.genes
+
+    # --- the run -----------------------------------------------------------------------------
+    def _set_up(self) -> None:
+        problem, b = self.problem, self.breeding
+        self.breeder = genetic_for(self.backend, b, problem.n, self.distance, announce=self.algorithm)
+        self.parts.append(self.breeder)
+        self.device = getattr(self.breeder, "device", "")
+        self._improver(b.groups * b.children_per_group)
+        self.seed = int(self.rng.integers(2**63))        # the counter-based draws' key
+        genes = self._first_genes()
+        check_deadline("the genetic algorithm's first genes")
+        if self.improver is None and self.distance is not None:
+            self.breeder.load(genes)                     # lengths on the backend
+            values = self.breeder.value_array()
+            self.evaluations += len(genes)
+        else:
+            genes, values = self._values(genes)
+            self.breeder.load(genes, values)
+        best = int(np.argmin(values))
+        self._record(genes[best], values[best])
+
+    def _first_genes(self) -> np.ndarray:
+        n, m = self.problem.n, self.genes
+        if not isinstance(self.initial, str):
+            return self.initial.copy()
+        if self.initial == "random":
+            return self.rng.permuted(np.tile(np.arange(n, dtype=np.int32), (m, 1)), axis=1)
+        start = self.problem.encoding.validate(self.problem.initial_solution(self.rng))
+        return np.stack([start] + [self.problem.perturb(start.copy(), self.rng, 1) for _ in range(m - 1)])
+
+    def _values(self, genes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Genes (descended where there is a local search) and their minimised values, in chunks
+        of the local search's rows."""
+        if self.improver is None:
+            return self._improve(genes)
+        rows = self.improver.rows
+        parts = [self._improve(genes[k:k + rows]) for k in range(0, len(genes), rows)]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+    def _improve(self, solutions):
+        if self.improver is not None and len(solutions) < self.improver.rows:   # a last, short chunk
+            pad = np.repeat(solutions[:1], self.improver.rows - len(solutions), axis=0)
+            xs, values = super()._improve(np.concatenate([solutions, pad]))
+            return xs[:len(solutions)], values[:len(solutions)]
+        return super()._improve(solutions)
+
+    def _iterate(self) -> None:
+        slots = self.breeder.breed(self.seed, self.iteration)
+        self.evaluations += len(slots)
+        if self.improver is not None or self.distance is None:
+            xs, values = self._improve(self.breeder.rows(slots))
+            self.breeder.set_rows(slots, xs if self.improver is not None else None, values)
+        self.iteration += 1
+        if self.breeding.groups > 1 and self.iteration % self.exchange_every == 0:
+            dst, src = migration(self.breeder.value_array(), self.breeding, self.seed, self.iteration)
+            self.breeder.copy_rows(dst, src)
+        values = self.breeder.value_array()
+        best = int(np.argmin(values))
+        improved = values[best] < self.best and self._record(self.breeder.rows([best])[0], values[best])
+        if not improved:
+            self._since_best += 1
+        self._finish_iteration(values[best], improved)
+
+    def __repr__(self):
+        return (f"{self.algorithm}({self.problem!r}, genes={self.genes}, groups={self.breeding.groups}, "
+                f"crossover={self.breeding.crossover!r}, backend={self.backend.name})")

@@ -1,0 +1,343 @@
+"""The genetic algorithm: the jump indices against brute force, BCSCX / ARX / OX against plain
+transcriptions of their definitions, the fixed places of rivals, partners and children, mutation,
+migration, whole runs (quality, seeds, budgets, Ctrl-C, errors); on the GPU, the kernels against
+the host reference."""
+import itertools
+
+import numpy as np
+import pytest
+
+from lsmgpu import GeneticAlgorithm, Problem
+from lsmgpu.backends.crossover import JumpIndices, arx_privilege, construct, order_crossover
+from lsmgpu.backends.genetic import Breeding, CpuGenetic, children_of, genetic_for, migration
+from lsmgpu.encodings import Binary, Permutation
+from lsmgpu.kernels import nvcc_compile, render_skeleton
+from lsmgpu.neighbourhoods import BitFlip, Swap
+from lsmgpu.problems import QAP, TSP
+
+
+def small_tsp(n=30, seed=3, **options):
+    return TSP(np.round(np.random.default_rng(seed).uniform(0, 1000, (n, 2))), name=f"tsp{n}", **options)
+
+
+def is_permutation(x):
+    return np.array_equal(np.sort(x, axis=-1), np.broadcast_to(np.arange(x.shape[-1]), x.shape))
+
+
+# --- plain transcriptions of the definitions (linear scans, no jump indices) -----------------------
+def plain_neighbours(parent, visited, item):
+    """The first unvisited item after and before ``item`` in the circular ``parent``."""
+    n, i = len(parent), list(parent).index(item)
+    after = next((parent[(i + s) % n] for s in range(1, n) if not visited[parent[(i + s) % n]]), item)
+    before = next((parent[(i - s) % n] for s in range(1, n) if not visited[parent[(i - s) % n]]), item)
+    return after, before
+
+
+def plain_child(p0, p1, dist, who):
+    """Kang et al.'s constructive crossover from item 0: ``who(k)`` recommends position k (0, 1 or
+    2 = both parents, BCSCX); the nearest candidate taken, the first listed on ties."""
+    n = len(p0)
+    visited = np.zeros(n, bool)
+    child, current = [0], 0
+    for k in range(1, n):
+        visited[current] = True
+        cands = [*plain_neighbours(p0, visited, current), *plain_neighbours(p1, visited, current)]
+        side = who(k)
+        cands = cands if side == 2 else cands[2 * side:2 * side + 2]
+        current = min(cands, key=lambda c: (dist[current, c], cands.index(c)))
+        child.append(current)
+    return np.array(child)
+
+
+def plain_ox(p0, p1, lo, hi):
+    n = len(p0)
+    child = [None] * n
+    child[lo:hi + 1] = p0[lo:hi + 1]
+    rest = [p1[(hi + 1 + s) % n] for s in range(n) if p1[(hi + 1 + s) % n] not in set(p0[lo:hi + 1])]
+    for s, item in enumerate(rest):
+        child[(hi + 1 + s) % n] = item
+    return np.array(child)
+
+
+# --- the operators -------------------------------------------------------------------------------
+def test_jump_indices_find_the_first_unvisited_item_both_ways():
+    rng = np.random.default_rng(0)
+    for n in (2, 3, 9, 40):
+        parents = np.array([rng.permutation(n) for _ in range(3)])
+        jumps = JumpIndices(parents)
+        visited = np.zeros((3, n), bool)
+        orders = np.array([rng.permutation(n) for _ in range(3)])
+        for t in range(n):
+            items = orders[:, t]
+            visited[np.arange(3), items] = True
+            after, before = jumps.visit(items)
+            for r in range(3):
+                assert (after[r], before[r]) == plain_neighbours(parents[r], visited[r], items[r])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_bcscx_and_arx_equal_their_definitions(seed):
+    rng = np.random.default_rng(seed)
+    tsp = small_tsp(12 + seed, seed=seed)
+    n = tsp.n
+    dist = tsp.matrix.astype(np.int64)
+    p0, p1 = np.array([rng.permutation(n) for _ in range(2)]), np.array([rng.permutation(n) for _ in range(2)])
+    lo, hi = np.array([2, 5]), np.array([7, n - 1])
+    bcscx = construct(p0, p1, tsp.dist, np.full((2, n - 1), 2, np.int8))
+    for first in (0, 1):
+        arx = construct(p0, p1, tsp.dist, arx_privilege(2, n, np.array([first, first]), lo, hi))
+        for r in range(2):
+            who = (lambda k, r=r: 1 - first if lo[r] <= k < hi[r] else first)
+            assert np.array_equal(arx[r], plain_child(p0[r], p1[r], dist, who))
+    for r in range(2):
+        assert np.array_equal(bcscx[r], plain_child(p0[r], p1[r], dist, lambda k: 2))
+
+
+def test_order_crossover_equals_its_definition():
+    rng = np.random.default_rng(2)
+    for n in (4, 9, 25):
+        p0, p1 = np.array([rng.permutation(n) for _ in range(5)]), np.array([rng.permutation(n) for _ in range(5)])
+        a, b = rng.integers(0, n, 5), rng.integers(0, n, 5)
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        children = order_crossover(p0, p1, lo, hi)
+        for r in range(5):
+            assert np.array_equal(children[r], plain_ox(p0[r], p1[r], lo[r], hi[r]))
+
+
+# --- the generation ------------------------------------------------------------------------------
+def test_children_sit_where_the_paper_puts_them():
+    """Parents i (even) and i + 1 of each group: the child at i/2 + g/2, the second at i/2 + 3g/4."""
+    for crossover in ("bcscx", "arx"):
+        slots, first, role = children_of(Breeding(crossover, genes=64, groups=2))
+        g = 32
+        for s, f, r in zip(slots, first, role):
+            group, i = divmod(int(f), g)
+            assert i % 2 == 0 and i < g // 2
+            assert s == group * g + i // 2 + (g // 2 if r == 0 else 3 * g // 4)
+        assert len(slots) == (16 if crossover == "bcscx" else 32)
+
+
+def test_fixed_rivals_keep_the_better_at_the_front_and_ties_stay():
+    genetic = CpuGenetic(Breeding("ox", genes=16, groups=2), 5)
+    rng = np.random.default_rng(3)
+    genes = np.array([rng.permutation(5) for _ in range(16)], dtype=np.int32)
+    values = rng.integers(0, 4, 16).astype(float)
+    genetic.load(genes, values)
+    genetic.compete()
+    for group in range(2):
+        for j in range(4):
+            slot, rival = group * 8 + j, group * 8 + j + 4
+            expected = rival if values[rival] < values[slot] else slot
+            assert np.array_equal(genetic.genes[slot], genes[expected]) and genetic.values[slot] == values[expected]
+
+
+@pytest.mark.parametrize("crossover", ["bcscx", "arx", "hybrid", "ox"])
+def test_every_child_is_a_permutation_and_the_mutation_rate_holds(crossover):
+    tsp = small_tsp(25)
+    b = Breeding(crossover, mutation=0.3, genes=256, groups=2)
+    genetic = CpuGenetic(b, tsp.n, tsp.dist)
+    rng = np.random.default_rng(4)
+    genetic.load(np.array([rng.permutation(25) for _ in range(256)], dtype=np.int32))
+    slots = genetic.breed(7, 0)
+    assert is_permutation(genetic.genes) and len(set(slots)) == len(slots)
+    before = genetic.genes[slots].copy()
+    mutated = 0
+    for generation in range(1, 6):
+        again = CpuGenetic(b, tsp.n, tsp.dist)
+        again.load(genetic.genes.copy(), genetic.values.copy())
+        plain = CpuGenetic(Breeding(crossover, mutation=0.0, genes=256, groups=2), tsp.n, tsp.dist)
+        plain.load(genetic.genes.copy(), genetic.values.copy())
+        again.breed(7, generation), plain.breed(7, generation)
+        mutated += int((again.genes[slots] != plain.genes[slots]).any(axis=1).sum())
+        diff = again.genes[slots] != plain.genes[slots]
+        for row in np.flatnonzero(diff.any(axis=1)):          # a mutation reverses one segment
+            where = np.flatnonzero(diff[row])
+            segment = slice(where[0], where[-1] + 1)
+            assert np.array_equal(again.genes[slots][row][segment], plain.genes[slots][row][segment][::-1])
+    trials = 5 * len(slots)
+    assert abs(mutated - 0.3 * trials) < 4 * np.sqrt(0.3 * 0.7 * trials) + 0.05 * trials   # short reversals can be no-ops
+    assert before.shape == genetic.genes[slots].shape
+
+
+def test_migration_sends_each_groups_best_to_another_groups_worst():
+    b = Breeding("ox", genes=32, groups=4)
+    values = np.random.default_rng(5).permutation(32).astype(float)
+    for generation in range(20):
+        dst, src = migration(values, b, 9, generation)
+        for d, s in zip(dst, src):
+            assert d // 8 != s // 8
+            assert values[s] == values[(s // 8) * 8:(s // 8) * 8 + 8].min()
+            assert values[d] == values[(d // 8) * 8:(d // 8) * 8 + 8].max()
+
+
+def test_host_tour_lengths_are_the_problems_fitness():
+    tsp = small_tsp(40)
+    genetic = CpuGenetic(Breeding("hybrid", genes=8), tsp.n, tsp.dist)
+    tours = np.array([np.random.default_rng(k).permutation(40) for k in range(8)], dtype=np.int32)
+    genetic.load(tours)
+    assert np.array_equal(genetic.values, [tsp.fitness(t) for t in tours])
+
+
+# --- whole runs ----------------------------------------------------------------------------------
+def test_memetic_ga_reaches_berlin52_within_2_percent_in_seconds(berlin52):
+    result = GeneticAlgorithm(berlin52, genes=32, local_search="auto", backend="cpu", seed=0).run(
+        seconds=5, target=berlin52.best_known)
+    assert result.fitness <= 1.02 * berlin52.best_known and is_permutation(result.solution)
+    assert result.fitness == berlin52.fitness(result.solution)
+
+
+def test_plain_ga_improves_on_random_tours_every_crossover(berlin52):
+    for crossover in ("bcscx", "arx", "hybrid", "ox"):
+        result = GeneticAlgorithm(berlin52, genes=128, crossover=crossover, backend="cpu", seed=1).run(60)
+        assert result.history[0] > 2.5 * berlin52.best_known > result.fitness / 1.25 or crossover == "ox"
+        assert result.fitness < result.history[0]
+
+
+def test_qap_gets_order_crossover_and_a_memetic_optimum(nug12):
+    ga = GeneticAlgorithm(nug12, genes=32, local_search="auto", backend="cpu", seed=0)
+    assert ga.breeding.crossover == "ox"
+    result = ga.run(50, target=nug12.best_known)
+    assert result.fitness == nug12.best_known and result.status == "target"
+
+
+def test_seeded_runs_are_reproducible_and_seeds_differ(berlin52):
+    runs = [GeneticAlgorithm(berlin52, genes=64, groups=2, exchange_every=2, backend="cpu", seed=s).run(15)
+            for s in (4, 4, 5)]
+    assert np.array_equal(runs[0].solution, runs[1].solution) and np.array_equal(runs[0].history, runs[1].history)
+    assert not np.array_equal(runs[0].history, runs[2].history)
+
+
+def test_callbacks_budgets_and_ctrl_c(berlin52):
+    seen = []
+
+    def stop_at_four(state):
+        seen.append(state.iteration)
+        if state.iteration == 4:
+            raise KeyboardInterrupt
+
+    result = GeneticAlgorithm(berlin52, genes=16, backend="cpu", seed=0, callbacks=stop_at_four).run(100)
+    assert result.status == "interrupted" and seen == [1, 2, 3, 4] and is_permutation(result.solution)
+    assert GeneticAlgorithm(berlin52, genes=16, backend="cpu", seed=0).run(3).iterations == 3
+    with pytest.raises(ValueError, match="budget|iterations|seconds"):
+        GeneticAlgorithm(berlin52, genes=16, backend="cpu").run()
+
+
+def test_initial_genes_given_or_from_the_problem(berlin52):
+    genes = np.array([np.random.default_rng(k).permutation(52) for k in range(8)])
+    result = GeneticAlgorithm(berlin52, genes=8, initial=genes, backend="cpu", seed=0).run(1)
+    assert result.history[0] == min(berlin52.fitness(g) for g in genes)
+    ga = GeneticAlgorithm(berlin52, genes=8, initial="problem", backend="cpu", seed=0)
+    assert ga.run(1).history[0] < 1.5 * berlin52.best_known
+
+
+class Bits(Problem):
+    def __init__(self):
+        super().__init__(Binary(8), BitFlip())
+
+    def evaluate(self, x):
+        return float(x.sum())
+
+
+def test_bad_settings_are_named(berlin52, nug12):
+    with pytest.raises(ValueError, match="multiple of 4 x `groups`"):
+        GeneticAlgorithm(berlin52, genes=24, groups=4)
+    with pytest.raises(ValueError, match="edge distance"):
+        GeneticAlgorithm(nug12, crossover="arx")
+    with pytest.raises(ValueError, match="`crossover`"):
+        GeneticAlgorithm(berlin52, crossover="pmx")
+    with pytest.raises(ValueError, match="`mutation`"):
+        GeneticAlgorithm(berlin52, mutation=1.5)
+    with pytest.raises(ValueError, match=r"`initial` must have shape \(16, 52\)"):
+        GeneticAlgorithm(berlin52, genes=16, initial=np.zeros((3, 52), int))
+    with pytest.raises(ValueError, match="`initial` row 0"):
+        GeneticAlgorithm(berlin52, genes=4, initial=np.zeros((4, 52), int))
+    with pytest.raises(TypeError, match="permutations"):
+        GeneticAlgorithm(Bits())
+    with pytest.raises(ValueError, match="`exchange_every`"):
+        GeneticAlgorithm(berlin52, exchange_every=0)
+    with pytest.raises(ValueError, match="`lanes`"):
+        GeneticAlgorithm(berlin52, lanes=8)
+
+
+# --- the GPU kernels -----------------------------------------------------------------------------
+def distances():
+    """An EdgeDistance of each kind the TSP gives: integer coordinates, real ones, a matrix."""
+    coords = small_tsp(20)
+    real = TSP(np.random.default_rng(1).uniform(0, 100, (20, 2)))
+    matrix = TSP(matrix=coords.matrix)
+    return {"int-coords": coords, "real-coords": real, "matrix": matrix}
+
+
+RENDERS = [(dict(CROSSOVER=c, LANES=lanes), kind) for c, lanes, kind in itertools.product(
+    ["bcscx", "arx", "hybrid", "ox"], [1, 32], ["int-coords", "real-coords", "matrix", "none"])
+    if kind != "none" or c == "ox"]       # the constructive crossovers need a distance
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("options,kind", RENDERS, ids=lambda o: str(o.get("CROSSOVER", "")) + str(o.get("LANES", ""))
+                         if isinstance(o, dict) else o)
+def test_genetic_kernels_compile_for_sm90(options, kind):
+    device = None if kind == "none" else distances()[kind].edge_distance().device
+    assert nvcc_compile(render_skeleton("genetic.cu.j2", DISTANCE=device, **options))
+
+
+def gpu_breeder(breeding, n, distance):
+    from lsmgpu.backends import resolve
+    return genetic_for(resolve("cuda"), breeding, n, distance)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("crossover,lanes", list(itertools.product(["bcscx", "arx", "hybrid", "ox"], [1, 32])))
+@pytest.mark.parametrize("kind", ["int-coords", "real-coords", "matrix"])
+def test_gpu_breeds_the_hosts_children(crossover, lanes, kind):
+    """Same draws, same children, same lengths: generation after generation, exactly."""
+    problem = distances()[kind]
+    distance = problem.edge_distance()
+    b = Breeding(crossover, mutation=0.4, genes=64, groups=2, lanes=lanes)
+    rng = np.random.default_rng(6)
+    genes = np.array([rng.permutation(problem.n) for _ in range(64)], dtype=np.int32)
+    host = CpuGenetic(b, problem.n, None if crossover == "ox" else distance.between)
+    gpu = gpu_breeder(b, problem.n, None if crossover == "ox" else distance)
+    try:
+        values = np.array([problem.fitness(g) for g in genes], dtype=float)
+        host.load(genes, values)
+        gpu.load(genes, values)
+        for generation in range(4):
+            slots = host.breed(21, generation)
+            assert np.array_equal(gpu.breed(21, generation), slots)
+            if crossover == "ox":           # lengths from the host, as the search does
+                lengths = [problem.fitness(x) for x in host.genes[slots]]
+                host.set_rows(slots, None, lengths)
+                gpu.set_rows(slots, None, lengths)
+            assert np.array_equal(gpu.rows(np.arange(64)), host.genes)
+            assert np.array_equal(gpu.value_array(), host.values)
+    finally:
+        gpu.close()
+
+
+@pytest.mark.gpu
+def test_gpu_lengths_and_row_copies_equal_the_hosts():
+    problem = distances()["int-coords"]
+    b = Breeding("hybrid", genes=16, groups=4)
+    gpu = gpu_breeder(b, problem.n, problem.edge_distance())
+    try:
+        genes = np.array([np.random.default_rng(k).permutation(problem.n) for k in range(16)], dtype=np.int32)
+        gpu.load(genes)
+        assert np.array_equal(gpu.value_array(), [problem.fitness(g) for g in genes])
+        host = CpuGenetic(b, problem.n, problem.dist)
+        host.load(genes)
+        host.copy_rows([3, 5, 3], [1, 3, 7]), gpu.copy_rows([3, 5, 3], [1, 3, 7])
+        assert np.array_equal(gpu.rows(range(16)), host.genes) and np.array_equal(gpu.value_array(), host.values)
+    finally:
+        gpu.close()
+
+
+@pytest.mark.gpu
+def test_gpu_runs_are_reproducible_and_memetic_on_kroa100():
+    tsp = TSP.from_file(TSP.shipped("kroA100"))
+    runs = [GeneticAlgorithm(tsp, genes=256, groups=4, backend="cuda", seed=3).run(30) for _ in range(2)]
+    assert np.array_equal(runs[0].solution, runs[1].solution) and runs[0].backend == "cuda"
+    cpu = GeneticAlgorithm(tsp, genes=256, groups=4, backend="cpu", seed=3).run(30)
+    assert np.array_equal(cpu.solution, runs[0].solution)
+    memetic = GeneticAlgorithm(tsp, genes=64, local_search="auto", backend="cuda", seed=0).run(30, target=tsp.best_known)
+    assert memetic.fitness <= 1.01 * tsp.best_known
