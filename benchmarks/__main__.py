@@ -41,6 +41,7 @@ from .defaults import table_defaults
 from .interrupts import table_interrupts
 from .overrun import table_overrun
 from .colony import table_acs_build, table_colony_quality, table_mmas_build
+from .genetic import table_ga_convergence, table_ga_generation, table_ga_million
 from .population import table_batch_ils, table_descents
 from .peers import table_peers_qap, table_peers_tsp, table_peers_weierstrass
 from .startup import table_startup
@@ -497,7 +498,12 @@ TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality
           "acs-build": lambda args: table_acs_build(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "mmas-build": lambda args: table_mmas_build(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "colony-quality": lambda args: table_colony_quality(args, lambda folder, name: instances(args, folder, [name])[0],
-                                                              emit)}
+                                                              emit),
+          "ga-generation": lambda args: table_ga_generation(args, lambda folder, name: instances(args, folder, [name])[0],
+                                                            emit),
+          "ga-convergence": lambda args: table_ga_convergence(args, lambda folder, name: instances(args, folder, [name])[0],
+                                                              emit),
+          "ga-million": lambda args: table_ga_million(args, None, emit)}
 
 
 def _pyplot():
@@ -635,6 +641,15 @@ def main(argv=None):
     parser.add_argument("--colony-mmas", default="d198,pcb442,rat783,pr1002,pr2392",
                         help="TSPLIB names of colony-quality's MMAS + local search rows")
     parser.add_argument("--colony-acs", default="a280,pcb442,rat783", help="TSPLIB names of colony-quality's ACS rows")
+    parser.add_argument("--ga-instances", default="ch130,d2103,rl11849,pla85900", help="ga-generation's TSPLIB names")
+    parser.add_argument("--ga-cpu-up-to", type=int, default=12000, help="ga-generation: time the CPU backend up to n")
+    parser.add_argument("--ga-convergence", default="ch130,p654", help="ga-convergence's TSPLIB names")
+    parser.add_argument("--ga-convergence-generations", type=int, default=300)
+    parser.add_argument("--ga-runs", type=int, default=5, help="ga-convergence: seeds per crossover")
+    parser.add_argument("--ga-million-cities", type=int, default=1_000_000)
+    parser.add_argument("--ga-million-seed", type=int, default=1_000_000, help="portgen's seed")
+    parser.add_argument("--ga-generations", default="10,50,200", help="ga-million: the checkpoints")
+    parser.add_argument("--ga-million-seconds", type=float, default=540.0, help="ga-million: the run's time limit")
     parser.add_argument("--colony-seconds", type=float, default=6.0, help="colony-quality: the most an ACS row runs")
     args = parser.parse_args(argv)
     if args.quick:

@@ -1,0 +1,159 @@
+"""The genetic algorithm's tables (issue 23), beside Kang et al. 2016's figures
+(../shared/papers/README.md, section 5; GTX 980). TSPLIB stand-ins for the paper's Waterloo
+instances: ch130 for xqf131, p654 for xql662, d2103 for the 2,071-city one, rl11849 for
+xmc10150, pla85900 for the 100,000-city one; the 1,000,000-city instance is portgen's
+(benchmarks/portgen.py).
+
+``ga-generation`` (Table 5): milliseconds per generation (compete, crossover, mutation and the
+children's lengths, then the m values read by the host: a generation as the search runs it
+without local search), 128 and 2,048 genes in 1 and 8 groups, the hybrid crossover, a thread a
+child (the paper's layout) and a warp a child; median of ``--repeats`` after a warm-up; lsmgpu's
+CPU backend (the NumPy reference) up to ``--ga-cpu-up-to`` cities.
+
+``ga-convergence`` (Table 2 in shape): 2,048 random genes, per crossover: the generations until
+the best is within 10 % of the optimum, and the error after 100 generations, mean of
+``--ga-runs`` seeds.
+
+``ga-million``: 1,000,000 cities, 2,048 genes in 8 groups, random genes: the error after each of
+``--ga-generations`` checkpoints and the wall time (the paper: 0.1608 after 200, 0.0655 after
+5,000 generations).
+
+    python -m benchmarks ga-generation ga-convergence ga-million --data .data --out $OUT
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+from lsmgpu import GeneticAlgorithm
+from lsmgpu.backends.genetic import Breeding, CpuGenetic, genetic_for
+from lsmgpu.problems import TSP
+
+from .portgen import portgen, uniform_reference
+
+#: Table 5: ms per generation on the GTX 980 (GPU, CPU) by (stand-in, genes, groups)
+TABLE5 = {("ch130", 128, 1): (2.85, 3.22), ("ch130", 128, 8): (4.17, 5.32), ("ch130", 2048, 1): (15.22, 19.15),
+          ("ch130", 2048, 8): (15.90, 20.33), ("d2103", 128, 1): (26.12, 31.29), ("d2103", 128, 8): (29.01, 108.71),
+          ("d2103", 2048, 1): (63.25, 326.35), ("d2103", 2048, 8): (66.10, 397.50),
+          ("rl11849", 128, 1): (115.33, 208.25), ("rl11849", 128, 8): (127.85, 976.27),
+          ("rl11849", 2048, 1): (288.95, 1632.42), ("rl11849", 2048, 8): (340.51, 2397.90),
+          ("pla85900", 128, 1): (1160.29, 5160.38), ("pla85900", 128, 8): (1315.88, 29093.50),
+          ("pla85900", 2048, 1): (5514.09, 25905.06), ("pla85900", 2048, 8): (5569.41, 50387.65)}
+#: Table 2: (generations to 10 %, error after 100 generations) by (stand-in, crossover)
+TABLE2 = {("ch130", "bcscx"): (35.54, 0.041), ("ch130", "arx"): (67.45, 0.008), ("ch130", "hybrid"): (26.40, 0.019),
+          ("p654", "bcscx"): (71.21, 0.057), ("p654", "arx"): (532.42, 0.058), ("p654", "hybrid"): (54.23, 0.021)}
+CONFIGS = [(128, 1), (128, 8), (2048, 1), (2048, 8)]
+
+
+def _backend():
+    from lsmgpu.backends import resolve
+    return resolve("cuda")
+
+
+def generation_ms(breeder, n: int, genes: int, repeats: int) -> tuple[float, float]:
+    """Median wall and kernel milliseconds of a generation, every child checked a permutation."""
+    rng = np.random.default_rng(0)
+    breeder.load(rng.permuted(np.tile(np.arange(n, dtype=np.int32), (genes, 1)), axis=1))
+    walls, kernels = [], []
+    for k in range(repeats + 1):
+        t0 = time.perf_counter()
+        slots = breeder.breed(7, k)
+        breeder.value_array()
+        walls.append(time.perf_counter() - t0)
+        kernels.append(getattr(breeder, "kernel_seconds", walls[-1]))
+        if k == 0:
+            sample = breeder.rows(slots[:4])
+            assert np.array_equal(np.sort(sample, axis=1), np.tile(np.arange(n), (len(sample), 1)))
+    return 1000 * statistics.median(walls[1:]), 1000 * statistics.median(kernels[1:])
+
+
+def table_ga_generation(args, path_of, emit) -> list[dict]:
+    backend, rows = _backend(), []
+    for name in args.ga_instances.split(","):
+        problem = TSP.from_file(path_of("tsplib", name))
+        n, distance = problem.n, problem.edge_distance()
+        for genes, groups in CONFIGS:
+            timings = {}
+            for lanes in (1, 32):
+                breeder = genetic_for(backend, Breeding("hybrid", 0.1, genes, groups, lanes), n, distance)
+                try:
+                    timings[lanes] = generation_ms(breeder, n, genes, args.repeats)
+                finally:
+                    breeder.close()
+            cpu = None
+            if n <= args.ga_cpu_up_to:
+                cpu = generation_ms(CpuGenetic(Breeding("hybrid", 0.1, genes, groups), n, distance.between), n,
+                                    genes, 1)[0]
+            best = min(timings, key=lambda k: timings[k][0])
+            paper_gpu, paper_cpu = TABLE5.get((name, genes, groups), (None, None))
+            rows.append(dict(table="ga-generation", instance=name, n=n, genes=genes, groups=groups,
+                             ms_thread=round(timings[1][0], 3), ms_warp=round(timings[32][0], 3), best_lanes=best,
+                             kernel_ms=round(timings[best][1], 3), cpu_ms=None if cpu is None else round(cpu, 1),
+                             speedup_vs_cpu=None if cpu is None else round(cpu / timings[best][0], 1),
+                             paper_gpu_ms=paper_gpu, paper_cpu_ms=paper_cpu,
+                             vs_paper_gpu=None if paper_gpu is None else round(paper_gpu / timings[best][0], 1)))
+            emit(rows[-1])
+    return rows
+
+
+def table_ga_convergence(args, path_of, emit) -> list[dict]:
+    backend, rows = getattr(args, "backend_choice", "cuda"), []
+    for name in args.ga_convergence.split(","):
+        problem = TSP.from_file(path_of("tsplib", name))
+        optimum = problem.best_known
+        for crossover in ("bcscx", "arx", "hybrid"):
+            to_ten, after_100, seconds = [], [], []
+            for seed in range(args.ga_runs):
+                errors = []
+
+                def track(state, errors=errors):
+                    errors.append((state.best - optimum) / optimum)
+
+                ga = GeneticAlgorithm(problem, genes=2048, crossover=crossover, backend=backend, seed=seed,
+                                      callbacks=track)
+                result = ga.run(args.ga_convergence_generations)
+                seconds.append(result.seconds)
+                reached = [g + 1 for g, e in enumerate(errors) if e <= 0.1]
+                to_ten.append(reached[0] if reached else np.nan)
+                after_100.append(errors[min(99, len(errors) - 1)])
+            paper = TABLE2.get((name, crossover), (None, None))
+            rows.append(dict(table="ga-convergence", instance=name, n=problem.n, crossover=crossover, genes=2048,
+                             runs=args.ga_runs, generations_to_10pct=round(float(np.nanmean(to_ten)), 2),
+                             runs_reaching_10pct=int(np.sum(~np.isnan(to_ten))),
+                             error_after_100=round(float(np.mean(after_100)), 4),
+                             seconds_per_run=round(statistics.median(seconds), 2),
+                             paper_generations_to_10pct=paper[0], paper_error_after_100=paper[1]))
+            emit(rows[-1])
+    return rows
+
+
+def table_ga_million(args, path_of, emit) -> list[dict]:
+    n = args.ga_million_cities
+    coords = portgen(n, args.ga_million_seed)
+    problem = TSP(coords, name=f"portgen{n}-{args.ga_million_seed}")
+    reference = uniform_reference(n)
+    checkpoints = sorted(int(g) for g in args.ga_generations.split(","))
+    rows, seen = [], {}
+
+    def track(state):
+        if state.iteration in checkpoints:
+            seen[state.iteration] = (state.best, state.elapsed)
+
+    ga = GeneticAlgorithm(problem, genes=2048, groups=8, crossover="hybrid", backend="cuda", seed=0, callbacks=track)
+    t0 = time.perf_counter()
+    result = ga.run(checkpoints[-1], seconds=args.ga_million_seconds)
+    wall = time.perf_counter() - t0
+    assert np.array_equal(np.sort(result.solution), np.arange(n))
+    paper = {200: 0.1608, 5000: 0.0655}
+    for g in checkpoints:
+        best, at = seen.get(g, (None, None))
+        rows.append(dict(table="ga-million", instance=problem.name, n=n, genes=2048, groups=8, variant="plain hybrid",
+                         generation=g, reached=best is not None,
+                         error=None if best is None else round((best - reference) / reference, 4),
+                         seconds=None if at is None else round(at, 1), paper_error=paper.get(g),
+                         reference=f"0.7124 sqrt(n A) = {reference:,.0f}", run_wall_s=round(wall, 1),
+                         status=result.status, generations_run=result.iterations))
+        emit(rows[-1])
+    return rows
