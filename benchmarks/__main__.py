@@ -41,7 +41,7 @@ from .defaults import table_defaults
 from .interrupts import table_interrupts
 from .overrun import table_overrun
 from .colony import table_acs_build, table_colony_quality, table_mmas_build
-from .genetic import table_ga_convergence, table_ga_generation, table_ga_million
+from .genetic import table_ga_convergence, table_ga_generation, table_ga_million, table_ga_quality
 from .population import table_batch_ils, table_descents
 from .peers import table_peers_qap, table_peers_tsp, table_peers_weierstrass
 from .startup import table_startup
@@ -503,7 +503,8 @@ TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality
                                                             emit),
           "ga-convergence": lambda args: table_ga_convergence(args, lambda folder, name: instances(args, folder, [name])[0],
                                                               emit),
-          "ga-million": lambda args: table_ga_million(args, None, emit)}
+          "ga-million": lambda args: table_ga_million(args, None, emit),
+          "ga-quality": lambda args: table_ga_quality(args, lambda folder, name: instances(args, folder, [name])[0], emit)}
 
 
 def _pyplot():
@@ -650,6 +651,10 @@ def main(argv=None):
     parser.add_argument("--ga-million-seed", type=int, default=1_000_000, help="portgen's seed")
     parser.add_argument("--ga-generations", default="10,50,200", help="ga-million: the checkpoints")
     parser.add_argument("--ga-million-seconds", type=float, default=540.0, help="ga-million: the run's time limit")
+    parser.add_argument("--ga-tsp", default="pr1002,pr2392", help="ga-quality's TSPLIB names")
+    parser.add_argument("--ga-qap", default="tai50a,tai100a", help="ga-quality's QAPLIB names")
+    parser.add_argument("--ga-seconds", default="10,60", help="ga-quality: the time budgets")
+    parser.add_argument("--ga-memetic-genes", type=int, default=128, help="ga-quality: genes of the memetic GA")
     parser.add_argument("--colony-seconds", type=float, default=6.0, help="colony-quality: the most an ACS row runs")
     args = parser.parse_args(argv)
     if args.quick:

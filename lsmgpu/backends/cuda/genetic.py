@@ -2,8 +2,8 @@
 with their arrays (lsmgpu/backends/genetic.py holds the rules and the NumPy reference these
 kernels equal).
 
-The genes (m x n int32), their values and every child's scratch (the parents' positions and
-jump indices, 6n ints) stay on the GPU; the host reads the m values after a generation, and rows
+The genes (m x n int32), their values and every child's scratch (its parents' jump indices as
+links between items, 4n ints) stay on the GPU; the host reads the m values after a generation, and rows
 only where it needs them (the best gene, the children for a local search or a host fitness).
 """
 from __future__ import annotations
@@ -19,21 +19,18 @@ __all__ = ["CudaGenetic", "genetic_bytes", "lanes_for"]
 #: the share of the GPU's free memory a population may take
 MEMORY_SHARE = 0.9
 BLOCK = 128
-#: from this many items on, a warp builds each child (below, a thread: the paper's layout)
-WARP_FROM = 1000
 
 
-def lanes_for(breeding: Breeding, n: int) -> int:
-    """Threads a child: the setting, else by size (docs/benchmarks.md, "Genetic algorithm")."""
-    if breeding.lanes is not None:
-        return breeding.lanes
-    return 32 if n >= WARP_FROM else 1
+def lanes_for(breeding: Breeding) -> int:
+    """Threads a child: the setting, else a warp (measured faster than the paper's thread a
+    child from 130 to 85,900 cities: docs/benchmarks.md, "Genetic algorithm")."""
+    return 32 if breeding.lanes is None else breeding.lanes
 
 
 def genetic_bytes(breeding: Breeding, n: int, table_bytes: int) -> int:
     """GPU memory of a population: genes, values, the children's scratch and the distance table."""
     children = breeding.groups * breeding.children_per_group
-    return breeding.genes * (n * 4 + 8) + children * 6 * n * 4 + table_bytes
+    return breeding.genes * (n * 4 + 8) + children * 4 * n * 4 + table_bytes
 
 
 class CudaGenetic:
@@ -53,7 +50,7 @@ class CudaGenetic:
             raise ValueError(f"genetic algorithm: {breeding.genes:,} genes of {n:,} items need "
                              f"{need / 2**30:,.2f} GiB of GPU memory (genes and the children's jump indices); "
                              f"{free / 2**30:,.1f} GiB are free: about {fit:,} genes would fit")
-        self.lanes = lanes_for(breeding, n)
+        self.lanes = lanes_for(breeding)
         source = render_skeleton("genetic.cu.j2", CROSSOVER=breeding.crossover, LANES=self.lanes,
                                  DISTANCE=None if distance is None else distance.device)
         self.source = source
@@ -66,7 +63,7 @@ class CudaGenetic:
         self.children = len(self.slots)
         self.genes = self._alloc(breeding.genes * self.n * 4)
         self.values = self._alloc(breeding.genes * 8)
-        self.scratch = self._alloc(self.children * 6 * self.n * 4)
+        self.scratch = self._alloc(self.children * 4 * self.n * 4)
         self.table = 0 if table is None else self._upload(table)
         self.rows_buffer = self._alloc(breeding.genes * 4)
         self.events = (cuda.Event(), cuda.Event())
