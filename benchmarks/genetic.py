@@ -139,7 +139,7 @@ def table_ga_million(args, path_of, emit) -> list[dict]:
 
     def track(state):
         if state.iteration in checkpoints:
-            seen[state.iteration] = (state.best, state.elapsed)
+            seen[state.iteration] = (state.best, state.seconds)
 
     ga = GeneticAlgorithm(problem, genes=2048, groups=8, crossover="hybrid", backend="cuda", seed=0, callbacks=track)
     t0 = time.perf_counter()
