@@ -47,7 +47,9 @@ TABLE2 = {("ch130", "bcscx"): (35.54, 0.041), ("ch130", "arx"): (67.45, 0.008), 
 CONFIGS = [(128, 1), (128, 8), (2048, 1), (2048, 8)]
 
 
-def _backend():
+def _backend(args):
+    if getattr(args, "backend_choice", "cuda") != "cuda":
+        raise SystemExit("benchmarks: ga-generation and ga-million time the GPU's kernels; they need the GPU")
     from lsmgpu.backends import resolve
     return resolve("cuda")
 
@@ -70,7 +72,7 @@ def generation_ms(breeder, n: int, genes: int, repeats: int) -> tuple[float, flo
 
 
 def table_ga_generation(args, path_of, emit) -> list[dict]:
-    backend, rows = _backend(), []
+    backend, rows = _backend(args), []
     for name in args.ga_instances.split(","):
         problem = TSP.from_file(path_of("tsplib", name))
         n, distance = problem.n, problem.edge_distance()
@@ -103,9 +105,10 @@ def table_ga_convergence(args, path_of, emit) -> list[dict]:
     for name in args.ga_convergence.split(","):
         problem = TSP.from_file(path_of("tsplib", name))
         optimum = problem.best_known
+        runs, generations = (1, 10) if args.quick else (args.ga_runs, args.ga_convergence_generations)
         for crossover in ("bcscx", "arx", "hybrid"):
             to_ten, after_100, seconds = [], [], []
-            for seed in range(args.ga_runs):
+            for seed in range(runs):
                 errors = []
 
                 def track(state, errors=errors):
@@ -113,14 +116,14 @@ def table_ga_convergence(args, path_of, emit) -> list[dict]:
 
                 ga = GeneticAlgorithm(problem, genes=2048, crossover=crossover, backend=backend, seed=seed,
                                       callbacks=track)
-                result = ga.run(args.ga_convergence_generations)
+                result = ga.run(generations)
                 seconds.append(result.seconds)
                 reached = [g + 1 for g, e in enumerate(errors) if e <= 0.1]
                 to_ten.append(reached[0] if reached else np.nan)
                 after_100.append(errors[min(99, len(errors) - 1)])
             paper = TABLE2.get((name, crossover), (None, None))
-            rows.append(dict(table="ga-convergence", instance=name, n=problem.n, crossover=crossover, genes=2048,
-                             runs=args.ga_runs, generations_to_10pct=round(float(np.nanmean(to_ten)), 2),
+            rows.append(dict(table="ga-convergence", instance=problem.name, n=problem.n, crossover=crossover, genes=2048,
+                             runs=runs, generations_to_10pct=round(float(np.nanmean(to_ten)), 2),
                              runs_reaching_10pct=int(np.sum(~np.isnan(to_ten))),
                              error_after_100=round(float(np.mean(after_100)), 4),
                              seconds_per_run=round(statistics.median(seconds), 2),
@@ -130,6 +133,7 @@ def table_ga_convergence(args, path_of, emit) -> list[dict]:
 
 
 def table_ga_million(args, path_of, emit) -> list[dict]:
+    _backend(args)
     n = args.ga_million_cities
     coords = portgen(n, args.ga_million_seed)
     problem = TSP(coords, name=f"portgen{n}-{args.ga_million_seed}")
@@ -169,7 +173,7 @@ def table_ga_quality(args, path_of, emit) -> list[dict]:
     jobs += [("qaplib", QAP, name) for name in filter(None, args.ga_qap.split(","))]
     for folder, kind, name in jobs:
         problem = kind.from_file(path_of(folder, name))
-        for seconds in (float(s) for s in args.ga_seconds.split(",")):
+        for seconds in (min(float(s), 1.0) if args.quick else float(s) for s in args.ga_seconds.split(",")):
             ga = GeneticAlgorithm(problem, genes=args.ga_memetic_genes, local_search="auto", backend=backend, seed=0)
             result = ga.run(seconds=seconds, target=problem.best_known)
             rows.append(dict(table="ga-quality", instance=problem.name, n=problem.n, genes=ga.genes,

@@ -27,7 +27,7 @@ def test_quick_report_on_the_cpu(tmp_path):
     writes Markdown, CSV, JSON and the speed-up plots."""
     from benchmarks.__main__ import main
     tables = ["qap", "tsp-swap", "ppp-h1", "weierstrass", "selection", "peers-qap", "peers-weierstrass", "multistart",
-              "islands", "tsp-quality", "batch-ils", "colony-quality"]
+              "islands", "tsp-quality", "batch-ils", "colony-quality", "ga-convergence", "ga-quality"]
     main([*tables, "--quick", "--backend", "cpu", "--out", str(tmp_path)])
     report = (tmp_path / "results.md").read_text()
     for table in tables:
@@ -40,6 +40,7 @@ def test_quick_report_on_the_cpu(tmp_path):
     assert "lsmgpu ILS, 1000 crowns" in report          # the Weierstrass peers: hill climbing and ILS
     assert "batched ILS, 4 islands" in report and "one ILS chain" in report
     assert "MMAS + batched LS" in report and "ACS-SPM, 256 ants" in report
+    assert "| ga-convergence | eil51 | 51 | hybrid | 2048 | 1 |" in report and "| ga-quality | tai12a | 12 | 128 | ox |" in report
 
 
 def test_gpu_only_tables_refuse_the_cpu(tmp_path):
@@ -49,6 +50,9 @@ def test_gpu_only_tables_refuse_the_cpu(tmp_path):
         main(["twoopt-rate", "--quick", "--backend", "cpu", "--out", str(tmp_path)])
     with pytest.raises(SystemExit, match="needs the GPU"):
         main(["descents", "--quick", "--backend", "cpu", "--out", str(tmp_path)])
+    for table in ("ga-generation", "ga-million"):
+        with pytest.raises(SystemExit, match="need the GPU"):
+            main([table, "--quick", "--backend", "cpu", "--out", str(tmp_path)])
     for table in ("acs-build", "mmas-build"):
         with pytest.raises(SystemExit, match="need the GPU"):
             main([table, "--quick", "--backend", "cpu", "--out", str(tmp_path)])
