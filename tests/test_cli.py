@@ -131,3 +131,19 @@ def test_solve_time_counts_from_the_command_start(monkeypatch):
     seen = _chosen(monkeypatch, ["berlin52", "--time", "5"])
     assert started <= seen["t0"] <= time.perf_counter()
     assert cli.DEFAULT_SECONDS == 10.0
+
+
+def test_solve_with_the_genetic_algorithm(tmp_path, capsys):
+    """`--algorithm ga` runs the GA (plain by default, memetic with --local-search auto) and
+    writes its best tour; colony and GA options are refused where they do not apply."""
+    out = tmp_path / "b.tour"
+    assert main(["solve", "berlin52", "--algorithm", "ga", "--genes", "64", "--groups", "2", "--iterations", "20",
+                 "--backend", "cpu", "--seed", "0", "--out", str(out), "--quiet"]) == 0
+    assert "best fitness" in capsys.readouterr().out and out.is_file()
+    assert main(["solve", "berlin52", "--algorithm", "ga", "--genes", "16", "--local-search", "auto",
+                 "--iterations", "3", "--backend", "cpu", "--quiet"]) == 0
+    assert main(["solve", "berlin52", "--algorithm", "ils", "--genes", "16", "--iterations", "3",
+                 "--backend", "cpu", "--quiet"]) != 0
+    assert "--genes and --groups apply to --algorithm ga" in capsys.readouterr().err
+    assert main(["solve", "berlin52", "--algorithm", "ga", "--ants", "16", "--iterations", "3",
+                 "--backend", "cpu", "--quiet"]) != 0

@@ -10,10 +10,10 @@ import pytest
 from lsmgpu import GeneticAlgorithm, Problem
 from lsmgpu.backends.crossover import JumpIndices, arx_privilege, construct, order_crossover
 from lsmgpu.backends.genetic import Breeding, CpuGenetic, children_of, genetic_for, migration
-from lsmgpu.encodings import Binary, Permutation
+from lsmgpu.encodings import Binary
 from lsmgpu.kernels import nvcc_compile, render_skeleton
-from lsmgpu.neighbourhoods import BitFlip, Swap
-from lsmgpu.problems import QAP, TSP
+from lsmgpu.neighbourhoods import BitFlip
+from lsmgpu.problems import TSP
 
 
 def small_tsp(n=30, seed=3, **options):
