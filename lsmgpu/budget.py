@@ -61,6 +61,23 @@ class Budget:
                              "this search never stops by itself")
         return budget
 
+    def spent(self, *, reached: bool, iteration: int, elapsed: float, since_best: int,
+              evaluations: int = 0) -> str | None:
+        """The criterion that ends the run now, in this order: "target" (``reached``: the caller
+        compares its best in its own sense), "iterations", "evaluations", "seconds",
+        "stagnation" (``since_best`` iterations without a new best); None while none does."""
+        if reached:
+            return "target"
+        if self.iterations is not None and iteration >= self.iterations:
+            return "iterations"
+        if self.evaluations is not None and evaluations >= self.evaluations:
+            return "evaluations"
+        if self.seconds is not None and elapsed >= self.seconds:
+            return "seconds"
+        if self.stagnation is not None and since_best >= self.stagnation:
+            return "stagnation"
+        return None
+
     @property
     def endless(self) -> bool:
         """Whether nothing but a target (which may never be reached) or Ctrl-C can end the run."""

@@ -137,23 +137,15 @@ class LocalSearch:
         return self.status is not None
 
     def _budget_spent(self) -> str | None:
-        b = self.budget
-        if self.target is not None and self.best <= self.target:
-            return "target"
-        if b.iterations is not None and self.iteration >= b.iterations:
-            return "iterations"
+        status = self.budget.spent(reached=self.target is not None and self.best <= self.target,
+                                   iteration=self.iteration, elapsed=self.elapsed, since_best=self._since_best,
+                                   evaluations=self.evaluations)
         limit = self.evaluator.max_steps if self.evaluator is not None else None
-        if limit is not None and self.iteration >= limit:
+        if status not in ("target", "iterations") and limit is not None and self.iteration >= limit:
             log.warning("%s: %d iterations is the most the %s backend counts in one run (32-bit counters "
                         "on the device); stopping with the best so far", self.algorithm, limit, self.backend.name)
             return "iterations"
-        if b.evaluations is not None and self.evaluations >= b.evaluations:
-            return "evaluations"
-        if b.seconds is not None and self.elapsed >= b.seconds:
-            return "seconds"
-        if b.stagnation is not None and self._since_best >= b.stagnation:
-            return "stagnation"
-        return None
+        return status
 
     def _in_time(self) -> bool:
         """Whether the time budget leaves room for more work (long phases look at it inside)."""

@@ -165,16 +165,9 @@ class PopulationSearch:
         return True
 
     def _budget_spent(self) -> str | None:
-        b = self.budget
-        if b.target is not None and self.problem.sense * self.best <= self.problem.sense * b.target:
-            return "target"
-        if b.iterations is not None and self.iteration >= b.iterations:
-            return "iterations"
-        if b.seconds is not None and self.elapsed >= b.seconds:
-            return "seconds"
-        if b.stagnation is not None and self._since_best >= b.stagnation:
-            return "stagnation"
-        return None
+        target, sense = self.budget.target, self.problem.sense
+        return self.budget.spent(reached=target is not None and sense * self.best <= sense * target,
+                                 iteration=self.iteration, elapsed=self.elapsed, since_best=self._since_best)
 
     @property
     def elapsed(self) -> float:

@@ -71,7 +71,6 @@ class CudaColony:
             GREEDY=construction.q0 > 0, LOCAL_UPDATE=construction.local_update, MEMORY=construction.memory,
             HAS_ETA=model.heuristic is not None, HAS_CAND=model.candidates is not None,
             ALPHA_ONE=construction.alpha == 1.0, SHARED_TABU=self.shared_tabu, SLOTS=construction.slots)
-        self.source = source
         arch = "sm_%d%d" % device.compute_capability()
         module = load_module(source, arch)
         self.functions = {name: module.get_function(name) for name in ("construct", "deposit", "evaporate_clamp")}

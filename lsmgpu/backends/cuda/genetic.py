@@ -41,7 +41,6 @@ class CudaGenetic:
     def __init__(self, breeding: Breeding, n: int, distance, options):
         self.b, self.n = breeding, int(n)
         self.device = options.device
-        self.distance = distance
         table = None if distance is None else distance.table
         need, (free, _) = genetic_bytes(breeding, n, 0 if table is None else table.nbytes), cuda.mem_get_info()
         if need > MEMORY_SHARE * free:
@@ -53,7 +52,6 @@ class CudaGenetic:
         self.lanes = lanes_for(breeding)
         source = render_skeleton("genetic.cu.j2", CROSSOVER=breeding.crossover, LANES=self.lanes,
                                  DISTANCE=None if distance is None else distance.device)
-        self.source = source
         device = options.context.get_device()
         module = load_module(source, "sm_%d%d" % device.compute_capability())
         names = ["compete", "breed"] + (["lengths"] if distance is not None else [])
@@ -65,7 +63,6 @@ class CudaGenetic:
         self.values = self._alloc(breeding.genes * 8)
         self.scratch = self._alloc(self.children * 4 * self.n * 4)
         self.table = 0 if table is None else self._upload(table)
-        self.rows_buffer = self._alloc(breeding.genes * 4)
         self.events = (cuda.Event(), cuda.Event())
         #: the last generation's kernel time (CUDA events), seconds
         self.kernel_seconds = 0.0
@@ -97,14 +94,11 @@ class CudaGenetic:
         """The genes, with their values (None: their lengths, computed here)."""
         cuda.memcpy_htod(self.genes, np.ascontiguousarray(genes, dtype=np.int32))
         if values is None:
-            self._lengths(None, self.b.genes)
+            blocks = (self.b.genes * self.lanes + BLOCK - 1) // BLOCK
+            launch(self.functions["lengths"], "lengths", (blocks, 1, 1), BLOCK,
+                   self._population() + pack("i", self.b.genes))
         else:
             cuda.memcpy_htod(self.values, np.ascontiguousarray(values, dtype=np.float64))
-
-    def _lengths(self, rows, count: int) -> None:
-        blocks = (count * self.lanes + BLOCK - 1) // BLOCK
-        launch(self.functions["lengths"], "lengths", (blocks, 1, 1), BLOCK,
-               self._population() + pack("Pi", 0 if rows is None else int(rows), count))
 
     def rows(self, slots) -> np.ndarray:
         slots = np.asarray(slots, dtype=np.int64)
