@@ -66,10 +66,10 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("--ants", type=int, help="acs / mmas: ants an iteration (default: the colony's)")
     solve.add_argument("--genes", type=int, help="ga: population size (default: 2,048; 128 with local search)")
     solve.add_argument("--groups", type=int, default=1, help="ga: island groups (default 1)")
-    solve.add_argument("--local-search", choices=["auto", "none"], default=None,
+    solve.add_argument("--local-search", choices=["auto", "tabu", "none"], default=None,
                        help="acs / mmas / ga: improve every new solution with the problem's measured chain (auto, "
-                            "the colonies' default) or not (none: the plain colony; the genetic algorithm's "
-                            "default)")
+                            "the colonies' default), a short tabu search of 4 n iterations (tabu) or not (none: "
+                            "the plain colony; the genetic algorithm's default)")
     solve.add_argument("--neighbourhood", choices=["swap", "2opt", "3exchange", "2opt-candidates", "oropt", "3opt-candidates"],
                        default=None,
                        help="TSP neighbourhood (default: 2opt, and for ils candidate 2-opt; swap is the paper's "
@@ -310,7 +310,7 @@ def _population(args, problem, iterations, left, callbacks):
     """--algorithm acs / mmas / ga: one population method (its ants or genes are its parallelism;
     --starts, --gpus and --initial are refused by choose_method)."""
     default = "none" if args.algorithm == "ga" else "auto"
-    local_search = None if (args.local_search or default) == "none" else "auto"
+    local_search = {"none": None}.get(args.local_search or default, args.local_search or default)
     if args.algorithm == "ga":
         method = POPULATION_METHODS["ga"](problem, genes=args.genes, groups=args.groups, local_search=local_search,
                                           backend=args.backend, seed=args.seed, callbacks=callbacks)
@@ -319,7 +319,8 @@ def _population(args, problem, iterations, left, callbacks):
         method = COLONIES[args.algorithm](problem, ants=args.ants, local_search=local_search, backend=args.backend,
                                           seed=args.seed, callbacks=callbacks)
         size = f"{method.ants} ants"
-    chain = " + ".join(repr(nb) for nb in method.chain) or "no local search"
+    chain = repr(method.short_tabu) if method.short_tabu else (" + ".join(repr(nb) for nb in method.chain)
+                                                               or "no local search")
     print(f"{method.algorithm} on {problem.name} (n = {problem.n}, {size}, {chain}), "
           f"backend {method.backend.name}", file=sys.stderr)
     return method.run(iterations, seconds=left(), target=problem.best_known)

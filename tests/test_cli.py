@@ -133,6 +133,13 @@ def test_solve_time_counts_from_the_command_start(monkeypatch):
     assert cli.DEFAULT_SECONDS == 10.0
 
 
+def test_solve_with_a_short_tabu_search_on_every_ant(capsys):
+    """`--local-search tabu` gives every ant (or child) a short tabu search; the summary names it."""
+    assert main(["solve", "tai12a", "--algorithm", "mmas", "--ants", "8", "--local-search", "tabu",
+                 "--iterations", "3", "--backend", "cpu", "--seed", "0"]) == 0
+    assert "ShortTabuSearch(iterations=None" in capsys.readouterr().err
+
+
 def test_solve_with_the_genetic_algorithm(tmp_path, capsys):
     """`--algorithm ga` runs the GA (plain by default, memetic with --local-search auto) and
     writes its best tour; colony and GA options are refused where they do not apply."""

@@ -13,7 +13,7 @@ from lsmgpu import TabuSearch
 from lsmgpu.backends.cuda import CudaBackend, cuda
 from lsmgpu.backends.cuda import batch as cuda_batch
 from lsmgpu.backends.base import Query
-from lsmgpu.parallel.ledger import Ledger
+from lsmgpu.backends.ledger import Ledger
 from lsmgpu.problems import QAP
 
 parser = argparse.ArgumentParser()

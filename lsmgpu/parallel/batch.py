@@ -28,7 +28,7 @@ from ..budget import Budget, DeadlineReached, check_deadline, deadline_scope
 from ..result import SearchResult
 from ..search import TabuSearch
 from ..validation import check_count
-from .ledger import Ledger
+from ..backends.ledger import Ledger
 from .result import MultiStartResult
 from .seeds import start_solutions
 

@@ -30,7 +30,7 @@ from ..budget import Budget, DeadlineReached, deadline_scope
 from ..result import SearchResult
 from ..search import IteratedLocalSearch
 from ..validation import check_count
-from .ledger import Ledger
+from ..backends.ledger import Ledger
 from .result import MultiStartResult
 from .seeds import start_solutions
 

@@ -221,7 +221,7 @@ class MaxMinAntSystem(AntColony):
             self.restart_iteration = self.iteration
         self.tau_min, self.tau_max = self._bounds(self.best)
         since = self.iteration - self.restart_iteration
-        every = 25 if not self.chain or since < 25 else 5 if since < 75 else 3 if since < 125 else 2 if since < 250 else 1
+        every = 25 if not self.local_search or since < 25 else 5 if since < 75 else 3 if since < 125 else 2 if since < 250 else 1
         x, length = ((self.restart_x, self.restart_best) if self.iteration % every == 0
                      else (solutions[best], float(fitness[best])))
         self.colony.evaporate(1.0 - self.rho)

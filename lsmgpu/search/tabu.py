@@ -7,22 +7,23 @@ from ..backends.base import MAX_TENURE, TENURE_BLOCK, Query
 from ..validation import check_count, check_flag
 from .base import LocalSearch, Stop
 
-__all__ = ["TabuSearch"]
+__all__ = ["TabuSearch", "check_tenure"]
 
 
-def _check_tenure(tenure):
-    """A tenure: an int, an inclusive range (low, high) or a function (fitness, rng) -> int."""
-    if callable(tenure):
+def check_tenure(tenure, owner: str = "TabuSearch", functions: bool = True):
+    """A tenure: an int, an inclusive range (low, high) or, where ``functions``, a function
+    (fitness, rng) -> int; returned as the range or the function."""
+    if callable(tenure) and functions:
         return tenure
     if isinstance(tenure, tuple) and len(tenure) == 2:
-        low, high = (check_count("TabuSearch", "tenure", t, 0, MAX_TENURE) for t in tenure)
+        low, high = (check_count(owner, "tenure", t, 0, MAX_TENURE) for t in tenure)
         if low > high:
-            raise ValueError(f"TabuSearch: `tenure` range (low, high) needs low <= high, got {tenure!r}")
+            raise ValueError(f"{owner}: `tenure` range (low, high) needs low <= high, got {tenure!r}")
         return (low, high)
-    if isinstance(tenure, (list, str, float, bool, np.bool_)) or tenure is None:
-        raise TypeError(f"TabuSearch: `tenure` must be an int >= 0, a range (low, high) or a function "
-                        f"(fitness, rng) -> int, got {tenure!r}")
-    value = check_count("TabuSearch", "tenure", tenure, 0, MAX_TENURE)
+    if isinstance(tenure, (list, str, float, bool, np.bool_)) or tenure is None or callable(tenure):
+        kinds = "an int >= 0, a range (low, high)" + (" or a function (fitness, rng) -> int" if functions else "")
+        raise TypeError(f"{owner}: `tenure` must be {kinds}, got {tenure!r}")
+    value = check_count(owner, "tenure", tenure, 0, MAX_TENURE)
     return (value, value)
 
 
@@ -61,7 +62,7 @@ class TabuSearch(LocalSearch):
         if self.neighbourhood.tabu_shape() is None:
             raise TypeError(f"TabuSearch: {self.neighbourhood!r} defines no tabu attributes; "
                             "use HillClimbing or IteratedLocalSearch")
-        self.tenure = _check_tenure(problem.tabu_tenure() if tenure is None else tenure)
+        self.tenure = check_tenure(problem.tabu_tenure() if tenure is None else tenure)
         self.aspiration = check_flag("TabuSearch", "aspiration", aspiration)
         self.forced_after = _check_forced_after(problem.tabu_forced_after() if forced_after is None else forced_after)
 

@@ -47,7 +47,7 @@ def test_stagnation_stops_starts_one_by_one(monkeypatch, flush):
     """Each start stops on its own stagnation, at the iteration a single search would; the
     histories are the same whether the ledger splits them per start after every chunk or
     every 16 (starts stopping in between)."""
-    from lsmgpu.parallel.batch import Ledger
+    from lsmgpu.backends.ledger import Ledger
     monkeypatch.setattr(Ledger, "HISTORY_FLUSH", flush)
     problem = QAP.from_file(QAP.shipped("tai12a"))
     batched = MultiStart(TabuSearch, problem, starts=6, seed=2, history="all", backend="cpu").run(3000, stagnation=300)
