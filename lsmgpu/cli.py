@@ -66,10 +66,10 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("--ants", type=int, help="acs / mmas: ants an iteration (default: the colony's)")
     solve.add_argument("--genes", type=int, help="ga: population size (default: 2,048; 128 with local search)")
     solve.add_argument("--groups", type=int, default=1, help="ga: island groups (default 1)")
-    solve.add_argument("--local-search", choices=["auto", "tabu", "none"], default=None,
+    solve.add_argument("--local-search", choices=["auto", "tabu", "dontlook", "none"], default=None,
                        help="acs / mmas / ga: improve every new solution with the problem's measured chain (auto, "
-                            "the colonies' default), a short tabu search of 4 n iterations (tabu) or not (none: "
-                            "the plain colony; the genetic algorithm's default)")
+                            "the colonies' default), a short tabu search of 4 n iterations (tabu), don't-look 2-opt "
+                            "+ Or-opt descents of tours (dontlook) or not (none: the plain colony; the GA's default)")
     solve.add_argument("--neighbourhood", choices=["swap", "2opt", "3exchange", "2opt-candidates", "oropt", "3opt-candidates"],
                        default=None,
                        help="TSP neighbourhood (default: 2opt, and for ils candidate 2-opt; swap is the paper's "
@@ -319,7 +319,7 @@ def _population(args, problem, iterations, left, callbacks):
         method = COLONIES[args.algorithm](problem, ants=args.ants, local_search=local_search, backend=args.backend,
                                           seed=args.seed, callbacks=callbacks)
         size = f"{method.ants} ants"
-    chain = repr(method.short_tabu) if method.short_tabu else (" + ".join(repr(nb) for nb in method.chain)
+    chain = repr(method.improvement) if method.improvement else (" + ".join(repr(nb) for nb in method.chain)
                                                                or "no local search")
     print(f"{method.algorithm} on {problem.name} (n = {problem.n}, {size}, {chain}), "
           f"backend {method.backend.name}", file=sys.stderr)

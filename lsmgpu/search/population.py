@@ -26,20 +26,26 @@ from ..neighbourhoods import Neighbourhood
 from ..problem import Problem
 from ..result import HISTORIES, SearchResult
 from ..validation import check_seed
+from .dontlook import DontLookDescent
 from .short_tabu import ShortTabuSearch
 
 __all__ = ["PopulationSearch"]
 
 log = logging.getLogger("lsmgpu")
 
+#: the local searches other than descent chains, by name
+IMPROVEMENTS = {"tabu": ShortTabuSearch, "dontlook": DontLookDescent}
+
 
 class PopulationSearch:
     """The shared part of the population methods.
 
-    local_search : None, "auto", "tabu", a Neighbourhood, a sequence of them or a ShortTabuSearch
-        improves every new solution: descents (a chain: variable neighbourhood descent; "auto":
-        the problem's measured ILS chain, TSP: candidate 2-opt, Or-opt, candidate 3-opt, else its
-        neighbourhood) or a short tabu search on each ("tabu": ShortTabuSearch(), 4 n iterations)
+    local_search : None, "auto", "tabu", "dontlook", a Neighbourhood, a sequence of them, a
+        ShortTabuSearch or a DontLookDescent: improves every new solution: descents (a chain:
+        variable neighbourhood descent; "auto": the problem's measured ILS chain, TSP: candidate
+        2-opt, Or-opt, candidate 3-opt, else its neighbourhood), a short tabu search on each
+        ("tabu": ShortTabuSearch(), 4 n iterations) or don't-look-bit 2-opt + Or-opt descents of
+        tours ("dontlook": DontLookDescent())
     rule : "best" | "first"       the descents' step rule
     backend, seed, callbacks, history : as for every search
     """
@@ -55,11 +61,14 @@ class PopulationSearch:
         if history not in HISTORIES:
             raise ValueError(f"{self.algorithm}: `history` must be one of {HISTORIES}, got {history!r}")
         self.problem, self.rule = problem, rule
-        self.short_tabu = ShortTabuSearch() if local_search == "tabu" else local_search
-        if isinstance(self.short_tabu, ShortTabuSearch):
-            self.chain, bound = [], self.short_tabu.bound(problem)
+        if isinstance(local_search, str) and local_search in IMPROVEMENTS:
+            local_search = IMPROVEMENTS[local_search]()
+        if isinstance(local_search, (ShortTabuSearch, DontLookDescent)):
+            self.improvement, self.chain = local_search, []
+            checked = local_search.bound(problem)         # a problem it cannot improve fails here
+            bound = checked if isinstance(local_search, ShortTabuSearch) else problem
         else:
-            self.short_tabu, self.chain = None, self._chain(local_search)
+            self.improvement, self.chain = None, self._chain(local_search)
             bound = problem.with_neighbourhood(self.chain[0]) if self.chain else problem
         self.backend = resolve(backend, bound)
         self.rng = np.random.default_rng(check_seed(self.algorithm, seed))
@@ -71,16 +80,17 @@ class PopulationSearch:
             return []
         if isinstance(local_search, str):
             if local_search != "auto":
-                raise ValueError(f"{self.algorithm}: `local_search` must be None, 'auto', 'tabu', a Neighbourhood, "
-                                 f"a sequence of them or a ShortTabuSearch, got {local_search!r}")
+                raise ValueError(f"{self.algorithm}: `local_search` must be None, 'auto', 'tabu', 'dontlook', a "
+                                 "Neighbourhood, a sequence of them, a ShortTabuSearch or a DontLookDescent, got "
+                                 f"{local_search!r}")
             ils = self.problem.default_ils()
             if ils:
                 return [ils["neighbourhood"], *ils.get("polish", [])]
             return [self.problem.neighbourhood]
         chain = [local_search] if isinstance(local_search, Neighbourhood) else list(local_search)
         if not chain or not all(isinstance(nb, Neighbourhood) for nb in chain):
-            raise TypeError(f"{self.algorithm}: `local_search` must be None, 'auto', 'tabu', a Neighbourhood, "
-                            "a non-empty sequence of them or a ShortTabuSearch")
+            raise TypeError(f"{self.algorithm}: `local_search` must be None, 'auto', 'tabu', 'dontlook', a "
+                            "Neighbourhood, a non-empty sequence of them, a ShortTabuSearch or a DontLookDescent")
         for nb in chain:
             self.problem.with_neighbourhood(nb)       # binds it: a wrong encoding fails here
         return chain
@@ -127,13 +137,13 @@ class PopulationSearch:
     @property
     def local_search(self) -> bool:
         """Whether every new solution is improved."""
-        return bool(self.chain) or self.short_tabu is not None
+        return bool(self.chain) or self.improvement is not None
 
     def _improver(self, rows: int):
         """The population that improves ``rows`` solutions at once (None without local search)."""
-        if self.short_tabu is not None:
+        if self.improvement is not None:
             rng = np.random.default_rng(self.rng.integers(2**63))       # the tenures' own stream
-            self.improver = self.short_tabu.population(self.backend, self.problem, rows, rng)
+            self.improver = self.improvement.population(self.backend, self.problem, rows, rng)
         elif self.chain:
             steps = [self.problem.with_neighbourhood(nb) for nb in self.chain]
             self.improver = population_for(self.backend, steps, rows, announce=self.algorithm)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..tuning import WaveTuner
 from .batch import CudaBatchEvaluator
 from .colony import CudaColony
+from .dontlook import CudaDontLook
 from .genetic import CudaGenetic
 from .driver import context, cuda
 from .evaluator import CudaEvaluator
@@ -77,6 +78,10 @@ class CudaBackend:
     def colony(self, model, construction, n: int, ants: int) -> CudaColony:
         """``ants`` ants building solutions of ``model`` on the GPU (lsmgpu.backends.colony)."""
         return CudaColony(model, construction, n, ants, self)
+
+    def dontlook(self, rules, distance, rows: int) -> CudaDontLook:
+        """``rows`` tours descended by don't-look bits on the GPU (lsmgpu.backends.dontlook)."""
+        return CudaDontLook(rules, distance, rows, self)
 
     def genetic(self, breeding, n: int, distance) -> CudaGenetic:
         """A genetic algorithm's population of ``n``-item permutations breeding on the GPU

@@ -1,0 +1,122 @@
+"""Don't-look-bit descents on the GPU: the kernel of ``templates/skeleton/dontlook.cu.j2`` with its
+arrays (lsmgpu/backends/dontlook.py holds the rules and the NumPy reference the kernel equals).
+
+Each row's tour, positions and queue of cities to check stay on the GPU; a launch runs up to
+CHECKS checks of every row (one block a row), and the host looks at the queues between launches
+(the deadline, the end).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from ...kernels import render_skeleton
+from .driver import cuda, launch, load_module, pack, synchronize
+
+__all__ = ["CudaDontLook", "dontlook_bytes"]
+
+#: the share of the GPU's free memory the rows may take
+MEMORY_SHARE = 0.9
+#: threads a row (measured: docs/benchmarks.md, "Don't-look descents")
+BLOCK = 128
+#: checks of every row a launch (a check takes a few microseconds)
+CHECKS = 4096
+
+
+def dontlook_bytes(rows: int, n: int) -> int:
+    """GPU memory of ``rows`` tours of n cities: tour, positions, queue (ints), queued flags, counters."""
+    return rows * (13 * n + 40)
+
+
+class CudaDontLook:
+    """``rows`` tours descended by don't-look bits on the GPU."""
+
+    name = "cuda"
+
+    def __init__(self, rules, distance, rows: int, options):
+        self.rules, self.between, self.rows = rules, distance.between, int(rows)
+        self.n = n = len(rules.candidates)
+        self.device = options.device
+        table = distance.table
+        need, (free, _) = dontlook_bytes(self.rows, n) + table.nbytes + rules.candidates.nbytes, cuda.mem_get_info()
+        if need > MEMORY_SHARE * free:
+            fit = int((MEMORY_SHARE * free - table.nbytes - rules.candidates.nbytes) // dontlook_bytes(1, n))
+            raise ValueError(f"don't-look descent: {self.rows:,} tours of {n:,} cities need {need / 2**30:,.2f} GiB "
+                             f"of GPU memory; {free / 2**30:,.1f} GiB are free: about {max(fit, 0):,} would fit")
+        source = render_skeleton("dontlook.cu.j2", K=rules.k, S=rules.segment, BLOCK=BLOCK, DISTANCE=distance.device)
+        module = load_module(source, "sm_%d%d" % options.context.get_device().compute_capability())
+        self.kernel = module.get_function("descend")
+        self._buffers = []
+        B = self.rows
+        self.x, self.pos, self.queue = (self._alloc(B * n * 4) for _ in range(3))
+        self.queued = self._alloc(B * n)
+        self.head, self.count = self._alloc(B * 4), self._alloc(B * 4)
+        self.current, self.made, self.checks = (self._alloc(B * 8) for _ in range(3))
+        self.cand, self.table = self._upload(rules.candidates), self._upload(table)
+
+    def _alloc(self, nbytes: int):
+        buffer = cuda.mem_alloc(max(8, int(nbytes)))
+        self._buffers.append(buffer)
+        return buffer
+
+    def _upload(self, array):
+        array = np.ascontiguousarray(array)
+        buffer = self._alloc(array.nbytes)
+        cuda.memcpy_htod(buffer, array)
+        return buffer
+
+    def _rows_struct(self) -> bytes:
+        pointers = (self.x, self.pos, self.queue, self.queued, self.head, self.count, self.current, self.made,
+                    self.checks, self.cand, self.table)
+        return pack("11Pi4x", *(int(p) for p in pointers), self.n)   # sizeof(Rows) = 96
+
+    def load(self, xs) -> None:
+        """Tours (rows x n); every city queued in tour order."""
+        xs = np.ascontiguousarray(xs, dtype=np.int32)
+        B, n = xs.shape
+        if B != self.rows or n != self.n:
+            raise ValueError(f"don't-look descent: expected {self.rows} tours of {self.n} cities, got {xs.shape}")
+        pos = np.empty_like(xs)
+        np.put_along_axis(pos, xs.astype(np.int64), np.broadcast_to(np.arange(n, dtype=np.int32), xs.shape), axis=1)
+        lengths = self.between(xs, np.roll(xs, -1, axis=1)).sum(axis=1).astype(np.float64)
+        for buffer, array in ((self.x, xs), (self.pos, pos), (self.queue, xs), (self.current, lengths)):
+            cuda.memcpy_htod(buffer, array)
+        cuda.memset_d8(self.queued, 1, B * n)
+        cuda.memset_d32(self.head, 0, B)
+        cuda.memcpy_htod(self.count, np.full(B, n, np.int32))
+        cuda.memset_d32(self.made, 0, 2 * B)
+        cuda.memset_d32(self.checks, 0, 2 * B)
+
+    def descend(self, rows, rule: str = "best", deadline: float | None = None):
+        """Every row to a local optimum (``rows`` must hold them all; ``rule`` is the chain
+        descents'): (moves made per row, moves evaluated per row, whether all finished)."""
+        if not np.all(rows):
+            raise ValueError("don't-look descent: every row of the population is descended together")
+        count = np.empty(self.rows, np.int32)
+        while True:
+            launch(self.kernel, "dontlook descend", (self.rows, 1, 1), BLOCK, self._rows_struct() + pack("q", CHECKS))
+            synchronize("the don't-look descent", (self.rows,), (BLOCK,))
+            cuda.memcpy_dtoh(count, self.count)
+            finished = not count.any()
+            if finished or (deadline is not None and time.perf_counter() >= deadline):
+                break
+        made, checks = np.empty(self.rows, np.int64), np.empty(self.rows, np.int64)
+        cuda.memcpy_dtoh(made, self.made)
+        cuda.memcpy_dtoh(checks, self.checks)
+        return made, checks * self.rules.moves, finished
+
+    def solutions(self) -> np.ndarray:
+        out = np.empty((self.rows, self.n), np.int32)
+        cuda.memcpy_dtoh(out, self.x)
+        return out
+
+    def values(self) -> np.ndarray:
+        out = np.empty(self.rows, np.float64)
+        cuda.memcpy_dtoh(out, self.current)
+        return out
+
+    def close(self) -> None:
+        for buffer in self._buffers:
+            buffer.free()
+        self._buffers = []

@@ -1,0 +1,198 @@
+"""Don't-look-bit descents of tours: 2-opt and Or-opt over candidate lists, one city at a time
+(Bentley 1992), the NumPy reference the GPU's kernel (templates/skeleton/dontlook.cu.j2) equals.
+
+A descent that scans every move of a tour each step pays for the whole tour per improving move;
+after a few changes (an ant's tour, a child, a kick) almost every city is already fine. Here each
+row keeps a queue of the cities to look at (every city at first, in tour order). A check pops city
+c and evaluates c's moves (``MOVES`` per city, numbered as below); the best improving one (least
+delta, ties to the lowest number) is applied and the endpoints of the edges it removed join the
+queue's end (those not in it); without one, c is done until a neighbour changes. The row is at a
+local optimum of these moves when the queue is empty.
+
+The moves of city c, with K candidates per city (``candidates[c]``), segments up to S cities and
+nb(a, dir) the tour neighbour of a after (dir 0) or before (dir 1) it in the array's order:
+
+* 2-opt, number dir K + r: c2 = nb(c, dir), c3 = candidates[c, r], c4 = nb(c3, dir); edges {c, c2}
+  and {c3, c4} go, {c, c3} and {c2, c4} come; only where d(c, c3) < d(c, c2) (the gain criterion).
+* Or-opt, number 2K + ((dir S + L - 1) K + r) 4 + 2 e + o: the segment of L cities from s1 = c
+  going dir to s2, between p = nb(s1, 1 - dir) and q = nb(s2, dir), moves into the edge {u, w} at
+  c3 = candidates[c, r]: u = c3, w = nb(c3, dir) (e = 0) or u = nb(c3, 1 - dir), w = c3 (e = 1), as
+  u s1 .. s2 w (o = 0; L > 1) or u s2 .. s1 w (o = 1); u and w outside the segment.
+
+A move is applied as 2-opt steps, each named by the two edges it removes (the reconnection is then
+unique, whatever the array's orientation): 2-opt one step; Or-opt ({p, s1}, {u, w}), ({p, u},
+{q, s2}) and for o = 0 ({u, s2}, {s1, w}). A step reverses the array between the edges' positions,
+or the rest of the cycle where that is shorter (ties: the inside), and updates the positions.
+"""
+from __future__ import annotations
+
+import time
+import warnings
+
+import numpy as np
+
+from ..errors import BackendFallback
+
+__all__ = ["DontLookRules", "CpuDontLook", "dontlook_for", "moves_per_city", "check_city", "apply_steps"]
+
+
+class DontLookRules:
+    """The moves a check evaluates: ``candidates`` (n, K) per city and segments up to ``segment``."""
+
+    def __init__(self, candidates: np.ndarray, segment: int):
+        self.candidates = np.ascontiguousarray(candidates, dtype=np.int32)
+        self.k, self.segment = self.candidates.shape[1], int(segment)
+
+    @property
+    def moves(self) -> int:
+        return moves_per_city(self.k, self.segment)
+
+
+def moves_per_city(k: int, segment: int) -> int:
+    return 2 * k + 8 * segment * k
+
+
+def _plan_or(p, s1, s2, q, u, w, o):
+    steps = [((p, s1), (u, w)), ((p, u), (q, s2))]
+    if o == 0:
+        steps.append(((u, s2), (s1, w)))
+    return steps
+
+
+def check_city(c: int, x: np.ndarray, pos: np.ndarray, rules: DontLookRules, between):
+    """City c's best improving move: (delta, number, the edges its steps remove, the cities to
+    queue), or None where no move of c improves. Every move of c is evaluated at once, in the
+    numbering of the module's docstring (axes dir, r for 2-opt; dir, L, r, e, o for Or-opt)."""
+    n, K, S = len(x), rules.k, rules.segment
+    cand = rules.candidates[c].astype(np.int64)
+    pc, pcand = int(pos[c]), pos[cand]
+    sign = np.array([1, -1])
+    dist = lambda a, b: between(*np.broadcast_arrays(a, b)).astype(np.float64)     # noqa: E731
+    # 2-opt: (dir, r)
+    c2 = x[(pc + sign) % n]
+    c4 = x[(pcand[None, :] + sign[:, None]) % n]
+    d_c2 = dist(c, c2)[:, None]
+    two = dist(c, cand)[None, :] + dist(c2[:, None], c4) - d_c2 - dist(cand[None, :], c4)
+    two_ok = (cand[None, :] != c2[:, None]) & (c4 != c) & (cand[None, :] != c) & (dist(c, cand)[None, :] < d_c2)
+    # Or-opt: (dir, L, r, e, o)
+    L = np.arange(1, S + 1)
+    way = sign[:, None]
+    s2 = x[(pc + way * (L[None, :] - 1)) % n]                       # (dir, L)
+    p = x[(pc - sign) % n][:, None]                                 # (dir, 1)
+    q = x[(pc + way * L[None, :]) % n]                              # (dir, L)
+    removed = dist(p, c) + dist(s2, q) - dist(p, q)                 # (dir, L)
+    ahead, behind = x[(pcand[None, :] + way) % n], x[(pcand[None, :] - way) % n]     # (dir, r)
+    u = np.stack([np.broadcast_to(cand, ahead.shape), behind], axis=-1)[:, None]    # (dir, 1, r, e)
+    w = np.stack([ahead, np.broadcast_to(cand, ahead.shape)], axis=-1)[:, None]
+    S2 = s2[:, :, None, None]
+    span = L[None, :, None, None]
+    outside = ((((pos[u] - pc) * sign[:, None, None, None]) % n >= span)
+               & (((pos[w] - pc) * sign[:, None, None, None]) % n >= span) & (n >= span + 3))
+    base = dist(u, w) + removed[:, :, None, None]
+    forward = dist(u, c) + dist(S2, w) - base                      # u s1 .. s2 w
+    backward = dist(u, S2) + dist(c, w) - base                      # u s2 .. s1 w
+    orr = np.stack([forward, backward], axis=-1)                    # (dir, L, r, e, o)
+    or_ok = np.stack([outside & (span > 1), outside], axis=-1)
+    deltas = np.concatenate([two.ravel(), orr.ravel()])
+    ok = np.concatenate([two_ok.ravel(), or_ok.ravel()]) & (deltas < 0)
+    if not ok.any():
+        return None
+    number = int(np.argmin(np.where(ok, deltas, np.inf)))
+    if number < 2 * K:
+        d, r = divmod(number, K)
+        a3, a4 = int(cand[r]), int(c4[d, r])
+        return deltas[number], number, [((c, int(c2[d])), (a3, a4))], [c, int(c2[d]), a3, a4]
+    d, l, r, e, o = np.unravel_index(number - 2 * K, orr.shape)
+    P, Q, T2, U, W = int(p[d, 0]), int(q[d, l]), int(s2[d, l]), int(u[d, 0, r, e]), int(w[d, 0, r, e])
+    return deltas[number], number, _plan_or(P, c, T2, Q, U, W, o), [P, Q, c, T2, U, W]
+
+
+def edge_position(x, pos, a, b) -> int:
+    """Position e of the tour edge {a, b}: {x[e], x[e + 1 mod n]} = {a, b}."""
+    n, e = len(x), int(pos[a])
+    return e if x[(e + 1) % n] == b else (e - 1) % n
+
+
+def apply_steps(x: np.ndarray, pos: np.ndarray, steps) -> None:
+    """The 2-opt steps, each removing two given edges, applied to x and pos in place."""
+    n = len(x)
+    for (a, b), (c, d) in steps:
+        e1, e2 = sorted((edge_position(x, pos, a, b), edge_position(x, pos, c, d)))
+        if 2 * (e2 - e1) <= n:
+            idx = np.arange(e1 + 1, e2 + 1)
+        else:
+            idx = np.arange(e2 + 1, e1 + n + 1) % n
+        x[idx] = x[idx[::-1]]
+        pos[x[idx]] = idx
+
+
+class CpuDontLook:
+    """``rows`` tours descended by don't-look bits with NumPy, row after row (the reference);
+    the population protocol of lsmgpu.backends.population as the population methods use it."""
+
+    name = "cpu"
+
+    def __init__(self, rules: DontLookRules, distance, rows: int, device: str = ""):
+        self.rules, self.between, self.rows, self.device = rules, distance.between, int(rows), device
+
+    def load(self, xs) -> None:
+        self.x = np.array(xs, dtype=np.int64)
+        n = self.x.shape[1]
+        self.current = self.between(self.x, np.roll(self.x, -1, axis=1)).sum(axis=1).astype(np.float64)
+        self.queues = [list(row) for row in self.x]
+        self.done = np.zeros(self.rows, dtype=np.int64)
+        self.checks = np.zeros(self.rows, dtype=np.int64)
+        self.n = n
+
+    def descend(self, rows, rule: str = "best", deadline: float | None = None):
+        """Every row in ``rows`` to a local optimum (``rule`` is the chain descents'; a check takes
+        its city's best move): (moves made per row, moves evaluated per row, whether all finished)."""
+        for k in np.flatnonzero(rows):
+            x, queue = self.x[k], self.queues[k]
+            pos = np.empty(self.n, dtype=np.int64)
+            pos[x] = np.arange(self.n)
+            queued = np.zeros(self.n, dtype=bool)
+            queued[queue] = True
+            head = 0
+            while head < len(queue):
+                if deadline is not None and self.checks[k] % 64 == 0 and time.perf_counter() >= deadline:
+                    self.queues[k] = queue[head:]
+                    return self.done.copy(), self.checks * self.rules.moves, False
+                c = queue[head]
+                head += 1
+                queued[c] = False
+                self.checks[k] += 1
+                found = check_city(c, x, pos, self.rules, self.between)
+                if found is None:
+                    continue
+                delta, _, steps, touched = found
+                apply_steps(x, pos, steps)
+                self.current[k] += delta
+                self.done[k] += 1
+                for city in touched:
+                    if not queued[city]:
+                        queued[city] = True
+                        queue.append(city)
+            self.queues[k] = []
+        return self.done.copy(), self.checks * self.rules.moves, True
+
+    def solutions(self) -> np.ndarray:
+        return self.x.astype(np.int32)
+
+    def values(self) -> np.ndarray:
+        return self.current.copy()
+
+    def close(self) -> None:
+        pass
+
+
+def dontlook_for(backend, rules: DontLookRules, distance, rows: int, *, announce: str = "the don't-look descent"):
+    """``rows`` tours descended on ``backend``: its kernel where it has one, else the host's
+    (announced by a BackendFallback warning on a backend other than the CPU)."""
+    make = getattr(backend, "dontlook", None)
+    if backend.name != "cpu":
+        if make is not None:
+            return make(rules, distance, rows)
+        warnings.warn(f"{announce}: the descents run on the host ({backend.name} has no don't-look kernel)",
+                      BackendFallback, stacklevel=3)
+    return CpuDontLook(rules, distance, rows, getattr(backend, "device", ""))

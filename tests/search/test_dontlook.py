@@ -1,0 +1,168 @@
+"""Don't-look-bit descents: every move's delta against the tour re-measured, descended tours are
+local optima of the move set (no city has an improving move left) with their lengths, the
+deadline, the population methods with it, errors; on the GPU, the kernel's rows equal the host's."""
+import numpy as np
+import pytest
+
+from lsmgpu import DontLookDescent, GeneticAlgorithm, MaxMinAntSystem
+from lsmgpu.backends import resolve
+from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, apply_steps, check_city, moves_per_city
+from lsmgpu.kernels import nvcc_compile, render_skeleton
+from lsmgpu.problems import QAP, TSP
+from lsmgpu.problems.candidates import quadrant_candidates
+
+
+def tsp_of(kind: str, n: int, seed: int = 0) -> TSP:
+    rng = np.random.default_rng(seed)
+    coords = np.round(rng.uniform(0, 1000, (n, 2)))
+    if kind == "real-coords":
+        return TSP(rng.uniform(0, 100, (n, 2)), name=f"real{n}")
+    if kind == "matrix":
+        return TSP(matrix=TSP(coords).matrix, name=f"matrix{n}")
+    return TSP(coords, name=f"tsp{n}")
+
+
+def rules_of(problem, k=10, segment=3):
+    coords = problem.coords if problem.coords is not None else np.random.default_rng(1).uniform(0, 1, (problem.n, 2))
+    return DontLookRules(quadrant_candidates(coords, min(k, problem.n - 1)), segment)
+
+
+def length(problem, x):
+    return int(problem.dist(x, np.roll(x, -1)).sum())
+
+
+def positions(x):
+    pos = np.empty(len(x), dtype=np.int64)
+    pos[x] = np.arange(len(x))
+    return pos
+
+
+@pytest.mark.parametrize("kind", ["int-coords", "real-coords", "matrix"])
+@pytest.mark.parametrize("n", [8, 9, 13, 60])
+def test_every_chosen_move_changes_the_length_by_its_delta(kind, n):
+    problem = tsp_of(kind, n, seed=n)
+    rules, between = rules_of(problem), problem.edge_distance().between
+    rng = np.random.default_rng(n)
+    seen = 0
+    for _ in range(150):
+        x = rng.permutation(n)
+        pos = positions(x)
+        found = check_city(int(rng.integers(n)), x, pos, rules, between)
+        if found is None:
+            continue
+        delta, number, steps, touched = found
+        before = length(problem, x)
+        apply_steps(x, pos, steps)
+        assert np.array_equal(np.sort(x), np.arange(n)) and np.array_equal(pos[x], np.arange(n))
+        assert length(problem, x) - before == delta < 0
+        assert 0 <= number < rules.moves and len(touched) in (4, 6)
+        seen += 1
+    assert seen > 50
+
+
+def test_moves_per_city_counts_both_kinds():
+    assert moves_per_city(10, 3) == 20 + 240 and DontLookRules(np.zeros((5, 4), int), 2).moves == 8 + 64
+
+
+@pytest.mark.parametrize("kind", ["int-coords", "matrix"])
+def test_descents_end_near_local_optima_with_their_lengths(kind):
+    """The rows' values are their tours' lengths; every city was checked after its own edges last
+    changed, so a second descent from every city finds little (don't-look bits look at a city
+    again only when one of its edges changes, not when a candidate's do)."""
+    problem = tsp_of(kind, 120, seed=3)
+    rules, distance = rules_of(problem), problem.edge_distance()
+    xs = np.stack([np.random.default_rng(k).permutation(problem.n) for k in range(3)])
+    rows = CpuDontLook(rules, distance, 3)
+    rows.load(xs)
+    made, evaluated, finished = rows.descend(np.ones(3, bool))
+    out, values = rows.solutions(), rows.values()
+    assert finished and np.all(made > 20) and np.all(evaluated % rules.moves == 0)
+    for k, x in enumerate(out):
+        assert np.array_equal(np.sort(x), np.arange(problem.n))
+        assert values[k] == length(problem, x) < length(problem, xs[k])
+    rows.load(out)
+    again = rows.descend(np.ones(3, bool))[0]
+    assert np.all(again <= made // 10) and np.all(rows.values() <= values)
+
+
+def test_a_deadline_stops_the_descent_and_the_next_call_goes_on():
+    problem = tsp_of("int-coords", 150, seed=4)
+    rules, distance = rules_of(problem), problem.edge_distance()
+    xs = np.random.default_rng(0).permutation(problem.n)[None]
+    cut = CpuDontLook(rules, distance, 1)
+    cut.load(xs)
+    assert cut.descend(np.ones(1, bool), deadline=0.0)[2] is False
+    assert cut.descend(np.ones(1, bool))[2] is True
+    whole = CpuDontLook(rules, distance, 1)
+    whole.load(xs)
+    whole.descend(np.ones(1, bool))
+    assert np.array_equal(cut.solutions(), whole.solutions()) and cut.values()[0] == whole.values()[0]
+
+
+@pytest.mark.parametrize("method,options", [(MaxMinAntSystem, {"ants": 8}), (GeneticAlgorithm, {"genes": 16})])
+def test_population_methods_with_dontlook_descents(method, options):
+    problem = TSP.from_file(TSP.shipped("berlin52"))
+    result = method(problem, local_search="dontlook", backend="cpu", seed=0, **options).run(
+        30, target=problem.best_known)
+    assert result.fitness <= 1.02 * problem.best_known
+    assert np.array_equal(np.sort(result.solution), np.arange(problem.n))
+
+
+def test_bad_dontlook_descents_are_named():
+    qap = QAP.from_file(QAP.shipped("tai12a"))
+    with pytest.raises(TypeError, match="has no edge distance"):
+        MaxMinAntSystem(qap, local_search="dontlook", backend="cpu")
+    tsp = tsp_of("int-coords", 30)
+    with pytest.raises(ValueError, match=r"must be an \(30, K\) integer table"):
+        MaxMinAntSystem(tsp, local_search=DontLookDescent(np.zeros((29, 4), int)), backend="cpu")
+    with pytest.raises(ValueError, match="must hold cities 0 .. 29"):
+        MaxMinAntSystem(tsp, local_search=DontLookDescent(np.full((30, 4), 30)), backend="cpu")
+    with pytest.raises(ValueError, match="`segment` must be an integer in"):
+        DontLookDescent(segment=0)
+    assert "segment=2" in repr(DontLookDescent(segment=2))
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("kind", ["int-coords", "real-coords", "matrix"])
+def test_dontlook_kernel_compiles_for_sm90(kind):
+    device = tsp_of(kind, 20).edge_distance().device
+    assert nvcc_compile(render_skeleton("dontlook.cu.j2", K=10, S=3, BLOCK=128, DISTANCE=device))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind,n,k,segment", [("int-coords", 300, 10, 3), ("real-coords", 200, 8, 2),
+                                              ("matrix", 150, 10, 3), ("int-coords", 9, 8, 3)])
+def test_gpu_rows_equal_the_hosts(kind, n, k, segment, monkeypatch):
+    """The same tours, lengths, moves and checks as the NumPy reference, also when a launch's
+    check budget cuts the descents (CHECKS = 7)."""
+    from lsmgpu.backends.cuda import dontlook
+    problem = tsp_of(kind, n, seed=n)
+    rules, distance = rules_of(problem, k, segment), problem.edge_distance()
+    xs = np.stack([np.random.default_rng(k).permutation(n) for k in range(6)]).astype(np.int32)
+    host = CpuDontLook(rules, distance, 6)
+    host.load(xs)
+    expected = host.descend(np.ones(6, bool))
+    for checks in (4096, 7):
+        monkeypatch.setattr(dontlook, "CHECKS", checks)
+        rows = resolve("cuda").dontlook(rules, distance, 6)
+        try:
+            rows.load(xs)
+            made, evaluated, finished = rows.descend(np.ones(6, bool))
+            assert finished and np.array_equal(made, expected[0]) and np.array_equal(evaluated, expected[1])
+            assert np.array_equal(rows.solutions(), host.solutions()) and np.array_equal(rows.values(), host.values())
+        finally:
+            rows.close()
+
+
+@pytest.mark.gpu
+def test_gpu_mmas_with_dontlook_equals_the_cpu_run():
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    runs = [MaxMinAntSystem(problem, ants=16, local_search="dontlook", backend=b, seed=1).run(5) for b in ("cpu", "cuda")]
+    assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
+
+
+@pytest.mark.gpu
+def test_gpu_refuses_rows_that_do_not_fit():
+    problem = tsp_of("int-coords", 1000)
+    with pytest.raises(ValueError, match="would fit"):
+        resolve("cuda").dontlook(rules_of(problem), problem.edge_distance(), 10**7)
