@@ -642,6 +642,12 @@ def main(argv=None):
     parser.add_argument("--colony-mmas", default="d198,pcb442,rat783,pr1002,pr2392",
                         help="TSPLIB names of colony-quality's MMAS + local search rows")
     parser.add_argument("--colony-acs", default="a280,pcb442,rat783", help="TSPLIB names of colony-quality's ACS rows")
+    parser.add_argument("--colony-acs-scale", type=float, default=1.0,
+                        help="colony-quality: the ACS rows' time limits, the paper's Table 9 ones times this")
+    parser.add_argument("--colony-local-search", default="auto",
+                        help="colony-quality: the MMAS rows' local searches (auto, dontlook), comma-separated")
+    parser.add_argument("--colony-qap", default="", help="colony-quality's QAPLIB names (MMAS + tabu vs islands)")
+    parser.add_argument("--colony-qap-seconds", default="10,60", help="colony-quality: the QAP rows' budgets")
     parser.add_argument("--ga-instances", default="ch130,d2103,rl11849,pla85900", help="ga-generation's TSPLIB names")
     parser.add_argument("--ga-cpu-up-to", type=int, default=12000, help="ga-generation: time the CPU backend up to n")
     parser.add_argument("--ga-convergence", default="ch130,p654", help="ga-convergence's TSPLIB names")
@@ -655,6 +661,8 @@ def main(argv=None):
     parser.add_argument("--ga-qap", default="tai50a,tai100a", help="ga-quality's QAPLIB names")
     parser.add_argument("--ga-seconds", default="10,60", help="ga-quality: the time budgets")
     parser.add_argument("--ga-memetic-genes", type=int, default=128, help="ga-quality: genes of the memetic GA")
+    parser.add_argument("--ga-local-search", default="auto",
+                        help="ga-quality: the children's local searches (auto, dontlook for tours, tabu for the QAP)")
     parser.add_argument("--colony-seconds", type=float, default=6.0, help="colony-quality: the most an ACS row runs")
     args = parser.parse_args(argv)
     if args.quick:
@@ -671,6 +679,7 @@ def main(argv=None):
         args.defaults_seconds = min(args.defaults_seconds, 0.5)
         args.ils_seconds, args.ils_starts, args.ils_instances = "0.5", "1,4", "pr1002"
         args.colony_mmas, args.colony_acs, args.colony_seconds = "pr1002", "pr1002", 0.5
+        args.colony_qap = args.colony_qap and "tai12a"
     args.startup_label = args.startup_label or commit()
     CPU_SECONDS[0] = args.cpu_seconds
     CPU_ONLY[0] = args.backend == "cpu"

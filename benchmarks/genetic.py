@@ -22,6 +22,8 @@ the best is within 10 % of the optimum, and the error after 100 generations, mea
 """
 from __future__ import annotations
 
+import itertools
+
 import statistics
 import time
 
@@ -171,14 +173,18 @@ def table_ga_quality(args, path_of, emit) -> list[dict]:
     backend, rows = getattr(args, "backend_choice", "cuda"), []
     jobs = [("tsplib", TSP, name) for name in filter(None, args.ga_tsp.split(","))]
     jobs += [("qaplib", QAP, name) for name in filter(None, args.ga_qap.split(","))]
-    for folder, kind, name in jobs:
+    for (folder, kind, name), local_search in itertools.product(jobs, args.ga_local_search.split(",")):
+        if (local_search == "dontlook" and kind is QAP) or (local_search == "tabu" and kind is TSP):
+            continue                              # don't-look descents are for tours, the short tabu search for the QAP
         problem = kind.from_file(path_of(folder, name))
         for seconds in (min(float(s), 1.0) if args.quick else float(s) for s in args.ga_seconds.split(",")):
-            ga = GeneticAlgorithm(problem, genes=args.ga_memetic_genes, local_search="auto", backend=backend, seed=0)
+            ga = GeneticAlgorithm(problem, genes=args.ga_memetic_genes, local_search=local_search, backend=backend,
+                                  seed=0)
             result = ga.run(seconds=seconds, target=problem.best_known)
+            improvement = repr(ga.improvement) if ga.improvement else " + ".join(repr(nb) for nb in ga.chain)
             rows.append(dict(table="ga-quality", instance=problem.name, n=problem.n, genes=ga.genes,
-                             crossover=ga.breeding.crossover, chain=" + ".join(repr(nb) for nb in ga.chain),
-                             seconds=seconds, generations=result.iterations, gap_pct=round(100 * problem.gap(result.fitness), 3),
+                             crossover=ga.breeding.crossover, local_search=improvement, seconds=seconds,
+                             generations=result.iterations, gap_pct=round(100 * problem.gap(result.fitness), 3),
                              ran_s=round(result.seconds, 1), status=result.status))
             emit(rows[-1])
     return rows
