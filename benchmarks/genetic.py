@@ -33,6 +33,7 @@ from lsmgpu import GeneticAlgorithm
 from lsmgpu.backends.genetic import Breeding, CpuGenetic, genetic_for
 from lsmgpu.problems import TSP
 
+from .colony import local_search_of
 from .portgen import portgen, uniform_reference
 
 #: Table 5: ms per generation on the GTX 980 (GPU, CPU) by (stand-in, genes, groups)
@@ -174,12 +175,12 @@ def table_ga_quality(args, path_of, emit) -> list[dict]:
     jobs = [("tsplib", TSP, name) for name in filter(None, args.ga_tsp.split(","))]
     jobs += [("qaplib", QAP, name) for name in filter(None, args.ga_qap.split(","))]
     for (folder, kind, name), local_search in itertools.product(jobs, args.ga_local_search.split(",")):
-        if (local_search == "dontlook" and kind is QAP) or (local_search == "tabu" and kind is TSP):
+        if (local_search.startswith("dontlook") and kind is QAP) or (local_search == "tabu" and kind is TSP):
             continue                              # don't-look descents are for tours, the short tabu search for the QAP
         problem = kind.from_file(path_of(folder, name))
         for seconds in (min(float(s), 1.0) if args.quick else float(s) for s in args.ga_seconds.split(",")):
-            ga = GeneticAlgorithm(problem, genes=args.ga_memetic_genes, local_search=local_search, backend=backend,
-                                  seed=0)
+            ga = GeneticAlgorithm(problem, genes=args.ga_memetic_genes, local_search=local_search_of(local_search),
+                                  backend=backend, seed=0)
             result = ga.run(seconds=seconds, target=problem.best_known)
             improvement = repr(ga.improvement) if ga.improvement else " + ".join(repr(nb) for nb in ga.chain)
             rows.append(dict(table="ga-quality", instance=problem.name, n=problem.n, genes=ga.genes,

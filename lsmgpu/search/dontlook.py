@@ -5,12 +5,17 @@ hands over with 2-opt and Or-opt over candidate lists, one city at a time, looki
 cities whose edges changed (Bentley's don't-look bits): after a construction or a crossover the
 work follows what changed, not n. On CUDA each tour's whole descent runs in one block (one
 kernel for all of them); on the CPU the NumPy reference descends them one after another.
+``polish=`` then descends the results with a chain of the batched descents (e.g. "auto": the
+problem's ILS chain with candidate 3-opt): from a don't-look local optimum that chain has few
+steps left to make.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..backends.dontlook import DontLookRules, dontlook_for
+from ..backends.population import population_for
+from ..neighbourhoods import Neighbourhood
 from ..validation import check_count
 
 __all__ = ["DontLookDescent"]
@@ -22,11 +27,31 @@ class DontLookDescent:
     candidates : an (n, K) table of each city's candidates, or None: the problem's ILS candidate
                  lists (TSP: 10 quadrant neighbours)
     segment    : the longest segment Or-opt moves (default 3)
+    polish     : None, "auto" (the problem's ILS chain) or a Neighbourhood or a sequence of them:
+                 a chain of batched descents run from the don't-look local optima
     """
 
-    def __init__(self, candidates=None, *, segment: int = 3):
+    def __init__(self, candidates=None, *, segment: int = 3, polish=None):
         self.candidates = None if candidates is None else np.asarray(candidates)
         self.segment = check_count("DontLookDescent", "segment", segment, 1, 16)
+        if isinstance(polish, Neighbourhood):
+            polish = [polish]
+        if not (polish is None or polish == "auto" or (isinstance(polish, (list, tuple)) and polish
+                                                        and all(isinstance(nb, Neighbourhood) for nb in polish))):
+            raise TypeError(f"DontLookDescent: `polish` must be None, 'auto', a Neighbourhood or a sequence of them, "
+                            f"got {polish!r}")
+        self.polish = polish
+
+    def _chain(self, problem) -> list:
+        """The polishing chain's problems (one per neighbourhood), or []."""
+        if self.polish is None:
+            return []
+        if self.polish == "auto":
+            ils = problem.default_ils() or {}
+            chain = [ils["neighbourhood"], *ils.get("polish", [])] if ils else [problem.neighbourhood]
+        else:
+            chain = list(self.polish)
+        return [problem.with_neighbourhood(nb) for nb in chain]
 
     def bound(self, problem) -> DontLookRules:
         """The rules for ``problem`` (ValueError / TypeError naming what it lacks)."""
@@ -47,10 +72,45 @@ class DontLookDescent:
         return DontLookRules(table, self.segment)
 
     def population(self, backend, problem, rows: int, rng):
-        """The rows that run this descent on ``backend`` (``rng`` unused: the descent draws nothing)."""
-        return dontlook_for(backend, self.bound(problem), problem.edge_distance(), rows,
-                            announce="DontLookDescent")
+        """The rows that run this descent (and its polish) on ``backend`` (``rng`` unused: the
+        descents draw nothing)."""
+        first = dontlook_for(backend, self.bound(problem), problem.edge_distance(), rows, announce="DontLookDescent")
+        chain = self._chain(problem)
+        if not chain:
+            return first
+        return PolishedRows(first, population_for(backend, chain, rows, announce="DontLookDescent's polish"))
 
     def __repr__(self):
         table = "problem's" if self.candidates is None else f"{self.candidates.shape[1]} per city"
-        return f"DontLookDescent(candidates={table}, segment={self.segment})"
+        polish = "" if self.polish is None else f", polish={self.polish!r}"
+        return f"DontLookDescent(candidates={table}, segment={self.segment}{polish})"
+
+
+class PolishedRows:
+    """Don't-look descents, then a chain of batched descents from their local optima (the
+    population protocol as the population methods use it)."""
+
+    def __init__(self, first, then):
+        self.first, self.then, self.rows = first, then, first.rows
+        self.device = getattr(first, "device", "")
+
+    def load(self, xs) -> None:
+        self.first.load(xs)
+
+    def descend(self, rows, rule: str = "best", deadline: float | None = None):
+        made, evaluated, finished = self.first.descend(rows, rule, deadline)
+        self.then.load(self.first.solutions())
+        if not finished:
+            return made, evaluated, False
+        more, seen, finished = self.then.descend(rows, rule, deadline)
+        return made + more, evaluated + seen, finished
+
+    def solutions(self) -> np.ndarray:
+        return self.then.solutions()
+
+    def values(self) -> np.ndarray:
+        return self.then.values()
+
+    def close(self) -> None:
+        self.first.close()
+        self.then.close()

@@ -108,6 +108,25 @@ def test_population_methods_with_dontlook_descents(method, options):
     assert np.array_equal(np.sort(result.solution), np.arange(problem.n))
 
 
+def test_polish_continues_from_the_dontlook_optima_with_the_chain():
+    """polish="auto": each row ends where the problem's ILS chain, descending the don't-look
+    result, ends (lsmgpu.parallel.improve is the reference)."""
+    from lsmgpu.parallel import improve
+    problem = tsp_of("int-coords", 90, seed=6)
+    xs = np.stack([np.random.default_rng(k).permutation(problem.n) for k in range(3)]).astype(np.int32)
+    plain = DontLookDescent().population(resolve("cpu"), problem, 3, None)
+    plain.load(xs)
+    plain.descend(np.ones(3, bool))
+    ils = problem.default_ils()
+    expected = improve(problem, plain.solutions(), [ils["neighbourhood"], *ils["polish"]], backend="cpu")
+    polished = DontLookDescent(polish="auto").population(resolve("cpu"), problem, 3, None)
+    polished.load(xs)
+    made, _, finished = polished.descend(np.ones(3, bool))
+    assert finished and np.all(made >= plain.descend(np.ones(3, bool))[0])
+    assert np.array_equal(polished.solutions(), expected.solutions)
+    assert np.array_equal(polished.values(), expected.fitness)
+
+
 def test_bad_dontlook_descents_are_named():
     qap = QAP.from_file(QAP.shipped("tai12a"))
     with pytest.raises(TypeError, match="has no edge distance"):
@@ -120,6 +139,8 @@ def test_bad_dontlook_descents_are_named():
     with pytest.raises(ValueError, match="`segment` must be an integer in"):
         DontLookDescent(segment=0)
     assert "segment=2" in repr(DontLookDescent(segment=2))
+    with pytest.raises(TypeError, match="`polish` must be None, 'auto'"):
+        DontLookDescent(polish="3opt")
 
 
 @pytest.mark.nvcc
@@ -155,9 +176,11 @@ def test_gpu_rows_equal_the_hosts(kind, n, k, segment, monkeypatch):
 
 
 @pytest.mark.gpu
-def test_gpu_mmas_with_dontlook_equals_the_cpu_run():
+@pytest.mark.parametrize("polish", [None, "auto"])
+def test_gpu_mmas_with_dontlook_equals_the_cpu_run(polish):
     problem = TSP.from_file(TSP.shipped("kroA100"))
-    runs = [MaxMinAntSystem(problem, ants=16, local_search="dontlook", backend=b, seed=1).run(5) for b in ("cpu", "cuda")]
+    runs = [MaxMinAntSystem(problem, ants=16, local_search=DontLookDescent(polish=polish), backend=b, seed=1).run(5)
+            for b in ("cpu", "cuda")]
     assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
 
 
