@@ -158,7 +158,8 @@ def table_colony_quality(args, path_of, emit) -> list[dict]:
             mmas = MaxMinAntSystem(problem, local_search=local_search_of(local_search), backend=backend, seed=0)
             result = mmas.run(seconds=budget, target=problem.best_known)
             rows.append(dict(table="colony-quality", instance=problem.name, n=problem.n,
-                             strategy=f"MMAS + {local_search} LS", ants=mmas.ants, budget_s=budget,
+                             strategy="MMAS + batched LS" if local_search == "auto" else f"MMAS + {local_search} LS",
+                             ants=mmas.ants, budget_s=budget,
                              seconds=round(result.seconds, 2), iterations=result.iterations,
                              gap_pct=round(100 * problem.gap(result.fitness), 3), paper_gap_pct=gap, paper_s=paper_s,
                              target_gap_pct=target_gap, status=result.status))
