@@ -134,10 +134,14 @@ def test_solve_time_counts_from_the_command_start(monkeypatch):
 
 
 def test_solve_with_a_short_tabu_search_on_every_ant(capsys):
-    """`--local-search tabu` gives every ant (or child) a short tabu search; the summary names it."""
+    """`--local-search tabu` gives every ant (or child) a short tabu search, `dontlook` every tour
+    a don't-look descent; the summary names it."""
     assert main(["solve", "tai12a", "--algorithm", "mmas", "--ants", "8", "--local-search", "tabu",
                  "--iterations", "3", "--backend", "cpu", "--seed", "0"]) == 0
     assert "ShortTabuSearch(iterations=None" in capsys.readouterr().err
+    assert main(["solve", "berlin52", "--algorithm", "ga", "--genes", "16", "--local-search", "dontlook",
+                 "--iterations", "2", "--backend", "cpu", "--seed", "0"]) == 0
+    assert "DontLookDescent(candidates=problem's, segment=3)" in capsys.readouterr().err
 
 
 def test_solve_with_the_genetic_algorithm(tmp_path, capsys):

@@ -30,10 +30,17 @@ import numpy as np
 from ..errors import BackendFallback
 from .base import Query
 
-__all__ = ["EvaluatorPopulation", "population_for", "descend", "RULES"]
+__all__ = ["EvaluatorPopulation", "population_for", "descend", "auto_chain", "RULES"]
 
 #: how a descent step picks its move
 RULES = ("best", "first")
+
+
+def auto_chain(problem) -> list:
+    """The local search "auto" means: the problem's measured ILS chain (its descent's neighbourhood,
+    then its polish; TSP: candidate 2-opt, Or-opt, candidate 3-opt), else its neighbourhood."""
+    ils = problem.default_ils()
+    return [ils["neighbourhood"], *ils.get("polish", [])] if ils else [problem.neighbourhood]
 
 
 def population_for(backend, steps, rows: int, *, announce: str = "the population"):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..backends.dontlook import DontLookRules, dontlook_for
-from ..backends.population import population_for
+from ..backends.population import auto_chain, population_for
 from ..neighbourhoods import Neighbourhood
 from ..validation import check_count
 
@@ -46,11 +46,7 @@ class DontLookDescent:
         """The polishing chain's problems (one per neighbourhood), or []."""
         if self.polish is None:
             return []
-        if self.polish == "auto":
-            ils = problem.default_ils() or {}
-            chain = [ils["neighbourhood"], *ils.get("polish", [])] if ils else [problem.neighbourhood]
-        else:
-            chain = list(self.polish)
+        chain = auto_chain(problem) if self.polish == "auto" else list(self.polish)
         return [problem.with_neighbourhood(nb) for nb in chain]
 
     def bound(self, problem) -> DontLookRules:

@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 from ..backends import resolve
-from ..backends.population import RULES, population_for
+from ..backends.population import RULES, auto_chain, population_for
 from ..budget import Budget, DeadlineReached, deadline_scope
 from ..callbacks import CallbackList, State
 from ..neighbourhoods import Neighbourhood
@@ -83,10 +83,7 @@ class PopulationSearch:
                 raise ValueError(f"{self.algorithm}: `local_search` must be None, 'auto', 'tabu', 'dontlook', a "
                                  "Neighbourhood, a sequence of them, a ShortTabuSearch or a DontLookDescent, got "
                                  f"{local_search!r}")
-            ils = self.problem.default_ils()
-            if ils:
-                return [ils["neighbourhood"], *ils.get("polish", [])]
-            return [self.problem.neighbourhood]
+            return auto_chain(self.problem)
         chain = [local_search] if isinstance(local_search, Neighbourhood) else list(local_search)
         if not chain or not all(isinstance(nb, Neighbourhood) for nb in chain):
             raise TypeError(f"{self.algorithm}: `local_search` must be None, 'auto', 'tabu', 'dontlook', a "
