@@ -15,7 +15,7 @@ from ...kernels import render_skeleton
 from ...problem import ColonyModel
 from ..colony import Construction
 from ..pheromone import MatrixPheromone, SelectivePheromone
-from .driver import cuda, launch, load_module, pack, synchronize
+from .driver import DeviceBuffers, cuda, launch, load_module, pack, synchronize
 
 __all__ = ["CudaColony", "colony_bytes", "warps_for"]
 
@@ -77,51 +77,36 @@ class CudaColony:
         if self.shared_tabu and self.words * 4 > 48 * 1024:
             self.functions["construct"].set_attribute(
                 cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.words * 4)
-        self._buffers = []
+        self.buffers = DeviceBuffers()
         eta = None if model.heuristic is None else np.power(model.heuristic, construction.beta).astype(np.float32)
-        self.eta = self._upload(eta)
-        self.cand = self._upload(model.candidates)
+        self.eta = self.buffers.upload(eta)
+        self.cand = self.buffers.upload(model.candidates)
         self.k = 0 if model.candidates is None else model.candidates.shape[1]
         if construction.memory == "spm":
             self.tau = 0
-            self.spm_items = self._alloc(n * construction.slots * 4)
-            self.spm_taus = self._alloc(n * construction.slots * 4)
-            self.spm_tail = self._alloc(n * 4)
+            self.spm_items = self.buffers.alloc(n * construction.slots * 4)
+            self.spm_taus = self.buffers.alloc(n * construction.slots * 4)
+            self.spm_tail = self.buffers.alloc(n * 4)
         else:
-            self.tau = self._alloc(n * n * 4)
+            self.tau = self.buffers.alloc(n * n * 4)
             self.spm_items = self.spm_taus = self.spm_tail = 0
-        self.out = self._alloc(ants * n * 4)
-        self.firsts = self._alloc(ants * n * 4)
-        self.scratch = 0 if self.shared_tabu else self._alloc(ants * self.words * 4)
-        self.solution = self._alloc(n * 4)
+        self.out = self.buffers.alloc(ants * n * 4)
+        self.firsts = self.buffers.alloc(ants * n * 4)
+        self.scratch = 0 if self.shared_tabu else self.buffers.alloc(ants * self.words * 4)
+        self.solution = self.buffers.alloc(n * 4)
         self.events = (cuda.Event(), cuda.Event())
         #: the last construction's kernel time (CUDA events), seconds
         self.kernel_seconds = 0.0
         self.fill(construction.tau0)
 
-    # --- memory ------------------------------------------------------------------------------
-    def _alloc(self, nbytes: int):
-        buffer = cuda.mem_alloc(max(4, int(nbytes)))
-        self._buffers.append(buffer)
-        return buffer
-
-    def _upload(self, array):
-        if array is None:
-            return 0
-        array = np.ascontiguousarray(array)
-        buffer = self._alloc(array.nbytes)
-        cuda.memcpy_htod(buffer, array)
-        return buffer
-
+    # --- kernel arguments --------------------------------------------------------------------
     def _colony(self) -> bytes:
         """The kernels' Colony struct (layout of colony.cu.j2)."""
         return pack("iiPPPPPPff", self.n, self.k, int(self.eta), int(self.cand), int(self.tau),
                     int(self.spm_items), int(self.spm_taus), int(self.spm_tail), self.c.tau0, self.c.alpha)
 
     def close(self) -> None:
-        for buffer in self._buffers:
-            buffer.free()
-        self._buffers = []
+        self.buffers.close()
 
     # --- pheromone ---------------------------------------------------------------------------
     def fill(self, tau: float) -> None:

@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from ...kernels import render_skeleton
-from .driver import cuda, launch, load_module, pack, synchronize
+from .driver import DeviceBuffers, cuda, launch, load_module, pack, synchronize
 
 __all__ = ["CudaDontLook", "dontlook_bytes"]
 
@@ -47,24 +47,13 @@ class CudaDontLook:
         source = render_skeleton("dontlook.cu.j2", K=rules.k, S=rules.segment, BLOCK=BLOCK, DISTANCE=distance.device)
         module = load_module(source, "sm_%d%d" % options.context.get_device().compute_capability())
         self.kernel = module.get_function("descend")
-        self._buffers = []
+        self.buffers = DeviceBuffers()
         B = self.rows
-        self.x, self.pos, self.queue = (self._alloc(B * n * 4) for _ in range(3))
-        self.queued = self._alloc(B * n)
-        self.head, self.count = self._alloc(B * 4), self._alloc(B * 4)
-        self.current, self.made, self.checks = (self._alloc(B * 8) for _ in range(3))
-        self.cand, self.table = self._upload(rules.candidates), self._upload(table)
-
-    def _alloc(self, nbytes: int):
-        buffer = cuda.mem_alloc(max(8, int(nbytes)))
-        self._buffers.append(buffer)
-        return buffer
-
-    def _upload(self, array):
-        array = np.ascontiguousarray(array)
-        buffer = self._alloc(array.nbytes)
-        cuda.memcpy_htod(buffer, array)
-        return buffer
+        self.x, self.pos, self.queue = (self.buffers.alloc(B * n * 4) for _ in range(3))
+        self.queued = self.buffers.alloc(B * n)
+        self.head, self.count = self.buffers.alloc(B * 4), self.buffers.alloc(B * 4)
+        self.current, self.made, self.checks = (self.buffers.alloc(B * 8) for _ in range(3))
+        self.cand, self.table = self.buffers.upload(rules.candidates), self.buffers.upload(table)
 
     def _rows_struct(self) -> bytes:
         pointers = (self.x, self.pos, self.queue, self.queued, self.head, self.count, self.current, self.made,
@@ -117,6 +106,4 @@ class CudaDontLook:
         return out
 
     def close(self) -> None:
-        for buffer in self._buffers:
-            buffer.free()
-        self._buffers = []
+        self.buffers.close()

@@ -22,6 +22,8 @@ import tempfile
 import threading
 from pathlib import Path
 
+import numpy as np
+
 from ...budget import DeadlineReached, time_left
 from ...errors import BackendUnavailable, KernelCompileError, KernelLaunchError
 from ...kernels import cubin_path, save_source
@@ -223,3 +225,31 @@ def synchronize(what: str, grid=(), block=()) -> None:
         cuda.Context.synchronize()
     except cuda.Error as exc:
         raise KernelLaunchError(f"{what}: {exc}", tuple(grid), tuple(block)) from None
+
+
+class DeviceBuffers:
+    """The GPU buffers one host object owns (a colony, a GA population, don't-look rows), made
+    through it and freed together by ``close()``."""
+
+    def __init__(self):
+        self._owned = []
+
+    def alloc(self, nbytes: int):
+        """An uninitialised buffer of ``nbytes`` (at least 8)."""
+        buffer = cuda.mem_alloc(max(8, int(nbytes)))
+        self._owned.append(buffer)
+        return buffer
+
+    def upload(self, array):
+        """A buffer holding ``array`` (C order), or 0 (a null pointer) for None."""
+        if array is None:
+            return 0
+        array = np.ascontiguousarray(array)
+        buffer = self.alloc(array.nbytes)
+        cuda.memcpy_htod(buffer, array)
+        return buffer
+
+    def close(self) -> None:
+        for buffer in self._owned:
+            buffer.free()
+        self._owned = []

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...kernels import render_skeleton
 from ..genetic import Breeding, children_of
-from .driver import cuda, launch, load_module, pack, synchronize
+from .driver import DeviceBuffers, cuda, launch, load_module, pack, synchronize
 
 __all__ = ["CudaGenetic", "genetic_bytes", "lanes_for"]
 
@@ -56,38 +56,25 @@ class CudaGenetic:
         module = load_module(source, "sm_%d%d" % device.compute_capability())
         names = ["compete", "breed"] + (["lengths"] if distance is not None else [])
         self.functions = {name: module.get_function(name) for name in names}
-        self._buffers = []
+        self.buffers = DeviceBuffers()
         self.slots, _, _ = children_of(breeding)
         self.children = len(self.slots)
-        self.genes = self._alloc(breeding.genes * self.n * 4)
-        self.values = self._alloc(breeding.genes * 8)
-        self.scratch = self._alloc(self.children * 4 * self.n * 4)
-        self.table = 0 if table is None else self._upload(table)
+        self.genes = self.buffers.alloc(breeding.genes * self.n * 4)
+        self.values = self.buffers.alloc(breeding.genes * 8)
+        self.scratch = self.buffers.alloc(self.children * 4 * self.n * 4)
+        self.table = 0 if table is None else self.buffers.upload(table)
         self.events = (cuda.Event(), cuda.Event())
         #: the last generation's kernel time (CUDA events), seconds
         self.kernel_seconds = 0.0
 
-    # --- memory ------------------------------------------------------------------------------
-    def _alloc(self, nbytes: int):
-        buffer = cuda.mem_alloc(max(8, int(nbytes)))
-        self._buffers.append(buffer)
-        return buffer
-
-    def _upload(self, array):
-        array = np.ascontiguousarray(array)
-        buffer = self._alloc(array.nbytes)
-        cuda.memcpy_htod(buffer, array)
-        return buffer
-
+    # --- kernel arguments --------------------------------------------------------------------
     def _population(self) -> bytes:
         """The kernels' Population struct (layout of genetic.cu.j2)."""
         return pack("PPPPqii", int(self.genes), int(self.values), int(self.scratch), int(self.table), self.n,
                     self.b.group_size, self.b.groups)
 
     def close(self) -> None:
-        for buffer in self._buffers:
-            buffer.free()
-        self._buffers = []
+        self.buffers.close()
 
     # --- the population ----------------------------------------------------------------------
     def load(self, genes: np.ndarray, values: np.ndarray | None = None) -> None:
