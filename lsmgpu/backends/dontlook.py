@@ -33,7 +33,8 @@ import numpy as np
 
 from ..errors import BackendFallback
 
-__all__ = ["DontLookRules", "CpuDontLook", "dontlook_for", "moves_per_city", "check_city", "apply_steps"]
+__all__ = ["DontLookRules", "CpuDontLook", "dontlook_for", "moves_per_city", "check_city", "apply_steps",
+           "improve_city", "enqueue"]
 
 
 class DontLookRules:
@@ -107,6 +108,26 @@ def check_city(c: int, x: np.ndarray, pos: np.ndarray, rules: DontLookRules, bet
     return deltas[number], number, _plan_or(P, c, T2, Q, U, W, o), [P, Q, c, T2, U, W]
 
 
+def improve_city(c: int, x, pos, rules: DontLookRules, between, queue, queued):
+    """A check of city c: its best improving move applied to x and pos, the endpoints of the edges
+    it removed appended to ``queue`` (those not ``queued``); the move's delta, or None (no move)."""
+    found = check_city(c, x, pos, rules, between)
+    if found is None:
+        return None
+    delta, _, steps, touched = found
+    apply_steps(x, pos, steps)
+    enqueue(touched, queue, queued)
+    return delta
+
+
+def enqueue(cities, queue, queued) -> None:
+    """The cities not queued yet join the queue's end, in order."""
+    for city in cities:
+        if not queued[city]:
+            queued[city] = True
+            queue.append(city)
+
+
 def edge_position(x, pos, a, b) -> int:
     """Position e of the tour edge {a, b}: {x[e], x[e + 1 mod n]} = {a, b}."""
     n, e = len(x), int(pos[a])
@@ -162,17 +183,10 @@ class CpuDontLook:
                 head += 1
                 queued[c] = False
                 self.checks[k] += 1
-                found = check_city(c, x, pos, self.rules, self.between)
-                if found is None:
-                    continue
-                delta, _, steps, touched = found
-                apply_steps(x, pos, steps)
-                self.current[k] += delta
-                self.done[k] += 1
-                for city in touched:
-                    if not queued[city]:
-                        queued[city] = True
-                        queue.append(city)
+                delta = improve_city(c, x, pos, self.rules, self.between, queue, queued)
+                if delta is not None:
+                    self.current[k] += delta
+                    self.done[k] += 1
             self.queues[k] = []
         return self.done.copy(), self.checks * self.rules.moves, True
 

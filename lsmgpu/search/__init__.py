@@ -1,9 +1,11 @@
 """The searches: one shared loop (base.LocalSearch) and one small class per algorithm; the
 population methods over the batched local search (population.py): the ant colonies (colony.py)
-and the genetic algorithm (genetic.py), whose local search may be a short tabu search (short_tabu.py) or don't-look descents (dontlook.py)."""
+and the genetic algorithm (genetic.py), whose local search may be a short tabu search (short_tabu.py) or don't-look descents (dontlook.py); the don't-look ILS
+(dontlook_ils.py), many ILS chains each whole where its tour lives."""
 from .base import LocalSearch
 from .colony import AntColonySystem, MaxMinAntSystem
 from .dontlook import DontLookDescent
+from .dontlook_ils import DontLookILS
 from .genetic import GeneticAlgorithm
 from .hill_climbing import HillClimbing
 from .ils import IteratedLocalSearch
@@ -11,7 +13,8 @@ from .short_tabu import ShortTabuSearch
 from .tabu import TabuSearch
 
 __all__ = ["LocalSearch", "HillClimbing", "TabuSearch", "IteratedLocalSearch", "AntColonySystem", "MaxMinAntSystem",
-           "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "ALGORITHMS", "COLONIES", "POPULATION_METHODS"]
+           "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS",
+           "ALGORITHMS", "COLONIES", "POPULATION_METHODS"]
 
 #: the searches by their command-line names
 ALGORITHMS = {"tabu": TabuSearch, "hc": HillClimbing, "ils": IteratedLocalSearch}

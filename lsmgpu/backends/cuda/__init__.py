@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..tuning import WaveTuner
 from .batch import CudaBatchEvaluator
 from .colony import CudaColony
-from .dontlook import CudaDontLook
+from .dontlook import CudaChains, CudaDontLook
 from .genetic import CudaGenetic
 from .driver import context, cuda
 from .evaluator import CudaEvaluator
@@ -82,6 +82,11 @@ class CudaBackend:
     def dontlook(self, rules, distance, rows: int) -> CudaDontLook:
         """``rows`` tours descended by don't-look bits on the GPU (lsmgpu.backends.dontlook)."""
         return CudaDontLook(rules, distance, rows, self)
+
+    def dontlook_chains(self, rules, kicks, distance, rows: int) -> CudaChains:
+        """``rows`` iterated local search chains of don't-look descents on the GPU
+        (lsmgpu.backends.dontlook_chains)."""
+        return CudaChains(rules, kicks, distance, rows, self)
 
     def genetic(self, breeding, n: int, distance) -> CudaGenetic:
         """A genetic algorithm's population of ``n``-item permutations breeding on the GPU

@@ -14,7 +14,7 @@ import numpy as np
 from ...kernels import render_skeleton
 from .driver import DeviceBuffers, cuda, launch, load_module, pack, synchronize
 
-__all__ = ["CudaDontLook", "dontlook_bytes"]
+__all__ = ["CudaDontLook", "CudaChains", "dontlook_bytes"]
 
 #: the share of the GPU's free memory the rows may take
 MEMORY_SHARE = 0.9
@@ -24,9 +24,10 @@ BLOCK = 128
 CHECKS = 4096
 
 
-def dontlook_bytes(rows: int, n: int) -> int:
-    """GPU memory of ``rows`` tours of n cities: tour, positions, queue (ints), queued flags, counters."""
-    return rows * (13 * n + 40)
+def dontlook_bytes(rows: int, n: int, chains: bool = False) -> int:
+    """GPU memory of ``rows`` tours of n cities: tour, positions, queue (ints), queued flags,
+    counters; ILS chains also a best tour, its length, kicks and a flag."""
+    return rows * (13 * n + 40 + (4 * n + 16 if chains else 0))
 
 
 class CudaDontLook:
@@ -34,19 +35,23 @@ class CudaDontLook:
 
     name = "cuda"
 
-    def __init__(self, rules, distance, rows: int, options):
+    #: what the memory refusal names
+    what = "don't-look descent"
+
+    def __init__(self, rules, distance, rows: int, options, chains: bool = False):
         self.rules, self.between, self.rows = rules, distance.between, int(rows)
         self.n = n = len(rules.candidates)
         self.device = options.device
         table = distance.table
-        need, (free, _) = dontlook_bytes(self.rows, n) + table.nbytes + rules.candidates.nbytes, cuda.mem_get_info()
+        fixed = table.nbytes + rules.candidates.nbytes
+        need, (free, _) = dontlook_bytes(self.rows, n, chains) + fixed, cuda.mem_get_info()
         if need > MEMORY_SHARE * free:
-            fit = int((MEMORY_SHARE * free - table.nbytes - rules.candidates.nbytes) // dontlook_bytes(1, n))
-            raise ValueError(f"don't-look descent: {self.rows:,} tours of {n:,} cities need {need / 2**30:,.2f} GiB "
+            fit = int((MEMORY_SHARE * free - fixed) // dontlook_bytes(1, n, chains))
+            raise ValueError(f"{self.what}: {self.rows:,} tours of {n:,} cities need {need / 2**30:,.2f} GiB "
                              f"of GPU memory; {free / 2**30:,.1f} GiB are free: about {max(fit, 0):,} would fit")
         source = render_skeleton("dontlook.cu.j2", K=rules.k, S=rules.segment, BLOCK=BLOCK, DISTANCE=distance.device)
-        module = load_module(source, "sm_%d%d" % options.context.get_device().compute_capability())
-        self.kernel = module.get_function("descend")
+        self.module = load_module(source, "sm_%d%d" % options.context.get_device().compute_capability())
+        self.kernel = self.module.get_function("descend")
         self.buffers = DeviceBuffers()
         B = self.rows
         self.x, self.pos, self.queue = (self.buffers.alloc(B * n * 4) for _ in range(3))
@@ -107,3 +112,64 @@ class CudaDontLook:
 
     def close(self) -> None:
         self.buffers.close()
+
+
+class CudaChains(CudaDontLook):
+    """``rows`` iterated local search chains of don't-look descents on the GPU, one block a chain
+    (lsmgpu/backends/dontlook_chains.py holds the rules and the reference)."""
+
+    what = "don't-look ILS"
+
+    def __init__(self, rules, kicks, distance, rows: int, options):
+        super().__init__(rules, distance, rows, options, chains=True)
+        self.kick_rules = kicks
+        self.chains_kernel, self.adopt_kernel = (self.module.get_function(f) for f in ("chains", "adopt"))
+        B, n = self.rows, self.n
+        self.best_x = self.buffers.alloc(B * n * 4)
+        self.best, self.kicks, self.idle = self.buffers.alloc(B * 8), self.buffers.alloc(B * 4), self.buffers.alloc(B * 4)
+        self.sources = self.buffers.alloc(B * 4)
+
+    def _chains_struct(self) -> bytes:
+        k = self.kick_rules
+        pointers = (self.best_x, self.best, self.kicks, self.idle)
+        return pack("4PQii", *(int(p) for p in pointers), k.seed % 2**64, k.limit, k.span)   # sizeof(Chains) = 48
+
+    def load(self, xs) -> None:
+        """Start tours (rows x n): every city queued, no best yet."""
+        super().load(xs)
+        cuda.memcpy_htod(self.best, np.full(self.rows, np.inf))
+        cuda.memset_d32(self.kicks, 0, self.rows)
+        cuda.memset_d32(self.idle, 0, self.rows)
+
+    def advance(self, budget: int) -> bool:
+        """Up to ``budget`` checks of every chain; whether every chain has ended."""
+        launch(self.chains_kernel, "don't-look ILS chains", (self.rows, 1, 1), BLOCK,
+               self._rows_struct() + self._chains_struct() + pack("q", int(budget)))
+        synchronize("the don't-look ILS chains", (self.rows,), (BLOCK,))
+        idle = np.empty(self.rows, np.int32)
+        cuda.memcpy_dtoh(idle, self.idle)
+        return bool(idle.all())
+
+    def adopt(self, sources) -> None:
+        """Chain k goes on from chain sources[k]'s best tour where sources[k] >= 0 (no source adopts)."""
+        cuda.memcpy_htod(self.sources, np.ascontiguousarray(sources, dtype=np.int32))
+        launch(self.adopt_kernel, "don't-look ILS adopt", (self.rows, 1, 1), BLOCK,
+               self._rows_struct() + self._chains_struct() + pack("P", int(self.sources)))
+        synchronize("the don't-look ILS islands", (self.rows,), (BLOCK,))
+
+    def bests(self) -> np.ndarray:
+        out = np.empty(self.rows, np.float64)
+        cuda.memcpy_dtoh(out, self.best)
+        return out
+
+    def best_solution(self, k: int) -> np.ndarray:
+        out = np.empty(self.n, np.int32)
+        cuda.memcpy_dtoh(out, int(self.best_x) + 4 * self.n * int(k))
+        return out
+
+    def counters(self) -> dict:
+        """Per chain: kicks made, cities checked, improving moves applied."""
+        kicks, checks, made = np.empty(self.rows, np.int32), np.empty(self.rows, np.int64), np.empty(self.rows, np.int64)
+        for out, buffer in ((kicks, self.kicks), (checks, self.checks), (made, self.made)):
+            cuda.memcpy_dtoh(out, buffer)
+        return {"kicks": kicks.astype(np.int64), "checks": checks, "moves": made}

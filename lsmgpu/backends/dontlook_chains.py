@@ -1,0 +1,173 @@
+"""Iterated local search chains made of don't-look descents: B chains of one tour each, the whole
+chain (kick, descent, acceptance) where the tour lives. The NumPy reference the GPU's ``chains``
+kernel (templates/skeleton/dontlook_chains.cu.j2) equals row by row.
+
+A chain's descent is lsmgpu.backends.dontlook's: a queue of cities, each check applying the
+city's best improving 2-opt or Or-opt move and queueing the endpoints of the edges it removed.
+Where the queue runs dry the descent has ended and the chain
+
+1. accepts its tour if it is not longer than its best (the best becomes it), else goes back to
+   its best tour (so the accepted tour is always the chain's best: ILS "better-equal");
+2. unless it has made ``limit`` kicks, kicks: kick number t of chain k swaps two adjacent
+   segments (a double bridge kept local), drawn by ``counter_uniform(seed, t, k, 0 .. 2)``:
+   p = floor(u0 n), l1 = 1 + floor(u1 span), l2 = 1 + floor(u2 span); with B = x[p+1 .. p+l1],
+   C = x[p+l1+1 .. p+l1+l2], a = x[p] and d = x[p+l1+l2+1] (positions mod n), a B C d becomes
+   a C B d: three 2-opt steps ({a, b1}, {cl, d}), ({a, cl}, {c1, bl}), ({cl, bl}, {b1, d});
+   the six endpoints are queued and the next descent starts.
+
+The first descent starts from the loaded tour with every city queued (in tour order) and a best
+of +inf, so it is accepted. ``advance(budget)`` runs up to ``budget`` checks of every chain (ends
+of descents and kicks do not count); ``adopt(sources)`` restarts chains from others' best tours
+(islands). A cut made by the budget falls at the same check on both backends, so the chains
+equal each other after every call, not only at the end.
+"""
+from __future__ import annotations
+
+import warnings
+from collections import deque
+
+import numpy as np
+
+from ..errors import BackendFallback
+from ..neighbourhoods.crowns import counter_uniform
+from .dontlook import apply_steps, enqueue, improve_city
+
+__all__ = ["KickRules", "CpuChains", "chains_for", "kick_span", "plan_kick"]
+
+#: kicks a chain can count (the kernel's kick counter and the random numbers' step are 32-bit)
+MAX_KICKS = 2**31 - 1
+
+
+class KickRules:
+    """The chains' kicks: the random numbers' ``seed``, the longest kicked segment ``span`` and the
+    kicks each chain makes (``limit``)."""
+
+    def __init__(self, seed: int, span: int, limit: int):
+        self.seed, self.span, self.limit = int(seed), int(span), min(int(limit), MAX_KICKS)
+
+
+def kick_span(n: int, segment: int) -> int:
+    """The longest kicked segment on n cities: ``segment``, at most (n - 3) // 2 (the two segments
+    and their ends a, d are then distinct)."""
+    return max(1, min(int(segment), (n - 3) // 2))
+
+
+def plan_kick(x, kicks: KickRules, kick: int, chain: int, between):
+    """Kick number ``kick`` of chain ``chain`` on tour x: (its length change, its 2-opt steps, the
+    six endpoints to queue)."""
+    n = len(x)
+    u = counter_uniform(kicks.seed, kick, chain, np.arange(3))
+    p = int(np.floor(u[0] * n))
+    l1, l2 = 1 + int(np.floor(u[1] * kicks.span)), 1 + int(np.floor(u[2] * kicks.span))
+    a, b1, bl, c1, cl, d = (int(x[(p + o) % n]) for o in (0, 1, l1, l1 + 1, l1 + l2, l1 + l2 + 1))
+    lengths = between(np.array([a, cl, bl, a, bl, cl]), np.array([c1, b1, d, b1, c1, d])).astype(np.float64)
+    delta = lengths[:3].sum() - lengths[3:].sum()
+    steps = [((a, b1), (cl, d)), ((a, cl), (c1, bl)), ((cl, bl), (b1, d))]
+    return delta, steps, [a, b1, bl, c1, cl, d]
+
+
+class CpuChains:
+    """``rows`` chains stepped with NumPy, one after another (the reference)."""
+
+    name = "cpu"
+
+    def __init__(self, rules, kicks: KickRules, distance, rows: int, device: str = ""):
+        self.rules, self.kick_rules, self.between = rules, kicks, distance.between
+        self.rows, self.device = int(rows), device
+
+    def load(self, xs) -> None:
+        """Start tours (rows x n): every city queued, no best yet."""
+        self.x = np.array(xs, dtype=np.int64)
+        B, n = self.x.shape
+        self.pos = np.empty_like(self.x)
+        np.put_along_axis(self.pos, self.x, np.broadcast_to(np.arange(n), self.x.shape), axis=1)
+        self.current = self.between(self.x, np.roll(self.x, -1, axis=1)).sum(axis=1).astype(np.float64)
+        self.best, self.best_x = np.full(B, np.inf), self.x.copy()
+        self.queues = [deque(int(c) for c in row) for row in self.x]
+        self.queued = np.ones((B, n), dtype=bool)
+        self.kicks, self.checks, self.made = (np.zeros(B, dtype=np.int64) for _ in range(3))
+        self.idle = np.zeros(B, dtype=bool)
+
+    def advance(self, budget: int) -> bool:
+        """Up to ``budget`` checks of every chain; whether every chain has made its last kick and
+        ended its descent."""
+        for k in range(self.rows):
+            self._advance(k, budget)
+        return bool(self.idle.all())
+
+    def _advance(self, k: int, budget: int) -> None:
+        x, pos, queue, queued = self.x[k], self.pos[k], self.queues[k], self.queued[k]
+        done = 0
+        while not self.idle[k]:
+            if not queue:
+                self._settle(k)
+                self.idle[k] = self.kicks[k] >= self.kick_rules.limit
+                if self.idle[k]:
+                    break
+                delta, steps, touched = plan_kick(x, self.kick_rules, int(self.kicks[k]), k, self.between)
+                self.current[k] += delta
+                self.kicks[k] += 1
+                apply_steps(x, pos, steps)
+                enqueue(touched, queue, queued)
+                continue
+            if done >= budget:
+                break
+            c = queue.popleft()
+            queued[c] = False
+            done += 1
+            delta = improve_city(c, x, pos, self.rules, self.between, queue, queued)
+            if delta is not None:
+                self.current[k] += delta
+                self.made[k] += 1
+        self.checks[k] += done
+
+    def _settle(self, k: int) -> None:
+        """The end of chain k's descent: accepted (best <- tour) or back to its best."""
+        if self.current[k] <= self.best[k]:
+            self.best[k], self.best_x[k] = self.current[k], self.x[k]
+        else:
+            self.current[k], self.x[k] = self.best[k], self.best_x[k]
+            self.pos[k][self.x[k]] = np.arange(self.x.shape[1])
+
+    def adopt(self, sources) -> None:
+        """Chain k goes on from chain sources[k]'s best tour where sources[k] >= 0 (no source adopts)."""
+        for k, s in enumerate(sources):
+            if s < 0:
+                continue
+            self.x[k] = self.best_x[k] = self.best_x[s]
+            self.pos[k][self.x[k]] = np.arange(self.x.shape[1])
+            self.current[k] = self.best[k] = self.best[s]
+            self.queues[k].clear()
+            self.queued[k] = False
+            self.idle[k] = self.kicks[k] >= self.kick_rules.limit
+
+    def bests(self) -> np.ndarray:
+        return self.best.copy()
+
+    def best_solution(self, k: int) -> np.ndarray:
+        return self.best_x[k].astype(np.int32)
+
+    def solutions(self) -> np.ndarray:
+        return self.x.astype(np.int32)
+
+    def values(self) -> np.ndarray:
+        return self.current.copy()
+
+    def counters(self) -> dict:
+        """Per chain: kicks made, cities checked, improving moves applied."""
+        return {"kicks": self.kicks.copy(), "checks": self.checks.copy(), "moves": self.made.copy()}
+
+    def close(self) -> None:
+        pass
+
+
+def chains_for(backend, rules, kicks: KickRules, distance, rows: int, *, announce: str):
+    """``rows`` chains on ``backend``: its kernel where it has one, else the host's (announced by a
+    BackendFallback warning on a backend other than the CPU)."""
+    make = getattr(backend, "dontlook_chains", None)
+    if backend.name != "cpu":
+        if make is not None:
+            return make(rules, kicks, distance, rows)
+        warnings.warn(f"{announce}: the chains run on the host ({backend.name} has no don't-look kernel)",
+                      BackendFallback, stacklevel=3)
+    return CpuChains(rules, kicks, distance, rows, getattr(backend, "device", ""))

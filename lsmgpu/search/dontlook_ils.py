@@ -1,0 +1,117 @@
+"""Many iterated local searches of a tour at once, each whole chain where the tour lives: the
+don't-look ILS (lsmgpu/backends/dontlook_chains.py).
+
+The batched ILS (``MultiStart(IteratedLocalSearch, ...)``) steps its chains together, one launch a
+descent step for all of them, each step scanning every chain's whole neighbourhood: after a local
+kick most of that work is on parts of the tour nothing changed, and the batch waits for its
+slowest descent. Here a chain is a thread block that kicks (a local double bridge), descends with
+don't-look bits from the kick's six endpoints (2-opt and Or-opt over candidate lists) and accepts
+or goes back, on its own, for thousands of kicks a second; the host looks between rounds of a
+fixed number of checks (the clock, the target, Ctrl-C, the islands' exchange).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..backends.dontlook_chains import KickRules, chains_for, kick_span
+from ..validation import check_count
+from .dontlook import DontLookDescent
+from .population import PopulationSearch
+
+__all__ = ["DontLookILS"]
+
+#: chains on a GPU when `chains` is not given: about one full wave of 128-thread blocks on an H100
+#: (docs/benchmarks.md, "Don't-look ILS")
+GPU_CHAINS = 1024
+
+
+class DontLookILS(PopulationSearch):
+    """``chains`` iterated local searches of a tour, each kicked, descended and accepted on its own.
+
+    chains         : how many (None: 1024 on a GPU, 1 on the CPU)
+    kick_segment   : the kick swaps two adjacent segments of 1 .. kick_segment cities (default 50)
+    exchange_every : islands: every this many rounds the worse half of the chains go on from the
+                     better half's best tours (the best giving to the worst); None: never
+    round_checks   : checks of every chain between two looks of the host (default 1024)
+    candidates, segment : the descent's (DontLookDescent's: the problem's ILS candidate lists,
+                     Or-opt segments up to 3)
+    initial        : the start tour of every chain (None: the problem's ``initial_solution``), or
+                     one per chain
+    backend, seed, callbacks, history : as for every search
+
+    ``run(iterations=, seconds=, target=, stagnation=)``: ``iterations`` is the kicks each chain
+    makes, ``stagnation`` counts rounds without a better tour; the result's ``iterations`` is the
+    kicks the slowest chain made, and ``counters`` (kicks, checks, moves per chain) is kept on the
+    search after the run.
+    """
+
+    algorithm = "DontLookILS"
+
+    def __init__(self, problem, *, chains: int | None = None, kick_segment: int = 50,
+                 exchange_every: int | None = None, round_checks: int = 1024, candidates=None, segment: int = 3,
+                 initial=None, backend="auto", seed=None, callbacks=None, history: str = "improvements"):
+        super().__init__(problem, local_search=None, backend=backend, seed=seed, callbacks=callbacks,
+                         history=history)
+        self.rules = DontLookDescent(candidates, segment=segment).bound(problem)
+        if problem.n < 8:
+            raise ValueError(f"DontLookILS: a tour of at least 8 cities is kicked, {problem.name} has {problem.n}")
+        default = GPU_CHAINS if self.backend.name != "cpu" else 1
+        self.chains = check_count("DontLookILS", "chains", default if chains is None else chains, 1, 2**20)
+        self.span = kick_span(problem.n, check_count("DontLookILS", "kick_segment", kick_segment, 1))
+        self.exchange_every = check_count("DontLookILS", "exchange_every", exchange_every, 1)
+        self.round_checks = check_count("DontLookILS", "round_checks", round_checks, 1, 2**40)
+        self.initial = None if initial is None else self._starts(initial)
+        self.counters = None
+
+    def _starts(self, initial) -> np.ndarray:
+        """The start tours, one per chain (ValueError naming a wrong shape or a non-permutation)."""
+        xs = np.asarray(initial)
+        if xs.ndim == 1:
+            xs = np.broadcast_to(xs, (self.chains, len(xs)))
+        if xs.shape != (self.chains, self.problem.n):
+            raise ValueError(f"DontLookILS: `initial` must be a tour of {self.problem.n} cities or {self.chains} of "
+                             f"them, got shape {xs.shape}")
+        for x in np.unique(xs, axis=0):
+            self.problem.encoding.validate(x)
+        return np.ascontiguousarray(xs)
+
+    def _set_up(self) -> None:
+        problem = self.problem
+        xs = self.initial
+        if xs is None:
+            xs = np.broadcast_to(problem.encoding.validate(problem.initial_solution(self.rng)), (self.chains, problem.n))
+        limit = self.budget.iterations if self.budget.iterations is not None else 2**31
+        kicks = KickRules(int(self.rng.integers(2**63)), self.span, limit)
+        self.population = chains_for(self.backend, self.rules, kicks, problem.edge_distance(), self.chains,
+                                     announce="DontLookILS")
+        self.parts.append(self.population)
+        self.device = getattr(self.population, "device", "")
+        self.population.load(xs)
+        self.rounds = 0
+        self._record(xs[0], problem.sense * problem.fitness(xs[0]))
+
+    def _iterate(self) -> None:
+        """A round: every chain's next ``round_checks`` checks, then the host's look."""
+        finished = self.population.advance(self.round_checks)
+        bests = self.population.bests()
+        k = int(np.argmin(bests))
+        improved = bests[k] < self.best and self._record(self.population.best_solution(k), bests[k])
+        if not improved:
+            self._since_best += 1
+        self.counters = self.population.counters()
+        self.iteration = int(self.counters["kicks"].min())
+        self.evaluations = int(self.counters["checks"].sum()) * self.rules.moves
+        self.rounds += 1
+        if self.exchange_every and self.rounds % self.exchange_every == 0:
+            self._exchange(bests)
+        self._finish_iteration(bests[k], improved)
+        if finished and self.status is None:
+            self.status = "iterations"
+
+    def _exchange(self, bests) -> None:
+        """The worse half of the chains go on from the better half's best tours, best to worst."""
+        order = np.argsort(bests, kind="stable")
+        half = len(order) // 2
+        sources = np.full(len(order), -1, dtype=np.int64)
+        sources[order[::-1][:half]] = order[:half]
+        self.population.adopt(sources)
