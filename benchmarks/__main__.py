@@ -42,7 +42,7 @@ from .interrupts import table_interrupts
 from .overrun import table_overrun
 from .colony import table_acs_build, table_colony_quality, table_mmas_build
 from .genetic import table_ga_convergence, table_ga_generation, table_ga_million, table_ga_quality
-from .population import table_batch_ils, table_descents
+from .population import table_batch_ils, table_descents, table_dontlook_ils
 from .peers import table_peers_qap, table_peers_tsp, table_peers_weierstrass
 from .startup import table_startup
 from .timing import pass_seconds
@@ -495,6 +495,8 @@ TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality
           "defaults": lambda args: table_defaults(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "descents": lambda args: table_descents(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "batch-ils": lambda args: table_batch_ils(args, lambda folder, name: instances(args, folder, [name])[0], emit),
+          "dontlook-ils": lambda args: table_dontlook_ils(args, lambda folder, name: instances(args, folder, [name])[0],
+                                                          emit),
           "acs-build": lambda args: table_acs_build(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "mmas-build": lambda args: table_mmas_build(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "colony-quality": lambda args: table_colony_quality(args, lambda folder, name: instances(args, folder, [name])[0],
@@ -630,6 +632,11 @@ def main(argv=None):
     parser.add_argument("--ils-starts", default="1,64", help="chains of batch-ils (1: one ILS chain)")
     parser.add_argument("--ils-every", type=int, default=100, help="iterations between the islands' exchanges")
     parser.add_argument("--ils-lkh", action="store_true", help="LKH-3 (elkai) beside each batch-ils instance")
+    parser.add_argument("--dlils-instances", default="pr1002,u1817,pr2392,pcb3038,fnl4461,rl5915,rl11849,d18512",
+                        help="TSPLIB names of dontlook-ils")
+    parser.add_argument("--dlils-seconds", default="10,60", help="budgets of dontlook-ils")
+    parser.add_argument("--dlils-configs", default="1024:50:20",
+                        help="dontlook-ils runs, chains:kick_segment:exchange_every (0: none), comma-separated")
     parser.add_argument("--defaults-tsp", default="pr1002,rl5915", help="TSPLIB names of the defaults table")
     parser.add_argument("--defaults-qap", default="tai50a,tai100a", help="QAPLIB names of the defaults table")
     parser.add_argument("--defaults-seconds", type=float, default=10.0, help="budget of each defaults row")

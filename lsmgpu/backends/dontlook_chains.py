@@ -23,6 +23,7 @@ equal each other after every call, not only at the end.
 """
 from __future__ import annotations
 
+import time
 import warnings
 from collections import deque
 
@@ -88,17 +89,20 @@ class CpuChains:
         self.kicks, self.checks, self.made = (np.zeros(B, dtype=np.int64) for _ in range(3))
         self.idle = np.zeros(B, dtype=bool)
 
-    def advance(self, budget: int) -> bool:
-        """Up to ``budget`` checks of every chain; whether every chain has made its last kick and
-        ended its descent."""
+    def advance(self, budget: int, deadline: float | None = None) -> bool:
+        """Up to ``budget`` checks of every chain (fewer once the ``deadline``, a time.perf_counter()
+        value, has passed: looked at every 64 checks); whether every chain has made its last kick
+        and ended its descent."""
         for k in range(self.rows):
-            self._advance(k, budget)
+            self._advance(k, budget, deadline)
         return bool(self.idle.all())
 
-    def _advance(self, k: int, budget: int) -> None:
+    def _advance(self, k: int, budget: int, deadline) -> None:
         x, pos, queue, queued = self.x[k], self.pos[k], self.queues[k], self.queued[k]
         done = 0
         while not self.idle[k]:
+            if deadline is not None and done % 64 == 63 and time.perf_counter() >= deadline:
+                break
             if not queue:
                 self._settle(k)
                 self.idle[k] = self.kicks[k] >= self.kick_rules.limit

@@ -52,9 +52,9 @@ class DontLookILS(PopulationSearch):
                  initial=None, backend="auto", seed=None, callbacks=None, history: str = "improvements"):
         super().__init__(problem, local_search=None, backend=backend, seed=seed, callbacks=callbacks,
                          history=history)
-        self.rules = DontLookDescent(candidates, segment=segment).bound(problem)
         if problem.n < 8:
             raise ValueError(f"DontLookILS: a tour of at least 8 cities is kicked, {problem.name} has {problem.n}")
+        self.rules = DontLookDescent(candidates, segment=segment).bound(problem)
         default = GPU_CHAINS if self.backend.name != "cpu" else 1
         self.chains = check_count("DontLookILS", "chains", default if chains is None else chains, 1, 2**20)
         self.span = kick_span(problem.n, check_count("DontLookILS", "kick_segment", kick_segment, 1))
@@ -92,7 +92,8 @@ class DontLookILS(PopulationSearch):
 
     def _iterate(self) -> None:
         """A round: every chain's next ``round_checks`` checks, then the host's look."""
-        finished = self.population.advance(self.round_checks)
+        deadline = None if self.budget.seconds is None else self.t0 + self.budget.seconds
+        finished = self.population.advance(self.round_checks, deadline)
         bests = self.population.bests()
         k = int(np.argmin(bests))
         improved = bests[k] < self.best and self._record(self.population.best_solution(k), bests[k])

@@ -141,8 +141,9 @@ class CudaChains(CudaDontLook):
         cuda.memset_d32(self.kicks, 0, self.rows)
         cuda.memset_d32(self.idle, 0, self.rows)
 
-    def advance(self, budget: int) -> bool:
-        """Up to ``budget`` checks of every chain; whether every chain has ended."""
+    def advance(self, budget: int, deadline: float | None = None) -> bool:
+        """Up to ``budget`` checks of every chain (a launch of milliseconds: the ``deadline`` is
+        the caller's to look at between launches); whether every chain has ended."""
         launch(self.chains_kernel, "don't-look ILS chains", (self.rows, 1, 1), BLOCK,
                self._rows_struct() + self._chains_struct() + pack("q", int(budget)))
         synchronize("the don't-look ILS chains", (self.rows,), (BLOCK,))

@@ -1,0 +1,174 @@
+"""The don't-look ILS: kicks against their definition (segments swapped, delta re-measured),
+chains whose lengths are their tours', rounds that cut anywhere without changing the result,
+the islands' adoption, the search's contract and errors; on the GPU, the kernel's chains equal
+the host's after every round."""
+import numpy as np
+import pytest
+
+from lsmgpu import DontLookILS
+from lsmgpu.backends import resolve
+from lsmgpu.backends.dontlook import apply_steps
+from lsmgpu.backends.dontlook_chains import CpuChains, KickRules, kick_span, plan_kick
+from lsmgpu.neighbourhoods.crowns import counter_uniform
+from lsmgpu.problems import QAP, TSP
+
+from .test_dontlook import length, positions, rules_of, tsp_of
+
+
+def cyclic_equal(a, b) -> bool:
+    """Whether a and b are the same cycle (either direction)."""
+    a, b = list(a), list(b)
+    start = a.index(b[0])
+    turned = a[start:] + a[:start]
+    return turned == b or [turned[0]] + turned[1:][::-1] == b
+
+
+@pytest.mark.parametrize("n,segment", [(8, 50), (9, 1), (30, 5), (60, 50)])
+def test_kick_swaps_two_adjacent_segments(n, segment):
+    """Kick t of chain k: a B C d -> a C B d with the draws' p, l1, l2; delta = re-measured change."""
+    problem = tsp_of("int-coords", n, seed=n)
+    span = kick_span(n, segment)
+    assert 1 <= span <= (n - 3) // 2
+    rng = np.random.default_rng(n)
+    for t in range(40):
+        x = rng.permutation(n)
+        kicks = KickRules(seed=7, span=span, limit=100)
+        delta, steps, touched = plan_kick(x, kicks, t, 3, problem.dist)
+        u = counter_uniform(7, t, 3, np.arange(3))
+        p, l1, l2 = int(u[0] * n), 1 + int(u[1] * span), 1 + int(u[2] * span)
+        order = np.roll(x, -p)                 # a B C d rest
+        expected = np.concatenate([order[:1], order[1 + l1:1 + l1 + l2], order[1:1 + l1], order[1 + l1 + l2:]])
+        y, pos = x.copy(), positions(x)
+        apply_steps(y, pos, steps)
+        assert cyclic_equal(y, expected) and np.array_equal(pos, positions(y))
+        assert delta == length(problem, y) - length(problem, x)
+        assert set(touched) == {order[0], order[1], order[l1], order[l1 + 1], order[l1 + l2], order[l1 + l2 + 1]}
+
+
+def run_chains(problem, rows, budget, calls, seed=3, limit=30, adopt_at=None):
+    chains = CpuChains(rules_of(problem), KickRules(seed, kick_span(problem.n, 10), limit), problem.edge_distance(),
+                       rows)
+    chains.load(np.stack([np.random.default_rng(k).permutation(problem.n) for k in range(rows)]))
+    seen = []
+    for call in range(calls):
+        chains.advance(budget)
+        if call == adopt_at:
+            chains.adopt(np.array([-1, 0, -1, 2])[:rows])
+        seen.append(chains.bests())
+    return chains, seen
+
+
+def test_chains_hold_their_lengths_and_their_bests_only_fall():
+    problem = tsp_of("int-coords", 40)
+    chains, seen = run_chains(problem, 3, 25, 40)
+    for k in range(3):
+        assert chains.values()[k] == length(problem, chains.solutions()[k])
+        assert chains.bests()[k] == length(problem, chains.best_solution(k))
+    seen = np.array(seen)
+    assert np.all(seen[1:] <= seen[:-1]) and np.isfinite(seen[-1]).all()
+    counters = chains.counters()
+    assert np.array_equal(counters["kicks"], [30, 30, 30]) and chains.advance(1)
+    assert np.all(counters["checks"] > 40) and np.all(counters["moves"] > 0)
+
+
+def test_a_rounds_cut_does_not_change_the_chains():
+    """Advanced 7 checks at a time or all at once: the same tours, bests and counters."""
+    problem = tsp_of("int-coords", 30, seed=4)
+    whole, _ = run_chains(problem, 2, 10**9, 1)
+    sliced, _ = run_chains(problem, 2, 7, 400)
+    assert np.array_equal(whole.best_x, sliced.best_x) and np.array_equal(whole.bests(), sliced.bests())
+    for name in ("kicks", "checks", "moves"):
+        assert np.array_equal(whole.counters()[name], sliced.counters()[name])
+
+
+def test_adopted_chains_go_on_from_the_sources_best():
+    problem = tsp_of("int-coords", 30, seed=5)
+    chains = CpuChains(rules_of(problem), KickRules(1, 5, 10), problem.edge_distance(), 4)
+    chains.load(np.stack([np.random.default_rng(k).permutation(30) for k in range(4)]))
+    chains.advance(50)
+    before = chains.best_x.copy(), chains.bests()
+    chains.adopt(np.array([-1, 0, -1, 2]))
+    assert np.array_equal(chains.best_x[1], before[0][0]) and np.array_equal(chains.solutions()[3], before[0][2])
+    assert chains.bests()[1] == before[1][0] and chains.values()[3] == before[1][2]
+    assert np.array_equal(chains.best_x[0], before[0][0])
+    chains.advance(10**6)
+    assert chains.bests()[1] <= before[1][0]
+
+
+def test_reaches_berlin52s_optimum_and_is_reproducible():
+    problem = TSP.from_file(TSP.shipped("berlin52"))
+    runs = [DontLookILS(problem, chains=2, backend="cpu", seed=0, exchange_every=2, round_checks=200).run(iterations=150)
+            for _ in range(2)]
+    assert runs[0].fitness == problem.best_known == runs[1].fitness
+    assert np.array_equal(runs[0].solution, runs[1].solution) and runs[0].status == "iterations"
+    assert runs[0].iterations == 150 and problem.fitness(runs[0].solution) == runs[0].fitness
+
+
+def test_seconds_and_target_stop_it():
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    search = DontLookILS(problem, chains=2, backend="cpu", seed=1, round_checks=50)
+    result = search.run(seconds=1.0)
+    assert result.status == "seconds" and result.seconds < 1.5 and result.fitness == problem.fitness(result.solution)
+    assert search.counters["kicks"].sum() > 0
+    start = problem.fitness(problem.initial_solution(np.random.default_rng(0)))
+    assert DontLookILS(problem, chains=1, backend="cpu", seed=1).run(seconds=30, target=start).status == "target"
+
+
+def test_errors_name_what_is_wrong():
+    problem = TSP.from_file(TSP.shipped("berlin52"))
+    with pytest.raises(ValueError, match="chains"):
+        DontLookILS(problem, chains=0, backend="cpu")
+    with pytest.raises(ValueError, match="kick_segment"):
+        DontLookILS(problem, kick_segment=0, backend="cpu")
+    with pytest.raises(ValueError, match="exchange_every"):
+        DontLookILS(problem, exchange_every=0, backend="cpu")
+    with pytest.raises(ValueError, match="`initial` must be a tour of 52 cities or 2"):
+        DontLookILS(problem, chains=2, initial=np.arange(51), backend="cpu")
+    with pytest.raises(ValueError):
+        DontLookILS(problem, chains=1, initial=np.zeros(52, int), backend="cpu")
+    with pytest.raises(TypeError, match="no edge distance"):
+        DontLookILS(QAP.from_file(QAP.shipped("tai12a")), backend="cpu")
+    with pytest.raises(ValueError, match="at least 8 cities"):
+        DontLookILS(tsp_of("int-coords", 7), backend="cpu")
+    with pytest.raises(ValueError, match="budget"):
+        DontLookILS(problem, backend="cpu").run()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind,n", [("int-coords", 200), ("real-coords", 60), ("matrix", 90), ("int-coords", 8)])
+def test_gpu_chains_equal_the_hosts_after_every_round(kind, n):
+    problem = tsp_of(kind, n, seed=n)
+    rules, distance, B = rules_of(problem), problem.edge_distance(), 6
+    kicks = KickRules(11, kick_span(n, 20), 25)
+    xs = np.stack([np.random.default_rng(k).permutation(n) for k in range(B)]).astype(np.int32)
+    host, chains = CpuChains(rules, kicks, distance, B), resolve("cuda").dontlook_chains(rules, kicks, distance, B)
+    try:
+        host.load(xs)
+        chains.load(xs)
+        for round_ in range(12):
+            assert chains.advance(37) == host.advance(37)
+            if round_ == 5:
+                for side in (host, chains):
+                    side.adopt(np.array([-1, 0, -1, 2, -1, 4]))
+            assert np.array_equal(chains.bests(), host.bests()) and np.array_equal(chains.values(), host.values())
+            assert np.array_equal(chains.solutions(), host.solutions())
+            assert all(np.array_equal(chains.best_solution(k), host.best_solution(k)) for k in range(B))
+            for name, values in host.counters().items():
+                assert np.array_equal(chains.counters()[name], values), name
+    finally:
+        chains.close()
+
+
+@pytest.mark.gpu
+def test_gpu_search_equals_the_cpu_search():
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    runs = [DontLookILS(problem, chains=3, backend=b, seed=2, exchange_every=3, round_checks=100).run(iterations=40)
+            for b in ("cpu", "cuda")]
+    assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
+
+
+@pytest.mark.gpu
+def test_gpu_refuses_chains_that_do_not_fit():
+    problem = tsp_of("int-coords", 1000)
+    with pytest.raises(ValueError, match="don't-look ILS: .* would fit"):
+        resolve("cuda").dontlook_chains(rules_of(problem), KickRules(0, 50, 10), problem.edge_distance(), 10**7)
