@@ -172,3 +172,27 @@ def test_gpu_refuses_chains_that_do_not_fit():
     problem = tsp_of("int-coords", 1000)
     with pytest.raises(ValueError, match="don't-look ILS: .* would fit"):
         resolve("cuda").dontlook_chains(rules_of(problem), KickRules(0, 50, 10), problem.edge_distance(), 10**7)
+
+
+@pytest.mark.gpu
+def test_gpu_many_chains_keep_tours_and_lengths_with_islands():
+    """512 blocks at once (block-wide barriers under load), islands every round: every tour a
+    permutation whose length is its chain's value, every best tour's its best."""
+    problem = tsp_of("int-coords", 300, seed=9)
+    rules, distance, B = rules_of(problem), problem.edge_distance(), 512
+    chains = resolve("cuda").dontlook_chains(rules, KickRules(5, 60, 10**6), distance, B)
+    try:
+        chains.load(np.broadcast_to(np.random.default_rng(0).permutation(300), (B, 300)))
+        for _ in range(8):
+            chains.advance(200)
+            bests = chains.bests()
+            order = np.argsort(bests, kind="stable")
+            sources = np.full(B, -1)
+            sources[order[::-1][:B // 2]] = order[:B // 2]
+            chains.adopt(sources)
+        xs, values, bests = chains.solutions(), chains.values(), chains.bests()
+        assert all(np.array_equal(np.sort(x), np.arange(300)) for x in xs)
+        assert [length(problem, x) for x in xs] == list(values)
+        assert all(length(problem, chains.best_solution(k)) == bests[k] for k in range(0, B, 7))
+    finally:
+        chains.close()
