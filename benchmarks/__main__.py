@@ -635,7 +635,7 @@ def main(argv=None):
     parser.add_argument("--dlils-instances", default="pr1002,u1817,pr2392,pcb3038,fnl4461,rl5915,rl11849,d18512",
                         help="TSPLIB names of dontlook-ils")
     parser.add_argument("--dlils-seconds", default="10,60", help="budgets of dontlook-ils")
-    parser.add_argument("--dlils-configs", default="1024:50:20",
+    parser.add_argument("--dlils-configs", default="256:300:50",
                         help="dontlook-ils runs, chains:kick_segment:exchange_every (0: none), comma-separated")
     parser.add_argument("--defaults-tsp", default="pr1002,rl5915", help="TSPLIB names of the defaults table")
     parser.add_argument("--defaults-qap", default="tai50a,tai100a", help="QAPLIB names of the defaults table")

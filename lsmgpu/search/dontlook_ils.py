@@ -20,18 +20,19 @@ from .population import PopulationSearch
 
 __all__ = ["DontLookILS"]
 
-#: chains on a GPU when `chains` is not given: about one full wave of 128-thread blocks on an H100
-#: (docs/benchmarks.md, "Don't-look ILS")
-GPU_CHAINS = 1024
+#: chains on a GPU when `chains` is not given (measured on an H100 with pr2392 and rl11849 at 10 s:
+#: 132 to 512 chains about equal, 1,024 behind; docs/benchmarks.md, "The don't-look ILS")
+GPU_CHAINS = 256
 
 
 class DontLookILS(PopulationSearch):
     """``chains`` iterated local searches of a tour, each kicked, descended and accepted on its own.
 
-    chains         : how many (None: 1024 on a GPU, 1 on the CPU)
-    kick_segment   : the kick swaps two adjacent segments of 1 .. kick_segment cities (default 50)
+    chains         : how many (None: 256 on a GPU, 1 on the CPU)
+    kick_segment   : the kick swaps two adjacent segments of 1 .. kick_segment cities (default 300;
+                     50 was 2-4x further from the optimum at 10 s)
     exchange_every : islands: every this many rounds the worse half of the chains go on from the
-                     better half's best tours (the best giving to the worst); None: never
+                     better half's best tours (the best giving to the worst; default 50); None: never
     round_checks   : checks of every chain between two looks of the host (default 1024)
     candidates, segment : the descent's (DontLookDescent's: the problem's ILS candidate lists,
                      Or-opt segments up to 3)
@@ -47,8 +48,8 @@ class DontLookILS(PopulationSearch):
 
     algorithm = "DontLookILS"
 
-    def __init__(self, problem, *, chains: int | None = None, kick_segment: int = 50,
-                 exchange_every: int | None = None, round_checks: int = 1024, candidates=None, segment: int = 3,
+    def __init__(self, problem, *, chains: int | None = None, kick_segment: int = 300,
+                 exchange_every: int | None = 50, round_checks: int = 1024, candidates=None, segment: int = 3,
                  initial=None, backend="auto", seed=None, callbacks=None, history: str = "improvements"):
         super().__init__(problem, local_search=None, backend=backend, seed=seed, callbacks=callbacks,
                          history=history)
