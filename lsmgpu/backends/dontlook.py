@@ -33,7 +33,7 @@ import numpy as np
 
 from ..errors import BackendFallback
 
-__all__ = ["DontLookRules", "CpuDontLook", "dontlook_for", "moves_per_city", "check_city", "apply_steps",
+__all__ = ["DontLookRules", "CpuDontLook", "kernel_or_host", "moves_per_city", "check_city", "apply_steps",
            "improve_city", "enqueue"]
 
 
@@ -200,13 +200,15 @@ class CpuDontLook:
         pass
 
 
-def dontlook_for(backend, rules: DontLookRules, distance, rows: int, *, announce: str = "the don't-look descent"):
-    """``rows`` tours descended on ``backend``: its kernel where it has one, else the host's
-    (announced by a BackendFallback warning on a backend other than the CPU)."""
-    make = getattr(backend, "dontlook", None)
+def kernel_or_host(backend, kernel: str, host, *args, announce: str, what: str):
+    """``backend.<kernel>(*args)`` where the backend has that kernel, else ``host(*args, device)``
+    on the host (announced by a BackendFallback warning naming ``what`` on a backend other than
+    the CPU): the don't-look descents (kernel "dontlook", CpuDontLook) and the ILS chains
+    ("dontlook_chains", CpuChains)."""
+    make = getattr(backend, kernel, None)
     if backend.name != "cpu":
         if make is not None:
-            return make(rules, distance, rows)
-        warnings.warn(f"{announce}: the descents run on the host ({backend.name} has no don't-look kernel)",
+            return make(*args)
+        warnings.warn(f"{announce}: {what} run on the host ({backend.name} has no don't-look kernel)",
                       BackendFallback, stacklevel=3)
-    return CpuDontLook(rules, distance, rows, getattr(backend, "device", ""))
+    return host(*args, getattr(backend, "device", ""))

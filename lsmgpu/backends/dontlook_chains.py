@@ -18,22 +18,21 @@ Where the queue runs dry the descent has ended and the chain
 The first descent starts from the loaded tour with every city queued (in tour order) and a best
 of +inf, so it is accepted. ``advance(budget)`` runs up to ``budget`` checks of every chain (ends
 of descents and kicks do not count); ``adopt(sources)`` restarts chains from others' best tours
-(islands). A cut made by the budget falls at the same check on both backends, so the chains
+(islands); ``CpuChains`` is the host's, ``backend.dontlook_chains`` the GPU's (both through
+lsmgpu.backends.dontlook.kernel_or_host). A cut made by the budget falls at the same check on both backends, so the chains
 equal each other after every call, not only at the end.
 """
 from __future__ import annotations
 
 import time
-import warnings
 from collections import deque
 
 import numpy as np
 
-from ..errors import BackendFallback
 from ..neighbourhoods.crowns import counter_uniform
 from .dontlook import apply_steps, enqueue, improve_city
 
-__all__ = ["KickRules", "CpuChains", "chains_for", "kick_span", "plan_kick"]
+__all__ = ["KickRules", "CpuChains", "kick_span", "plan_kick", "MAX_KICKS"]
 
 #: kicks a chain can count (the kernel's kick counter and the random numbers' step are 32-bit)
 MAX_KICKS = 2**31 - 1
@@ -44,7 +43,10 @@ class KickRules:
     kicks each chain makes (``limit``)."""
 
     def __init__(self, seed: int, span: int, limit: int):
-        self.seed, self.span, self.limit = int(seed), int(span), min(int(limit), MAX_KICKS)
+        if not 0 <= int(limit) <= MAX_KICKS:
+            raise ValueError(f"the kicks a chain makes (iterations) must be within 0 .. {MAX_KICKS:,} (a 32-bit "
+                             f"counter on the GPU), got {limit:,}")
+        self.seed, self.span, self.limit = int(seed), int(span), int(limit)
 
 
 def kick_span(n: int, segment: int) -> int:
@@ -163,15 +165,3 @@ class CpuChains:
 
     def close(self) -> None:
         pass
-
-
-def chains_for(backend, rules, kicks: KickRules, distance, rows: int, *, announce: str):
-    """``rows`` chains on ``backend``: its kernel where it has one, else the host's (announced by a
-    BackendFallback warning on a backend other than the CPU)."""
-    make = getattr(backend, "dontlook_chains", None)
-    if backend.name != "cpu":
-        if make is not None:
-            return make(rules, kicks, distance, rows)
-        warnings.warn(f"{announce}: the chains run on the host ({backend.name} has no don't-look kernel)",
-                      BackendFallback, stacklevel=3)
-    return CpuChains(rules, kicks, distance, rows, getattr(backend, "device", ""))

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends.dontlook_chains import KickRules, chains_for, kick_span
+from ..backends.dontlook import kernel_or_host
+from ..backends.dontlook_chains import MAX_KICKS, CpuChains, KickRules, kick_span
 from ..validation import check_count
 from .dontlook import DontLookDescent
 from .population import PopulationSearch
@@ -81,10 +82,11 @@ class DontLookILS(PopulationSearch):
         xs = self.initial
         if xs is None:
             xs = np.broadcast_to(problem.encoding.validate(problem.initial_solution(self.rng)), (self.chains, problem.n))
-        limit = self.budget.iterations if self.budget.iterations is not None else 2**31
+        limit = self.budget.iterations if self.budget.iterations is not None else MAX_KICKS
         kicks = KickRules(int(self.rng.integers(2**63)), self.span, limit)
-        self.population = chains_for(self.backend, self.rules, kicks, problem.edge_distance(), self.chains,
-                                     announce="DontLookILS")
+        self.population = kernel_or_host(self.backend, "dontlook_chains", CpuChains, self.rules, kicks,
+                                         problem.edge_distance(), self.chains, announce="DontLookILS",
+                                         what="the chains")
         self.parts.append(self.population)
         self.device = getattr(self.population, "device", "")
         self.population.load(xs)

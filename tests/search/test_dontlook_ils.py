@@ -132,6 +132,8 @@ def test_errors_name_what_is_wrong():
         DontLookILS(tsp_of("int-coords", 7), backend="cpu")
     with pytest.raises(ValueError, match="budget"):
         DontLookILS(problem, backend="cpu").run()
+    with pytest.raises(ValueError, match="iterations.* 2,147,483,647 .*got 3,000,000,000"):
+        DontLookILS(problem, backend="cpu").run(iterations=3 * 10**9)
 
 
 @pytest.mark.gpu
