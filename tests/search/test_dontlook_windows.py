@@ -145,7 +145,8 @@ def test_gpu_windows_equal_the_hosts_after_every_round(kind, n, window):
         host.load(xs)
         chains.load(xs)
         for round_ in range(14):
-            assert chains.advance(37) == host.advance(37)
+            budget = 37 if round_ % 2 else 400       # the start tours' descent ends within the first calls
+            assert chains.advance(budget) == host.advance(budget)
             if round_ == 9:
                 for side in (host, chains):
                     side.adopt(np.array([-1, 0, -1, 2, -1, 4]))
@@ -178,7 +179,7 @@ def test_gpu_many_windows_keep_tours_and_lengths():
     try:
         chains.load(np.broadcast_to(np.random.default_rng(0).permutation(2000), (B, 2000)))
         for _ in range(30):
-            chains.advance(200)
+            chains.advance(2000)
         assert chains.round > 5
         xs, values, bests = chains.solutions(), chains.values(), chains.bests()
         assert all(np.array_equal(np.sort(x), np.arange(2000)) for x in xs)
