@@ -636,8 +636,8 @@ def main(argv=None):
                         help="TSPLIB names of dontlook-ils")
     parser.add_argument("--dlils-seconds", default="10,60", help="budgets of dontlook-ils")
     parser.add_argument("--dlils-configs", default="256:300:50",
-                        help="dontlook-ils runs, chains:kick_segment:exchange_every[:window] (chains 0: the "
-                             "default, exchange 0: none, window 0: whole tours), comma-separated")
+                        help="dontlook-ils runs, chains:kick_segment:exchange_every[:segment] (exchange 0: none; "
+                             "segment: the descent's Or-opt, 3 if left out), comma-separated")
     parser.add_argument("--defaults-tsp", default="pr1002,rl5915", help="TSPLIB names of the defaults table")
     parser.add_argument("--defaults-qap", default="tai50a,tai100a", help="QAPLIB names of the defaults table")
     parser.add_argument("--defaults-seconds", type=float, default=10.0, help="budget of each defaults row")

@@ -13,8 +13,8 @@ GPU machine's CPUs at the same time.
 
 ``dontlook-ils``: lsmgpu.DontLookILS (chains of local double-bridge kicks and don't-look 2-opt +
 Or-opt descents, each whole in a GPU block) from the same greedy tour and seed, for each
-``--dlils-configs`` entry chains:kick_segment:exchange_every[:window] (chains 0: the default;
-exchange 0: none; window 0 or left out: whole tours) at each budget.
+``--dlils-configs`` entry chains:kick_segment:exchange_every[:segment] (exchange 0: none; segment:
+the descent's longest Or-opt segment, 3 when left out) at each budget.
 
     python -m benchmarks descents --data .data --out $OUT
     python -m benchmarks batch-ils --ils-seconds 10,60 --data .data --out $OUT
@@ -146,25 +146,24 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
     """DontLookILS configurations at equal time from the greedy tour (see the module docstring)."""
     backend = getattr(args, "backend_choice", "cuda")
     budgets = [float(s) for s in args.dlils_seconds.split(",")]
-    configs = [(tuple(int(v) for v in c.split(":")) + (0,))[:4] for c in args.dlils_configs.split(",")]
+    configs = [(tuple(int(v) for v in c.split(":")) + (3,))[:4] for c in args.dlils_configs.split(",")]
     rows = []
     for name in args.dlils_instances.split(","):
         problem = TSP.from_file(path_of("tsplib", name))
         start = greedy_tour(problem.coords)
         DontLookILS(problem, chains=2, backend=backend, initial=start, seed=0).run(iterations=1)     # the build
         for seconds in budgets:
-            for chains, segment, every, window in configs:
-                search = DontLookILS(problem, chains=chains or None, kick_segment=segment, exchange_every=every or None,
-                                     window=window or None, backend=backend, initial=start, seed=0)
+            for chains, segment, every, or_segment in configs:
+                search = DontLookILS(problem, chains=chains, kick_segment=segment, exchange_every=every or None,
+                                     segment=or_segment, backend=backend, initial=start, seed=0)
                 result = search.run(seconds=seconds)
                 assert problem.evaluate(result.solution) == result.fitness
                 kicks, checks = search.counters["kicks"], search.counters["checks"]
-                cut = f", windows of {window}" if window else ""
-                label = (f"DontLookILS, {search.chains} chains{cut}, segments <= {search.span}, "
-                         f"exchange every {every or 'never'}")
-                rows.append(dict(table="dontlook-ils", instance=problem.name, n=problem.n, strategy=label,
-                                 chains=search.chains, window=window, kick_segment=segment, exchange_every=every,
-                                 backend=backend, budget_s=seconds,
+                label = f"DontLookILS, {chains} chains, segments <= {segment}, exchange every {every or 'never'}"
+                label += f", Or-opt <= {or_segment}" if or_segment != 3 else ""
+                rows.append(dict(table="dontlook-ils", instance=problem.name, n=problem.n, strategy=label, chains=chains,
+                                 kick_segment=segment, exchange_every=every, or_segment=or_segment, backend=backend,
+                                 budget_s=seconds,
                                  seconds=round(result.seconds, 2), length=int(result.fitness),
                                  gap_pct=round(100 * problem.gap(result.fitness), 3), kicks=int(kicks.sum()),
                                  kicks_per_chain=int(kicks.mean()), checks_per_s=round(checks.sum() / result.seconds),

@@ -23,11 +23,6 @@ A move is applied as 2-opt steps, each named by the two edges it removes (the re
 unique, whatever the array's orientation): 2-opt one step; Or-opt ({p, s1}, {u, w}), ({p, u},
 {q, s2}) and for o = 0 ({u, s2}, {s1, w}). A step reverses the array between the edges' positions,
 or the rest of the cycle where that is shorter (ties: the inside), and updates the positions.
-
-A *path* (``path=True``; the ILS chains' windows) is a stretch x[0 .. m) of a longer tour whose
-ends stay where they are: the same moves on the cycle x closed by the edge {x[m-1], x[0]}, less
-those that remove that edge or name a candidate outside the path (pos < 0 there); a step then
-always reverses the inside, so x[0] and x[m-1] never move.
 """
 from __future__ import annotations
 
@@ -65,29 +60,21 @@ def _plan_or(p, s1, s2, q, u, w, o):
     return steps
 
 
-def check_city(c: int, x: np.ndarray, pos: np.ndarray, rules: DontLookRules, between, path: bool = False):
+def check_city(c: int, x: np.ndarray, pos: np.ndarray, rules: DontLookRules, between):
     """City c's best improving move: (delta, number, the edges its steps remove, the cities to
     queue), or None where no move of c improves. Every move of c is evaluated at once, in the
-    numbering of the module's docstring (axes dir, r for 2-opt; dir, L, r, e, o for Or-opt);
-    ``path``: x is a path (the docstring's last paragraph)."""
+    numbering of the module's docstring (axes dir, r for 2-opt; dir, L, r, e, o for Or-opt)."""
     n, K, S = len(x), rules.k, rules.segment
     cand = rules.candidates[c].astype(np.int64)
     pc, pcand = int(pos[c]), pos[cand]
     sign = np.array([1, -1])
     dist = lambda a, b: between(*np.broadcast_arrays(a, b)).astype(np.float64)     # noqa: E731
-
-    def kept(a, way):
-        """Whether the edge from raw position a to a + way may go (on a path: not its closing edge)."""
-        return (np.floor_divide(a, n) == np.floor_divide(a + way, n)) | (not path)
-
-    inside = (pcand >= 0) | (not path)
     # 2-opt: (dir, r)
     c2 = x[(pc + sign) % n]
     c4 = x[(pcand[None, :] + sign[:, None]) % n]
     d_c2 = dist(c, c2)[:, None]
     two = dist(c, cand)[None, :] + dist(c2[:, None], c4) - d_c2 - dist(cand[None, :], c4)
     two_ok = (cand[None, :] != c2[:, None]) & (c4 != c) & (cand[None, :] != c) & (dist(c, cand)[None, :] < d_c2)
-    two_ok = two_ok & inside & kept(pc, sign)[:, None] & kept(pcand[None, :], sign[:, None])
     # Or-opt: (dir, L, r, e, o)
     L = np.arange(1, S + 1)
     way = sign[:, None]
@@ -102,10 +89,6 @@ def check_city(c: int, x: np.ndarray, pos: np.ndarray, rules: DontLookRules, bet
     span = L[None, :, None, None]
     outside = ((((pos[u] - pc) * sign[:, None, None, None]) % n >= span)
                & (((pos[w] - pc) * sign[:, None, None, None]) % n >= span) & (n >= span + 3))
-    if path:
-        ends = kept(pc - sign, sign)[:, None] & kept(pc + way * (L[None, :] - 1), way)      # (dir, L)
-        into = np.stack([kept(pcand[None, :], way), kept(pcand[None, :] - way, way)], axis=-1) & inside[:, None]
-        outside = outside & ends[:, :, None, None] & into[:, None]
     base = dist(u, w) + removed[:, :, None, None]
     forward = dist(u, c) + dist(S2, w) - base                      # u s1 .. s2 w
     backward = dist(u, S2) + dist(c, w) - base                      # u s2 .. s1 w
@@ -125,14 +108,14 @@ def check_city(c: int, x: np.ndarray, pos: np.ndarray, rules: DontLookRules, bet
     return deltas[number], number, _plan_or(P, c, T2, Q, U, W, o), [P, Q, c, T2, U, W]
 
 
-def improve_city(c: int, x, pos, rules: DontLookRules, between, queue, queued, path: bool = False):
+def improve_city(c: int, x, pos, rules: DontLookRules, between, queue, queued):
     """A check of city c: its best improving move applied to x and pos, the endpoints of the edges
     it removed appended to ``queue`` (those not ``queued``); the move's delta, or None (no move)."""
-    found = check_city(c, x, pos, rules, between, path)
+    found = check_city(c, x, pos, rules, between)
     if found is None:
         return None
     delta, _, steps, touched = found
-    apply_steps(x, pos, steps, path)
+    apply_steps(x, pos, steps)
     enqueue(touched, queue, queued)
     return delta
 
@@ -151,13 +134,12 @@ def edge_position(x, pos, a, b) -> int:
     return e if x[(e + 1) % n] == b else (e - 1) % n
 
 
-def apply_steps(x: np.ndarray, pos: np.ndarray, steps, path: bool = False) -> None:
-    """The 2-opt steps, each removing two given edges, applied to x and pos in place (on a path
-    always the inside)."""
+def apply_steps(x: np.ndarray, pos: np.ndarray, steps) -> None:
+    """The 2-opt steps, each removing two given edges, applied to x and pos in place."""
     n = len(x)
     for (a, b), (c, d) in steps:
         e1, e2 = sorted((edge_position(x, pos, a, b), edge_position(x, pos, c, d)))
-        if path or 2 * (e2 - e1) <= n:
+        if 2 * (e2 - e1) <= n:
             idx = np.arange(e1 + 1, e2 + 1)
         else:
             idx = np.arange(e2 + 1, e1 + n + 1) % n

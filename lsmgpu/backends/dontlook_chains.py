@@ -55,25 +55,18 @@ def kick_span(n: int, segment: int) -> int:
     return max(1, min(int(segment), (n - 3) // 2))
 
 
-def plan_kick(x, kicks: KickRules, kick: int, chain: int, between, path: bool = False):
+def plan_kick(x, kicks: KickRules, kick: int, chain: int, between):
     """Kick number ``kick`` of chain ``chain`` on tour x: (its length change, its 2-opt steps, the
-    six endpoints to queue). On a path (a window, ``chain`` its stream) a B C d lie inside it:
-    p = floor(u0 (m - 1 - l1 - l2)) on a path of m cities."""
+    six endpoints to queue)."""
     n = len(x)
     u = counter_uniform(kicks.seed, kick, chain, np.arange(3))
+    p = int(np.floor(u[0] * n))
     l1, l2 = 1 + int(np.floor(u[1] * kicks.span)), 1 + int(np.floor(u[2] * kicks.span))
-    p = int(np.floor(u[0] * (n - 1 - l1 - l2 if path else n)))
     a, b1, bl, c1, cl, d = (int(x[(p + o) % n]) for o in (0, 1, l1, l1 + 1, l1 + l2, l1 + l2 + 1))
     lengths = between(np.array([a, cl, bl, a, bl, cl]), np.array([c1, b1, d, b1, c1, d])).astype(np.float64)
     delta = lengths[:3].sum() - lengths[3:].sum()
     steps = [((a, b1), (cl, d)), ((a, cl), (c1, bl)), ((cl, bl), (b1, d))]
     return delta, steps, [a, b1, bl, c1, cl, d]
-
-
-def past_deadline(deadline, done: int) -> bool:
-    """Whether a host chain stops: the deadline (a time.perf_counter() value) has passed, looked
-    at every 64 checks."""
-    return deadline is not None and done % 64 == 63 and time.perf_counter() >= deadline
 
 
 class CpuChains:
@@ -103,18 +96,18 @@ class CpuChains:
         value, has passed: looked at every 64 checks); whether every chain has made its last kick
         and ended its descent."""
         for k in range(self.rows):
-            self._advance(k, budget, deadline, self.kick_rules.limit)
+            self._advance(k, budget, deadline)
         return bool(self.idle.all())
 
-    def _advance(self, k: int, budget: int, deadline, limit: int) -> None:
+    def _advance(self, k: int, budget: int, deadline) -> None:
         x, pos, queue, queued = self.x[k], self.pos[k], self.queues[k], self.queued[k]
         done = 0
         while not self.idle[k]:
-            if past_deadline(deadline, done):
+            if deadline is not None and done % 64 == 63 and time.perf_counter() >= deadline:
                 break
             if not queue:
                 self._settle(k)
-                self.idle[k] = self.kicks[k] >= limit
+                self.idle[k] = self.kicks[k] >= self.kick_rules.limit
                 if self.idle[k]:
                     break
                 delta, steps, touched = plan_kick(x, self.kick_rules, int(self.kicks[k]), k, self.between)

@@ -15,7 +15,6 @@ import numpy as np
 
 from ..backends.dontlook import kernel_or_host
 from ..backends.dontlook_chains import MAX_KICKS, CpuChains, KickRules, kick_span
-from ..backends.dontlook_windows import MIN_WINDOW, CpuWindowChains, Windows, window_span
 from ..validation import check_count
 from .dontlook import DontLookDescent
 from .population import PopulationSearch
@@ -25,26 +24,17 @@ __all__ = ["DontLookILS"]
 #: chains on a GPU when `chains` is not given (measured on an H100 with pr2392 and rl11849 at 10 s:
 #: 132 to 512 chains about equal, 1,024 behind; docs/benchmarks.md, "The don't-look ILS")
 GPU_CHAINS = 256
-#: with windows: chains enough for about this many windows on a GPU (at least 2: islands)
-GPU_WINDOWS = 512
 
 
 class DontLookILS(PopulationSearch):
     """``chains`` iterated local searches of a tour, each kicked, descended and accepted on its own.
 
-    chains         : how many (None: 256 on a GPU, with windows enough for about 512 windows;
-                     1 on the CPU)
+    chains         : how many (None: 256 on a GPU, 1 on the CPU)
     kick_segment   : the kick swaps two adjacent segments of 1 .. kick_segment cities (default 300;
                      50 was 2-4x further from the optimum at 10 s)
     exchange_every : islands: every this many rounds the worse half of the chains go on from the
                      better half's best tours (the best giving to the worst; default 50); None: never
-    round_checks   : checks of every chain (of every window) between two looks of the host
-                     (default 1024)
-    window         : None: a chain kicks and descends its whole tour; else every chain's tour is
-                     cut into n // window windows of that many positions, each an ILS chain of
-                     its own on its stretch (ends fixed), all at once, the tour turned every round
-                     so the windows end elsewhere (lsmgpu/backends/dontlook_windows.py); kicked
-                     segments then at most (window - 2) // 2
+    round_checks   : checks of every chain between two looks of the host (default 1024)
     candidates, segment : the descent's (DontLookDescent's: the problem's ILS candidate lists,
                      Or-opt segments up to 3)
     initial        : the start tour of every chain (None: the problem's ``initial_solution``), or
@@ -60,22 +50,16 @@ class DontLookILS(PopulationSearch):
     algorithm = "DontLookILS"
 
     def __init__(self, problem, *, chains: int | None = None, kick_segment: int = 300,
-                 exchange_every: int | None = 50, round_checks: int = 1024, window: int | None = None,
-                 candidates=None, segment: int = 3, initial=None, backend="auto", seed=None, callbacks=None,
-                 history: str = "improvements"):
+                 exchange_every: int | None = 50, round_checks: int = 1024, candidates=None, segment: int = 3,
+                 initial=None, backend="auto", seed=None, callbacks=None, history: str = "improvements"):
         super().__init__(problem, local_search=None, backend=backend, seed=seed, callbacks=callbacks,
                          history=history)
         if problem.n < 8:
             raise ValueError(f"DontLookILS: a tour of at least 8 cities is kicked, {problem.name} has {problem.n}")
         self.rules = DontLookDescent(candidates, segment=segment).bound(problem)
-        window = check_count("DontLookILS", "window", window, MIN_WINDOW, problem.n)
-        self.windows = None if window is None else Windows(problem.n, window)
-        default = 1 if self.backend.name == "cpu" else (
-            GPU_CHAINS if window is None else max(2, -(-GPU_WINDOWS // self.windows.count)))
+        default = GPU_CHAINS if self.backend.name != "cpu" else 1
         self.chains = check_count("DontLookILS", "chains", default if chains is None else chains, 1, 2**20)
-        segment_cap = check_count("DontLookILS", "kick_segment", kick_segment, 1)
-        self.span = (kick_span(problem.n, segment_cap) if self.windows is None
-                     else window_span(self.windows.length, segment_cap))
+        self.span = kick_span(problem.n, check_count("DontLookILS", "kick_segment", kick_segment, 1))
         self.exchange_every = check_count("DontLookILS", "exchange_every", exchange_every, 1)
         self.round_checks = check_count("DontLookILS", "round_checks", round_checks, 1, 2**40)
         self.initial = None if initial is None else self._starts(initial)
@@ -100,12 +84,9 @@ class DontLookILS(PopulationSearch):
             xs = np.broadcast_to(problem.encoding.validate(problem.initial_solution(self.rng)), (self.chains, problem.n))
         limit = self.budget.iterations if self.budget.iterations is not None else MAX_KICKS
         kicks = KickRules(int(self.rng.integers(2**63)), self.span, limit)
-        if self.windows is None:
-            kernel, host, cut = "dontlook_chains", CpuChains, ()
-        else:
-            kernel, host, cut = "dontlook_windows", CpuWindowChains, (self.windows,)
-        self.population = kernel_or_host(self.backend, kernel, host, self.rules, kicks, problem.edge_distance(),
-                                         self.chains, *cut, announce="DontLookILS", what="the chains")
+        self.population = kernel_or_host(self.backend, "dontlook_chains", CpuChains, self.rules, kicks,
+                                         problem.edge_distance(), self.chains, announce="DontLookILS",
+                                         what="the chains")
         self.parts.append(self.population)
         self.device = getattr(self.population, "device", "")
         self.population.load(xs)

@@ -95,6 +95,21 @@ def test_adopted_chains_go_on_from_the_sources_best():
     assert chains.bests()[1] <= before[1][0]
 
 
+def test_no_exchange_before_every_chains_first_descent_ended(monkeypatch):
+    """A chain still in its first descent has no best tour (+inf) to give or to be ranked by."""
+    seen, adopt = [], CpuChains.adopt
+
+    def watched(self, sources):
+        seen.append(self.bests())
+        adopt(self, sources)
+
+    monkeypatch.setattr(CpuChains, "adopt", watched)
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    result = DontLookILS(problem, chains=2, backend="cpu", seed=0, exchange_every=1, round_checks=5).run(iterations=20)
+    assert seen and all(np.isfinite(bests).all() for bests in seen)
+    assert result.fitness == problem.fitness(result.solution)
+
+
 def test_reaches_berlin52s_optimum_and_is_reproducible():
     problem = TSP.from_file(TSP.shipped("berlin52"))
     runs = [DontLookILS(problem, chains=2, backend="cpu", seed=0, exchange_every=2, round_checks=200).run(iterations=150)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ..tuning import WaveTuner
 from .batch import CudaBatchEvaluator
 from .colony import CudaColony
-from .dontlook import CudaChains, CudaDontLook, CudaWindowChains
+from .dontlook import CudaChains, CudaDontLook
 from .genetic import CudaGenetic
 from .driver import context, cuda
 from .evaluator import CudaEvaluator
@@ -87,11 +87,6 @@ class CudaBackend:
         """``rows`` iterated local search chains of don't-look descents on the GPU
         (lsmgpu.backends.dontlook_chains)."""
         return CudaChains(rules, kicks, distance, rows, self)
-
-    def dontlook_windows(self, rules, kicks, distance, rows: int, windows) -> CudaWindowChains:
-        """``rows`` ILS chains cut into ``windows``, one block a window, on the GPU
-        (lsmgpu.backends.dontlook_windows)."""
-        return CudaWindowChains(rules, kicks, distance, rows, windows, self)
 
     def genetic(self, breeding, n: int, distance) -> CudaGenetic:
         """A genetic algorithm's population of ``n``-item permutations breeding on the GPU

@@ -14,7 +14,7 @@ import numpy as np
 from ...kernels import render_skeleton
 from .driver import DeviceBuffers, cuda, launch, load_module, pack, synchronize
 
-__all__ = ["CudaDontLook", "CudaChains", "CudaWindowChains", "dontlook_bytes"]
+__all__ = ["CudaDontLook", "CudaChains", "dontlook_bytes"]
 
 #: the share of the GPU's free memory the rows may take
 MEMORY_SHARE = 0.9
@@ -24,11 +24,10 @@ BLOCK = 128
 CHECKS = 4096
 
 
-def dontlook_bytes(rows: int, n: int, chains: bool = False, windows: int = 0) -> int:
+def dontlook_bytes(rows: int, n: int, chains: bool = False) -> int:
     """GPU memory of ``rows`` tours of n cities: tour, positions, queue (ints), queued flags,
-    counters; ILS chains also a best tour, its length, kicks and a flag, and for each of their
-    ``windows`` kicks, a flag and a gain."""
-    return rows * (13 * n + 40 + (4 * n + 16 if chains else 0) + 16 * windows)
+    counters; ILS chains also a best tour, its length, kicks and a flag."""
+    return rows * (13 * n + 40 + (4 * n + 16 if chains else 0))
 
 
 class CudaDontLook:
@@ -39,15 +38,15 @@ class CudaDontLook:
     #: what the memory refusal names
     what = "don't-look descent"
 
-    def __init__(self, rules, distance, rows: int, options, chains: bool = False, windows: int = 0):
+    def __init__(self, rules, distance, rows: int, options, chains: bool = False):
         self.rules, self.between, self.rows = rules, distance.between, int(rows)
         self.n = n = len(rules.candidates)
         self.device = options.device
         table = distance.table
         fixed = table.nbytes + rules.candidates.nbytes
-        need, (free, _) = dontlook_bytes(self.rows, n, chains, windows) + fixed, cuda.mem_get_info()
+        need, (free, _) = dontlook_bytes(self.rows, n, chains) + fixed, cuda.mem_get_info()
         if need > MEMORY_SHARE * free:
-            fit = int((MEMORY_SHARE * free - fixed) // dontlook_bytes(1, n, chains, windows))
+            fit = int((MEMORY_SHARE * free - fixed) // dontlook_bytes(1, n, chains))
             raise ValueError(f"{self.what}: {self.rows:,} tours of {n:,} cities need {need / 2**30:,.2f} GiB "
                              f"of GPU memory; {free / 2**30:,.1f} GiB are free: about {max(fit, 0):,} would fit")
         source = render_skeleton("dontlook.cu.j2", K=rules.k, S=rules.segment, BLOCK=BLOCK, DISTANCE=distance.device)
@@ -121,8 +120,8 @@ class CudaChains(CudaDontLook):
 
     what = "don't-look ILS"
 
-    def __init__(self, rules, kicks, distance, rows: int, options, windows: int = 0):
-        super().__init__(rules, distance, rows, options, chains=True, windows=windows)
+    def __init__(self, rules, kicks, distance, rows: int, options):
+        super().__init__(rules, distance, rows, options, chains=True)
         self.kick_rules = kicks
         self.chains_kernel, self.adopt_kernel = (self.module.get_function(f) for f in ("chains", "adopt"))
         B, n = self.rows, self.n
@@ -130,12 +129,10 @@ class CudaChains(CudaDontLook):
         self.best, self.kicks, self.idle = self.buffers.alloc(B * 8), self.buffers.alloc(B * 4), self.buffers.alloc(B * 4)
         self.sources = self.buffers.alloc(B * 4)
 
-    def _chains_struct(self, limit: int | None = None) -> bytes:
-        """The kernels' Chains (``limit``: the kicks a chain makes, the rules' unless given)."""
+    def _chains_struct(self) -> bytes:
         k = self.kick_rules
         pointers = (self.best_x, self.best, self.kicks, self.idle)
-        return pack("4PQii", *(int(p) for p in pointers), k.seed % 2**64, k.limit if limit is None else limit,
-                    k.span)   # sizeof(Chains) = 48
+        return pack("4PQii", *(int(p) for p in pointers), k.seed % 2**64, k.limit, k.span)   # sizeof(Chains) = 48
 
     def load(self, xs) -> None:
         """Start tours (rows x n): every city queued, no best yet."""
@@ -148,11 +145,8 @@ class CudaChains(CudaDontLook):
     def advance(self, budget: int, deadline: float | None = None) -> bool:
         """Up to ``budget`` checks of every chain (a launch of milliseconds: the ``deadline`` is
         the caller's to look at between launches); whether every chain has ended."""
-        return self._advance(budget, self.kick_rules.limit)
-
-    def _advance(self, budget: int, limit: int) -> bool:
         launch(self.chains_kernel, "don't-look ILS chains", (self.rows, 1, 1), BLOCK,
-               self._rows_struct() + self._chains_struct(limit) + pack("q", int(budget)))
+               self._rows_struct() + self._chains_struct() + pack("q", int(budget)))
         synchronize("the don't-look ILS chains", (self.rows,), (BLOCK,))
         idle = np.empty(self.rows, np.int32)
         cuda.memcpy_dtoh(idle, self.idle)
@@ -181,59 +175,3 @@ class CudaChains(CudaDontLook):
         for out, buffer in ((kicks, self.kicks), (checks, self.checks), (made, self.made)):
             cuda.memcpy_dtoh(out, buffer)
         return {"kicks": kicks.astype(np.int64), "checks": checks, "moves": made}
-
-
-class CudaWindowChains(CudaChains):
-    """``rows`` ILS chains cut into ``windows`` (a lsmgpu.backends.dontlook_windows.Windows), one
-    block a window (the NumPy reference: CpuWindowChains)."""
-
-    def __init__(self, rules, kicks, distance, rows: int, windows, options):
-        super().__init__(rules, kicks, distance, rows, options, windows=windows.count)
-        self.windows = windows
-        self.windows_kernel, self.turn_kernel = (self.module.get_function(f) for f in ("windows", "turn"))
-        slots = self.rows * windows.count
-        self.slot_kicks, self.slot_idle, self.gains = (self.buffers.alloc(slots * size) for size in (4, 4, 8))
-
-    def _windows_struct(self) -> bytes:
-        pointers = (self.slot_kicks, self.slot_idle, self.gains)
-        return pack("3Pii", *(int(p) for p in pointers), self.windows.count, self.windows.length)   # 32 bytes
-
-    def load(self, xs) -> None:
-        """Start tours (rows x n): every city queued for the first, whole descent."""
-        super().load(xs)
-        slots = self.rows * self.windows.count
-        cuda.memset_d32(self.slot_kicks, 0, slots)
-        cuda.memset_d32(self.slot_idle, 0, slots)
-        cuda.memset_d32(self.gains, 0, 2 * slots)
-        self.round = -1
-
-    def advance(self, budget: int, deadline: float | None = None) -> bool:
-        """The start tours' descent (up to ``budget`` checks of every chain, until it ends), or a
-        round of every window and the turn; whether every window is idle."""
-        if self.round < 0:
-            if self._advance(budget, 0):
-                self._turn(0)
-            return False
-        slots = self.rows * self.windows.count
-        launch(self.windows_kernel, "don't-look ILS windows", (slots, 1, 1), BLOCK,
-               self._rows_struct() + self._chains_struct() + self._windows_struct() + pack("q", int(budget)))
-        synchronize("the don't-look ILS windows", (slots,), (BLOCK,))
-        self._turn(self.round + 1)
-        idle = np.empty(slots, np.int32)
-        cuda.memcpy_dtoh(idle, self.slot_idle)
-        return bool(idle.all())
-
-    def _turn(self, round_: int) -> None:
-        """Every chain adds its windows' gains and turns its tour for round ``round_``."""
-        launch(self.turn_kernel, "don't-look ILS turn", (self.rows, 1, 1), BLOCK,
-               self._rows_struct() + self._chains_struct() + self._windows_struct() + pack("i", round_))
-        synchronize("the don't-look ILS turn", (self.rows,), (BLOCK,))
-        self.round = round_
-
-    def counters(self) -> dict:
-        """Per chain: kicks made (its windows'), cities checked, improving moves applied."""
-        counters = super().counters()
-        kicks = np.empty((self.rows, self.windows.count), np.int32)
-        cuda.memcpy_dtoh(kicks, self.slot_kicks)
-        counters["kicks"] = counters["kicks"] + kicks.sum(axis=1)
-        return counters
