@@ -3,11 +3,13 @@ or TypeError naming the argument (and its owner), never a NumPy message without 
 from __future__ import annotations
 
 import numbers
+import os
+from pathlib import Path
 
 import numpy as np
 
 __all__ = ["check_square", "check_size", "check_count", "check_seconds", "check_number", "check_flag",
-           "check_seed", "INT32_MAX"]
+           "check_seed", "check_writable", "INT32_MAX"]
 
 #: the largest value a 32-bit signed integer holds (GPU edge lengths, tabu stamps, step counters)
 INT32_MAX = 2**31 - 1
@@ -90,3 +92,18 @@ def check_seed(owner: str, seed):
     if seed < 0:
         raise ValueError(f"{owner}: `seed` must be >= 0, got {seed}")
     return int(seed)
+
+
+def check_writable(path: str | None, flag: str) -> None:
+    """Refuse, before the search, a file the run will write (``flag``: --out, --plot) that cannot
+    be written (missing folder, a folder, no permission): ValueError naming it."""
+    if path is None:
+        return
+    target = Path(path)
+    folder = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise ValueError(f"{flag} {path} is a folder; give a file name")
+    if not folder.is_dir():
+        raise ValueError(f"{flag} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise ValueError(f"{flag} {path} is not writable")

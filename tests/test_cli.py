@@ -3,6 +3,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from lsmgpu.cli import main
 from lsmgpu.problems import QAP, TSP
@@ -121,6 +122,41 @@ def test_solve_picks_the_measured_default_per_problem_type_and_backend(monkeypat
     given = _chosen(monkeypatch, ["tai12a", "--starts", "8", "--iterations", "30"], gpu=True)
     assert (given["starts"], given["exchange_every"], given["seconds"], given["iterations"]) == (8, None, None, 30)
     assert _chosen(monkeypatch, ["tai12a", "--algorithm", "hc"])["seconds"] is None   # stops by itself
+
+
+def test_solve_runs_the_dontlook_chains_by_default_for_a_tsp_on_a_gpu(monkeypatch):
+    """A TSP on a GPU: the don't-look ILS chains, unless flags ask for starts or a neighbourhood;
+    --chains only with them, and their flags refused where they do not apply."""
+    assert _chosen(monkeypatch, ["berlin52"], gpu=True)["algorithm"] == "dontlook-ils"
+    for flags in (["--starts", "4"], ["--neighbourhood", "2opt-candidates"], ["--polish", "oropt"]):
+        assert _chosen(monkeypatch, ["berlin52", *flags], gpu=True)["algorithm"] == "ils"
+    assert _chosen(monkeypatch, ["berlin52", "--algorithm", "dontlook-ils", "--chains", "8"])["chains"] == 8
+    assert _chosen(monkeypatch, ["tai12a"], gpu=True)["algorithm"] == "tabu"
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--algorithm", "ils", "--chains", "4"], "--chains applies to --algorithm dontlook-ils"),
+    (["--algorithm", "dontlook-ils", "--starts", "4"], "--starts does not apply to --algorithm dontlook-ils"),
+    (["--algorithm", "dontlook-ils", "--polish", "oropt"], "--polish does not apply to --algorithm dontlook-ils"),
+    (["--algorithm", "dontlook-ils", "--chains", "0"], "`chains` must be an integer in"),
+])
+def test_solve_refuses_what_the_dontlook_chains_do_not_take(flags, message, capsys):
+    assert main(["solve", "berlin52", *flags, "--iterations", "5", "--backend", "cpu", "--quiet"]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_solve_with_the_dontlook_chains(tmp_path, capsys):
+    """`--algorithm dontlook-ils` (here on the CPU, two chains as islands) reaches berlin52's
+    optimum, continues from --initial and writes its tour."""
+    out = tmp_path / "b.tour"
+    assert main(["solve", "berlin52", "--algorithm", "dontlook-ils", "--chains", "2", "--exchange-every", "2",
+                 "--iterations", "150", "--backend", "cpu", "--out", str(out), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "DontLookILS on berlin52 (n = 52, 2 chains" in captured.err and "gap to best known 7542: 0.00 %" in captured.out
+    tour = TSP.from_file(TSP.shipped("berlin52")).read_solution(str(out))
+    assert main(["solve", "berlin52", "--algorithm", "dontlook-ils", "--initial", str(out), "--iterations", "1",
+                 "--backend", "cpu", "--quiet"]) == 0
+    assert "best fitness: 7542" in capsys.readouterr().out and len(tour) == 52
 
 
 def test_solve_time_counts_from_the_command_start(monkeypatch):
