@@ -137,7 +137,7 @@ class CudaChains(CudaDontLook):
     def load(self, xs) -> None:
         """Start tours (rows x n): every city queued, no best yet."""
         super().load(xs)
-        cuda.memcpy_htod(self.best_x, np.ascontiguousarray(xs, dtype=np.int32))       # the host's: the start
+        cuda.memcpy_dtod(self.best_x, self.x, self.rows * self.n * 4)                  # the start
         cuda.memcpy_htod(self.best, np.full(self.rows, np.inf))
         cuda.memset_d32(self.kicks, 0, self.rows)
         cuda.memset_d32(self.idle, 0, self.rows)
