@@ -297,12 +297,7 @@ def _tabu_shape(nb) -> tuple[int, int] | None:
 
 def _environment(problem: Problem) -> jinja2.Environment:
     """The Jinja2 environment over the problem's template folders and the engine's."""
-    dirs = []
-    try:
-        dirs = [str(d) for d in problem.template_dirs()]
-    except TypeError:  # a class defined interactively has no file
-        pass
-    return _environment_of(tuple(dirs))
+    return _environment_of(tuple(str(d) for d in problem.template_dirs()))
 
 
 @functools.lru_cache(maxsize=None)

@@ -267,9 +267,21 @@ class Problem:
         return np.int64 if self.integer else np.float64
 
     def template_dirs(self) -> list[Path]:
-        """Where the problem's template is looked up: next to its module, first."""
+        """Where the problem's templates are looked up: next to its class's module first, then
+        next to each base class's (a user's subclass of TSP keeps the TSP's templates); classes
+        without a file (defined interactively) are skipped."""
         import inspect
-        return [Path(inspect.getfile(type(self))).parent]
+        dirs = []
+        for cls in type(self).__mro__:
+            if not issubclass(cls, Problem) or cls is Problem:
+                continue
+            try:
+                folder = Path(inspect.getfile(cls)).parent
+            except TypeError:
+                continue
+            if folder not in dirs:
+                dirs.append(folder)
+        return dirs
 
     def initial_solution(self, rng: np.random.Generator) -> np.ndarray:
         """A start solution; by default uniformly random."""

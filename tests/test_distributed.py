@@ -9,10 +9,11 @@ import pytest
 
 from lsmgpu import HillClimbing, TabuSearch
 from lsmgpu.parallel.multistart import MultiStart
-from lsmgpu.problems import QAP
+from lsmgpu.problems import QAP, TSP
 
 ray = pytest.importorskip("ray")
 from lsmgpu.parallel.distributed import RayMultiStart  # noqa: E402
+from lsmgpu.parallel.ray_islands import RayIslands  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,8 +31,8 @@ def qap():
     return QAP.from_file(QAP.shipped("tai12a"))
 
 
-class CrashOnce(QAP):
-    """A QAP whose first start kills its worker process (a stand-in for a lost machine)."""
+class CrashingFirst:
+    """A problem whose first start kills its worker process (a stand-in for a lost machine)."""
 
     marker = ""
 
@@ -41,6 +42,14 @@ class CrashOnce(QAP):
         except FileExistsError:
             return super().initial_solution(rng)
         os._exit(1)
+
+
+class CrashOnce(CrashingFirst, QAP):
+    """A QAP whose first start kills its worker."""
+
+
+class CrashOnceTour(CrashingFirst, TSP):
+    """A TSP whose first island kills its worker."""
 
 
 def test_same_starts_as_the_sequential_run(qap):
@@ -99,3 +108,28 @@ def test_actors_run_their_starts_as_batches(qap):
     assert {r.status for r in ran} == {"seconds"} and timed.fitness == qap.evaluate(timed.solution)
     with pytest.raises(ValueError, match="batch"):
         RayMultiStart(TabuSearch, qap, starts=2, batch=0)
+
+
+def test_islands_post_and_take_best_tours():
+    """Two DontLookILS islands (CPU actors) exchanging every round: both run their kicks, the
+    board holds the best tour any posted, which is the result's."""
+    problem = TSP(np.round(np.random.default_rng(4).uniform(0, 1000, (150, 2))), name="rand150")
+    islands = RayIslands(problem, islands=2, exchange_every=1, seed=0, backend="cpu", chains=2, round_checks=40)
+    result = islands.run(iterations=60)
+    assert result.status == "done" and not result.lost and all(r.status == "iterations" for r in result.results)
+    assert islands.kicks == [120, 120] and islands.posts >= 4
+    assert islands.board_value == result.fitness == problem.fitness(result.solution)
+    assert np.array_equal(islands.board_tour, result.solution) or problem.fitness(islands.board_tour) == result.fitness
+
+
+def test_a_lost_island_is_reported_and_the_other_returns(tmp_path):
+    base = TSP.from_file(TSP.shipped("berlin52"))
+    problem = CrashOnceTour(base.coords, name="crash-once")
+    problem.marker = str(tmp_path / "crashed")
+    islands = RayIslands(problem, islands=2, seed=1, backend="cpu", chains=2)
+    result = islands.run(iterations=30)
+    assert Path(problem.marker).exists() and len(result.lost) == 1
+    survivor = 1 - result.lost[0]
+    assert result.results[result.lost[0]] is None and result.results[survivor].status == "iterations"
+    assert result.fitness == problem.fitness(result.solution) == islands.board_value
+

@@ -139,6 +139,19 @@ def test_instances_of_one_kind_render_one_source(kind, first, second):
             != {c.name: c.value.item() for c in KernelSpec(second).constants()})
 
 
+class MyTour(TSP):
+    """A user's TSP defined outside lsmgpu's problems folder."""
+
+
+def test_a_subclass_elsewhere_keeps_its_bases_templates():
+    problem = MyTour(np.random.default_rng(0).uniform(0, 100, (30, 2)), name="mine")
+    dirs = problem.template_dirs()
+    assert dirs[0].name == "tests" and any((d / "tsp_edge.cu.j2").is_file() for d in dirs)
+    assert "__global__" in render(problem) and "edge_distance" in problem.edge_distance().device
+    ad_hoc = type("AdHoc", (TSP,), {"__module__": "builtins"})       # no file: skipped, not an error
+    assert ad_hoc(np.ones((5, 2)) * np.arange(5)[:, None]).template_dirs() == dirs[1:]
+
+
 class Broken(QAP):
     template = "broken.cu.j2"
 

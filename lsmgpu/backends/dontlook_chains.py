@@ -147,6 +147,15 @@ class CpuChains:
             self.queued[k] = False
             self.idle[k] = self.kicks[k] >= self.kick_rules.limit
 
+    def adopt_tour(self, k: int, tour, length: float) -> None:
+        """Chain k goes on from ``tour`` (of that ``length``) as its best and its tour."""
+        self.x[k] = self.best_x[k] = tour
+        self.pos[k][self.x[k]] = np.arange(self.x.shape[1])
+        self.current[k] = self.best[k] = length
+        self.queues[k].clear()
+        self.queued[k] = False
+        self.idle[k] = self.kicks[k] >= self.kick_rules.limit
+
     def bests(self) -> np.ndarray:
         return self.best.copy()
 

@@ -63,7 +63,7 @@ class DontLookILS(PopulationSearch):
         self.exchange_every = check_count("DontLookILS", "exchange_every", exchange_every, 1)
         self.round_checks = check_count("DontLookILS", "round_checks", round_checks, 1, 2**40)
         self.initial = None if initial is None else self._starts(initial)
-        self.counters = None
+        self.counters, self._migrant = None, None
 
     def _starts(self, initial) -> np.ndarray:
         """The start tours, one per chain (ValueError naming a wrong shape or a non-permutation)."""
@@ -90,7 +90,8 @@ class DontLookILS(PopulationSearch):
         self.parts.append(self.population)
         self.device = getattr(self.population, "device", "")
         self.population.load(xs)
-        self.rounds = 0
+        self.rounds = self.migrants = 0
+        self._migrant = None
         self._record(xs[0], problem.sense * problem.fitness(xs[0]))
 
     def _iterate(self) -> None:
@@ -108,9 +109,33 @@ class DontLookILS(PopulationSearch):
         self.rounds += 1
         if self.exchange_every and self.rounds % self.exchange_every == 0:
             self._exchange(bests)
-        self._finish_iteration(bests[k], improved)
+        if self._migrant is not None:
+            improved = self._welcome(bests) or improved
+        self._finish_iteration(min(bests[k], self.best), improved)
         if finished and self.status is None:
             self.status = "iterations"
+
+    def offer(self, tour) -> None:
+        """A tour from elsewhere (another GPU's island, lsmgpu.parallel.ray_islands): after the
+        running round the worst chain goes on from it, where it is shorter than that chain's best
+        and every chain has ended its first descent (the best offered so far waits until then)."""
+        tour = self.problem.encoding.validate(np.asarray(tour))
+        value = self.problem.sense * self.problem.fitness(tour)
+        if self._migrant is None or value < self._migrant[0]:
+            self._migrant = (value, tour)
+
+    def _welcome(self, bests) -> bool:
+        """The offered tour into the worst chain (see ``offer``); whether it is the best so far."""
+        value, tour = self._migrant
+        worst = int(np.argmax(bests))
+        if not np.isfinite(bests).all():
+            return False
+        self._migrant = None
+        if value >= bests[worst]:
+            return False
+        self.population.adopt_tour(worst, tour, value)
+        self.migrants += 1
+        return self._record(tour, value)
 
     def _exchange(self, bests) -> None:
         """The worse half of the chains go on from the better half's best tours, best to worst;

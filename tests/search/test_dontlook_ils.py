@@ -119,6 +119,28 @@ def test_reaches_berlin52s_optimum_and_is_reproducible():
     assert runs[0].iterations == 150 and problem.fitness(runs[0].solution) == runs[0].fitness
 
 
+def test_an_offered_tour_goes_to_the_worst_chain():
+    """A shorter tour offered during a run is adopted by the worst chain after the round (and is
+    then the search's best); a longer one is not; a non-tour is refused."""
+    problem = TSP.from_file(TSP.shipped("berlin52"))
+    optimum = DontLookILS(problem, chains=2, backend="cpu", seed=0, exchange_every=2, round_checks=200).run(150)
+    worse = np.random.default_rng(0).permutation(52)
+    for offered, taken in ((optimum.solution, 1), (worse, 0)):
+        holder = []
+
+        def offer_once(state, offered=offered):
+            if holder[0].rounds == 1:
+                holder[0].offer(offered)
+
+        search = DontLookILS(problem, chains=2, backend="cpu", seed=7, round_checks=50, callbacks=[offer_once])
+        holder.append(search)
+        result = search.run(iterations=3)
+        assert search.migrants == taken and result.fitness == problem.fitness(result.solution)
+        assert (result.fitness == optimum.fitness) if taken else (result.fitness > optimum.fitness - 1)
+    with pytest.raises(ValueError):
+        search.offer(np.zeros(52, dtype=int))
+
+
 def test_seconds_and_target_stop_it():
     problem = TSP.from_file(TSP.shipped("kroA100"))
     search = DontLookILS(problem, chains=2, backend="cpu", seed=1, round_checks=50)
@@ -167,6 +189,9 @@ def test_gpu_chains_equal_the_hosts_after_every_round(kind, n):
             if round_ == 5:
                 for side in (host, chains):
                     side.adopt(np.array([-1, 0, -1, 2, -1, 4]))
+            if round_ == 7:
+                for side in (host, chains):
+                    side.adopt_tour(3, xs[5], float(length(problem, xs[5])))
             assert np.array_equal(chains.bests(), host.bests()) and np.array_equal(chains.values(), host.values())
             assert np.array_equal(chains.solutions(), host.solutions())
             assert all(np.array_equal(chains.best_solution(k), host.best_solution(k)) for k in range(B))

@@ -159,6 +159,23 @@ class CudaChains(CudaDontLook):
                self._rows_struct() + self._chains_struct() + pack("P", int(self.sources)))
         synchronize("the don't-look ILS islands", (self.rows,), (BLOCK,))
 
+    def adopt_tour(self, k: int, tour, length: float) -> None:
+        """Chain k goes on from ``tour`` (of that ``length``) as its best and its tour."""
+        n, k = self.n, int(k)
+        tour = np.ascontiguousarray(tour, dtype=np.int32)
+        pos = np.empty(n, np.int32)
+        pos[tour] = np.arange(n, dtype=np.int32)
+        for buffer, array in ((self.x, tour), (self.best_x, tour), (self.pos, pos)):
+            cuda.memcpy_htod(int(buffer) + 4 * n * k, array)
+        for buffer in (self.current, self.best):
+            cuda.memcpy_htod(int(buffer) + 8 * k, np.array([length], np.float64))
+        cuda.memset_d8(int(self.queued) + n * k, 0, n)
+        cuda.memset_d32(int(self.head) + 4 * k, 0, 1)
+        cuda.memset_d32(int(self.count) + 4 * k, 0, 1)
+        kicks = np.empty(1, np.int32)
+        cuda.memcpy_dtoh(kicks, int(self.kicks) + 4 * k)
+        cuda.memset_d32(int(self.idle) + 4 * k, int(kicks[0] >= self.kick_rules.limit), 1)
+
     def bests(self) -> np.ndarray:
         out = np.empty(self.rows, np.float64)
         cuda.memcpy_dtoh(out, self.best)
