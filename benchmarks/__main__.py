@@ -42,7 +42,7 @@ from .interrupts import table_interrupts
 from .overrun import table_overrun
 from .colony import table_acs_build, table_colony_quality, table_mmas_build
 from .genetic import table_ga_convergence, table_ga_generation, table_ga_million, table_ga_quality
-from .population import table_batch_ils, table_descents, table_dontlook_ils
+from .population import table_batch_ils, table_descents, table_dontlook_ils, table_ray_islands
 from .peers import table_peers_qap, table_peers_tsp, table_peers_weierstrass
 from .startup import table_startup
 from .timing import pass_seconds
@@ -497,6 +497,8 @@ TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality
           "batch-ils": lambda args: table_batch_ils(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "dontlook-ils": lambda args: table_dontlook_ils(args, lambda folder, name: instances(args, folder, [name])[0],
                                                           emit),
+          "ray-islands": lambda args: table_ray_islands(args, lambda folder, name: instances(args, folder, [name])[0],
+                                                        emit),
           "acs-build": lambda args: table_acs_build(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "mmas-build": lambda args: table_mmas_build(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "colony-quality": lambda args: table_colony_quality(args, lambda folder, name: instances(args, folder, [name])[0],
@@ -635,6 +637,9 @@ def main(argv=None):
     parser.add_argument("--dlils-instances", default="pr1002,u1817,pr2392,pcb3038,fnl4461,rl5915,rl11849,d18512",
                         help="TSPLIB names of dontlook-ils")
     parser.add_argument("--dlils-seconds", default="10,60", help="budgets of dontlook-ils")
+    parser.add_argument("--islands-instances", default="rl11849,d18512,pla85900", help="TSPLIB names of ray-islands")
+    parser.add_argument("--islands-gpus", default="1,2", help="ray-islands: GPU counts, comma-separated")
+    parser.add_argument("--islands-seconds", default="60", help="ray-islands: the budget")
     parser.add_argument("--dlils-configs", default="256:300:50",
                         help="dontlook-ils runs, chains:kick_segment:exchange_every[:segment] (exchange 0: none; "
                              "segment: the descent's Or-opt, 3 if left out), comma-separated")

@@ -19,6 +19,12 @@ the descent's longest Or-opt segment, 3 when left out) at each budget.
     python -m benchmarks descents --data .data --out $OUT
     python -m benchmarks batch-ils --ils-seconds 10,60 --data .data --out $OUT
     python -m benchmarks dontlook-ils --dlils-seconds 10,60 --data .data --out $OUT
+
+``ray-islands``: lsmgpu.parallel.ray_islands.RayIslands, one DontLookILS island (256 chains) per
+GPU exchanging best tours every 50 rounds, on 1, 2, ... GPUs (``--islands-gpus``), from the greedy
+tour, seed 0, at ``--islands-seconds``: gap, kicks a second over all GPUs and its ratio to 1 GPU.
+
+    python -m benchmarks ray-islands --islands-gpus 1,2 --islands-seconds 60 --data .data --out $OUT
 """
 from __future__ import annotations
 
@@ -170,3 +176,29 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
                                  rounds=search.rounds))
                 emit(rows[-1])
     return rows
+
+
+def table_ray_islands(args, path_of, emit) -> list[dict]:
+    """RayIslands on 1, 2, ... GPUs (see the module docstring)."""
+    from lsmgpu.parallel.ray_islands import RayIslands
+    seconds = float(args.islands_seconds)
+    rows = []
+    for name in args.islands_instances.split(","):
+        problem = TSP.from_file(path_of("tsplib", name))
+        start = greedy_tour(problem.coords)
+        one = None
+        for gpus in (int(g) for g in args.islands_gpus.split(",")):
+            islands = RayIslands(problem, islands=gpus, seed=0, initial=start,
+                                 backend=getattr(args, "backend_choice", "cuda"))
+            result = islands.run(seconds=seconds)
+            assert problem.evaluate(result.solution) == result.fitness and not result.lost
+            rate = sum(islands.kicks) / result.seconds
+            one = rate if gpus == 1 else one
+            rows.append(dict(table="ray-islands", instance=problem.name, n=problem.n, gpus=gpus, budget_s=seconds,
+                             seconds=round(result.seconds, 2), length=int(result.fitness),
+                             gap_pct=round(100 * problem.gap(result.fitness), 3), kicks=sum(islands.kicks),
+                             kicks_per_s=round(rate), vs_one_gpu=round(rate / one, 2) if one else "",
+                             migrants=sum(islands.migrants), devices=" | ".join(sorted(set(result.workers.values())))))
+            emit(rows[-1])
+    return rows
+

@@ -165,7 +165,7 @@ def choose_method(args, problem) -> None:
         _refuse(args, ("--starts", "--gpus", "--address", "--initial", "--exchange-every"),
                 f"applies to the local searches, not to --algorithm {args.algorithm}")
     if args.algorithm == CHAINS:
-        _refuse(args, ("--starts", "--gpus", "--address", "--neighbourhood", "--polish"),
+        _refuse(args, ("--starts", "--neighbourhood", "--polish"),
                 f"does not apply to --algorithm {CHAINS} (one search of --chains chains, 2-opt + Or-opt descents)")
     if args.chains is not None and args.algorithm != CHAINS:
         raise ValueError(f"--chains applies to --algorithm {CHAINS}")
@@ -280,13 +280,14 @@ def _run(args, problem, iterations):
     instance and building the search (a GPU context, kernels) come out of it."""
     t0 = args.t0
     left = (lambda: None) if args.seconds is None else (lambda: max(0.0, args.seconds - (time.perf_counter() - t0)))
+    bar = lambda: [] if args.quiet else [ProgressBar(iterations, args.seconds)]      # noqa: E731
+    if args.algorithm == CHAINS:
+        return _chains(args, problem, iterations, left, bar)
     if args.starts > 1 or args.gpus or args.address:
         return _many_starts(args, problem, iterations, left)
-    callbacks = [] if args.quiet else [ProgressBar(iterations, args.seconds)]
+    callbacks = bar()
     if args.algorithm in POPULATION_METHODS:
         return _population(args, problem, iterations, left, callbacks)
-    if args.algorithm == CHAINS:
-        return _chains(args, problem, iterations, left, callbacks)
     search = ALGORITHMS[args.algorithm](problem, backend=args.backend, seed=args.seed, callbacks=callbacks,
                                         initial=args.initial_solution, **_polish_option(args, problem))
     polish = "".join(f" + {p.neighbourhood!r}" for p in getattr(search, "polish", []))
@@ -315,11 +316,19 @@ def _population(args, problem, iterations, left, callbacks):
     return method.run(iterations, seconds=left(), target=problem.best_known)
 
 
-def _chains(args, problem, iterations, left, callbacks):
-    """--algorithm dontlook-ils: lsmgpu.DontLookILS (--iterations: kicks a chain makes)."""
+def _chains(args, problem, iterations, left, bar):
+    """--algorithm dontlook-ils: lsmgpu.DontLookILS (--iterations: kicks a chain makes); with --gpus
+    or --address its islands over Ray (lsmgpu.parallel.ray_islands)."""
     exchange = CHAINS_EXCHANGE if args.exchange_every is None else args.exchange_every
+    if args.gpus or args.address:
+        from .parallel.ray_islands import RayIslands
+        islands = RayIslands(problem, islands=args.gpus, seed=args.seed, address=args.address, island_exchange=exchange,
+                             chains=args.chains, initial=args.initial_solution, backend=args.backend)
+        print(f"DontLookILS islands on {problem.name} (n = {problem.n}, {args.gpus or 'one per'} GPU(s), best tours "
+              f"exchanged every {islands.exchange_every} rounds)", file=sys.stderr)
+        return islands.run(iterations, seconds=left(), target=problem.best_known).best
     search = DontLookILS(problem, chains=args.chains, exchange_every=exchange, initial=args.initial_solution,
-                         backend=args.backend, seed=args.seed, callbacks=callbacks)
+                         backend=args.backend, seed=args.seed, callbacks=bar())
     print(f"{search.algorithm} on {problem.name} (n = {problem.n}, {search.chains} chains, kicked segments <= "
           f"{search.span}, exchange every {exchange} rounds), backend {search.backend.name}", file=sys.stderr)
     return search.run(iterations, seconds=left(), target=problem.best_known)

@@ -133,3 +133,11 @@ def test_a_lost_island_is_reported_and_the_other_returns(tmp_path):
     assert result.results[result.lost[0]] is None and result.results[survivor].status == "iterations"
     assert result.fitness == problem.fitness(result.solution) == islands.board_value
 
+
+
+def test_solve_spreads_dontlook_islands_over_gpus(capsys):
+    from lsmgpu.cli import main
+    assert main(["solve", "berlin52", "--algorithm", "dontlook-ils", "--gpus", "2", "--chains", "2",
+                 "--iterations", "100", "--backend", "cpu", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "DontLookILS islands on berlin52 (n = 52, 2 GPU(s)" in captured.err and "best fitness: 7542" in captured.out
