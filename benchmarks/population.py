@@ -194,7 +194,8 @@ def table_ray_islands(args, path_of, emit) -> list[dict]:
             assert problem.evaluate(result.solution) == result.fitness and not result.lost
             rate = sum(islands.kicks) / result.seconds
             one = rate if gpus == 1 else one
-            rows.append(dict(table="ray-islands", instance=problem.name, n=problem.n, gpus=gpus, budget_s=seconds,
+            rows.append(dict(table="ray-islands", instance=problem.name, n=problem.n,
+                             strategy=f"RayIslands, {gpus} GPU(s)", gpus=gpus, budget_s=seconds,
                              seconds=round(result.seconds, 2), length=int(result.fitness),
                              gap_pct=round(100 * problem.gap(result.fitness), 3), kicks=sum(islands.kicks),
                              kicks_per_s=round(rate), vs_one_gpu=round(rate / one, 2) if one else "",
