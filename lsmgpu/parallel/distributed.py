@@ -28,7 +28,7 @@ from ..errors import BackendUnavailable
 from .result import MultiStartResult
 from .seeds import search_class, spawn_seeds
 
-__all__ = ["RayMultiStart"]
+__all__ = ["RayMultiStart", "actor_device", "ray_module"]
 
 log = logging.getLogger("lsmgpu")
 
@@ -36,12 +36,20 @@ log = logging.getLogger("lsmgpu")
 ATTEMPTS = 2
 
 
-def _ray():
+def ray_module():
     try:
         import ray
     except ImportError:
         raise BackendUnavailable("distributed runs need Ray: pip install 'lsmgpu[ray]'") from None
     return ray
+
+
+def actor_device(problem, options) -> str:
+    """Where an actor's searches of ``problem`` with ``options`` run: backend, device, its GPU."""
+    from ..backends import resolve
+    backend = resolve(options.get("backend", "auto"), problem)
+    gpus = os.environ.get("CUDA_VISIBLE_DEVICES", "")
+    return f"{backend.name}:{backend.device}" + (f" (CUDA_VISIBLE_DEVICES={gpus})" if gpus else "")
 
 
 class StartRunner:
@@ -54,10 +62,7 @@ class StartRunner:
 
     def device(self) -> str:
         """Where this actor's searches run."""
-        from ..backends import resolve
-        backend = resolve(self.options.get("backend", "auto"), self.problem)
-        gpus = os.environ.get("CUDA_VISIBLE_DEVICES", "")
-        return f"{backend.name}:{backend.device}" + (f" (CUDA_VISIBLE_DEVICES={gpus})" if gpus else "")
+        return actor_device(self.problem, self.options)
 
     def run(self, starts, seeds, iterations, deadline, target, stagnation):
         """Run the given starts, together when they can be batched (lsmgpu.batch), else one
@@ -130,7 +135,7 @@ class RayMultiStart:
         ``seconds`` counts from this call, the actors' start-up included."""
         Budget.checked("RayMultiStart", iterations, None, seconds, target, stagnation,
                        required=self.search.needs_budget)
-        ray = _ray()
+        ray = ray_module()
         t0 = time.time()
         devices = self._start_actors(ray)
         deadline = None if seconds is None else t0 + seconds

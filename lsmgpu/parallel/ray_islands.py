@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import time
 
 import numpy as np
 
 from ..budget import Budget
 from ..validation import check_count
-from .distributed import _ray
+from .distributed import actor_device, ray_module
 from .result import MultiStartResult
 from .seeds import spawn_seeds
 
@@ -59,10 +58,7 @@ class IslandRunner:
         self.problem, self.options, self.stopping = problem, options, False
 
     def device(self) -> str:
-        from ..backends import resolve
-        backend = resolve(self.options.get("backend", "auto"), self.problem)
-        gpus = os.environ.get("CUDA_VISIBLE_DEVICES", "")
-        return f"{backend.name}:{backend.device}" + (f" (CUDA_VISIBLE_DEVICES={gpus})" if gpus else "")
+        return actor_device(self.problem, self.options)
 
     def run(self, seed, board, exchange_every: int, iterations, deadline, target):
         """One DontLookILS island until its budget or the driver's stop: (its SearchResult, the
@@ -129,7 +125,7 @@ class RayIslands:
         island's result arrives. After it: ``kicks`` and ``migrants`` (tours taken from the board)
         per island, and the board's best (``board_value``, ``board_tour``, ``posts``)."""
         Budget.checked("RayIslands", iterations, None, seconds, target, required=True)
-        ray = _ray()
+        ray = ray_module()
         t0 = time.time()
         devices = self._start(ray)
         deadline = None if seconds is None else t0 + seconds
