@@ -141,3 +141,18 @@ def test_solve_spreads_dontlook_islands_over_gpus(capsys):
                  "--iterations", "100", "--backend", "cpu", "--quiet"]) == 0
     captured = capsys.readouterr()
     assert "DontLookILS islands on berlin52 (n = 52, 2 GPU(s)" in captured.err and "best fitness: 7542" in captured.out
+
+
+@pytest.mark.parametrize("runner", ["starts", "islands"])
+def test_ctrl_c_while_the_actors_start_returns_nothing_ran(runner, qap, monkeypatch):
+    """Ctrl-C before any actor answered: an "interrupted" result with no start run, not a traceback."""
+    def interrupted(self, ray):
+        raise KeyboardInterrupt
+
+    if runner == "starts":
+        monkeypatch.setattr(RayMultiStart, "_start_actors", interrupted)
+        result = RayMultiStart(TabuSearch, qap, starts=3, seed=1, backend="cpu").run(100)
+    else:
+        monkeypatch.setattr(RayIslands, "_start", interrupted)
+        result = RayIslands(TSP.from_file(TSP.shipped("berlin52")), islands=2, backend="cpu").run(10)
+    assert result.status == "interrupted" and result.best is None and all(r is None for r in result.results)

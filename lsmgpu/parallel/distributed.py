@@ -137,7 +137,13 @@ class RayMultiStart:
                        required=self.search.needs_budget)
         ray = ray_module()
         t0 = time.time()
-        devices = self._start_actors(ray)
+        try:
+            devices = self._start_actors(ray)
+        except KeyboardInterrupt:           # Ctrl-C while the actors start: nothing ran yet
+            for actor in self.actors:
+                ray.kill(actor)
+            return MultiStartResult.gather([None] * len(self.seeds), time.time() - t0, "interrupted",
+                                           self.problem.sense)
         deadline = None if seconds is None else t0 + seconds
         size = self.batch or -(-len(self.seeds) // len(self.actors))
         queue = [tuple(range(i, min(i + size, len(self.seeds)))) for i in range(0, len(self.seeds), size)]

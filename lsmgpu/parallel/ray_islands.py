@@ -127,7 +127,14 @@ class RayIslands:
         Budget.checked("RayIslands", iterations, None, seconds, target, required=True)
         ray = ray_module()
         t0 = time.time()
-        devices = self._start(ray)
+        try:
+            devices = self._start(ray)
+        except KeyboardInterrupt:           # Ctrl-C while the actors start: nothing ran yet
+            for actor in self.actors + [getattr(self, "board", None)]:
+                if actor is not None:
+                    ray.kill(actor)
+            return MultiStartResult.gather([None] * len(self.actors), time.time() - t0, "interrupted",
+                                           self.problem.sense)
         deadline = None if seconds is None else t0 + seconds
         seeds = spawn_seeds(self.seed, len(self.actors))
         pending = {self.actors[a].run.remote(seeds[a], self.board, self.exchange_every, iterations, deadline,
