@@ -156,3 +156,8 @@ def test_ctrl_c_while_the_actors_start_returns_nothing_ran(runner, qap, monkeypa
         monkeypatch.setattr(RayIslands, "_start", interrupted)
         result = RayIslands(TSP.from_file(TSP.shipped("berlin52")), islands=2, backend="cpu").run(10)
     assert result.status == "interrupted" and result.best is None and all(r is None for r in result.results)
+
+
+def test_islands_name_a_bad_option_with_the_islands_own_error():
+    with pytest.raises(ValueError, match="`chains` must be an integer"):
+        RayIslands(TSP.from_file(TSP.shipped("berlin52")), islands=2, backend="cpu", chains=0).run(10)

@@ -107,7 +107,12 @@ class RayIslands:
         self.seed, self.address = seed, address
         self.options = {**options, "exchange_every": island_exchange}
         self.actors: list = []
-        self.kicks = self.migrants = None
+        self.board = self.kicks = self.migrants = None
+
+    def _stop_actors(self, ray) -> None:
+        for actor in self.actors + [self.board]:
+            if actor is not None:
+                ray.kill(actor)
 
     def _start(self, ray):
         if not ray.is_initialized():
@@ -130,9 +135,7 @@ class RayIslands:
         try:
             devices = self._start(ray)
         except KeyboardInterrupt:           # Ctrl-C while the actors start: nothing ran yet
-            for actor in self.actors + [getattr(self, "board", None)]:
-                if actor is not None:
-                    ray.kill(actor)
+            self._stop_actors(ray)
             return MultiStartResult.gather([None] * len(self.actors), time.time() - t0, "interrupted",
                                            self.problem.sense)
         deadline = None if seconds is None else t0 + seconds
@@ -161,6 +164,9 @@ class RayIslands:
                         log.warning("island %d: its actor died (%s)", a, type(exc).__name__)
                         lost.append(a)
                         continue
+                    except ray.exceptions.RayTaskError as exc:   # bad input: the island's own error
+                        cause = getattr(exc, "cause", None)
+                        raise (cause if isinstance(cause, Exception) else exc) from None
                     results[a], workers[a] = result, devices[a]
                     if progress is not None:
                         progress(a, result)
@@ -176,7 +182,7 @@ class RayIslands:
                     workers[a] = devices[a]
                 except Exception:   # an island that cannot answer is reported as not run
                     lost.append(a)
-        self.board_value, self.board_tour, self.posts = ray.get(self.board.best.remote())
-        for actor in self.actors + [self.board]:
-            ray.kill(actor)
+        finally:
+            self.board_value, self.board_tour, self.posts = ray.get(self.board.best.remote())
+            self._stop_actors(ray)
         return MultiStartResult.gather(results, time.time() - t0, status, self.problem.sense, workers, lost)
