@@ -138,14 +138,8 @@ class CpuChains:
     def adopt(self, sources) -> None:
         """Chain k goes on from chain sources[k]'s best tour where sources[k] >= 0 (no source adopts)."""
         for k, s in enumerate(sources):
-            if s < 0:
-                continue
-            self.x[k] = self.best_x[k] = self.best_x[s]
-            self.pos[k][self.x[k]] = np.arange(self.x.shape[1])
-            self.current[k] = self.best[k] = self.best[s]
-            self.queues[k].clear()
-            self.queued[k] = False
-            self.idle[k] = self.kicks[k] >= self.kick_rules.limit
+            if s >= 0:
+                self.adopt_tour(k, self.best_x[s], self.best[s])
 
     def adopt_tour(self, k: int, tour, length: float) -> None:
         """Chain k goes on from ``tour`` (of that ``length``) as its best and its tour."""

@@ -126,11 +126,10 @@ class DontLookILS(PopulationSearch):
 
     def _welcome(self, bests) -> bool:
         """The offered tour into the worst chain (see ``offer``); whether it is the best so far."""
-        value, tour = self._migrant
-        worst = int(np.argmax(bests))
         if not np.isfinite(bests).all():
             return False
-        self._migrant = None
+        (value, tour), self._migrant = self._migrant, None
+        worst = int(np.argmax(bests))
         if value >= bests[worst]:
             return False
         self.population.adopt_tour(worst, tour, value)
