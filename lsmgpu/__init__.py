@@ -16,7 +16,7 @@ from .neighbourhoods import (BitFlip, BlockExchange, CandidateThreeOpt, Candidat
 from .parallel import MultiStart, MultiStartResult
 from .problem import ColonyModel, DeviceArray, Problem
 from .result import SearchResult
-from .search import (AntColonySystem, DontLookDescent, DontLookILS, GeneticAlgorithm, HillClimbing, IteratedLocalSearch,
+from .search import (AntColonySystem, DontLookDescent, DontLookILS, FocusedACO, GeneticAlgorithm, HillClimbing, IteratedLocalSearch,
                      LocalSearch, MaxMinAntSystem, ShortTabuSearch, TabuSearch)
 
 __version__ = "0.1.0"
@@ -42,5 +42,5 @@ __all__ = ["Callback", "State", "Binary", "Discrete", "Permutation", "Real",
            "BackendFallback", "BackendUnavailable", "KernelCompileError", "KernelLaunchError",
            "BitFlip", "BlockExchange", "CandidateThreeOpt", "CandidateTwoOpt", "Crowns", "Neighbourhood", "OrOpt", "Swap", "ThreeExchange", "TwoOpt", "ValueChange", "candidate_polish",
            "ColonyModel", "DeviceArray", "Problem", "SearchResult",
-           "HillClimbing", "IteratedLocalSearch", "LocalSearch", "TabuSearch", "AntColonySystem", "MaxMinAntSystem", "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS", "MultiStart", "MultiStartResult",
+           "HillClimbing", "IteratedLocalSearch", "LocalSearch", "TabuSearch", "AntColonySystem", "MaxMinAntSystem", "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS", "FocusedACO", "MultiStart", "MultiStartResult",
            "RayMultiStart", "compare", "load"]

@@ -1,11 +1,13 @@
 """The searches: one shared loop (base.LocalSearch) and one small class per algorithm; the
 population methods over the batched local search (population.py): the ant colonies (colony.py)
 and the genetic algorithm (genetic.py), whose local search may be a short tabu search (short_tabu.py) or don't-look descents (dontlook.py); the don't-look ILS
-(dontlook_ils.py), many ILS chains each whole where its tour lives."""
+(dontlook_ils.py), many ILS chains each whole where its tour lives; focused ACO (focused.py), ants that
+change a few edges of a source tour each."""
 from .base import LocalSearch
 from .colony import AntColonySystem, MaxMinAntSystem
 from .dontlook import DontLookDescent
 from .dontlook_ils import DontLookILS
+from .focused import FocusedACO
 from .genetic import GeneticAlgorithm
 from .hill_climbing import HillClimbing
 from .ils import IteratedLocalSearch
@@ -13,7 +15,7 @@ from .short_tabu import ShortTabuSearch
 from .tabu import TabuSearch
 
 __all__ = ["LocalSearch", "HillClimbing", "TabuSearch", "IteratedLocalSearch", "AntColonySystem", "MaxMinAntSystem",
-           "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS",
+           "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS", "FocusedACO",
            "ALGORITHMS", "COLONIES", "POPULATION_METHODS"]
 
 #: the searches by their command-line names

@@ -12,6 +12,7 @@ from ..tuning import WaveTuner
 from .batch import CudaBatchEvaluator
 from .colony import CudaColony
 from .dontlook import CudaChains, CudaDontLook
+from .focused import CudaFocusedAnts
 from .genetic import CudaGenetic
 from .driver import context, cuda
 from .evaluator import CudaEvaluator
@@ -87,6 +88,11 @@ class CudaBackend:
         """``rows`` iterated local search chains of don't-look descents on the GPU
         (lsmgpu.backends.dontlook_chains)."""
         return CudaChains(rules, kicks, distance, rows, self)
+
+    def focused_ants(self, rules, focus, distance, ants: int) -> CudaFocusedAnts:
+        """``ants`` ants of a focused ant colony walking and descending on the GPU
+        (lsmgpu.backends.focused)."""
+        return CudaFocusedAnts(rules, focus, distance, ants, self)
 
     def genetic(self, breeding, n: int, distance) -> CudaGenetic:
         """A genetic algorithm's population of ``n``-item permutations breeding on the GPU

@@ -1,0 +1,185 @@
+"""Focused ant colony optimisation (Skinderowicz 2022, "Improving Ant Colony Optimization efficiency
+for solving large TSP instances"): MAX-MIN pheromone on the candidate lists, each ant changing only
+a few edges of a source tour, then a don't-look descent from the cities it touched. The NumPy
+reference the GPU's ``focused`` kernel (templates/skeleton/focused.cu.j2) equals ant by ant.
+
+An ant of iteration t (ant k) copies the source tour and walks it from city x[p],
+p = floor(counter_uniform(seed, t, k, 0) n). At each step (number i) from city ``cur``, with s the
+next city of the walk's direction and ``ahead(v)`` how far v lies ahead of cur on the tour, the
+candidates v of cur not walked yet (1 <= ahead(v) <= n - walked) weigh w_v = tau[cur, v] eta[cur, v]
+(0 for the others); the next city is the first with r < W_v, r = counter_uniform(seed, t, k, 1 + i)
+W_31 and W the warp's inclusive scan of the 32 weights (``warp_scan``: the GPU's summation order),
+or s where no candidate is left. A next city v other than s moves from between its neighbours
+p, q to between cur and s (an Or-opt move of one city, 2-opt steps ({p, v}, {cur, s}) then
+({p, cur}, {q, v})), a new edge; cur, s, v, p, q are queued for the descent. The walk stops after
+``new_edges`` such moves, ``walk`` steps, or with 3 cities left. The FACO paper's ant builds a new
+tour copying the source's stretches once it has made its new edges; moving the cities in place
+keeps the rest of the tour the source's without copying it, and a GPU block a tour. The ant's tour
+then descends (lsmgpu.backends.dontlook, 2-opt and Or-opt) from its queued cities.
+
+The pheromone: tau on each city's candidates only; an update keeps ``keep`` of it (at least
+tau_min), deposits ``deposit`` on the candidates that are the source's neighbours of their city,
+and holds it under tau_max (FACO's trail limits, ``trail_limits``).
+"""
+from __future__ import annotations
+
+from collections import deque
+
+import numpy as np
+
+from ..neighbourhoods.crowns import counter_uniform
+from .dontlook import apply_steps, enqueue, improve_city
+
+__all__ = ["FocusRules", "CandidatePheromone", "trail_limits", "warp_scan", "choose_lane", "focused_walk", "CpuFocusedAnts",
+           "MAX_ITERATIONS"]
+
+#: iterations the random numbers can count (their step is 32-bit on the GPU)
+MAX_ITERATIONS = 2**31 - 1
+#: lanes of the GPU's warp that weighs a city's candidates (at most this many candidates)
+LANES = 32
+
+
+class FocusRules:
+    """An ant's walk: the random numbers' ``seed``, the moved cities it stops at (``new_edges``)
+    and the steps it may take (``walk``)."""
+
+    def __init__(self, seed: int, new_edges: int, walk: int):
+        self.seed, self.new_edges, self.walk = int(seed), int(new_edges), int(walk)
+
+
+def trail_limits(length: float, candidates: int, rho: float, p_best: float) -> tuple[float, float]:
+    """(tau_min, tau_max) for a best tour of ``length``: tau_max = 1 / (length (1 - rho)), tau_min
+    from ``p_best`` over ``candidates`` choices a step (FACO's candidate-list form of MMAS's)."""
+    tau_max = 1.0 / (length * (1.0 - rho))
+    root = p_best ** (1.0 / candidates)
+    tau_min = tau_max * (1.0 - root) / ((candidates - 1) * root) if candidates > 1 else tau_max
+    return min(tau_min, tau_max), tau_max
+
+
+class CandidatePheromone:
+    """tau on every city's candidates (n, K) and the heuristic eta = 1 / d^beta (a distance of 0
+    counts as the least positive candidate distance)."""
+
+    def __init__(self, candidates: np.ndarray, between, beta: float):
+        self.candidates = np.asarray(candidates, dtype=np.int64)
+        n = len(self.candidates)
+        d = between(np.repeat(np.arange(n), self.candidates.shape[1]), self.candidates.ravel()).astype(np.float64)
+        positive = d[d > 0]
+        floor = positive.min() if positive.size else 1.0
+        self.eta = (1.0 / np.maximum(d, floor) ** beta).reshape(self.candidates.shape)
+        self.tau = np.zeros(self.candidates.shape)
+
+    def fill(self, tau: float) -> None:
+        self.tau[:] = tau
+
+    def update(self, source, keep: float, deposit: float, tau_min: float, tau_max: float) -> None:
+        """Evaporate (keep ``keep``, at least tau_min), deposit on the ``source`` tour's edges,
+        hold under tau_max."""
+        source = np.asarray(source, dtype=np.int64)
+        n = len(source)
+        pos = np.empty(n, dtype=np.int64)
+        pos[source] = np.arange(n)
+        succ, pred = source[(pos + 1) % n], source[(pos - 1) % n]
+        on = (self.candidates == succ[:, None]) | (self.candidates == pred[:, None])
+        tau = np.maximum(self.tau * keep, tau_min)
+        self.tau = np.minimum(np.where(on, tau + deposit, tau), tau_max)
+
+    def weights(self) -> np.ndarray:
+        """tau eta, the ants' weights (n, K)."""
+        return self.tau * self.eta
+
+
+def warp_scan(values: np.ndarray) -> np.ndarray:
+    """The inclusive prefix sums of 32 values as the GPU's warp forms them (Hillis-Steele: at
+    offsets 1, 2, 4, 8, 16 each lane adds the value ``offset`` lanes before it)."""
+    v = np.zeros(LANES)
+    v[:len(values)] = values
+    for offset in (1, 2, 4, 8, 16):
+        v[offset:] = v[offset:] + v[:-offset]
+    return v
+
+
+def choose_lane(weights, open_, u: float) -> int | None:
+    """The roulette over the open lanes: the first open lane with u W_31 < W_lane (W the warp's
+    scan of the open lanes' weights), the last open one where rounding leaves none; None where no
+    lane is open."""
+    scan = warp_scan(np.where(open_, weights, 0.0))
+    if not scan[LANES - 1] > 0:
+        return None
+    hits = np.flatnonzero(open_ & (u * scan[LANES - 1] < scan[:len(weights)]))
+    return int(hits[0] if hits.size else np.flatnonzero(open_)[-1])
+
+
+def focused_walk(x, pos, weights, candidates, rules: FocusRules, iteration: int, ant: int, between):
+    """Ant ``ant``'s walk of iteration ``iteration`` on its copy (x, pos) of the source, in place:
+    (its length change, the cities to queue in order)."""
+    n = len(x)
+    cur = int(x[int(counter_uniform(rules.seed, iteration, ant, 0) * n)])
+    way, walked, moved, delta, touched = 1, 1, 0, 0.0, []
+    dist = lambda a, b: float(between(np.array([a]), np.array([b]))[0])       # noqa: E731
+    for step in range(rules.walk):
+        if moved >= rules.new_edges or walked > n - 3:
+            break
+        s = int(x[(pos[cur] + way) % n])
+        cand = candidates[cur]
+        ahead = ((pos[cand] - pos[cur]) * way) % n
+        open_ = (ahead >= 1) & (ahead <= n - walked)
+        lane = choose_lane(weights[cur], open_, counter_uniform(rules.seed, iteration, ant, 1 + step))
+        v = s if lane is None else int(cand[lane])
+        if v != s:
+            p, q = int(x[(pos[v] - way) % n]), int(x[(pos[v] + way) % n])
+            delta += dist(cur, v) + dist(v, s) + dist(p, q) - dist(cur, s) - dist(p, v) - dist(v, q)
+            apply_steps(x, pos, [((p, v), (cur, s)), ((p, cur), (q, v))])
+            touched += [cur, s, v, p, q]
+            moved += 1
+            way = 1 if x[(pos[cur] + 1) % n] == v else -1
+        cur = v
+        walked += 1
+    return delta, touched
+
+
+class CpuFocusedAnts:
+    """``ants`` ants walking a source tour and descending, one after another with NumPy (the
+    reference)."""
+
+    name = "cpu"
+
+    def __init__(self, rules, focus: FocusRules, distance, ants: int, device: str = ""):
+        self.rules, self.focus, self.between = rules, focus, distance.between
+        self.ants, self.device = int(ants), device
+        self.checks = np.zeros(self.ants, dtype=np.int64)
+
+    def set_source(self, tour, length: float) -> None:
+        """The tour (of that ``length``) every ant of the next iteration starts from."""
+        self.source, self.length = np.array(tour, dtype=np.int64), float(length)
+
+    def build(self, iteration: int, weights: np.ndarray) -> np.ndarray:
+        """Every ant's walk from the source and its descent: the ants' tour lengths."""
+        n = len(self.source)
+        self.x = np.tile(self.source, (self.ants, 1))
+        lengths = np.empty(self.ants)
+        for k in range(self.ants):
+            x = self.x[k]
+            pos = np.empty(n, dtype=np.int64)
+            pos[x] = np.arange(n)
+            delta, touched = focused_walk(x, pos, weights, self.rules.candidates, self.focus, iteration, k,
+                                          self.between)
+            queue, queued = deque(), np.zeros(n, dtype=bool)
+            enqueue(touched, queue, queued)
+            while queue:
+                c = queue.popleft()
+                queued[c] = False
+                self.checks[k] += 1
+                delta += improve_city(c, x, pos, self.rules, self.between, queue, queued) or 0.0
+            lengths[k] = self.length + delta
+        return lengths
+
+    def tour(self, k: int) -> np.ndarray:
+        return self.x[k].astype(np.int32)
+
+    def checked(self) -> int:
+        """Cities the ants' descents have checked."""
+        return int(self.checks.sum())
+
+    def close(self) -> None:
+        pass

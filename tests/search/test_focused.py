@@ -1,0 +1,200 @@
+"""Focused ACO: the warp's scan and the next city's choice against the roulette's probabilities,
+the walk against its definition (cities moved next to the current one, the change re-measured),
+the pheromone update against a per-edge model, the search's contract and errors; on the GPU, the
+kernel's ants equal the host's, tour by tour."""
+import numpy as np
+import pytest
+from scipy import stats
+
+from lsmgpu import FocusedACO
+from lsmgpu.backends import resolve
+from lsmgpu.backends.focused import (CandidatePheromone, CpuFocusedAnts, FocusRules, choose_lane, focused_walk,
+                                     trail_limits, warp_scan)
+from lsmgpu.neighbourhoods.crowns import counter_uniform
+from lsmgpu.problems import QAP, TSP
+
+from .test_dontlook import length, positions, rules_of, tsp_of
+
+
+def test_warp_scan_is_an_inclusive_prefix_sum():
+    values = np.random.default_rng(0).random(13)
+    scan = warp_scan(values)
+    assert np.allclose(scan[:13], np.cumsum(values)) and np.allclose(scan[13:], scan[12])
+    assert warp_scan(np.ones(32))[31] == 32.0
+
+
+def test_the_roulette_picks_each_open_lane_by_its_weight():
+    """Over many counter-based draws the chosen lanes' frequencies match w / sum of the open
+    lanes' weights (chi-square); a closed lane is never chosen; no open lane: None."""
+    weights = np.random.default_rng(1).uniform(0.2, 3.0, size=10)
+    open_ = np.array([1, 1, 0, 1, 1, 1, 0, 1, 1, 1], dtype=bool)
+    picks = np.array([choose_lane(weights, open_, u) for u in counter_uniform(4, 0, 0, np.arange(20000))])
+    counts = np.bincount(picks, minlength=10)
+    assert counts[~open_].sum() == 0
+    expected = np.where(open_, weights, 0)[open_] / weights[open_].sum()
+    assert stats.chisquare(counts[open_], expected * len(picks)).pvalue > 1e-3
+    assert choose_lane(weights, np.zeros(10, bool), 0.5) is None
+    assert choose_lane(weights, open_, 0.0) == 0 and choose_lane(weights, open_, 1 - 2**-53) == 9
+
+
+def test_a_walk_step_draws_its_city_by_the_roulette():
+    """The first step of ant 0 moves the city choose_lane picks from the start's candidates."""
+    problem = tsp_of("int-coords", 40, seed=4)
+    rules = rules_of(problem, k=8)
+    weights = np.random.default_rng(1).uniform(0.2, 3.0, size=(40, 8))
+    x = np.arange(40)
+    for seed in range(40):
+        y, pos, _, touched = walk_of(problem, rules, weights, x, seed, 0, 0, 1, walk=1)
+        start = int(counter_uniform(seed, 0, 0, 0) * 40)
+        ahead = (rules.candidates[start] - start) % 40
+        lane = choose_lane(weights[start], (ahead >= 1) & (ahead <= 39), counter_uniform(seed, 0, 0, 1))
+        chosen = int(rules.candidates[start][lane])
+        assert touched[:3] == [start, (start + 1) % 40, chosen] if chosen != (start + 1) % 40 else touched == []
+
+
+def walk_of(problem, rules, weights, x, seed, iteration, ant, new_edges, walk=10**6):
+    y, pos = x.copy(), positions(x)
+    delta, touched = focused_walk(y, pos, weights, rules.candidates, FocusRules(seed, new_edges, walk), iteration,
+                                  ant, problem.dist)
+    return y, pos, delta, touched
+
+
+@pytest.mark.parametrize("n,new_edges", [(8, 3), (30, 1), (120, 8), (120, 40)])
+def test_the_walk_moves_cities_next_to_the_walk_and_measures_the_change(n, new_edges):
+    problem = tsp_of("int-coords", n, seed=n)
+    rules = rules_of(problem)
+    weights = np.random.default_rng(n).uniform(0.1, 1.0, size=rules.candidates.shape)
+    rng = np.random.default_rng(0)
+    for t in range(25):
+        x = rng.permutation(n)
+        y, pos, delta, touched = walk_of(problem, rules, weights, x, 5, t, 2, new_edges)
+        assert np.array_equal(np.sort(y), np.arange(n)) and np.array_equal(pos, positions(y))
+        assert delta == length(problem, y) - length(problem, x)
+        moves = len(touched) // 5
+        assert len(touched) % 5 == 0 and moves <= new_edges
+        new = {frozenset(e) for e in zip(y, np.roll(y, -1))} - {frozenset(e) for e in zip(x, np.roll(x, -1))}
+        assert len(new) <= 3 * moves and all(e <= set(touched) for e in new)
+        if moves:                    # the last city moved ends beside the city the walk was at
+            c, _, v = touched[-5:-2]
+            assert abs(int(pos[c]) - int(pos[v])) in (1, n - 1)
+
+
+def test_pheromone_update_against_an_edge_model():
+    problem = tsp_of("int-coords", 60, seed=6)
+    rules = rules_of(problem)
+    pheromone = CandidatePheromone(rules.candidates, problem.dist, beta=2.0)
+    rng = np.random.default_rng(0)
+    pheromone.tau = rng.uniform(0.0, 2.0, size=rules.candidates.shape)
+    before = pheromone.tau.copy()
+    tour = rng.permutation(60)
+    edges = {frozenset(e) for e in zip(tour, np.roll(tour, -1))}
+    pheromone.update(tour, 0.5, 0.3, 0.25, 1.1)
+    for c in range(60):
+        for j, v in enumerate(rules.candidates[c]):
+            tau = max(before[c, j] * 0.5, 0.25) + (0.3 if frozenset((c, int(v))) in edges else 0.0)
+            assert pheromone.tau[c, j] == min(tau, 1.1)
+    d = problem.dist(np.repeat(np.arange(60), rules.k), rules.candidates.ravel()).reshape(rules.candidates.shape)
+    assert np.allclose(pheromone.eta, 1.0 / np.maximum(d, d[d > 0].min()).astype(float) ** 2)   # 0: the least > 0
+    assert np.array_equal(pheromone.weights(), pheromone.tau * pheromone.eta)
+
+
+def test_trail_limits_follow_mmas_over_the_candidate_lists():
+    tau_min, tau_max = trail_limits(1000.0, 16, 0.5, 0.1)
+    root = 0.1 ** (1 / 16)
+    assert tau_max == 1 / 500.0 and np.isclose(tau_min, tau_max * (1 - root) / (15 * root))
+    assert trail_limits(1000.0, 1, 0.5, 0.1) == (tau_max, tau_max)
+
+
+def test_ants_lengths_are_their_tours():
+    problem = tsp_of("int-coords", 150, seed=8)
+    rules = rules_of(problem)
+    ants = CpuFocusedAnts(rules, FocusRules(3, 8, 10**6), problem.edge_distance(), 6)
+    source = np.random.default_rng(1).permutation(150)
+    ants.set_source(source, length(problem, source))
+    weights = np.random.default_rng(2).uniform(0.1, 1.0, size=rules.candidates.shape)
+    lengths = ants.build(4, weights)
+    assert [length(problem, ants.tour(k)) for k in range(6)] == list(lengths)
+    assert ants.checked() > 0 and len({tuple(ants.tour(k)) for k in range(6)}) > 1
+
+
+def test_reaches_berlin52s_optimum_and_is_reproducible():
+    problem = TSP.from_file(TSP.shipped("berlin52"))
+    runs = [FocusedACO(problem, ants=8, backend="cpu", seed=0).run(iterations=30) for _ in range(2)]
+    assert runs[0].fitness == problem.best_known == runs[1].fitness
+    assert np.array_equal(runs[0].solution, runs[1].solution) and runs[0].status == "iterations"
+    assert runs[0].iterations == 30 and problem.fitness(runs[0].solution) == runs[0].fitness
+
+
+def test_seconds_and_target_stop_it():
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    result = FocusedACO(problem, ants=4, backend="cpu", seed=1).run(seconds=1.0)
+    assert result.status == "seconds" and result.seconds < 1.5 and result.fitness == problem.fitness(result.solution)
+    assert FocusedACO(problem, ants=4, backend="cpu", seed=1).run(seconds=30, target=10**7).status == "target"
+
+
+def test_errors_name_what_is_wrong():
+    problem = TSP.from_file(TSP.shipped("berlin52"))
+    for options, match in (({"ants": 0}, "ants"), ({"new_edges": 0}, "new_edges"), ({"rho": 1.0}, "rho"),
+                           ({"p_best": 0}, "p_best"), ({"beta": -1}, "beta"), ({"beta": float("nan")}, "beta"),
+                           ({"global_best_source": 1.5}, "global_best_source"), ({"walk": 0}, "walk")):
+        with pytest.raises(ValueError, match=match):
+            FocusedACO(problem, backend="cpu", **options)
+    with pytest.raises(TypeError, match="ants"):
+        FocusedACO(problem, ants=2.5, backend="cpu")
+    with pytest.raises(ValueError):
+        FocusedACO(problem, initial=np.zeros(52, int), backend="cpu")
+    with pytest.raises(TypeError, match="no edge distance"):
+        FocusedACO(QAP.from_file(QAP.shipped("tai12a")), backend="cpu")
+    with pytest.raises(ValueError, match="at least 8"):
+        FocusedACO(tsp_of("int-coords", 7), backend="cpu")
+    with pytest.raises(ValueError, match="iterations"):
+        FocusedACO(problem, backend="cpu").run(iterations=3 * 10**9)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind,n,new_edges", [("int-coords", 300, 8), ("real-coords", 120, 4), ("matrix", 90, 8),
+                                              ("int-coords", 9, 3)])
+def test_gpu_ants_equal_the_hosts(kind, n, new_edges):
+    problem = tsp_of(kind, n, seed=n)
+    rules, distance, B = rules_of(problem), problem.edge_distance(), 12
+    focus = FocusRules(17, new_edges, 10**6)
+    host, gpu = CpuFocusedAnts(rules, focus, distance, B), resolve("cuda").focused_ants(rules, focus, distance, B)
+    rng = np.random.default_rng(n)
+    try:
+        source = rng.permutation(n)
+        for iteration in range(5):
+            weights = rng.uniform(0.05, 1.0, size=rules.candidates.shape)
+            for side in (host, gpu):
+                side.set_source(source, float(length(problem, source)))
+            lengths = host.build(iteration, weights)
+            assert np.array_equal(gpu.build(iteration, weights), lengths)
+            assert all(np.array_equal(gpu.tour(k), host.tour(k)) for k in range(B))
+            assert gpu.checked() == host.checked()
+            source = host.tour(int(np.argmin(lengths)))
+    finally:
+        gpu.close()
+
+
+@pytest.mark.gpu
+def test_gpu_search_equals_the_cpu_search():
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    runs = [FocusedACO(problem, ants=6, backend=b, seed=2).run(iterations=25) for b in ("cpu", "cuda")]
+    assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
+    assert runs[0].evaluations == runs[1].evaluations
+
+
+@pytest.mark.gpu
+def test_gpu_many_ants_keep_tours_and_lengths():
+    """1,024 blocks at once on 2,000 cities: every tour a permutation whose length is its value."""
+    problem = tsp_of("int-coords", 2000, seed=9)
+    rules = rules_of(problem)
+    gpu = resolve("cuda").focused_ants(rules, FocusRules(5, 8, 10**6), problem.edge_distance(), 1024)
+    try:
+        source = np.random.default_rng(0).permutation(2000)
+        gpu.set_source(source, float(length(problem, source)))
+        lengths = gpu.build(0, np.ones(rules.candidates.shape))
+        tours = [gpu.tour(k) for k in range(0, 1024, 37)]
+        assert all(np.array_equal(np.sort(x), np.arange(2000)) for x in tours)
+        assert [length(problem, x) for x in tours] == list(lengths[::37])
+    finally:
+        gpu.close()
