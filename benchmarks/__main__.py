@@ -40,7 +40,7 @@ from .bad_inputs import table_bad_inputs
 from .defaults import table_defaults
 from .interrupts import table_interrupts
 from .overrun import table_overrun
-from .colony import table_acs_build, table_colony_quality, table_mmas_build
+from .colony import table_acs_build, table_colony_quality, table_faco, table_mmas_build
 from .genetic import table_ga_convergence, table_ga_generation, table_ga_million, table_ga_quality
 from .population import table_batch_ils, table_descents, table_dontlook_ils, table_ray_islands
 from .peers import table_peers_qap, table_peers_tsp, table_peers_weierstrass
@@ -503,6 +503,7 @@ TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality
           "mmas-build": lambda args: table_mmas_build(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "colony-quality": lambda args: table_colony_quality(args, lambda folder, name: instances(args, folder, [name])[0],
                                                               emit),
+          "faco": lambda args: table_faco(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "ga-generation": lambda args: table_ga_generation(args, lambda folder, name: instances(args, folder, [name])[0],
                                                             emit),
           "ga-convergence": lambda args: table_ga_convergence(args, lambda folder, name: instances(args, folder, [name])[0],
@@ -661,6 +662,9 @@ def main(argv=None):
                         help="colony-quality: the MMAS rows' local searches (auto, dontlook), comma-separated")
     parser.add_argument("--colony-qap", default="", help="colony-quality's QAPLIB names (MMAS + tabu vs islands)")
     parser.add_argument("--colony-qap-seconds", default="10,60", help="colony-quality: the QAP rows' budgets")
+    parser.add_argument("--faco-instances", default="pr1002,pr2392,rl5915,d15112,d18512", help="faco's TSPLIB names")
+    parser.add_argument("--faco-configs", default="auto:8", help="faco: ants:new_edges runs (ants auto: the default)")
+    parser.add_argument("--faco-seeds", type=int, default=1, help="faco: runs (seeds 0 ..) per row")
     parser.add_argument("--ga-instances", default="ch130,d2103,rl11849,pla85900", help="ga-generation's TSPLIB names")
     parser.add_argument("--ga-cpu-up-to", type=int, default=12000, help="ga-generation: time the CPU backend up to n")
     parser.add_argument("--ga-convergence", default="ch130,p654", help="ga-convergence's TSPLIB names")
@@ -696,6 +700,7 @@ def main(argv=None):
         args.ils_seconds, args.ils_starts, args.ils_instances = "0.5", "1,4", "pr1002"
         args.colony_mmas, args.colony_acs, args.colony_seconds = "pr1002", "pr1002", 0.5
         args.colony_qap = args.colony_qap and "tai12a"
+        args.faco_instances, args.faco_configs = "kroA100", "8:8"
     args.startup_label = args.startup_label or commit()
     CPU_SECONDS[0] = args.cpu_seconds
     CPU_ONLY[0] = args.backend == "cpu"

@@ -20,7 +20,13 @@ paper's scaled by ``--colony-acs-scale``); QAP (``--colony-qap``): MMAS with a s
 a short tabu search on every ant beside lsmgpu's island tabu search (256 starts, exchange every
 1,000 iterations) at each of ``--colony-qap-seconds``. One run each from seed 0.
 
+``faco``: lsmgpu's focused ACO (FocusedACO: MMAS pheromone on the candidate lists, ants moving
+``new_edges`` cities of a source tour, don't-look descents) on the MMAS rows' instances with the
+same budgets (the MMAS paper's time, the issue's target time), ``--faco-configs`` ants:new_edges
+("auto" ants: the default), ``--faco-seeds`` runs each (mean and worst gap).
+
     python -m benchmarks acs-build mmas-build colony-quality --data .data --out $OUT
+    python -m benchmarks faco --data .data --out $OUT
 """
 from __future__ import annotations
 
@@ -29,7 +35,7 @@ import time
 
 import numpy as np
 
-from lsmgpu import AntColonySystem, DontLookDescent, MaxMinAntSystem, MultiStart, TabuSearch
+from lsmgpu import AntColonySystem, DontLookDescent, FocusedACO, MaxMinAntSystem, MultiStart, TabuSearch
 from lsmgpu.backends.colony import Construction, CpuColony, colony_for
 from lsmgpu.problems import QAP, TSP
 
@@ -144,14 +150,53 @@ def table_mmas_build(args, path_of, emit) -> list[dict]:
     return rows
 
 
+def mmas_budget(args, problem) -> float:
+    """A colony row's seconds: the MMAS paper's time for the instance, at most the issue's target
+    time (``--quick``: at most --colony-seconds)."""
+    gap, paper_s = MMAS_QUALITY.get(problem.name, (None, args.colony_seconds))
+    target_gap, target_s = MMAS_TARGETS.get(problem.name, (None, paper_s))
+    return min(paper_s, target_s, args.colony_seconds) if args.quick else min(paper_s, target_s)
+
+
+def table_faco(args, path_of, emit) -> list[dict]:
+    """FocusedACO's mean gap over seeds at the MMAS rows' budgets (see the module docstring)."""
+    backend = getattr(args, "backend_choice", "cuda")
+    rows = []
+    for name in filter(None, args.faco_instances.split(",")):
+        problem = TSP.from_file(path_of("tsplib", name))
+        budget = mmas_budget(args, problem)
+        paper_gap, paper_s = MMAS_QUALITY.get(problem.name, (None, None))
+        FocusedACO(problem, ants=64, backend=backend, seed=0).run(iterations=1)                      # the build
+        for config in args.faco_configs.split(","):
+            ants, new_edges = config.split(":")
+            gaps, iterations, seconds = [], [], []
+            for seed in range(args.faco_seeds):
+                search = FocusedACO(problem, ants=None if ants == "auto" else int(ants), new_edges=int(new_edges),
+                                    backend=backend, seed=seed)
+                result = search.run(seconds=budget, target=problem.best_known)
+                assert problem.evaluate(result.solution) == result.fitness
+                gaps.append(100 * problem.gap(result.fitness))
+                iterations.append(result.iterations)
+                seconds.append(result.seconds)
+            rows.append(dict(table="faco", instance=problem.name, n=problem.n,
+                             strategy=f"FocusedACO, {search.ants} ants, {new_edges} new edges", ants=search.ants,
+                             new_edges=int(new_edges), backend=backend, budget_s=budget, runs=len(gaps),
+                             seconds=round(max(seconds), 2), iterations=round(statistics.mean(iterations)),
+                             gap_pct=round(statistics.mean(gaps), 3), worst_gap_pct=round(max(gaps), 3),
+                             paper_gap_pct=paper_gap, paper_s=paper_s,
+                             target_gap_pct=MMAS_TARGETS.get(problem.name, (None,))[0]))
+            emit(rows[-1])
+    return rows
+
+
 def table_colony_quality(args, path_of, emit) -> list[dict]:
     backend = getattr(args, "backend_choice", "cuda")
     rows = []
     for name in filter(None, args.colony_mmas.split(",")):
         problem = TSP.from_file(path_of("tsplib", name))
         gap, paper_s = MMAS_QUALITY.get(problem.name, (None, args.colony_seconds))
-        target_gap, target_s = MMAS_TARGETS.get(problem.name, (None, paper_s))
-        budget = min(paper_s, target_s, args.colony_seconds) if args.quick else min(paper_s, target_s)
+        target_gap = MMAS_TARGETS.get(problem.name, (None,))[0]
+        budget = mmas_budget(args, problem)
         for local_search in args.colony_local_search.split(","):
             MaxMinAntSystem(problem, local_search=local_search_of(local_search), backend=backend,
                             seed=0).run(iterations=1)                                            # kernels built
