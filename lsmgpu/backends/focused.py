@@ -140,23 +140,32 @@ def focused_walk(x, pos, weights, candidates, rules: FocusRules, iteration: int,
 
 class CpuFocusedAnts:
     """``ants`` ants walking a source tour and descending, one after another with NumPy (the
-    reference)."""
+    reference), with the colony's pheromone and the best tour kept.
+
+    ``start(tour, length, tau)`` sets the source and the best to ``tour`` and every tau to ``tau``;
+    ``build(iteration)`` walks and descends every ant (their lengths); ``follow(k, length)`` makes
+    ant k's tour the next source (k = -1: the best tour kept); ``keep_best(k)`` keeps ant k's tour
+    as the best; ``deposit(...)`` updates the pheromone from the source (CandidatePheromone.update).
+    """
 
     name = "cpu"
 
-    def __init__(self, rules, focus: FocusRules, distance, ants: int, device: str = ""):
+    def __init__(self, rules, focus: FocusRules, distance, ants: int, beta: float, device: str = ""):
         self.rules, self.focus, self.between = rules, focus, distance.between
         self.ants, self.device = int(ants), device
+        self.pheromone_state = CandidatePheromone(rules.candidates, distance.between, beta)
         self.checks = np.zeros(self.ants, dtype=np.int64)
 
-    def set_source(self, tour, length: float) -> None:
-        """The tour (of that ``length``) every ant of the next iteration starts from."""
+    def start(self, tour, length: float, tau: float) -> None:
         self.source, self.length = np.array(tour, dtype=np.int64), float(length)
-
-    def build(self, iteration: int, weights: np.ndarray) -> np.ndarray:
-        """Every ant's walk from the source and its descent: the ants' tour lengths."""
-        n = len(self.source)
+        self.best = self.source.copy()
         self.x = np.tile(self.source, (self.ants, 1))
+        self.pheromone_state.fill(tau)
+
+    def build(self, iteration: int) -> np.ndarray:
+        """Every ant's walk from the source and its descent: the ants' tour lengths."""
+        n, weights = len(self.source), self.pheromone_state.weights()
+        self.x[:] = self.source
         lengths = np.empty(self.ants)
         for k in range(self.ants):
             x = self.x[k]
@@ -173,6 +182,19 @@ class CpuFocusedAnts:
                 delta += improve_city(c, x, pos, self.rules, self.between, queue, queued) or 0.0
             lengths[k] = self.length + delta
         return lengths
+
+    def follow(self, k: int, length: float) -> None:
+        self.source, self.length = (self.best if k < 0 else self.x[k]).copy(), float(length)
+
+    def keep_best(self, k: int) -> None:
+        self.best = self.x[k].copy()
+
+    def deposit(self, keep: float, deposit: float, tau_min: float, tau_max: float) -> None:
+        self.pheromone_state.update(self.source, keep, deposit, tau_min, tau_max)
+
+    def pheromone(self) -> np.ndarray:
+        """tau (n, K)."""
+        return self.pheromone_state.tau.copy()
 
     def tour(self, k: int) -> np.ndarray:
         return self.x[k].astype(np.int32)

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ..backends.dontlook import CpuDontLook, kernel_or_host
-from ..backends.focused import MAX_ITERATIONS, CandidatePheromone, CpuFocusedAnts, FocusRules, trail_limits
+from ..backends.focused import MAX_ITERATIONS, CpuFocusedAnts, FocusRules, trail_limits
 from ..validation import check_count, check_number
 from .dontlook import DontLookDescent
 from .population import PopulationSearch
@@ -90,30 +90,29 @@ class FocusedACO(PopulationSearch):
         first.descend(np.ones(1, bool), deadline=deadline)
         source, length = first.solutions()[0], float(first.values()[0])
         self.device = getattr(first, "device", "")
-        self.pheromone = CandidatePheromone(self.rules.candidates, distance.between, self.beta)
         self.tau_min, self.tau_max = trail_limits(length, self.rules.k, self.rho, self.p_best)
-        self.pheromone.fill(self.tau_max)
         focus = FocusRules(int(self.rng.integers(2**63)), self.new_edges, self.walk)
         self.colony = kernel_or_host(self.backend, "focused_ants", CpuFocusedAnts, self.rules, focus, distance,
-                                     self.ants, announce="FocusedACO", what="the ants")
+                                     self.ants, self.beta, announce="FocusedACO", what="the ants")
         self.parts.append(self.colony)
-        self.colony.set_source(source, length)
+        self.colony.start(source, length, self.tau_max)
         self._record(source, length)
 
     def _iterate(self) -> None:
-        """An iteration: every ant from the source, then the best's deposit and the next source."""
-        lengths = self.colony.build(self.iteration, self.pheromone.weights())
+        """An iteration: every ant from the source, then the next source and its deposit."""
+        lengths = self.colony.build(self.iteration)
         self.evaluations = self.colony.checked() * self.rules.moves
         k = int(np.argmin(lengths))
-        tour = self.colony.tour(k)
-        improved = self._record(tour, lengths[k])
+        improved = lengths[k] < self.best and self._record(self.colony.tour(k), lengths[k])
         if improved:
+            self.colony.keep_best(k)
             self.tau_min, self.tau_max = trail_limits(self.best, self.rules.k, self.rho, self.p_best)
-        if self.rng.random() < self.global_best_source:
-            tour, length = self.best_x, self.best
         else:
-            length = float(lengths[k])
-        self.pheromone.update(tour, 1.0 - self.rho, 1.0 / length, self.tau_min, self.tau_max)
-        self.colony.set_source(tour, length)
+            self._since_best += 1
+        if self.rng.random() < self.global_best_source:
+            self.colony.follow(-1, self.best)
+        else:
+            self.colony.follow(k, float(lengths[k]))
+        self.colony.deposit(1.0 - self.rho, 1.0 / self.colony.length, self.tau_min, self.tau_max)
         self.iteration += 1
         self._finish_iteration(lengths[k], improved)

@@ -105,16 +105,25 @@ def test_trail_limits_follow_mmas_over_the_candidate_lists():
     assert trail_limits(1000.0, 1, 0.5, 0.1) == (tau_max, tau_max)
 
 
-def test_ants_lengths_are_their_tours():
+def test_ants_lengths_are_their_tours_and_the_source_deposits():
     problem = tsp_of("int-coords", 150, seed=8)
     rules = rules_of(problem)
-    ants = CpuFocusedAnts(rules, FocusRules(3, 8, 10**6), problem.edge_distance(), 6)
+    ants = CpuFocusedAnts(rules, FocusRules(3, 8, 10**6), problem.edge_distance(), 6, beta=1.0)
     source = np.random.default_rng(1).permutation(150)
-    ants.set_source(source, length(problem, source))
-    weights = np.random.default_rng(2).uniform(0.1, 1.0, size=rules.candidates.shape)
-    lengths = ants.build(4, weights)
+    ants.start(source, length(problem, source), 0.5)
+    lengths = ants.build(4)
     assert [length(problem, ants.tour(k)) for k in range(6)] == list(lengths)
     assert ants.checked() > 0 and len({tuple(ants.tour(k)) for k in range(6)}) > 1
+    model = CandidatePheromone(rules.candidates, problem.dist, 1.0)
+    model.fill(0.5)
+    ants.follow(2, lengths[2])
+    ants.deposit(0.5, 0.01, 0.1, 0.6)
+    model.update(ants.tour(2), 0.5, 0.01, 0.1, 0.6)
+    assert np.array_equal(ants.pheromone(), model.tau) and ants.length == lengths[2]
+    ants.keep_best(4)
+    ants.build(5)
+    ants.follow(-1, lengths[4])           # the kept best, not ant 4's new tour
+    assert length(problem, ants.source) == lengths[4] and ants.length == lengths[4]
 
 
 def test_reaches_berlin52s_optimum_and_is_reproducible():
@@ -155,22 +164,29 @@ def test_errors_name_what_is_wrong():
 @pytest.mark.parametrize("kind,n,new_edges", [("int-coords", 300, 8), ("real-coords", 120, 4), ("matrix", 90, 8),
                                               ("int-coords", 9, 3)])
 def test_gpu_ants_equal_the_hosts(kind, n, new_edges):
+    """Tours, lengths, checks and pheromone equal the reference's over iterations that follow
+    ants and the kept best."""
     problem = tsp_of(kind, n, seed=n)
     rules, distance, B = rules_of(problem), problem.edge_distance(), 12
     focus = FocusRules(17, new_edges, 10**6)
-    host, gpu = CpuFocusedAnts(rules, focus, distance, B), resolve("cuda").focused_ants(rules, focus, distance, B)
-    rng = np.random.default_rng(n)
+    host = CpuFocusedAnts(rules, focus, distance, B, beta=2.0)
+    gpu = resolve("cuda").focused_ants(rules, focus, distance, B, 2.0)
     try:
-        source = rng.permutation(n)
-        for iteration in range(5):
-            weights = rng.uniform(0.05, 1.0, size=rules.candidates.shape)
-            for side in (host, gpu):
-                side.set_source(source, float(length(problem, source)))
-            lengths = host.build(iteration, weights)
-            assert np.array_equal(gpu.build(iteration, weights), lengths)
+        source = np.random.default_rng(n).permutation(n)
+        for side in (host, gpu):
+            side.start(source, float(length(problem, source)), 0.3)
+        for iteration in range(6):
+            lengths = host.build(iteration)
+            assert np.array_equal(gpu.build(iteration), lengths)
             assert all(np.array_equal(gpu.tour(k), host.tour(k)) for k in range(B))
             assert gpu.checked() == host.checked()
-            source = host.tour(int(np.argmin(lengths)))
+            k = int(np.argmin(lengths))
+            for side in (host, gpu):
+                if iteration % 2 == 0:
+                    side.keep_best(k)
+                side.follow(-1 if iteration == 3 else k, lengths[k])
+                side.deposit(0.6, 1.0 / lengths[k], 0.2 / lengths[k], 3.0 / lengths[k])
+            assert np.array_equal(gpu.pheromone(), host.pheromone())
     finally:
         gpu.close()
 
@@ -188,11 +204,11 @@ def test_gpu_many_ants_keep_tours_and_lengths():
     """1,024 blocks at once on 2,000 cities: every tour a permutation whose length is its value."""
     problem = tsp_of("int-coords", 2000, seed=9)
     rules = rules_of(problem)
-    gpu = resolve("cuda").focused_ants(rules, FocusRules(5, 8, 10**6), problem.edge_distance(), 1024)
+    gpu = resolve("cuda").focused_ants(rules, FocusRules(5, 8, 10**6), problem.edge_distance(), 1024, 1.0)
     try:
         source = np.random.default_rng(0).permutation(2000)
-        gpu.set_source(source, float(length(problem, source)))
-        lengths = gpu.build(0, np.ones(rules.candidates.shape))
+        gpu.start(source, float(length(problem, source)), 1.0)
+        lengths = gpu.build(0)
         tours = [gpu.tour(k) for k in range(0, 1024, 37)]
         assert all(np.array_equal(np.sort(x), np.arange(2000)) for x in tours)
         assert [length(problem, x) for x in tours] == list(lengths[::37])

@@ -89,10 +89,10 @@ class CudaBackend:
         (lsmgpu.backends.dontlook_chains)."""
         return CudaChains(rules, kicks, distance, rows, self)
 
-    def focused_ants(self, rules, focus, distance, ants: int) -> CudaFocusedAnts:
+    def focused_ants(self, rules, focus, distance, ants: int, beta: float) -> CudaFocusedAnts:
         """``ants`` ants of a focused ant colony walking and descending on the GPU
         (lsmgpu.backends.focused)."""
-        return CudaFocusedAnts(rules, focus, distance, ants, self)
+        return CudaFocusedAnts(rules, focus, distance, ants, beta, self)
 
     def genetic(self, breeding, n: int, distance) -> CudaGenetic:
         """A genetic algorithm's population of ``n``-item permutations breeding on the GPU

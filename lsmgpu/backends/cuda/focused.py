@@ -1,10 +1,12 @@
-"""Focused ant colony optimisation's ants on the GPU: the ``focused`` kernel of
-``templates/skeleton/dontlook.cu.j2`` (lsmgpu/backends/focused.py holds the rules and the NumPy
-reference the kernel equals), one block an ant, every ant of an iteration in one launch."""
+"""Focused ant colony optimisation's ants on the GPU: the ``focused`` and ``focused_pheromone``
+kernels of ``templates/skeleton/dontlook.cu.j2`` (lsmgpu/backends/focused.py holds the rules and
+the NumPy reference they equal), one block an ant, every ant of an iteration in one launch; the
+source, the best tour and the pheromone stay on the GPU, the host reads the ants' lengths."""
 from __future__ import annotations
 
 import numpy as np
 
+from ..focused import CandidatePheromone
 from .dontlook import BLOCK, CudaDontLook
 from .driver import cuda, launch, pack, synchronize
 
@@ -12,41 +14,73 @@ __all__ = ["CudaFocusedAnts"]
 
 
 class CudaFocusedAnts(CudaDontLook):
-    """``ants`` ants walking a source tour and descending on the GPU."""
+    """``ants`` ants walking a source tour and descending on the GPU (the protocol of
+    lsmgpu.backends.focused.CpuFocusedAnts)."""
 
     what = "focused ant colony"
 
-    def __init__(self, rules, focus, distance, ants: int, options):
+    def __init__(self, rules, focus, distance, ants: int, beta: float, options):
         if rules.k > 32:
             raise ValueError(f"{self.what}: a warp weighs a city's candidates, at most 32; the rules have {rules.k}")
         super().__init__(rules, distance, ants, options)
         self.focus, self.ants = focus, self.rows
-        self.kernel = self.module.get_function("focused")
-        n = self.n
-        self.source, self.source_pos = self.buffers.alloc(n * 4), self.buffers.alloc(n * 4)
-        self.weights = self.buffers.alloc(n * rules.k * 8)
+        self.kernel, self.pheromone_kernel = (self.module.get_function(f) for f in ("focused", "focused_pheromone"))
+        n, K = self.n, rules.k
+        self.source, self.source_pos, self.best, self.best_pos = (self.buffers.alloc(n * 4) for _ in range(4))
+        self.eta = self.buffers.upload(CandidatePheromone(rules.candidates, distance.between, beta).eta)
+        self.tau, self.weights = self.buffers.alloc(n * K * 8), self.buffers.alloc(n * K * 8)
         cuda.memset_d8(self.queued, 0, self.rows * n)
         cuda.memset_d32(self.checks, 0, 2 * self.rows)
         self.length = 0.0
 
-    def set_source(self, tour, length: float) -> None:
-        """The tour (of that ``length``) every ant of the next iteration starts from."""
+    def _focus(self, iteration: int = 0) -> bytes:
+        f = self.focus
+        return pack("3PdQiii4x", int(self.source), int(self.source_pos), int(self.weights), self.length,
+                    f.seed % 2**64, int(iteration), f.new_edges, f.walk)            # sizeof(Focus) = 56
+
+    def start(self, tour, length: float, tau: float) -> None:
         tour = np.ascontiguousarray(tour, dtype=np.int32)
         pos = np.empty_like(tour)
         pos[tour] = np.arange(len(tour), dtype=np.int32)
-        cuda.memcpy_htod(self.source, tour)
-        cuda.memcpy_htod(self.source_pos, pos)
+        for buffer, array in ((self.source, tour), (self.source_pos, pos), (self.best, tour), (self.best_pos, pos)):
+            cuda.memcpy_htod(buffer, array)
+        tau = np.full((self.n, self.rules.k), float(tau))
+        cuda.memcpy_htod(self.tau, tau)
+        eta = np.empty_like(tau)
+        cuda.memcpy_dtoh(eta, self.eta)
+        cuda.memcpy_htod(self.weights, tau * eta)
         self.length = float(length)
 
-    def build(self, iteration: int, weights: np.ndarray) -> np.ndarray:
+    def build(self, iteration: int) -> np.ndarray:
         """Every ant's walk from the source and its descent: the ants' tour lengths."""
-        cuda.memcpy_htod(self.weights, np.ascontiguousarray(weights, dtype=np.float64))
-        f = self.focus
-        focus = pack("3PdQiii4x", int(self.source), int(self.source_pos), int(self.weights), self.length,
-                     f.seed % 2**64, int(iteration), f.new_edges, f.walk)        # sizeof(Focus) = 56
-        launch(self.kernel, "focused ants", (self.rows, 1, 1), BLOCK, self._rows_struct() + focus)
+        launch(self.kernel, "focused ants", (self.rows, 1, 1), BLOCK, self._rows_struct() + self._focus(iteration))
         synchronize("the focused ants", (self.rows,), (BLOCK,))
         return self.values()
+
+    def follow(self, k: int, length: float) -> None:
+        """Ant k's tour (k = -1: the best kept) is the next source."""
+        n = self.n
+        tour, pos = (self.best, self.best_pos) if k < 0 else (int(self.x) + 4 * n * k, int(self.pos) + 4 * n * k)
+        cuda.memcpy_dtod(self.source, tour, 4 * n)
+        cuda.memcpy_dtod(self.source_pos, pos, 4 * n)
+        self.length = float(length)
+
+    def keep_best(self, k: int) -> None:
+        n = self.n
+        cuda.memcpy_dtod(self.best, int(self.x) + 4 * n * k, 4 * n)
+        cuda.memcpy_dtod(self.best_pos, int(self.pos) + 4 * n * k, 4 * n)
+
+    def deposit(self, keep: float, deposit: float, tau_min: float, tau_max: float) -> None:
+        threads = 128
+        launch(self.pheromone_kernel, "focused pheromone", ((self.n + threads - 1) // threads, 1, 1), threads,
+               self._focus() + pack("4Pi4x4d", int(self.tau), int(self.eta), int(self.weights), int(self.cand), self.n,
+                                    keep, deposit, tau_min, tau_max))
+
+    def pheromone(self) -> np.ndarray:
+        """tau (n, K), read back."""
+        out = np.empty((self.n, self.rules.k))
+        cuda.memcpy_dtoh(out, self.tau)
+        return out
 
     def checked(self) -> int:
         """Cities the ants' descents have checked."""
