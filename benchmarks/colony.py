@@ -21,8 +21,8 @@ a short tabu search on every ant beside lsmgpu's island tabu search (256 starts,
 1,000 iterations) at each of ``--colony-qap-seconds``. One run each from seed 0.
 
 ``faco``: lsmgpu's focused ACO (FocusedACO: MMAS pheromone on the candidate lists, ants moving
-``new_edges`` cities of a source tour, don't-look descents) on the MMAS rows' instances with the
-same budgets (the MMAS paper's time, the issue's target time), ``--faco-configs`` ants:new_edges
+``moves`` cities of a source tour, don't-look descents) on the MMAS rows' instances with the
+same budgets (the MMAS paper's time, the issue's target time), ``--faco-configs`` ants:moves
 ("auto" ants: the default), ``--faco-seeds`` runs each (mean and worst gap).
 
     python -m benchmarks acs-build mmas-build colony-quality --data .data --out $OUT
@@ -168,10 +168,10 @@ def table_faco(args, path_of, emit) -> list[dict]:
         paper_gap, paper_s = MMAS_QUALITY.get(problem.name, (None, None))
         FocusedACO(problem, ants=64, backend=backend, seed=0).run(iterations=1)                      # the build
         for config in args.faco_configs.split(","):
-            ants, new_edges = config.split(":")
+            ants, moves = config.split(":")
             gaps, iterations, seconds = [], [], []
             for seed in range(args.faco_seeds):
-                search = FocusedACO(problem, ants=None if ants == "auto" else int(ants), new_edges=int(new_edges),
+                search = FocusedACO(problem, ants=None if ants == "auto" else int(ants), moves=int(moves),
                                     backend=backend, seed=seed)
                 result = search.run(seconds=budget, target=problem.best_known)
                 assert problem.evaluate(result.solution) == result.fitness
@@ -179,8 +179,8 @@ def table_faco(args, path_of, emit) -> list[dict]:
                 iterations.append(result.iterations)
                 seconds.append(result.seconds)
             rows.append(dict(table="faco", instance=problem.name, n=problem.n,
-                             strategy=f"FocusedACO, {search.ants} ants, {new_edges} new edges", ants=search.ants,
-                             new_edges=int(new_edges), backend=backend, budget_s=budget, runs=len(gaps),
+                             strategy=f"FocusedACO, {search.ants} ants, {moves} moved cities", ants=search.ants,
+                             moves=int(moves), backend=backend, budget_s=budget, runs=len(gaps),
                              seconds=round(max(seconds), 2), iterations=round(statistics.mean(iterations)),
                              gap_pct=round(statistics.mean(gaps), 3), worst_gap_pct=round(max(gaps), 3),
                              paper_gap_pct=paper_gap, paper_s=paper_s,

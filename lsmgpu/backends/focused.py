@@ -12,8 +12,8 @@ W_31 and W the warp's inclusive scan of the 32 weights (``warp_scan``: the GPU's
 or s where no candidate is left. A next city v other than s moves from between its neighbours
 p, q to between cur and s (an Or-opt move of one city, 2-opt steps ({p, v}, {cur, s}) then
 ({p, cur}, {q, v})), a new edge; cur, s, v, p, q are queued for the descent. The walk stops after
-``new_edges`` such moves, ``walk`` steps, or with 3 cities left. The FACO paper's ant builds a new
-tour copying the source's stretches once it has made its new edges; moving the cities in place
+``moves`` such moves, ``walk`` steps, or with 3 cities left. The FACO paper's ant builds a new
+tour copying the source's stretches once it has made its moved cities; moving the cities in place
 keeps the rest of the tour the source's without copying it, and a GPU block a tour. The ant's tour
 then descends (lsmgpu.backends.dontlook, 2-opt and Or-opt) from its queued cities.
 
@@ -40,11 +40,11 @@ LANES = 32
 
 
 class FocusRules:
-    """An ant's walk: the random numbers' ``seed``, the moved cities it stops at (``new_edges``)
+    """An ant's walk: the random numbers' ``seed``, the moved cities it stops at (``moves``)
     and the steps it may take (``walk``)."""
 
-    def __init__(self, seed: int, new_edges: int, walk: int):
-        self.seed, self.new_edges, self.walk = int(seed), int(new_edges), int(walk)
+    def __init__(self, seed: int, moves: int, walk: int):
+        self.seed, self.moves, self.walk = int(seed), int(moves), int(walk)
 
 
 def trail_limits(length: float, candidates: int, rho: float, p_best: float) -> tuple[float, float]:
@@ -118,7 +118,7 @@ def focused_walk(x, pos, weights, candidates, rules: FocusRules, iteration: int,
     way, walked, moved, delta, touched = 1, 1, 0, 0.0, []
     dist = lambda a, b: float(between(np.array([a]), np.array([b]))[0])       # noqa: E731
     for step in range(rules.walk):
-        if moved >= rules.new_edges or walked > n - 3:
+        if moved >= rules.moves or walked > n - 3:
             break
         s = int(x[(pos[cur] + way) % n])
         cand = candidates[cur]

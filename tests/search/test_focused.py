@@ -52,26 +52,26 @@ def test_a_walk_step_draws_its_city_by_the_roulette():
         assert touched[:3] == [start, (start + 1) % 40, chosen] if chosen != (start + 1) % 40 else touched == []
 
 
-def walk_of(problem, rules, weights, x, seed, iteration, ant, new_edges, walk=10**6):
+def walk_of(problem, rules, weights, x, seed, iteration, ant, moves, walk=10**6):
     y, pos = x.copy(), positions(x)
-    delta, touched = focused_walk(y, pos, weights, rules.candidates, FocusRules(seed, new_edges, walk), iteration,
+    delta, touched = focused_walk(y, pos, weights, rules.candidates, FocusRules(seed, moves, walk), iteration,
                                   ant, problem.dist)
     return y, pos, delta, touched
 
 
-@pytest.mark.parametrize("n,new_edges", [(8, 3), (30, 1), (120, 8), (120, 40)])
-def test_the_walk_moves_cities_next_to_the_walk_and_measures_the_change(n, new_edges):
+@pytest.mark.parametrize("n,moves", [(8, 3), (30, 1), (120, 8), (120, 40)])
+def test_the_walk_moves_cities_next_to_the_walk_and_measures_the_change(n, moves):
     problem = tsp_of("int-coords", n, seed=n)
     rules = rules_of(problem)
     weights = np.random.default_rng(n).uniform(0.1, 1.0, size=rules.candidates.shape)
     rng = np.random.default_rng(0)
     for t in range(25):
         x = rng.permutation(n)
-        y, pos, delta, touched = walk_of(problem, rules, weights, x, 5, t, 2, new_edges)
+        y, pos, delta, touched = walk_of(problem, rules, weights, x, 5, t, 2, moves)
         assert np.array_equal(np.sort(y), np.arange(n)) and np.array_equal(pos, positions(y))
         assert delta == length(problem, y) - length(problem, x)
         moves = len(touched) // 5
-        assert len(touched) % 5 == 0 and moves <= new_edges
+        assert len(touched) % 5 == 0 and moves <= moves
         new = {frozenset(e) for e in zip(y, np.roll(y, -1))} - {frozenset(e) for e in zip(x, np.roll(x, -1))}
         assert len(new) <= 3 * moves and all(e <= set(touched) for e in new)
         if moves:                    # the last city moved ends beside the city the walk was at
@@ -143,7 +143,7 @@ def test_seconds_and_target_stop_it():
 
 def test_errors_name_what_is_wrong():
     problem = TSP.from_file(TSP.shipped("berlin52"))
-    for options, match in (({"ants": 0}, "ants"), ({"new_edges": 0}, "new_edges"), ({"rho": 1.0}, "rho"),
+    for options, match in (({"ants": 0}, "ants"), ({"moves": 0}, "moves"), ({"rho": 1.0}, "rho"),
                            ({"p_best": 0}, "p_best"), ({"beta": -1}, "beta"), ({"beta": float("nan")}, "beta"),
                            ({"global_best_source": 1.5}, "global_best_source"), ({"walk": 0}, "walk")):
         with pytest.raises(ValueError, match=match):
@@ -161,14 +161,14 @@ def test_errors_name_what_is_wrong():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("kind,n,new_edges", [("int-coords", 300, 8), ("real-coords", 120, 4), ("matrix", 90, 8),
+@pytest.mark.parametrize("kind,n,moves", [("int-coords", 300, 8), ("real-coords", 120, 4), ("matrix", 90, 8),
                                               ("int-coords", 9, 3)])
-def test_gpu_ants_equal_the_hosts(kind, n, new_edges):
+def test_gpu_ants_equal_the_hosts(kind, n, moves):
     """Tours, lengths, checks and pheromone equal the reference's over iterations that follow
     ants and the kept best."""
     problem = tsp_of(kind, n, seed=n)
     rules, distance, B = rules_of(problem), problem.edge_distance(), 12
-    focus = FocusRules(17, new_edges, 10**6)
+    focus = FocusRules(17, moves, 10**6)
     host = CpuFocusedAnts(rules, focus, distance, B, beta=2.0)
     gpu = resolve("cuda").focused_ants(rules, focus, distance, B, 2.0)
     try:

@@ -36,7 +36,7 @@ class CudaFocusedAnts(CudaDontLook):
     def _focus(self, iteration: int = 0) -> bytes:
         f = self.focus
         return pack("3PdQiii4x", int(self.source), int(self.source_pos), int(self.weights), self.length,
-                    f.seed % 2**64, int(iteration), f.new_edges, f.walk)            # sizeof(Focus) = 56
+                    f.seed % 2**64, int(iteration), f.moves, f.walk)            # sizeof(Focus) = 56
 
     def start(self, tour, length: float, tau: float) -> None:
         tour = np.ascontiguousarray(tour, dtype=np.int32)
