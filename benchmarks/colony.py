@@ -23,7 +23,7 @@ a short tabu search on every ant beside lsmgpu's island tabu search (256 starts,
 ``faco``: lsmgpu's focused ACO (FocusedACO: MMAS pheromone on the candidate lists, ants moving
 ``moves`` cities of a source tour, don't-look descents) on the MMAS rows' instances with the
 same budgets (the MMAS paper's time, the issue's target time), ``--faco-configs`` ants:moves
-("auto" ants: the default), ``--faco-seeds`` runs each (mean and worst gap).
+("auto": the default), ``--faco-seeds`` runs each (mean and worst gap).
 
     python -m benchmarks acs-build mmas-build colony-quality --data .data --out $OUT
     python -m benchmarks faco --data .data --out $OUT
@@ -171,16 +171,16 @@ def table_faco(args, path_of, emit) -> list[dict]:
             ants, moves = config.split(":")
             gaps, iterations, seconds = [], [], []
             for seed in range(args.faco_seeds):
-                search = FocusedACO(problem, ants=None if ants == "auto" else int(ants), moves=int(moves),
-                                    backend=backend, seed=seed)
+                search = FocusedACO(problem, ants=None if ants == "auto" else int(ants),
+                                    moves=None if moves == "auto" else int(moves), backend=backend, seed=seed)
                 result = search.run(seconds=budget, target=problem.best_known)
                 assert problem.evaluate(result.solution) == result.fitness
                 gaps.append(100 * problem.gap(result.fitness))
                 iterations.append(result.iterations)
                 seconds.append(result.seconds)
             rows.append(dict(table="faco", instance=problem.name, n=problem.n,
-                             strategy=f"FocusedACO, {search.ants} ants, {moves} moved cities", ants=search.ants,
-                             moves=int(moves), backend=backend, budget_s=budget, runs=len(gaps),
+                             strategy=f"FocusedACO, {search.ants} ants, {search.moves} moved cities", ants=search.ants,
+                             moves=search.moves, backend=backend, budget_s=budget, runs=len(gaps),
                              seconds=round(max(seconds), 2), iterations=round(statistics.mean(iterations)),
                              gap_pct=round(statistics.mean(gaps), 3), worst_gap_pct=round(max(gaps), 3),
                              paper_gap_pct=paper_gap, paper_s=paper_s,

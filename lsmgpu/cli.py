@@ -16,7 +16,8 @@ from .errors import BackendUnavailable, KernelCompileError
 from .neighbourhoods import CandidateThreeOpt, OrOpt, candidate_polish
 from .plotting import plot_result, pyplot
 from .progress import ProgressBar
-from .search import ALGORITHMS, COLONIES, POPULATION_METHODS, DontLookILS
+from .cli_population import CHAINS_EXCHANGE, FACO, chains, focused, population
+from .search import ALGORITHMS, COLONIES, POPULATION_METHODS
 from .validation import check_count, check_seed, check_writable
 
 #: `lsmgpu compare`'s budget when none is given
@@ -28,8 +29,6 @@ QAP_GPU_STARTS, QAP_GPU_EXCHANGE = 256, 1000
 #: the ILS chains each whole in a GPU block: a TSP's default on a GPU (docs/benchmarks.md, "The
 #: don't-look ILS": at 10 s a mean gap of 0.367 % on eight instances against one ILS chain's 1.025 %)
 CHAINS = "dontlook-ils"
-#: its islands' exchange when --exchange-every is not given (rounds)
-CHAINS_EXCHANGE = 50
 #: --polish: the ILS polish chain over the same candidate lists as the search's
 POLISH = {"oropt": lambda c: [OrOpt(c)], "3opt-candidates": lambda c: [CandidateThreeOpt(c)],
           "oropt+3opt": candidate_polish}
@@ -40,14 +39,15 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     solve = sub.add_parser("solve", help="solve a TSPLIB (.tsp) or QAPLIB (.dat) instance")
     solve.add_argument("instance", help="path of a .tsp or .dat file, or the name of a shipped instance")
-    solve.add_argument("--algorithm", choices=sorted(ALGORITHMS) + sorted(POPULATION_METHODS) + [CHAINS],
+    solve.add_argument("--algorithm", choices=sorted(ALGORITHMS) + sorted(POPULATION_METHODS) + [CHAINS, FACO],
                        default=None,
                        help="default, measured best per problem type and backend: for a TSP on a GPU dontlook-ils "
                             "(256 ILS chains, each whole in a thread block), else ils (over candidate lists with "
                             "the Or-opt + 3-opt polish); tabu for the rest, as 256 island starts for a QAP on a "
-                            "GPU; acs / mmas: the ant colonies; ga: the genetic algorithm")
+                            "GPU; acs / mmas: the ant colonies; faco: focused ACO (ants moving cities of a source tour, "
+                            "don't-look descents); ga: the genetic algorithm")
     solve.add_argument("--chains", type=int, help="dontlook-ils: ILS chains (default 256 on a GPU, 1 on the CPU)")
-    solve.add_argument("--ants", type=int, help="acs / mmas: ants an iteration (default: the colony's)")
+    solve.add_argument("--ants", type=int, help="acs / mmas / faco: ants an iteration (default: the colony's)")
     solve.add_argument("--genes", type=int, help="ga: population size (default: 2,048; 128 with local search)")
     solve.add_argument("--groups", type=int, default=1, help="ga: island groups (default 1)")
     solve.add_argument("--local-search", choices=["auto", "tabu", "dontlook", "none"], default=None,
@@ -167,10 +167,13 @@ def choose_method(args, problem) -> None:
     if args.algorithm == CHAINS:
         _refuse(args, ("--starts", "--neighbourhood", "--polish"),
                 f"does not apply to --algorithm {CHAINS} (one search of --chains chains, 2-opt + Or-opt descents)")
+    if args.algorithm == FACO:
+        _refuse(args, ("--starts", "--gpus", "--address", "--neighbourhood", "--polish", "--exchange-every"),
+                f"does not apply to --algorithm {FACO} (one colony, 2-opt + Or-opt descents)")
     if args.chains is not None and args.algorithm != CHAINS:
         raise ValueError(f"--chains applies to --algorithm {CHAINS}")
-    if args.ants is not None and args.algorithm not in COLONIES:
-        raise ValueError("--ants applies to --algorithm acs or mmas")
+    if args.ants is not None and args.algorithm not in (*COLONIES, FACO):
+        raise ValueError("--ants applies to --algorithm acs, mmas or faco")
     if (args.genes is not None or args.groups != 1) and args.algorithm != "ga":
         raise ValueError("--genes and --groups apply to --algorithm ga")
     if args.local_search is not None and args.algorithm not in POPULATION_METHODS:
@@ -282,55 +285,19 @@ def _run(args, problem, iterations):
     left = (lambda: None) if args.seconds is None else (lambda: max(0.0, args.seconds - (time.perf_counter() - t0)))
     bar = lambda: [] if args.quiet else [ProgressBar(iterations, args.seconds)]      # noqa: E731
     if args.algorithm == CHAINS:
-        return _chains(args, problem, iterations, left, bar)
+        return chains(args, problem, iterations, left, bar())
+    if args.algorithm == FACO:
+        return focused(args, problem, iterations, left, bar())
     if args.starts > 1 or args.gpus or args.address:
         return _many_starts(args, problem, iterations, left)
     callbacks = bar()
     if args.algorithm in POPULATION_METHODS:
-        return _population(args, problem, iterations, left, callbacks)
+        return population(args, problem, iterations, left, callbacks)
     search = ALGORITHMS[args.algorithm](problem, backend=args.backend, seed=args.seed, callbacks=callbacks,
                                         initial=args.initial_solution, **_polish_option(args, problem))
     polish = "".join(f" + {p.neighbourhood!r}" for p in getattr(search, "polish", []))
     print(f"{search.algorithm} on {problem.name} (n = {problem.n}, {search.neighbourhood!r}{polish}), "
           f"backend {search.backend.name}", file=sys.stderr)
-    return search.run(iterations, seconds=left(), target=problem.best_known)
-
-
-def _population(args, problem, iterations, left, callbacks):
-    """--algorithm acs / mmas / ga: one population method (its ants or genes are its parallelism;
-    --starts, --gpus and --initial are refused by choose_method)."""
-    default = "none" if args.algorithm == "ga" else "auto"
-    local_search = {"none": None}.get(args.local_search or default, args.local_search or default)
-    if args.algorithm == "ga":
-        method = POPULATION_METHODS["ga"](problem, genes=args.genes, groups=args.groups, local_search=local_search,
-                                          backend=args.backend, seed=args.seed, callbacks=callbacks)
-        size = f"{method.genes} genes in {method.breeding.groups} group(s), {method.breeding.crossover}"
-    else:
-        method = COLONIES[args.algorithm](problem, ants=args.ants, local_search=local_search, backend=args.backend,
-                                          seed=args.seed, callbacks=callbacks)
-        size = f"{method.ants} ants"
-    chain = repr(method.improvement) if method.improvement else (" + ".join(repr(nb) for nb in method.chain)
-                                                               or "no local search")
-    print(f"{method.algorithm} on {problem.name} (n = {problem.n}, {size}, {chain}), "
-          f"backend {method.backend.name}", file=sys.stderr)
-    return method.run(iterations, seconds=left(), target=problem.best_known)
-
-
-def _chains(args, problem, iterations, left, bar):
-    """--algorithm dontlook-ils: lsmgpu.DontLookILS (--iterations: kicks a chain makes); with --gpus
-    or --address its islands over Ray (lsmgpu.parallel.ray_islands)."""
-    exchange = CHAINS_EXCHANGE if args.exchange_every is None else args.exchange_every
-    if args.gpus or args.address:
-        from .parallel.ray_islands import RayIslands
-        islands = RayIslands(problem, islands=args.gpus, seed=args.seed, address=args.address, island_exchange=exchange,
-                             chains=args.chains, initial=args.initial_solution, backend=args.backend)
-        print(f"DontLookILS islands on {problem.name} (n = {problem.n}, {args.gpus or 'one per'} GPU(s), best tours "
-              f"exchanged every {islands.exchange_every} rounds)", file=sys.stderr)
-        return islands.run(iterations, seconds=left(), target=problem.best_known).best
-    search = DontLookILS(problem, chains=args.chains, exchange_every=exchange, initial=args.initial_solution,
-                         backend=args.backend, seed=args.seed, callbacks=bar())
-    print(f"{search.algorithm} on {problem.name} (n = {problem.n}, {search.chains} chains, kicked segments <= "
-          f"{search.span}, exchange every {exchange} rounds), backend {search.backend.name}", file=sys.stderr)
     return search.run(iterations, seconds=left(), target=problem.best_known)
 
 

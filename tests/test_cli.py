@@ -139,6 +139,10 @@ def test_solve_runs_the_dontlook_chains_by_default_for_a_tsp_on_a_gpu(monkeypatc
     (["--algorithm", "dontlook-ils", "--starts", "4"], "--starts does not apply to --algorithm dontlook-ils"),
     (["--algorithm", "dontlook-ils", "--polish", "oropt"], "--polish does not apply to --algorithm dontlook-ils"),
     (["--algorithm", "dontlook-ils", "--chains", "0"], "`chains` must be an integer in"),
+    (["--algorithm", "faco", "--starts", "4"], "--starts does not apply to --algorithm faco"),
+    (["--algorithm", "faco", "--exchange-every", "4"], "--exchange-every does not apply to --algorithm faco"),
+    (["--algorithm", "faco", "--ants", "0"], "`ants` must be an integer in"),
+    (["--algorithm", "tabu", "--ants", "4"], "--ants applies to --algorithm acs, mmas or faco"),
 ])
 def test_solve_refuses_what_the_dontlook_chains_do_not_take(flags, message, capsys):
     assert main(["solve", "berlin52", *flags, "--iterations", "5", "--backend", "cpu", "--quiet"]) == 2
@@ -157,6 +161,17 @@ def test_solve_with_the_dontlook_chains(tmp_path, capsys):
     assert main(["solve", "berlin52", "--algorithm", "dontlook-ils", "--initial", str(out), "--iterations", "1",
                  "--backend", "cpu", "--quiet"]) == 0
     assert "best fitness: 7542" in capsys.readouterr().out and len(tour) == 52
+
+
+def test_solve_with_focused_aco(tmp_path, capsys):
+    """`--algorithm faco` (on the CPU, 8 ants) reaches berlin52's optimum and writes its tour."""
+    out = tmp_path / "b.tour"
+    assert main(["solve", "berlin52", "--algorithm", "faco", "--ants", "8", "--iterations", "30", "--backend", "cpu",
+                 "--out", str(out), "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "FocusedACO on berlin52 (n = 52, 8 ants moving 128 cities" in captured.err
+    assert "gap to best known 7542: 0.00 %" in captured.out
+    assert TSP.from_file(TSP.shipped("berlin52")).fitness(TSP.from_file(TSP.shipped("berlin52")).read_solution(str(out))) == 7542
 
 
 def test_solve_time_counts_from_the_command_start(monkeypatch):

@@ -26,6 +26,13 @@ from .population import PopulationSearch
 __all__ = ["FocusedACO"]
 
 
+#: cities an ant moves when `moves` is not given: 128 up to MOVES_FEWER_FROM cities, 64 from there
+#: (H100, one run each: pr2392 at 10 s 8 / 16 / 48 / 64 / 96 / 128 / 192 / 256 -> 1.1 / 0.59 / 0.33 /
+#: 0.28 / 0.14 / 0.12 / 0.17 / 0.70 %; d15112 at 60 s 64 / 128 -> 0.20 / 0.28 %; d18512 at 120 s
+#: 0.16 / 0.22 %; docs/benchmarks.md, "Focused ACO")
+MOVES, MOVES_FEWER, MOVES_FEWER_FROM = 128, 64, 10_000
+
+
 def default_ants(n: int) -> int:
     """FACO's: 4 sqrt(n) rounded to a multiple of 64, at least 64."""
     return max(64, 64 * round(4 * math.sqrt(n) / 64))
@@ -38,8 +45,8 @@ class FocusedACO(PopulationSearch):
 
     ants               : ants an iteration (default: 4 sqrt(n) rounded to a multiple of 64, >= 64)
     moves              : cities an ant moves next to its walk (FACO's "minimum of new edges", here
-                         counted per moved city, which brings up to three new edges; default 128:
-                         on pr2392 at 10 s 8, 16, 48, 96, 128 gave 1.1, 0.59, 0.33, 0.14, 0.12 %)
+                         counted per moved city, which brings up to three new edges; default 128,
+                         64 from 10,000 cities: MOVES)
     rho                : evaporation (the pheromone keeps 1 - rho an iteration; default 0.5)
     p_best, beta       : MMAS's p_best for the trail limits over the candidate lists (0.1), the
                          distance's weight (1.0): the FACO paper's defaults
@@ -57,7 +64,7 @@ class FocusedACO(PopulationSearch):
 
     algorithm = "FocusedACO"
 
-    def __init__(self, problem, *, ants: int | None = None, moves: int = 128, rho: float = 0.5,
+    def __init__(self, problem, *, ants: int | None = None, moves: int | None = None, rho: float = 0.5,
                  p_best: float = 0.1, beta: float = 1.0, global_best_source: float = 0.01, walk: int | None = None,
                  candidates=None, segment: int = 3, initial=None, backend="auto", seed=None, callbacks=None,
                  history: str = "improvements"):
@@ -67,6 +74,8 @@ class FocusedACO(PopulationSearch):
             raise ValueError(f"FocusedACO: the ants move cities of tours of at least 8, {problem.name} has {problem.n}")
         self.rules = DontLookDescent(candidates, segment=segment).bound(problem)
         self.ants = check_count("FocusedACO", "ants", default_ants(problem.n) if ants is None else ants, 1, 2**20)
+        if moves is None:
+            moves = MOVES if problem.n < MOVES_FEWER_FROM else MOVES_FEWER
         self.moves = check_count("FocusedACO", "moves", moves, 1, 2**31 - 1)
         self.walk = check_count("FocusedACO", "walk", problem.n if walk is None else walk, 1, 2**31 - 1)
         rho, p_best, beta, source = (check_number("FocusedACO", name, value) for name, value in (
