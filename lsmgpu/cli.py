@@ -26,8 +26,10 @@ DEFAULT_ITERATIONS = {"tabu": 10_000, "hc": None, "ils": 1_000}
 DEFAULT_SECONDS = 10.0
 #: a QAP on a GPU without --starts: this many tabu starts as islands (docs/benchmarks.md, "Defaults")
 QAP_GPU_STARTS, QAP_GPU_EXCHANGE = 256, 1000
-#: the ILS chains each whole in a GPU block: a TSP's default on a GPU (docs/benchmarks.md, "The
-#: don't-look ILS": at 10 s a mean gap of 0.367 % on eight instances against one ILS chain's 1.025 %)
+#: the ILS chains each whole in a GPU block (docs/benchmarks.md, "The don't-look ILS"); a TSP's
+#: default on a GPU is focused ACO (FACO), measured ahead of them with `lsmgpu solve --time 10` on the
+#: H100: pr2392 0.12 vs 0.20 %, rl11849 0.55 vs 0.77 %, d18512 0.27 vs 0.99 %, pla85900 (30 s) 0.68
+#: vs 1.94 % (docs/benchmarks.md, "Focused ACO")
 CHAINS = "dontlook-ils"
 #: --polish: the ILS polish chain over the same candidate lists as the search's
 POLISH = {"oropt": lambda c: [OrOpt(c)], "3opt-candidates": lambda c: [CandidateThreeOpt(c)],
@@ -41,11 +43,11 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("instance", help="path of a .tsp or .dat file, or the name of a shipped instance")
     solve.add_argument("--algorithm", choices=sorted(ALGORITHMS) + sorted(POPULATION_METHODS) + [CHAINS, FACO],
                        default=None,
-                       help="default, measured best per problem type and backend: for a TSP on a GPU dontlook-ils "
-                            "(256 ILS chains, each whole in a thread block), else ils (over candidate lists with "
+                       help="default, measured best per problem type and backend: for a TSP on a GPU faco "
+                            "(focused ACO, a thread block an ant); dontlook-ils: 256 ILS chains, each whole in a "
+                            "thread block; else ils (over candidate lists with "
                             "the Or-opt + 3-opt polish); tabu for the rest, as 256 island starts for a QAP on a "
-                            "GPU; acs / mmas: the ant colonies; faco: focused ACO (ants moving cities of a source tour, "
-                            "don't-look descents); ga: the genetic algorithm")
+                            "GPU; acs / mmas: the ant colonies; ga: the genetic algorithm")
     solve.add_argument("--chains", type=int, help="dontlook-ils: ILS chains (default 256 on a GPU, 1 on the CPU)")
     solve.add_argument("--ants", type=int, help="acs / mmas / faco: ants an iteration (default: the colony's)")
     solve.add_argument("--genes", type=int, help="ga: population size (default: 2,048; 128 with local search)")
@@ -144,9 +146,8 @@ def _polish_option(args, problem) -> dict:
 
 def choose_method(args, problem) -> None:
     """Fill in --algorithm and --starts where not given, with what measured best for the problem
-    type and backend (docs/benchmarks.md, "Defaults"): for a TSP on a GPU the don't-look ILS
-    chains (one search of many chains: not with --starts, --gpus, --neighbourhood or --polish),
-    else an ILS; for a QAP on a GPU, 256 tabu starts as islands exchanging every 1,000
+    type and backend (docs/benchmarks.md, "Defaults"): for a TSP on a GPU focused ACO (one colony:
+    not with --starts, --gpus, --neighbourhood or --polish), else an ILS; for a QAP on a GPU, 256 tabu starts as islands exchanging every 1,000
     iterations; else one tabu search."""
     on_gpu, why = cuda_available() if args.backend != "cpu" else (False, "--backend cpu")
     if args.backend == "cuda" and not on_gpu:
@@ -154,7 +155,7 @@ def choose_method(args, problem) -> None:
     tsp = type(problem).__name__ == "TSP"
     if args.algorithm is None and tsp and on_gpu and problem.n >= 8 and not any(
             (args.starts, args.gpus, args.address, args.neighbourhood, args.polish)):
-        args.algorithm = CHAINS
+        args.algorithm = FACO
     if args.algorithm is None:
         args.algorithm = "ils" if tsp else "tabu"
         if type(problem).__name__ == "QAP" and args.starts is None and on_gpu:

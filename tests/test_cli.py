@@ -124,10 +124,10 @@ def test_solve_picks_the_measured_default_per_problem_type_and_backend(monkeypat
     assert _chosen(monkeypatch, ["tai12a", "--algorithm", "hc"])["seconds"] is None   # stops by itself
 
 
-def test_solve_runs_the_dontlook_chains_by_default_for_a_tsp_on_a_gpu(monkeypatch):
-    """A TSP on a GPU: the don't-look ILS chains, unless flags ask for starts or a neighbourhood;
-    --chains only with them, and their flags refused where they do not apply."""
-    assert _chosen(monkeypatch, ["berlin52"], gpu=True)["algorithm"] == "dontlook-ils"
+def test_solve_runs_focused_aco_by_default_for_a_tsp_on_a_gpu(monkeypatch):
+    """A TSP on a GPU: focused ACO, unless flags ask for starts or a neighbourhood; --chains only
+    with the don't-look ILS chains, and their flags refused where they do not apply."""
+    assert _chosen(monkeypatch, ["berlin52"], gpu=True)["algorithm"] == "faco"
     for flags in (["--starts", "4"], ["--neighbourhood", "2opt-candidates"], ["--polish", "oropt"]):
         assert _chosen(monkeypatch, ["berlin52", *flags], gpu=True)["algorithm"] == "ils"
     assert _chosen(monkeypatch, ["berlin52", "--algorithm", "dontlook-ils", "--chains", "8"])["chains"] == 8
