@@ -30,8 +30,8 @@ import numpy as np
 from ..neighbourhoods.crowns import counter_uniform
 from .dontlook import apply_steps, enqueue, improve_city
 
-__all__ = ["FocusRules", "CandidatePheromone", "trail_limits", "warp_scan", "choose_lane", "focused_walk", "CpuFocusedAnts",
-           "MAX_ITERATIONS"]
+__all__ = ["FocusRules", "CandidatePheromone", "trail_limits", "warp_scan", "choose_lane", "focused_walk",
+           "CpuFocusedAnts", "MAX_ITERATIONS"]
 
 #: iterations the random numbers can count (their step is 32-bit on the GPU)
 MAX_ITERATIONS = 2**31 - 1

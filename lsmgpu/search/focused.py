@@ -80,12 +80,14 @@ class FocusedACO(PopulationSearch):
         self.walk = check_count("FocusedACO", "walk", problem.n if walk is None else walk, 1, 2**31 - 1)
         rho, p_best, beta, source = (check_number("FocusedACO", name, value) for name, value in (
             ("rho", rho), ("p_best", p_best), ("beta", beta), ("global_best_source", global_best_source)))
-        for name, value, ok, bounds in (("rho", rho, 0 < rho < 1, "in (0, 1)"), ("p_best", p_best, 0 < p_best < 1, "in (0, 1)"),
+        for name, value, ok, bounds in (("rho", rho, 0 < rho < 1, "in (0, 1)"),
+                                        ("p_best", p_best, 0 < p_best < 1, "in (0, 1)"),
                                         ("beta", beta, beta >= 0, ">= 0"),
                                         ("global_best_source", source, 0 <= source <= 1, "in [0, 1]")):
             if not ok:
                 raise ValueError(f"FocusedACO: `{name}` must be {bounds}, got {value!r}")
-        self.rho, self.p_best, self.beta, self.global_best_source = float(rho), float(p_best), float(beta), float(source)
+        self.rho, self.p_best, self.beta = float(rho), float(p_best), float(beta)
+        self.global_best_source = float(source)
         self.initial = None if initial is None else problem.encoding.validate(np.asarray(initial))
 
     def _set_up(self) -> None:
@@ -93,7 +95,9 @@ class FocusedACO(PopulationSearch):
         if self.budget.iterations is not None and self.budget.iterations > MAX_ITERATIONS:
             raise ValueError(f"FocusedACO: at most {MAX_ITERATIONS:,} iterations (a 32-bit counter on the GPU), "
                              f"got {self.budget.iterations:,}")
-        start = self.initial if self.initial is not None else problem.encoding.validate(problem.initial_solution(self.rng))
+        start = self.initial
+        if start is None:
+            start = problem.encoding.validate(problem.initial_solution(self.rng))
         first = kernel_or_host(self.backend, "dontlook", CpuDontLook, self.rules, distance, 1,
                                announce="FocusedACO", what="the start's descent")
         self.parts.append(first)
