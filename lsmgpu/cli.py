@@ -147,8 +147,8 @@ def _polish_option(args, problem) -> dict:
 def choose_method(args, problem) -> None:
     """Fill in --algorithm and --starts where not given, with what measured best for the problem
     type and backend (docs/benchmarks.md, "Defaults"): for a TSP on a GPU focused ACO (one colony:
-    not with --starts, --gpus, --neighbourhood or --polish), else an ILS; for a QAP on a GPU, 256 tabu starts as islands exchanging every 1,000
-    iterations; else one tabu search."""
+    not with --starts, --gpus, --neighbourhood or --polish), else an ILS; for a QAP on a GPU, 256
+    tabu starts as islands exchanging every 1,000 iterations; else one tabu search."""
     on_gpu, why = cuda_available() if args.backend != "cpu" else (False, "--backend cpu")
     if args.backend == "cuda" and not on_gpu:
         raise ValueError(f"--backend cuda: {why}")

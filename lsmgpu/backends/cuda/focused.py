@@ -27,7 +27,8 @@ class CudaFocusedAnts(CudaDontLook):
         self.kernel, self.pheromone_kernel = (self.module.get_function(f) for f in ("focused", "focused_pheromone"))
         n, K = self.n, rules.k
         self.source, self.source_pos, self.best, self.best_pos = (self.buffers.alloc(n * 4) for _ in range(4))
-        self.eta = self.buffers.upload(CandidatePheromone(rules.candidates, distance.between, beta).eta)
+        self.eta_host = CandidatePheromone(rules.candidates, distance.between, beta).eta
+        self.eta = self.buffers.upload(self.eta_host)
         self.tau, self.weights = self.buffers.alloc(n * K * 8), self.buffers.alloc(n * K * 8)
         cuda.memset_d8(self.queued, 0, self.rows * n)
         cuda.memset_d32(self.checks, 0, 2 * self.rows)
@@ -46,9 +47,7 @@ class CudaFocusedAnts(CudaDontLook):
             cuda.memcpy_htod(buffer, array)
         tau = np.full((self.n, self.rules.k), float(tau))
         cuda.memcpy_htod(self.tau, tau)
-        eta = np.empty_like(tau)
-        cuda.memcpy_dtoh(eta, self.eta)
-        cuda.memcpy_htod(self.weights, tau * eta)
+        cuda.memcpy_htod(self.weights, tau * self.eta_host)
         self.length = float(length)
 
     def build(self, iteration: int) -> np.ndarray:
