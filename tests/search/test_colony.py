@@ -324,15 +324,17 @@ def test_colony_model_checks_its_arrays():
 
 # --- the kernels: compiled here, run on the GPU --------------------------------------------------
 RENDERS = [dict(KIND="successor", SELECTION="wrs", TABU="ct", GREEDY=False, LOCAL_UPDATE="none", MEMORY="matrix",
-                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=True, SHARED_TABU=True),
+                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=True, SHARED_TABU=True, CHOICE=True),
+           dict(KIND="successor", SELECTION="roulette", TABU="lc", GREEDY=True, LOCAL_UPDATE="none", MEMORY="matrix",
+                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=False, SHARED_TABU=True, CHOICE=True),
            dict(KIND="successor", SELECTION="roulette", TABU="lc", GREEDY=True, LOCAL_UPDATE="atomic",
-                MEMORY="matrix", HAS_ETA=True, HAS_CAND=False, ALPHA_ONE=False, SHARED_TABU=False),
+                MEMORY="matrix", HAS_ETA=True, HAS_CAND=False, ALPHA_ONE=False, SHARED_TABU=False, CHOICE=False),
            dict(KIND="successor", SELECTION="roulette", TABU="bt", GREEDY=True, LOCAL_UPDATE="alt", MEMORY="spm",
-                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=True, SHARED_TABU=True),
+                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=True, SHARED_TABU=True, CHOICE=False),
            dict(KIND="assignment", SELECTION="wrs", TABU="bt", GREEDY=True, LOCAL_UPDATE="alt", MEMORY="spm",
-                HAS_ETA=False, HAS_CAND=False, ALPHA_ONE=True, SHARED_TABU=True),
+                HAS_ETA=False, HAS_CAND=False, ALPHA_ONE=True, SHARED_TABU=True, CHOICE=False),
            dict(KIND="assignment", SELECTION="roulette", TABU="ct", GREEDY=False, LOCAL_UPDATE="none",
-                MEMORY="matrix", HAS_ETA=False, HAS_CAND=False, ALPHA_ONE=False, SHARED_TABU=False)]
+                MEMORY="matrix", HAS_ETA=False, HAS_CAND=False, ALPHA_ONE=False, SHARED_TABU=False, CHOICE=True)]
 
 
 @pytest.mark.nvcc
@@ -371,6 +373,50 @@ def test_gpu_builds_the_hosts_solutions(selection, tabu, candidates):
         assert is_permutation(got)
         same = (got == want).all(axis=1).mean()
         assert same == 1.0 if selection == "wrs" else same >= 0.95
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("alpha", [1.0, 1.5])
+def test_gpu_precomputed_weights_equal_the_hosts(alpha):
+    """MMAS's ants read tau^alpha * eta^beta computed once a construction (n x n, and n x k in
+    candidate order): the host's float32 products, bit for bit."""
+    from lsmgpu.backends.colony import weights_of
+    from lsmgpu.backends.cuda.driver import cuda
+    tsp = small_tsp(150)
+    model = tsp.colony_model(12)
+    c = Construction(alpha=alpha, beta=2.5)
+    tau = np.random.default_rng(1).uniform(0.01, 1.0, (tsp.n, tsp.n)).astype(np.float32)
+    gpu = gpu_colony(model, c, tsp.n, 32)
+    try:
+        assert gpu.precomputed
+        cuda.memcpy_htod(gpu.tau, tau)
+        gpu.construct(1, 0, np.arange(32))
+        choice, listed = np.empty_like(tau), np.empty(model.candidates.shape, np.float32)
+        cuda.memcpy_dtoh(choice, gpu.choice)
+        cuda.memcpy_dtoh(listed, gpu.cand_choice)
+    finally:
+        gpu.close()
+    want = weights_of(tau, CpuColony(model, c, tsp.n).eta_beta, alpha)
+    assert np.array_equal(choice, want)
+    assert np.array_equal(listed, np.take_along_axis(want, model.candidates.astype(np.int64), axis=1))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("candidates", [None, 8])
+def test_gpu_ties_go_to_the_lowest_item_as_on_the_host(candidates):
+    """Every weight equal and q0 = 1 (always the largest weight): every step is a tie, which the
+    warp and block maxima must break to the lowest item, as the host does."""
+    n = 300
+    cand = None if candidates is None else np.stack([(np.arange(n) + 7 * j + 1) % n for j in range(candidates)], 1)
+    model = ColonyModel("successor", candidates=cand)
+    c = Construction(q0=1.0, tau0=0.5)
+    starts = np.arange(64) * 3
+    gpu = gpu_colony(model, c, n, 64)
+    try:
+        got = gpu.construct(4, 0, starts)
+    finally:
+        gpu.close()
+    assert np.array_equal(got, CpuColony(model, c, n).construct(4, 0, starts))
 
 
 @pytest.mark.gpu

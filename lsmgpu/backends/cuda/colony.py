@@ -5,7 +5,9 @@ and the NumPy reference these kernels equal).
 One thread block builds one ant's solution; its visited set sits in shared memory where it fits
 (opting in to the GPU's large shared memory), else in a global scratch row per ant. The
 pheromone (an n x n float32 matrix, or the selective memory's n x slots pairs) and eta^beta stay
-on the GPU; the solutions come back to the host for the local search and the bookkeeping.
+on the GPU; the solutions come back to the host for the local search and the bookkeeping. Without
+a local update (MMAS) each construction first computes the weights tau^alpha * eta^beta once
+(the MMAS paper's choice_info: n x n, and n x k in candidate-list order), which the ants read.
 """
 from __future__ import annotations
 
@@ -40,12 +42,20 @@ def tabu_words(construction: Construction, n: int) -> int:
     return {"bt": (n + 31) // 32, "lc": 2 * n, "ct": n}[construction.tabu]
 
 
+def precomputes_weights(construction: Construction) -> bool:
+    """Whether the ants read weights computed once a construction: the pheromone matrix is constant
+    while they build (no local update)."""
+    return construction.memory == "matrix" and construction.local_update == "none"
+
+
 def colony_bytes(model: ColonyModel, construction: Construction, n: int, ants: int) -> int:
-    """GPU memory of a colony: pheromone, eta^beta, candidates, the ants' solutions and scratch."""
+    """GPU memory of a colony: pheromone, eta^beta, candidates, the precomputed weights, the ants'
+    solutions and scratch."""
     pheromone = n * construction.slots * 12 if construction.memory == "spm" else n * n * 4
     eta = 0 if model.heuristic is None else n * n * 4
     cand = 0 if model.candidates is None else model.candidates.size * 4
-    return pheromone + eta + cand + ants * n * 4 * 2 + ants * tabu_words(construction, n) * 4
+    weights = n * n * 4 + cand if precomputes_weights(construction) else 0
+    return pheromone + eta + cand + weights + ants * n * 4 * 2 + ants * tabu_words(construction, n) * 4
 
 
 class CudaColony:
@@ -59,21 +69,24 @@ class CudaColony:
         need, (free, _) = colony_bytes(model, construction, n, ants), cuda.mem_get_info()
         if need > MEMORY_SHARE * free:
             raise ValueError(f"ant colony: {ants:,} ants on {n:,} items need {need / 2**30:,.2f} GiB of GPU memory "
-                             f"({'n x n pheromone and heuristic matrices' if construction.memory == 'matrix' else 'arrays'}); "
+                             f"({'n x n pheromone, heuristic and weight matrices' if construction.memory == 'matrix' else 'arrays'}); "
                              f"{free / 2**30:,.1f} GiB are free")
         device = options.context.get_device()
         self.words = tabu_words(construction, n)
         limit = device.get_attribute(cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
         self.shared_tabu = self.words * 4 + 2048 <= limit       # the kernel's own arrays: < 1 KB
         self.threads = 32 * warps_for(construction, n, model.candidates is not None)
+        self.precomputed = precomputes_weights(construction)
         source = render_skeleton(
             "colony.cu.j2", KIND=model.kind, SELECTION=construction.selection, TABU=construction.tabu,
             GREEDY=construction.q0 > 0, LOCAL_UPDATE=construction.local_update, MEMORY=construction.memory,
             HAS_ETA=model.heuristic is not None, HAS_CAND=model.candidates is not None,
-            ALPHA_ONE=construction.alpha == 1.0, SHARED_TABU=self.shared_tabu, SLOTS=construction.slots)
+            ALPHA_ONE=construction.alpha == 1.0, SHARED_TABU=self.shared_tabu, SLOTS=construction.slots,
+            CHOICE=self.precomputed)
         arch = "sm_%d%d" % device.compute_capability()
         module = load_module(source, arch)
-        self.functions = {name: module.get_function(name) for name in ("construct", "deposit", "evaporate_clamp")}
+        names = ("construct", "deposit", "evaporate_clamp") + (("choice_info",) if self.precomputed else ())
+        self.functions = {name: module.get_function(name) for name in names}
         if self.shared_tabu and self.words * 4 > 48 * 1024:
             self.functions["construct"].set_attribute(
                 cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.words * 4)
@@ -90,20 +103,24 @@ class CudaColony:
         else:
             self.tau = self.buffers.alloc(n * n * 4)
             self.spm_items = self.spm_taus = self.spm_tail = 0
+        listed = 0 if model.candidates is None else model.candidates.size
+        self.choice = self.buffers.alloc(n * n * 4) if self.precomputed else 0
+        self.cand_choice = self.buffers.alloc(listed * 4) if self.precomputed and listed else 0
         self.out = self.buffers.alloc(ants * n * 4)
         self.firsts = self.buffers.alloc(ants * n * 4)
         self.scratch = 0 if self.shared_tabu else self.buffers.alloc(ants * self.words * 4)
         self.solution = self.buffers.alloc(n * 4)
         self.events = (cuda.Event(), cuda.Event())
-        #: the last construction's kernel time (CUDA events), seconds
+        #: the last construction's kernel time (CUDA events; the weights' precomputation included), seconds
         self.kernel_seconds = 0.0
         self.fill(construction.tau0)
 
     # --- kernel arguments --------------------------------------------------------------------
     def _colony(self) -> bytes:
         """The kernels' Colony struct (layout of colony.cu.j2)."""
-        return pack("iiPPPPPPff", self.n, self.k, int(self.eta), int(self.cand), int(self.tau),
-                    int(self.spm_items), int(self.spm_taus), int(self.spm_tail), self.c.tau0, self.c.alpha)
+        return pack("iiPPPPPPffPP", self.n, self.k, int(self.eta), int(self.cand), int(self.tau),
+                    int(self.spm_items), int(self.spm_taus), int(self.spm_tail), self.c.tau0, self.c.alpha,
+                    int(self.choice), int(self.cand_choice))
 
     def close(self) -> None:
         self.buffers.close()
@@ -168,6 +185,10 @@ class CudaColony:
                                      int(seed) % 2**64, int(iteration), c.q0, keep, add, c.period, self.words)
         start, end = self.events
         start.record()
+        if self.precomputed:
+            blocks = min(4096, (self.n * self.n + UPDATE_BLOCK - 1) // UPDATE_BLOCK)
+            launch(self.functions["choice_info"], "choice_info", (blocks, 1, 1), UPDATE_BLOCK,
+                   self._colony() + pack("PP", int(self.choice), int(self.cand_choice)))
         launch(self.functions["construct"], "construct", (self.ants, 1, 1), self.threads, args,
                self.words * 4 if self.shared_tabu else 0)
         end.record()
