@@ -379,7 +379,8 @@ def test_gpu_builds_the_hosts_solutions(selection, tabu, candidates):
 @pytest.mark.parametrize("alpha", [1.0, 1.5])
 def test_gpu_precomputed_weights_equal_the_hosts(alpha):
     """MMAS's ants read tau^alpha * eta^beta computed once a construction (n x n, and n x k in
-    candidate order): the host's float32 products, bit for bit."""
+    candidate order): the host's float32 products, bit for bit with alpha 1; with another alpha
+    within powf's error (CUDA's powf: 2 ulp; NumPy's: the C library's)."""
     from lsmgpu.backends.colony import weights_of
     from lsmgpu.backends.cuda.driver import cuda
     tsp = small_tsp(150)
@@ -397,8 +398,13 @@ def test_gpu_precomputed_weights_equal_the_hosts(alpha):
     finally:
         gpu.close()
     want = weights_of(tau, CpuColony(model, c, tsp.n).eta_beta, alpha)
-    assert np.array_equal(choice, want)
-    assert np.array_equal(listed, np.take_along_axis(want, model.candidates.astype(np.int64), axis=1))
+    listed_want = np.take_along_axis(want, model.candidates.astype(np.int64), axis=1)
+    if alpha == 1.0:
+        assert np.array_equal(choice, want) and np.array_equal(listed, listed_want)
+    else:
+        np.testing.assert_allclose(choice, want, rtol=1e-6)
+        np.testing.assert_allclose(listed, listed_want, rtol=1e-6)
+        assert np.array_equal(listed, np.take_along_axis(choice, model.candidates.astype(np.int64), axis=1))
 
 
 @pytest.mark.gpu

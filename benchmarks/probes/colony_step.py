@@ -1,0 +1,68 @@
+"""Probe: where a construction step's time goes (MMAS, m = n ants, candidate lists of 32, one warp
+an ant): the construction kernel's time with parts of its source changed or left out, to see
+which part of a step's dependent chain costs what. Ablations ("no_*") build wrong tours on
+purpose (still permutations): timings only.
+
+    python -m benchmarks.probes.colony_step .data/tsplib pr1002,pr2392 [syncwarp+ldg,...]
+"""
+import statistics
+import sys
+
+import numpy as np
+
+from lsmgpu.backends import resolve
+from lsmgpu.backends.colony import Construction, colony_for
+from lsmgpu.backends.cuda.driver import cuda, load_module
+from lsmgpu.kernels import render_skeleton
+from lsmgpu.problems import TSP
+
+#: (name, [(old, new), ...]) applied to the rendered kernel source
+VARIANTS = [
+    ("base", []),
+    ("syncwarp", [("__syncthreads();", "__syncwarp();")]),
+    ("ldg", [("c.cand[at_list]", "__ldg(c.cand + at_list)"), ("c.cand_choice[at_list]", "__ldg(c.cand_choice + at_list)")]),
+    ("no_rng", [("counter_uniform(seed, iteration, ant, base + 1) * total", "0.5 * total")]),
+    ("no_scan", [("for (int off = 1; off < 32; off <<= 1) {\n                        const double other",
+                  "for (int off = 1; off < 1; off <<= 1) {\n                        const double other")]),
+    ("no_fallback", [("chosen = choose_listed(c, T, left, row, true,", "chosen = T[0]; if (0) chosen = choose_listed(c, T, left, row, true,")]),
+]
+
+
+def source_of(selection: str, tabu: str) -> str:
+    return render_skeleton("colony.cu.j2", KIND="successor", SELECTION=selection, TABU=tabu, GREEDY=False,
+                           LOCAL_UPDATE="none", MEMORY="matrix", HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=True,
+                           SHARED_TABU=True, SLOTS=8, CHOICE=True)
+
+
+def timed(colony, n: int, repeats: int = 5) -> float:
+    rng, times = np.random.default_rng(0), []
+    for k in range(repeats + 1):
+        tours = colony.construct(7, k, rng.integers(0, n, n))
+        assert np.array_equal(np.sort(tours[:3], axis=1), np.tile(np.arange(n), (3, 1)))
+        times.append(colony.kernel_seconds)
+    return statistics.median(times[1:])
+
+
+if __name__ == "__main__":
+    folder, names = sys.argv[1], sys.argv[2].split(",")
+    combos = [v.split("+") for v in (sys.argv[3].split(",") if len(sys.argv) > 3 else [])]
+    backend = resolve("cuda")
+    table = dict(VARIANTS)
+    for name in names:
+        problem = TSP.from_file(f"{folder}/{name}.tsp")
+        n, model = problem.n, problem.colony_model(32)
+        for selection, tabu in (("roulette", "ct"), ("wrs", "ct"), ("roulette", "bt")):
+            c = Construction(selection=selection, tabu=tabu, beta=2.0, tau0=1e-4, warps=1)
+            colony = colony_for(backend, model, c, n, n)
+            arch = "sm_%d%d" % cuda.Context.get_device().compute_capability()
+            try:
+                for variant in [[v] for v, _ in VARIANTS] + combos:
+                    source = source_of(selection, tabu)
+                    for part in variant:
+                        for old, new in table[part]:
+                            assert old in source, (part, old)
+                            source = source.replace(old, new)
+                    colony.functions["construct"] = load_module(source, arch).get_function("construct")
+                    print(f"{name} {selection}-{tabu} {'+'.join(variant)}: {1000 * timed(colony, n):.3f} ms", flush=True)
+            finally:
+                colony.close()
