@@ -8,7 +8,8 @@ w = tau[r, j]^alpha * eta[r, j]^beta:
 * ACS's pseudo-random-proportional rule (``q0`` > 0): with probability q0 the item of largest
   weight, else the roulette wheel (Dorigo & Gambardella 1997, formulas (1)-(2));
 * ``selection="roulette"``: item j with probability w_j / sum(w), by the roulette wheel over the
-  items in their order (the candidate list's, or the visited set's listing of the unvisited);
+  items in their order (the candidate list's, summed in float32 as the kernel's warp does, or the
+  visited set's listing of the unvisited, summed in float64);
 * ``selection="wrs"``: weighted reservoir sampling (A-Res, Efraimidis & Spirakis): the item of
   largest key log2(u_j) / w_j, u_j uniform: the roulette's distribution in one parallel pass;
 * a candidate list with no unvisited item left: the unvisited item of largest weight (ACOTSP).
@@ -16,7 +17,9 @@ w = tau[r, j]^alpha * eta[r, j]^beta:
 Ties go to the lowest item. Random numbers are counter-based (``counter_uniform(seed,
 iteration, ant, t * (n + 2) + d)``: d = 0 for ACS's q, 1 for the roulette, 2 + j for item j's
 reservoir key), so the GPU's kernel (templates/skeleton/colony.cu.j2) draws the same ones and
-builds the same solutions where float sums in another order do not move a roulette's pick.
+builds the same solutions, except where the roulette over all unvisited items (no candidate
+list), whose float64 sums the GPU's threads add in another order, moves a pick that falls within
+rounding of a boundary.
 
 ACS's local update (``local_update`` "atomic" or "alt" with period k: every k-th chosen edge,
 the closing one of a tour included) applies tau <- (1 - xi) tau + xi tau0 to the edge after
@@ -94,6 +97,17 @@ def weights_of(tau: np.ndarray, eta_beta, alpha: float) -> np.ndarray:
     if alpha != 1.0:
         tau = np.power(tau, np.float32(alpha), dtype=np.float32)
     return tau if eta_beta is None else (tau * eta_beta).astype(np.float32)
+
+
+def lane_sums(w: np.ndarray) -> np.ndarray:
+    """Per row, the inclusive sums of float32 weights over 32 lanes (zeros beyond a row's k), in
+    the warp's order: Hillis-Steele, each lane adding the sum ``off`` lanes before it for off = 1,
+    2, 4, 8, 16 (the construction kernel's candidate roulette, float32 rounding each addition)."""
+    sums = np.zeros((w.shape[0], 32), dtype=np.float32)
+    sums[:, :w.shape[1]] = w
+    for off in (1, 2, 4, 8, 16):
+        sums[:, off:] = sums[:, off:] + sums[:, :-off]
+    return sums
 
 
 def lowest_best(items: np.ndarray, values: np.ndarray, valid: np.ndarray) -> np.ndarray:
@@ -217,8 +231,13 @@ class CpuColony:
             chosen = lowest_best(items, keys, valid)
         else:
             u = counter_uniform(seed, iteration, ants, base + 1)
-            sums = np.cumsum(w.astype(np.float64), axis=1)
-            above = valid & (sums > (u * sums[:, -1])[:, None])
+            if self.candidates is not None:     # a list: the kernel's float sums over 32 lanes, in its order
+                sums = lane_sums(w)
+                threshold = (u * sums[:, -1].astype(np.float64)).astype(np.float32)
+            else:
+                sums = np.cumsum(w.astype(np.float64), axis=1)
+                threshold = u * sums[:, -1]
+            above = valid & (sums[:, :items.shape[1]] > threshold[:, None])
             last_valid = items.shape[1] - 1 - np.argmax(valid[:, ::-1], axis=1)
             position = np.where(above.any(axis=1), np.argmax(above, axis=1), last_valid)
             chosen = items[ants, position]
