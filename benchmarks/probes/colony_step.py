@@ -19,7 +19,6 @@ from lsmgpu.problems import TSP
 #: (name, [(old, new), ...]) applied to the rendered kernel source
 VARIANTS = [
     ("base", []),
-    ("syncwarp", [("__syncthreads();", "__syncwarp();")]),
     ("no_rng", [("const double draw = counter_uniform(seed, iteration, ant, base + 1);", "const double draw = 0.5;")]),
     ("no_scan", [("for (int off = 1; off < 32; off <<= 1) {\n                        const float other",
                   "for (int off = 1; off < 1; off <<= 1) {\n                        const float other")]),
