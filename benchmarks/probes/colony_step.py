@@ -19,10 +19,10 @@ from lsmgpu.problems import TSP
 #: (name, [(old, new), ...]) applied to the rendered kernel source
 VARIANTS = [
     ("base", []),
-    ("no_rng", [("const double draw = counter_uniform(seed, iteration, ant, base + 1);", "const double draw = 0.5;")]),
     ("no_scan", [("for (int off = 1; off < 32; off <<= 1) {\n                        const float other",
                   "for (int off = 1; off < 1; off <<= 1) {\n                        const float other")]),
-    ("no_fallback", [("chosen = choose_listed(c, T, left, row, true,", "chosen = T[0]; if (0) chosen = choose_listed(c, T, left, row, true,")]),
+    ("no_fallback", [("chosen = choose_listed(c, T, left, row, true,", "chosen = T[0]; if (0) chosen = choose_listed(c, T, left, row, true,"),
+                     ("return T[u] > u;", "return T[u] > u;")]),          # list tabus only (CT's T[0] an item)
 ]
 
 
