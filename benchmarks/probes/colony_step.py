@@ -1,6 +1,7 @@
 """Probe: where a construction step's time goes (MMAS, m = n ants, candidate lists of 32, one warp
 an ant): the construction kernel's time with parts of its source changed or left out, to see
-which part of a step's dependent chain costs what. Ablations ("no_*") build wrong tours on
+which part of a step's dependent chain costs what; then the base kernel under several shared
+memory carve-outs (the rest of the unified memory is L1, which caches the candidate lists). Ablations ("no_*") build wrong tours on
 purpose (still permutations): timings only.
 
     python -m benchmarks.probes.colony_step .data/tsplib pr1002,pr2392 [syncwarp+ldg,...]
@@ -24,6 +25,10 @@ VARIANTS = [
     ("no_fallback", [("chosen = choose_listed(c, T, left, row, true,", "chosen = T[0]; if (0) chosen = choose_listed(c, T, left, row, true,"),
                      ("return T[u] > u;", "return T[u] > u;")]),          # list tabus only (CT's T[0] an item)
 ]
+
+
+#: shared-memory carve-outs tried on the base kernel (percent of the unified L1 / shared memory)
+CARVEOUTS = (100, 50, 25, 10)
 
 
 def source_of(selection: str, tabu: str) -> str:
@@ -63,5 +68,10 @@ if __name__ == "__main__":
                         source = source.replace(old, new)
                     colony.functions["construct"] = load_module(source, arch).get_function("construct")
                     print(f"{name} {selection}-{tabu} {'+'.join(variant)}: {1000 * timed(colony, n):.3f} ms", flush=True)
+                base = load_module(source_of(selection, tabu), arch).get_function("construct")
+                colony.functions["construct"] = base
+                for carveout in CARVEOUTS:       # the share of L1 / shared memory kept as shared, %
+                    base.set_attribute(cuda.function_attribute.PREFERRED_SHARED_MEMORY_CARVEOUT, carveout)
+                    print(f"{name} {selection}-{tabu} carveout {carveout}: {1000 * timed(colony, n):.3f} ms", flush=True)
             finally:
                 colony.close()

@@ -8,8 +8,8 @@ w = tau[r, j]^alpha * eta[r, j]^beta:
 * ACS's pseudo-random-proportional rule (``q0`` > 0): with probability q0 the item of largest
   weight, else the roulette wheel (Dorigo & Gambardella 1997, formulas (1)-(2));
 * ``selection="roulette"``: item j with probability w_j / sum(w), by the roulette wheel over the
-  items in their order (the candidate list's, summed in float32 as the kernel's warp does, or the
-  visited set's listing of the unvisited, summed in float64);
+  items in their order (the candidate list's, summed in float32 as the kernel's warp does, the
+  draw rounded to float32, or the visited set's listing of the unvisited, summed in float64);
 * ``selection="wrs"``: weighted reservoir sampling (A-Res, Efraimidis & Spirakis): the item of
   largest key log2(u_j) / w_j, u_j uniform: the roulette's distribution in one parallel pass;
 * a candidate list with no unvisited item left: the unvisited item of largest weight (ACOTSP).
@@ -233,7 +233,7 @@ class CpuColony:
             u = counter_uniform(seed, iteration, ants, base + 1)
             if self.candidates is not None:     # a list: the kernel's float sums over 32 lanes, in its order
                 sums = lane_sums(w)
-                threshold = (u * sums[:, -1].astype(np.float64)).astype(np.float32)
+                threshold = u.astype(np.float32) * sums[:, -1]
             else:
                 sums = np.cumsum(w.astype(np.float64), axis=1)
                 threshold = u * sums[:, -1]

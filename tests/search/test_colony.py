@@ -380,8 +380,8 @@ def test_gpu_builds_the_hosts_solutions(selection, tabu, candidates):
 @pytest.mark.gpu
 @pytest.mark.parametrize("alpha", [1.0, 1.5])
 def test_gpu_precomputed_weights_equal_the_hosts(alpha):
-    """MMAS's ants read tau^alpha * eta^beta computed once a construction (n x n, and n x k in
-    candidate order): the host's float32 products, bit for bit with alpha 1; with another alpha
+    """MMAS's ants read tau^alpha * eta^beta computed once a construction (n x n, and n x k
+    (candidate, weight) pairs): the host's float32 products, bit for bit with alpha 1; with another alpha
     within powf's error (CUDA's powf: 2 ulp; NumPy's: the C library's)."""
     from lsmgpu.backends.colony import weights_of
     from lsmgpu.backends.cuda.driver import cuda
@@ -394,11 +394,13 @@ def test_gpu_precomputed_weights_equal_the_hosts(alpha):
         assert gpu.precomputed
         cuda.memcpy_htod(gpu.tau, tau)
         gpu.construct(1, 0, np.arange(32))
-        choice, listed = np.empty_like(tau), np.empty(model.candidates.shape, np.float32)
+        choice, pairs = np.empty_like(tau), np.empty(model.candidates.shape + (2,), np.int32)
         cuda.memcpy_dtoh(choice, gpu.choice)
-        cuda.memcpy_dtoh(listed, gpu.cand_choice)
+        cuda.memcpy_dtoh(pairs, gpu.cand_pairs)
     finally:
         gpu.close()
+    assert np.array_equal(pairs[..., 0], model.candidates)
+    listed = pairs[..., 1].view(np.float32)
     want = weights_of(tau, CpuColony(model, c, tsp.n).eta_beta, alpha)
     listed_want = np.take_along_axis(want, model.candidates.astype(np.int64), axis=1)
     if alpha == 1.0:

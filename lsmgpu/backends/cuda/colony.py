@@ -7,7 +7,7 @@ One thread block builds one ant's solution; its visited set sits in shared memor
 pheromone (an n x n float32 matrix, or the selective memory's n x slots pairs) and eta^beta stay
 on the GPU; the solutions come back to the host for the local search and the bookkeeping. Without
 a local update (MMAS) each construction first computes the weights tau^alpha * eta^beta once
-(the MMAS paper's choice_info: n x n, and n x k in candidate-list order), which the ants read.
+(the MMAS paper's choice_info: n x n, and n x k (candidate, weight) pairs), which the ants read.
 """
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def colony_bytes(model: ColonyModel, construction: Construction, n: int, ants: i
     pheromone = n * construction.slots * 12 if construction.memory == "spm" else n * n * 4
     eta = 0 if model.heuristic is None else n * n * 4
     cand = 0 if model.candidates is None else model.candidates.size * 4
-    weights = n * n * 4 + cand if precomputes_weights(construction) else 0
+    weights = n * n * 4 + 2 * cand if precomputes_weights(construction) else 0
     return pheromone + eta + cand + weights + ants * n * 4 * 2 + ants * tabu_words(construction, n) * 4
 
 
@@ -105,7 +105,7 @@ class CudaColony:
             self.spm_items = self.spm_taus = self.spm_tail = 0
         listed = 0 if model.candidates is None else model.candidates.size
         self.choice = self.buffers.alloc(n * n * 4) if self.precomputed else 0
-        self.cand_choice = self.buffers.alloc(listed * 4) if self.precomputed and listed else 0
+        self.cand_pairs = self.buffers.alloc(listed * 8) if self.precomputed and listed else 0
         self.out = self.buffers.alloc(ants * n * 4)
         self.firsts = self.buffers.alloc(ants * n * 4)
         self.scratch = 0 if self.shared_tabu else self.buffers.alloc(ants * self.words * 4)
@@ -120,7 +120,7 @@ class CudaColony:
         """The kernels' Colony struct (layout of colony.cu.j2)."""
         return pack("iiPPPPPPffPP", self.n, self.k, int(self.eta), int(self.cand), int(self.tau),
                     int(self.spm_items), int(self.spm_taus), int(self.spm_tail), self.c.tau0, self.c.alpha,
-                    int(self.choice), int(self.cand_choice))
+                    int(self.choice), int(self.cand_pairs))
 
     def close(self) -> None:
         self.buffers.close()
@@ -188,7 +188,7 @@ class CudaColony:
         if self.precomputed:
             blocks = min(4096, (self.n * self.n + UPDATE_BLOCK - 1) // UPDATE_BLOCK)
             launch(self.functions["choice_info"], "choice_info", (blocks, 1, 1), UPDATE_BLOCK,
-                   self._colony() + pack("PP", int(self.choice), int(self.cand_choice)))
+                   self._colony() + pack("PP", int(self.choice), int(self.cand_pairs)))
         launch(self.functions["construct"], "construct", (self.ants, 1, 1), self.threads, args,
                self.words * 4 if self.shared_tabu else 0)
         end.record()
