@@ -20,6 +20,12 @@ from lsmgpu.problems import TSP
 #: (name, [(old, new), ...]) applied to the rendered kernel source
 VARIANTS = [
     ("base", []),
+    ("prefetch2", [("            const int u = listed_u;\n",
+                    "            const int u = listed_u;\n            if (lane < 2) asm volatile(\"prefetch.global.L1 [%0];\" :: \"l\"(c.cand_pairs + (unsigned)u * c.k));\n")]),
+    ("prefetch4", [("            const int u = listed_u;\n",
+                    "            const int u = listed_u;\n            if (lane < 4) asm volatile(\"prefetch.global.L1 [%0];\" :: \"l\"(c.cand_pairs + (unsigned)u * c.k));\n")]),
+    ("syncwarp_end", [("        row = chosen;\n\n        __syncthreads();\n    }",
+                       "        row = chosen;\n        if (blockDim.x == 32) __syncwarp(); else __syncthreads();\n    }")]),
     ("no_scan", [("for (int off = 1; off < 32; off <<= 1) {\n                        const float other",
                   "for (int off = 1; off < 1; off <<= 1) {\n                        const float other")]),
     ("no_fallback", [("chosen = choose_listed(c, T, left, row, true,", "chosen = T[0]; if (0) chosen = choose_listed(c, T, left, row, true,"),
@@ -28,7 +34,7 @@ VARIANTS = [
 
 
 #: shared-memory carve-outs tried on the base kernel (percent of the unified L1 / shared memory)
-CARVEOUTS = (100, 50, 25, 10)
+CARVEOUTS = (100, 25)
 
 
 def source_of(selection: str, tabu: str) -> str:
@@ -73,5 +79,6 @@ if __name__ == "__main__":
                 for carveout in CARVEOUTS:       # the share of L1 / shared memory kept as shared, %
                     base.set_attribute(cuda.function_attribute.PREFERRED_SHARED_MEMORY_CARVEOUT, carveout)
                     print(f"{name} {selection}-{tabu} carveout {carveout}: {1000 * timed(colony, n):.3f} ms", flush=True)
+                base.set_attribute(cuda.function_attribute.PREFERRED_SHARED_MEMORY_CARVEOUT, -1)     # the driver's choice again
             finally:
                 colony.close()
