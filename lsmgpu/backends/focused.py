@@ -30,8 +30,8 @@ import numpy as np
 from ..neighbourhoods.crowns import counter_uniform
 from .dontlook import apply_steps, enqueue, improve_city
 
-__all__ = ["FocusRules", "CandidatePheromone", "trail_limits", "warp_scan", "choose_lane", "focused_walk",
-           "CpuFocusedAnts", "MAX_ITERATIONS"]
+__all__ = ["FocusRules", "CandidatePheromone", "trail_limits", "trail_scale", "warp_scan", "choose_lane",
+           "focused_walk", "CpuFocusedAnts", "MAX_ITERATIONS"]
 
 #: iterations the random numbers can count (their step is 32-bit on the GPU)
 MAX_ITERATIONS = 2**31 - 1
@@ -47,10 +47,16 @@ class FocusRules:
         self.seed, self.moves, self.walk = int(seed), int(moves), int(walk)
 
 
+def trail_scale(length: float) -> float:
+    """The length pheromone is measured by: the tour's, or 1 for a tour of length 0 (every city at
+    one point: optimal, and only the trails' ratios matter)."""
+    return length if length > 0 else 1.0
+
+
 def trail_limits(length: float, candidates: int, rho: float, p_best: float) -> tuple[float, float]:
     """(tau_min, tau_max) for a best tour of ``length``: tau_max = 1 / (length (1 - rho)), tau_min
     from ``p_best`` over ``candidates`` choices a step (FACO's candidate-list form of MMAS's)."""
-    tau_max = 1.0 / (length * (1.0 - rho))
+    tau_max = 1.0 / (trail_scale(length) * (1.0 - rho))
     root = p_best ** (1.0 / candidates)
     tau_min = tau_max * (1.0 - root) / ((candidates - 1) * root) if candidates > 1 else tau_max
     return min(tau_min, tau_max), tau_max

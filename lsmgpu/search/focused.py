@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from ..backends.dontlook import CpuDontLook, kernel_or_host
-from ..backends.focused import MAX_ITERATIONS, CpuFocusedAnts, FocusRules, trail_limits
+from ..backends.focused import MAX_ITERATIONS, CpuFocusedAnts, FocusRules, trail_limits, trail_scale
 from ..validation import check_count, check_number
 from .dontlook import DontLookDescent
 from .population import PopulationSearch
@@ -129,6 +129,6 @@ class FocusedACO(PopulationSearch):
             self.colony.follow(-1, self.best)
         else:
             self.colony.follow(k, float(lengths[k]))
-        self.colony.deposit(1.0 - self.rho, 1.0 / self.colony.length, self.tau_min, self.tau_max)
+        self.colony.deposit(1.0 - self.rho, 1.0 / trail_scale(self.colony.length), self.tau_min, self.tau_max)
         self.iteration += 1
         self._finish_iteration(lengths[k], improved)

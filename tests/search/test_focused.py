@@ -105,6 +105,13 @@ def test_trail_limits_follow_mmas_over_the_candidate_lists():
     assert trail_limits(1000.0, 1, 0.5, 0.1) == (tau_max, tau_max)
 
 
+def test_a_zero_length_instance_is_solved_without_dividing_by_zero():
+    """Every city at one point: the start is optimal (length 0), the trails take a length-1 scale."""
+    assert trail_limits(0.0, 16, 0.5, 0.1) == trail_limits(1.0, 16, 0.5, 0.1)
+    result = FocusedACO(TSP(np.zeros((40, 2))), backend="cpu", seed=0).run(iterations=3)
+    assert result.fitness == 0 and sorted(result.solution) == list(range(40))
+
+
 def test_ants_lengths_are_their_tours_and_the_source_deposits():
     problem = tsp_of("int-coords", 150, seed=8)
     rules = rules_of(problem)

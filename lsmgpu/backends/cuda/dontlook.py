@@ -38,12 +38,17 @@ class CudaDontLook:
     #: what the memory refusal names
     what = "don't-look descent"
 
+    @staticmethod
+    def city_array_bytes(n: int, k: int) -> int:
+        """GPU memory beside the rows' that a subclass adds (its per-city arrays)."""
+        return 0
+
     def __init__(self, rules, distance, rows: int, options, chains: bool = False):
         self.rules, self.between, self.rows = rules, distance.between, int(rows)
         self.n = n = len(rules.candidates)
         self.device = options.device
         table = distance.table
-        fixed = table.nbytes + rules.candidates.nbytes
+        fixed = table.nbytes + rules.candidates.nbytes + self.city_array_bytes(n, rules.k)
         need, (free, _) = dontlook_bytes(self.rows, n, chains) + fixed, cuda.mem_get_info()
         if need > MEMORY_SHARE * free:
             fit = int((MEMORY_SHARE * free - fixed) // dontlook_bytes(1, n, chains))

@@ -19,6 +19,11 @@ class CudaFocusedAnts(CudaDontLook):
 
     what = "focused ant colony"
 
+    @staticmethod
+    def city_array_bytes(n: int, k: int) -> int:
+        """The source and best tours with their positions (4 n ints), eta, tau and weights (3 n k doubles)."""
+        return 16 * n + 24 * n * k
+
     def __init__(self, rules, focus, distance, ants: int, beta: float, options):
         if rules.k > 32:
             raise ValueError(f"{self.what}: a warp weighs a city's candidates, at most 32; the rules have {rules.k}")
