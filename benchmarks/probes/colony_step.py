@@ -1,8 +1,8 @@
 """Probe: where a construction step's time goes (MMAS, m = n ants, candidate lists of 32, one warp
 an ant): the construction kernel's time with parts of its source changed or left out, to see
 which part of a step's dependent chain costs what; then the base kernel under several shared
-memory carve-outs (the rest of the unified memory is L1, which caches the candidate lists). Ablations ("no_*") build wrong tours on
-purpose (still permutations): timings only.
+memory carve-outs (the rest of the unified memory is L1, which caches the candidate lists).
+Ablations ("no_*") build wrong tours on purpose (still permutations): timings only.
 
     python -m benchmarks.probes.colony_step .data/tsplib pr1002,pr2392 [syncwarp+ldg,...]
 """
@@ -17,18 +17,22 @@ from lsmgpu.backends.cuda.driver import cuda, load_module
 from lsmgpu.kernels import render_skeleton
 from lsmgpu.problems import TSP
 
+LIST_READ = "            const int u = listed_u;\n"
+#: the first lanes' candidates' rows of pairs fetched to L1 ahead of the pick
+PREFETCH = ("            if (lane < %d) asm volatile(\"prefetch.global.L1 [%%0];\" :: "
+            "\"l\"(c.cand_pairs + (unsigned)u * c.k));\n")
 #: (name, [(old, new), ...]) applied to the rendered kernel source
 VARIANTS = [
     ("base", []),
-    ("prefetch2", [("            const int u = listed_u;\n",
-                    "            const int u = listed_u;\n            if (lane < 2) asm volatile(\"prefetch.global.L1 [%0];\" :: \"l\"(c.cand_pairs + (unsigned)u * c.k));\n")]),
-    ("prefetch4", [("            const int u = listed_u;\n",
-                    "            const int u = listed_u;\n            if (lane < 4) asm volatile(\"prefetch.global.L1 [%0];\" :: \"l\"(c.cand_pairs + (unsigned)u * c.k));\n")]),
+    ("prefetch2", [(LIST_READ, LIST_READ + PREFETCH % 2)]),
+    ("prefetch4", [(LIST_READ, LIST_READ + PREFETCH % 4)]),
     ("syncwarp_end", [("        row = chosen;\n\n        __syncthreads();\n    }",
-                       "        row = chosen;\n        if (blockDim.x == 32) __syncwarp(); else __syncthreads();\n    }")]),
+                       "        row = chosen;\n        if (blockDim.x == 32) __syncwarp();\n"
+                       "        else __syncthreads();\n    }")]),
     ("no_scan", [("for (int off = 1; off < 32; off <<= 1) {\n                        const float other",
                   "for (int off = 1; off < 1; off <<= 1) {\n                        const float other")]),
-    ("no_fallback", [("chosen = choose_listed(c, T, left, row, true,", "chosen = T[0]; if (0) chosen = choose_listed(c, T, left, row, true,"),
+    ("no_fallback", [("chosen = choose_listed(c, T, left, row, true,",
+                      "chosen = T[0]; if (0) chosen = choose_listed(c, T, left, row, true,"),
                      ("return T[u] > u;", "return T[u] > u;")]),          # list tabus only (CT's T[0] an item)
 ]
 
@@ -73,12 +77,14 @@ if __name__ == "__main__":
                     for old, new in changes:
                         source = source.replace(old, new)
                     colony.functions["construct"] = load_module(source, arch).get_function("construct")
-                    print(f"{name} {selection}-{tabu} {'+'.join(variant)}: {1000 * timed(colony, n):.3f} ms", flush=True)
+                    print(f"{name} {selection}-{tabu} {'+'.join(variant)}: {1000 * timed(colony, n):.3f} ms",
+                          flush=True)
                 base = load_module(source_of(selection, tabu), arch).get_function("construct")
                 colony.functions["construct"] = base
                 for carveout in CARVEOUTS:       # the share of L1 / shared memory kept as shared, %
                     base.set_attribute(cuda.function_attribute.PREFERRED_SHARED_MEMORY_CARVEOUT, carveout)
-                    print(f"{name} {selection}-{tabu} carveout {carveout}: {1000 * timed(colony, n):.3f} ms", flush=True)
-                base.set_attribute(cuda.function_attribute.PREFERRED_SHARED_MEMORY_CARVEOUT, -1)     # the driver's choice again
+                    print(f"{name} {selection}-{tabu} carveout {carveout}: {1000 * timed(colony, n):.3f} ms",
+                          flush=True)
+                base.set_attribute(cuda.function_attribute.PREFERRED_SHARED_MEMORY_CARVEOUT, -1)   # the driver's again
             finally:
                 colony.close()

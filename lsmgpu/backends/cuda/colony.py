@@ -68,9 +68,9 @@ class CudaColony:
         self.device = options.device
         need, (free, _) = colony_bytes(model, construction, n, ants), cuda.mem_get_info()
         if need > MEMORY_SHARE * free:
+            held = "n x n pheromone, heuristic and weight matrices" if construction.memory == "matrix" else "arrays"
             raise ValueError(f"ant colony: {ants:,} ants on {n:,} items need {need / 2**30:,.2f} GiB of GPU memory "
-                             f"({'n x n pheromone, heuristic and weight matrices' if construction.memory == 'matrix' else 'arrays'}); "
-                             f"{free / 2**30:,.1f} GiB are free")
+                             f"({held}); {free / 2**30:,.1f} GiB are free")
         device = options.context.get_device()
         self.words = tabu_words(construction, n)
         limit = device.get_attribute(cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
