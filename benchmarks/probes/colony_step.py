@@ -29,8 +29,7 @@ VARIANTS = [
     ("syncwarp_end", [("        row = chosen;\n\n        __syncthreads();\n    }",
                        "        row = chosen;\n        if (blockDim.x == 32) __syncwarp();\n"
                        "        else __syncthreads();\n    }")]),
-    ("no_scan", [("for (int off = 1; off < 32; off <<= 1) {\n                        const float other",
-                  "for (int off = 1; off < 1; off <<= 1) {\n                        const float other")]),
+    ("no_scan", [("const float sum = warp_inclusive_scan(w, lane);", "const float sum = w;")]),
     ("no_fallback", [("chosen = choose_listed(c, T, left, row, true,",
                       "chosen = T[0]; if (0) chosen = choose_listed(c, T, left, row, true,"),
                      ("return T[u] > u;", "return T[u] > u;")]),          # list tabus only (CT's T[0] an item)

@@ -38,6 +38,7 @@ import numpy as np
 from ..errors import BackendFallback
 from ..neighbourhoods.crowns import counter_uniform
 from ..problem import ColonyModel
+from .focused import warp_scan
 from .pheromone import MatrixPheromone, SelectivePheromone
 from .visited import TABUS, tabu_for
 
@@ -97,17 +98,6 @@ def weights_of(tau: np.ndarray, eta_beta, alpha: float) -> np.ndarray:
     if alpha != 1.0:
         tau = np.power(tau, np.float32(alpha), dtype=np.float32)
     return tau if eta_beta is None else (tau * eta_beta).astype(np.float32)
-
-
-def lane_sums(w: np.ndarray) -> np.ndarray:
-    """Per row, the inclusive sums of float32 weights over 32 lanes (zeros beyond a row's k), in
-    the warp's order: Hillis-Steele, each lane adding the sum ``off`` lanes before it for off = 1,
-    2, 4, 8, 16 (the construction kernel's candidate roulette, float32 rounding each addition)."""
-    sums = np.zeros((w.shape[0], 32), dtype=np.float32)
-    sums[:, :w.shape[1]] = w
-    for off in (1, 2, 4, 8, 16):
-        sums[:, off:] = sums[:, off:] + sums[:, :-off]
-    return sums
 
 
 def lowest_best(items: np.ndarray, values: np.ndarray, valid: np.ndarray) -> np.ndarray:
@@ -232,7 +222,7 @@ class CpuColony:
         else:
             u = counter_uniform(seed, iteration, ants, base + 1)
             if self.candidates is not None:     # a list: the kernel's float sums over 32 lanes, in its order
-                sums = lane_sums(w)
+                sums = warp_scan(w)
                 threshold = u.astype(np.float32) * sums[:, -1]
             else:
                 sums = np.cumsum(w.astype(np.float64), axis=1)

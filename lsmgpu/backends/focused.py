@@ -96,12 +96,15 @@ class CandidatePheromone:
 
 
 def warp_scan(values: np.ndarray) -> np.ndarray:
-    """The inclusive prefix sums of 32 values as the GPU's warp forms them (Hillis-Steele: at
-    offsets 1, 2, 4, 8, 16 each lane adds the value ``offset`` lanes before it)."""
-    v = np.zeros(LANES)
-    v[:len(values)] = values
+    """The inclusive prefix sums over the last axis of up to 32 values (zeros beyond them), as the
+    GPU's warp forms them (warp_inclusive_scan, Hillis-Steele: at offsets 1, 2, 4, 8, 16 each lane
+    adds the value ``offset`` lanes before it), in the values' float type (float64 for others)."""
+    values = np.asarray(values)
+    dtype = values.dtype if np.issubdtype(values.dtype, np.floating) else np.float64
+    v = np.zeros(values.shape[:-1] + (LANES,), dtype=dtype)
+    v[..., :values.shape[-1]] = values
     for offset in (1, 2, 4, 8, 16):
-        v[offset:] = v[offset:] + v[:-offset]
+        v[..., offset:] = v[..., offset:] + v[..., :-offset]
     return v
 
 
