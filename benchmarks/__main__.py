@@ -641,6 +641,9 @@ def main(argv=None):
     parser.add_argument("--islands-instances", default="rl11849,d18512,pla85900", help="TSPLIB names of ray-islands")
     parser.add_argument("--islands-gpus", default="1,2", help="ray-islands: GPU counts, comma-separated")
     parser.add_argument("--islands-seconds", default="60", help="ray-islands: the budget")
+    parser.add_argument("--islands-method", default="dontlook-ils",
+                        help="ray-islands: the islands' search (dontlook-ils, faco, acs, mmas, ga)")
+    parser.add_argument("--islands-share", default="1", help="ray-islands: the GPU share of an island (0.5: two a GPU)")
     parser.add_argument("--dlils-configs", default="256:300:50",
                         help="dontlook-ils runs, chains:kick_segment:exchange_every[:segment] (exchange 0: none; "
                              "segment: the descent's Or-opt, 3 if left out), comma-separated")

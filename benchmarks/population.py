@@ -20,11 +20,14 @@ the descent's longest Or-opt segment, 3 when left out) at each budget.
     python -m benchmarks batch-ils --ils-seconds 10,60 --data .data --out $OUT
     python -m benchmarks dontlook-ils --dlils-seconds 10,60 --data .data --out $OUT
 
-``ray-islands``: lsmgpu.parallel.ray_islands.RayIslands, one DontLookILS island (256 chains) per
-GPU exchanging best tours every 50 rounds, on 1, 2, ... GPUs (``--islands-gpus``), from the greedy
-tour, seed 0, at ``--islands-seconds``: gap, kicks a second over all GPUs and its ratio to 1 GPU.
+``ray-islands``: lsmgpu.parallel.ray_islands.RayIslands, one island of ``--islands-method``
+(dontlook-ils: 256 chains, faco, acs, mmas, ga) per GPU, or per ``--islands-share`` of one (0.5:
+two islands a GPU), exchanging best tours at the method's period, for each island count of
+``--islands-gpus``, the ILS and FACO from the greedy tour, seed 0, at ``--islands-seconds``: gap,
+work a second over all islands (kicks, ant tours, children) and its ratio to one island.
 
     python -m benchmarks ray-islands --islands-gpus 1,2 --islands-seconds 60 --data .data --out $OUT
+    python -m benchmarks ray-islands --islands-method faco --islands-share 0.5 --islands-gpus 1,2 --data .data
 """
 from __future__ import annotations
 
@@ -180,26 +183,28 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
 
 def table_ray_islands(args, path_of, emit) -> list[dict]:
     """RayIslands on 1, 2, ... GPUs (see the module docstring)."""
-    from lsmgpu.parallel.ray_islands import RayIslands
-    seconds = float(args.islands_seconds)
+    from lsmgpu.parallel.ray_islands import METHODS, RayIslands
+    seconds, method, share = float(args.islands_seconds), args.islands_method, float(args.islands_share)
     rows = []
     for name in args.islands_instances.split(","):
         problem = TSP.from_file(path_of("tsplib", name))
         start = greedy_tour(problem.coords)
         one = None
-        for gpus in (int(g) for g in args.islands_gpus.split(",")):
-            islands = RayIslands(problem, islands=gpus, seed=0, initial=start,
-                                 backend=getattr(args, "backend_choice", "cuda"))
+        for count in (int(g) for g in args.islands_gpus.split(",")):
+            options = dict(initial=start) if method in ("dontlook-ils", "faco") else {}
+            islands = RayIslands(problem, method=method, islands=count, gpus_per_island=share, seed=0,
+                                 backend=getattr(args, "backend_choice", "cuda"), **options)
             result = islands.run(seconds=seconds)
             assert problem.evaluate(result.solution) == result.fitness and not result.lost
-            rate = sum(islands.kicks) / result.seconds
-            one = rate if gpus == 1 else one
-            rows.append(dict(table="ray-islands", instance=problem.name, n=problem.n,
-                             strategy=f"RayIslands, {gpus} GPU(s)", gpus=gpus, budget_s=seconds,
-                             seconds=round(result.seconds, 2), length=int(result.fitness),
-                             gap_pct=round(100 * problem.gap(result.fitness), 3), kicks=sum(islands.kicks),
-                             kicks_per_s=round(rate), vs_one_gpu=round(rate / one, 2) if one else "",
-                             migrants=sum(islands.migrants), devices=" | ".join(sorted(set(result.workers.values())))))
+            made = sum(count for count, _ in islands.work)
+            rate = made / result.seconds
+            one = rate if count == 1 else one
+            rows.append(dict(table="ray-islands", instance=problem.name, n=problem.n, method=METHODS[method][0],
+                             strategy=f"RayIslands, {count} island(s) of {share:g} GPU", islands=count,
+                             gpu_share=share, budget_s=seconds, seconds=round(result.seconds, 2),
+                             length=int(result.fitness), gap_pct=round(100 * problem.gap(result.fitness), 3),
+                             work=made, unit=islands.work[0][1], per_s=round(rate, 1),
+                             vs_one=round(rate / one, 2) if one else "", migrants=sum(islands.migrants),
+                             devices=" | ".join(sorted(set(result.workers.values())))))
             emit(rows[-1])
     return rows
-

@@ -16,7 +16,7 @@ from .errors import BackendUnavailable, KernelCompileError
 from .neighbourhoods import CandidateThreeOpt, OrOpt, candidate_polish
 from .plotting import plot_result, pyplot
 from .progress import ProgressBar
-from .cli_population import CHAINS_EXCHANGE, FACO, chains, focused, population
+from .cli_population import CHAINS, CHAINS_EXCHANGE, FACO, population
 from .search import ALGORITHMS, COLONIES, POPULATION_METHODS
 from .validation import check_count, check_seed, check_writable
 
@@ -30,7 +30,6 @@ QAP_GPU_STARTS, QAP_GPU_EXCHANGE = 256, 1000
 #: default on a GPU is focused ACO (FACO), measured ahead of them with `lsmgpu solve --time 10` on the
 #: H100: pr2392 0.12 vs 0.20 %, rl11849 0.55 vs 0.77 %, d18512 0.27 vs 0.99 %, pla85900 (30 s) 0.68
 #: vs 1.94 % (docs/benchmarks.md, "Focused ACO")
-CHAINS = "dontlook-ils"
 #: --polish: the ILS polish chain over the same candidate lists as the search's
 POLISH = {"oropt": lambda c: [OrOpt(c)], "3opt-candidates": lambda c: [CandidateThreeOpt(c)],
           "oropt+3opt": candidate_polish}
@@ -81,7 +80,8 @@ def _parser() -> argparse.ArgumentParser:
                                "kicked copies of the better half's best solutions; dontlook-ils: every K rounds "
                                f"(default {CHAINS_EXCHANGE}) the worse half of the chains go on from the better "
                                "half's best tours")
-    parallel.add_argument("--gpus", type=int, help="spread the starts over this many Ray actors (one GPU each)")
+    parallel.add_argument("--gpus", type=int, help="spread the starts, or a population search's islands (acs, mmas, ga, "
+                          "dontlook-ils, faco), over this many Ray actors (one GPU each)")
     parallel.add_argument("--address", help="Ray cluster address (default with --gpus: start Ray here)")
     solve.add_argument("--out", help="write the best solution here (.tour for TSP, .sln for QAP)")
     solve.add_argument("--plot", metavar="FILE.png",
@@ -146,15 +146,15 @@ def _polish_option(args, problem) -> dict:
 
 def choose_method(args, problem) -> None:
     """Fill in --algorithm and --starts where not given, with what measured best for the problem
-    type and backend (docs/benchmarks.md, "Defaults"): for a TSP on a GPU focused ACO (one colony:
-    not with --starts, --gpus, --neighbourhood or --polish), else an ILS; for a QAP on a GPU, 256
+    type and backend (docs/benchmarks.md, "Defaults"): for a TSP on a GPU focused ACO (a colony, one
+    a GPU with --gpus: not with --starts, --neighbourhood or --polish), else an ILS; for a QAP on a GPU, 256
     tabu starts as islands exchanging every 1,000 iterations; else one tabu search."""
     on_gpu, why = cuda_available() if args.backend != "cpu" else (False, "--backend cpu")
     if args.backend == "cuda" and not on_gpu:
         raise ValueError(f"--backend cuda: {why}")
     tsp = type(problem).__name__ == "TSP"
     if args.algorithm is None and tsp and on_gpu and problem.n >= 8 and not any(
-            (args.starts, args.gpus, args.address, args.neighbourhood, args.polish)):
+            (args.starts, args.neighbourhood, args.polish)):
         args.algorithm = FACO
     if args.algorithm is None:
         args.algorithm = "ils" if tsp else "tabu"
@@ -163,14 +163,14 @@ def choose_method(args, problem) -> None:
             if args.exchange_every is None:
                 args.exchange_every = QAP_GPU_EXCHANGE
     if args.algorithm in POPULATION_METHODS:
-        _refuse(args, ("--starts", "--gpus", "--address", "--initial", "--exchange-every"),
+        _refuse(args, ("--starts", "--initial", "--exchange-every"),
                 f"applies to the local searches, not to --algorithm {args.algorithm}")
     if args.algorithm == CHAINS:
         _refuse(args, ("--starts", "--neighbourhood", "--polish"),
                 f"does not apply to --algorithm {CHAINS} (one search of --chains chains, 2-opt + Or-opt descents)")
     if args.algorithm == FACO:
-        _refuse(args, ("--starts", "--gpus", "--address", "--neighbourhood", "--polish", "--exchange-every"),
-                f"does not apply to --algorithm {FACO} (one colony, 2-opt + Or-opt descents)")
+        _refuse(args, ("--starts", "--neighbourhood", "--polish", "--exchange-every"),
+                f"does not apply to --algorithm {FACO} (a colony, 2-opt + Or-opt descents)")
     if args.chains is not None and args.algorithm != CHAINS:
         raise ValueError(f"--chains applies to --algorithm {CHAINS}")
     if args.ants is not None and args.algorithm not in (*COLONIES, FACO):
@@ -285,15 +285,11 @@ def _run(args, problem, iterations):
     t0 = args.t0
     left = (lambda: None) if args.seconds is None else (lambda: max(0.0, args.seconds - (time.perf_counter() - t0)))
     bar = lambda: [] if args.quiet else [ProgressBar(iterations, args.seconds)]      # noqa: E731
-    if args.algorithm == CHAINS:
-        return chains(args, problem, iterations, left, bar())
-    if args.algorithm == FACO:
-        return focused(args, problem, iterations, left, bar())
+    if args.algorithm in (*POPULATION_METHODS, CHAINS, FACO):
+        return population(args, problem, iterations, left, [] if args.gpus or args.address else bar())
     if args.starts > 1 or args.gpus or args.address:
         return _many_starts(args, problem, iterations, left)
     callbacks = bar()
-    if args.algorithm in POPULATION_METHODS:
-        return population(args, problem, iterations, left, callbacks)
     search = ALGORITHMS[args.algorithm](problem, backend=args.backend, seed=args.seed, callbacks=callbacks,
                                         initial=args.initial_solution, **_polish_option(args, problem))
     polish = "".join(f" + {p.neighbourhood!r}" for p in getattr(search, "polish", []))

@@ -13,7 +13,7 @@ from lsmgpu.problems import QAP, TSP
 
 ray = pytest.importorskip("ray")
 from lsmgpu.parallel.distributed import RayMultiStart  # noqa: E402
-from lsmgpu.parallel.ray_islands import RayIslands  # noqa: E402
+from lsmgpu.parallel.ray_islands import Board, RayIslands  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -117,9 +117,45 @@ def test_islands_post_and_take_best_tours():
     islands = RayIslands(problem, islands=2, exchange_every=1, seed=0, backend="cpu", chains=2, round_checks=40)
     result = islands.run(iterations=60)
     assert result.status == "done" and not result.lost and all(r.status == "iterations" for r in result.results)
-    assert islands.kicks == [120, 120] and islands.posts >= 4
+    assert islands.work == [(120, "kicks")] * 2 and islands.posts >= 4
     assert islands.board_value == result.fitness == problem.fitness(result.solution)
     assert np.array_equal(islands.board_tour, result.solution) or problem.fitness(islands.board_tour) == result.fitness
+
+
+@pytest.mark.parametrize("method, options, unit", [
+    ("faco", dict(ants=2), "ant tours"), ("acs", dict(ants=2), "ant tours"), ("mmas", dict(ants=2), "ant tours"),
+    ("ga", dict(genes=8), "children"), ("dontlook-ils", dict(chains=2, round_checks=20), "kicks")])
+def test_synchronous_islands_of_every_method_are_reproducible(method, options, unit):
+    """Two islands of each population search exchanging every iteration, synchronously: the same
+    seed gives the same islands (results and migrants); the board's best is the result."""
+    problem = TSP(np.round(np.random.default_rng(5).uniform(0, 1000, (60, 2))), name="rand60")
+    runs = []
+    for _ in range(2):
+        islands = RayIslands(problem, method=method, islands=2, exchange_every=1, synchronous=True, seed=7,
+                             backend="cpu", **options)
+        result = islands.run(iterations=6)
+        assert result.status == "done" and not result.lost and islands.board_value == result.fitness
+        assert [w[1] for w in islands.work] == [unit] * 2 and all(w[0] > 0 for w in islands.work)
+        runs.append((islands.migrants, [(r.fitness, r.solution.tolist(), r.iterations) for r in result.results]))
+    assert runs[0] == runs[1] and sum(runs[0][0]) >= 1
+    assert problem.fitness(result.solution) == result.fitness
+
+
+def test_the_board_waits_for_every_running_island():
+    """A synchronous exchange is gathered once every running island posted it, the best of the
+    posts (ties to the lower island); a retired island is not waited for; old exchanges go."""
+    board = Board(3)
+    tours = [np.arange(5) + k for k in range(3)]
+    assert board.post(10.0, tours[2], island=2, exchange=1) is None and board.gather(1) is None
+    board.post(10.0, tours[1], island=1, exchange=1)
+    assert board.gather(1) is None
+    board.retire(0)
+    value, tour = board.gather(1)
+    assert value == 10.0 and np.array_equal(tour, tours[1])
+    board.post(4.0, tours[2], island=2, exchange=2)
+    board.post(9.0, tours[1], island=1, exchange=2)
+    assert board.gather(2)[0] == 4.0 and 1 not in board.exchanges
+    assert board.best()[:2][0] == 4.0 and board.post(5.0, tours[0]) == (4.0, board.tour)
 
 
 def test_a_lost_island_is_reported_and_the_other_returns(tmp_path):
@@ -134,6 +170,16 @@ def test_a_lost_island_is_reported_and_the_other_returns(tmp_path):
     assert result.fitness == problem.fitness(result.solution) == islands.board_value
 
 
+def test_a_synchronous_exchange_does_not_wait_for_a_lost_island(tmp_path):
+    base = TSP.from_file(TSP.shipped("berlin52"))
+    problem = CrashOnceTour(base.coords, name="crash-once")
+    problem.marker = str(tmp_path / "crashed")
+    islands = RayIslands(problem, method="mmas", islands=2, exchange_every=1, synchronous=True, seed=1,
+                         backend="cpu", ants=2)
+    result = islands.run(iterations=5, seconds=60)
+    assert len(result.lost) == 1 and result.status == "done"
+    assert result.results[1 - result.lost[0]].status == "iterations"
+
 
 def test_solve_spreads_dontlook_islands_over_gpus(capsys):
     from lsmgpu.cli import main
@@ -141,6 +187,18 @@ def test_solve_spreads_dontlook_islands_over_gpus(capsys):
                  "--iterations", "100", "--backend", "cpu", "--quiet"]) == 0
     captured = capsys.readouterr()
     assert "DontLookILS islands on berlin52 (n = 52, 2 GPU(s)" in captured.err and "best fitness: 7542" in captured.out
+    assert "2 of 2 islands ran" in captured.err
+
+
+@pytest.mark.parametrize("algorithm, flags", [("faco", ["--ants", "2"]), ("ga", ["--genes", "8"]),
+                                              ("mmas", ["--ants", "2"])])
+def test_solve_spreads_population_islands_over_gpus(algorithm, flags, capsys):
+    from lsmgpu.cli import main
+    assert main(["solve", "berlin52", "--algorithm", algorithm, "--gpus", "2", *flags, "--iterations", "3",
+                 "--backend", "cpu", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "islands on berlin52 (n = 52, 2 GPU(s)" in captured.err and "2 of 2 islands ran" in captured.err
+    assert "best fitness:" in captured.out
 
 
 @pytest.mark.parametrize("runner", ["starts", "islands"])
@@ -161,3 +219,15 @@ def test_ctrl_c_while_the_actors_start_returns_nothing_ran(runner, qap, monkeypa
 def test_islands_name_a_bad_option_with_the_islands_own_error():
     with pytest.raises(ValueError, match="`chains` must be an integer"):
         RayIslands(TSP.from_file(TSP.shipped("berlin52")), islands=2, backend="cpu", chains=0).run(10)
+
+
+def test_the_ray_islands_benchmark_counts_every_islands_work():
+    import argparse
+    from benchmarks.population import table_ray_islands
+    args = argparse.Namespace(islands_seconds="1.5", islands_method="faco", islands_share="0.5", islands_gpus="1,2",
+                              islands_instances="berlin52", backend_choice="cpu")
+    rows = []
+    table_ray_islands(args, lambda folder, name: TSP.shipped(name), rows.append)
+    assert [(r["islands"], r["unit"], r["method"]) for r in rows] == [(1, "ant tours", "FocusedACO"),
+                                                                      (2, "ant tours", "FocusedACO")]
+    assert all(r["work"] > 0 and r["per_s"] > 0 for r in rows) and rows[1]["vs_one"] > 0 and rows[0]["vs_one"] == 1.0

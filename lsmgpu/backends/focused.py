@@ -154,7 +154,7 @@ class CpuFocusedAnts:
     ``start(tour, length, tau)`` sets the source and the best to ``tour`` and every tau to ``tau``;
     ``build(iteration)`` walks and descends every ant (their lengths); ``follow(k, length)`` makes
     ant k's tour the next source (k = -1: the best tour kept); ``keep_best(k)`` keeps ant k's tour
-    as the best; ``deposit(...)`` updates the pheromone from the source (CandidatePheromone.update).
+    as the best, ``adopt_best(tour)`` a given one; ``deposit(...)`` updates the pheromone from the source (CandidatePheromone.update).
     """
 
     name = "cpu"
@@ -197,6 +197,10 @@ class CpuFocusedAnts:
 
     def keep_best(self, k: int) -> None:
         self.best = self.x[k].copy()
+
+    def adopt_best(self, tour) -> None:
+        """A tour from elsewhere as the best kept."""
+        self.best = np.array(tour, dtype=np.int64)
 
     def deposit(self, keep: float, deposit: float, tau_min: float, tau_max: float) -> None:
         self.pheromone_state.update(self.source, keep, deposit, tau_min, tau_max)

@@ -1,17 +1,25 @@
-"""Don't-look ILS islands over Ray actors: one ``DontLookILS`` per GPU, exchanging best tours.
+"""Population searches as islands over Ray actors: one search per GPU, exchanging best solutions.
 
-``RayMultiStart`` spreads independent starts; here each actor (one GPU each, ``num_gpus=1``; CPU
-actors where Ray sees no GPU) runs one ``lsmgpu.DontLookILS`` of many chains for the whole budget,
-and every ``exchange_every`` rounds of its own it posts its best tour to a ``Board`` actor and
-takes back the best tour any island posted, which its worst chain then goes on from where it is
-shorter (``DontLookILS.offer``). Only one tour travels each way, never a population. The exchange
-is asynchronous (an island never waits for another), so runs on several actors are not
-reproducible step by step; each island's own search is, given its seed.
+``RayMultiStart`` spreads independent starts; here each actor (one GPU each, ``num_gpus=1``, or a
+share of one: ``gpus_per_island``; CPU actors where Ray sees no GPU) runs one population search
+for the whole budget: the don't-look ILS's chains, focused ACO, an ant colony system, a MAX-MIN
+ant system or a genetic algorithm's groups (``method``). Every ``exchange_every`` iterations of its
+own (the ILS's rounds, the colonies' iterations, the GA's generations) an island posts its best
+solution to a ``Board`` actor and takes back the best any island posted, which the search takes
+in where it is better than its own place for it (``PopulationSearch.offer``: the ILS's worst
+chain, a colony's best so far, the GA's worst gene). Only one solution travels each way, never a
+population.
+
+The exchange is asynchronous by default: an island never waits for another, so runs on several
+actors are not reproducible step by step (each island's own search is, given its seed). With
+``synchronous=True`` an island waits at each exchange until every island still running has
+posted that exchange and takes the best of those posts (ties to the lower island): with an
+iteration budget a seeded run is then reproducible, the faster islands waiting for the slowest.
 
 As for ``RayMultiStart``: ``seconds`` is the whole run's (the actors' start-up included); at the
 deadline, on a target reached or on Ctrl-C every island is told to stop and returns its best so
-far; an island whose actor dies is reported in ``MultiStartResult.lost``, and the best tour it
-posted stays on the board (``board_value``, ``board_tour`` after the run).
+far; an island whose actor dies is reported in ``MultiStartResult.lost`` (the others stop waiting
+for it), and the best solution it posted stays on the board (``board_value``, ``board_tour``).
 """
 from __future__ import annotations
 
@@ -27,87 +35,144 @@ from .distributed import actor_device, ray_module
 from .result import MultiStartResult
 from .seeds import spawn_seeds
 
-__all__ = ["RayIslands", "Board", "IslandRunner"]
+__all__ = ["RayIslands", "Board", "IslandRunner", "METHODS"]
 
 log = logging.getLogger("lsmgpu")
 
+#: the searches an island runs, by command-line name: (class in lsmgpu.search, default exchange
+#: period in its iterations: the ILS's rounds of 1,024 checks, focused ACO's iterations of a few
+#: milliseconds, the classic colonies' and the GA's of tens of milliseconds and more)
+METHODS = {"dontlook-ils": ("DontLookILS", 50), "faco": ("FocusedACO", 100), "acs": ("AntColonySystem", 10),
+           "mmas": ("MaxMinAntSystem", 10), "ga": ("GeneticAlgorithm", 10)}
+
+#: seconds between two looks at the board while a synchronous exchange waits
+WAIT = 0.002
+
 
 class Board:
-    """The islands' meeting place: the best tour posted so far."""
+    """The islands' meeting place: the best solution posted so far, and each synchronous
+    exchange's posts."""
 
-    def __init__(self):
+    def __init__(self, islands: int = 0):
         self.value, self.tour, self.posts = np.inf, None, 0
+        self.running = set(range(islands))
+        self.exchanges = {}              # exchange number -> (islands posted, best value, its island, its tour)
 
-    def post(self, value: float, tour):
-        """Keep ``tour`` (minimised ``value``) if it is the best; the best (value, tour) where it is
-        better than the poster's, else None."""
+    def post(self, value: float, tour, island: int | None = None, exchange: int | None = None):
+        """Keep ``tour`` (minimised ``value``) if it is the best. Asynchronous (``exchange`` None):
+        the best (value, tour) where it is better than the poster's, else None. Synchronous: the
+        post counts toward that exchange (see ``gather``); None."""
         self.posts += 1
         if value < self.value:
             self.value, self.tour = float(value), np.array(tour, copy=True)
-        return (self.value, self.tour) if self.value < value else None
+        if exchange is None:
+            return (self.value, self.tour) if self.value < value else None
+        posted, best, by, kept = self.exchanges.get(exchange, (set(), np.inf, -1, None))
+        if (value, island) < (best, by) or kept is None:
+            best, by, kept = float(value), island, np.array(tour, copy=True)
+        self.exchanges[exchange] = (posted | {island}, best, by, kept)
+        if self.running <= self.exchanges[exchange][0]:      # every running island is past the earlier ones
+            for old in [e for e in self.exchanges if e < exchange]:
+                del self.exchanges[old]
+        return None
+
+    def gather(self, exchange: int):
+        """The exchange's best (value, tour) once every running island has posted it, else None."""
+        entry = self.exchanges.get(exchange)
+        if entry is None or not self.running <= entry[0]:
+            return None
+        return entry[1], entry[3]
+
+    def retire(self, island: int) -> None:
+        """An island that ended (or was lost): the synchronous exchanges no longer wait for it."""
+        self.running.discard(island)
 
     def best(self):
         return self.value, self.tour, self.posts
 
 
 class IslandRunner:
-    """What an actor holds: the problem, the search's options and a stop flag the driver sets
-    while the island runs (the actor serves two calls at once)."""
+    """What an actor holds: the problem, the search's class and options, and a stop flag the
+    driver sets while the island runs (the actor serves two calls at once)."""
 
-    def __init__(self, problem, options):
-        self.problem, self.options, self.stopping = problem, options, False
+    def __init__(self, problem, method: str, options):
+        self.problem, self.method, self.options, self.stopping = problem, method, options, False
 
     def device(self) -> str:
         return actor_device(self.problem, self.options)
 
-    def run(self, seed, board, exchange_every: int, iterations, deadline, target):
-        """One DontLookILS island until its budget or the driver's stop: (its SearchResult, the
-        tours it took from the board, kicks made)."""
-        from ..search import DontLookILS
+    def run(self, island: int, seed, board, exchange_every: int, synchronous: bool, iterations, deadline, target):
+        """One island until its budget or the driver's stop: (its SearchResult, the solutions it
+        took from the board, its work: (count, unit))."""
+        from .. import search as searches
         import ray
         left = None if deadline is None else max(0.0, deadline - time.time())
-        holder = {}
+        iterations_done, holder = [0], {}
 
         def exchange(state) -> bool:
             search = holder["search"]
-            if search.rounds % exchange_every == 0 and search.best_x is not None:
+            iterations_done[0] += 1
+            if iterations_done[0] % exchange_every or search.best_x is None:
+                return bool(self.stopping)
+            if not synchronous:
                 offered = ray.get(board.post.remote(float(search.best), search.best_x))
-                if offered is not None:
-                    search.offer(offered[1])
+            else:
+                number = iterations_done[0] // exchange_every
+                ray.get(board.post.remote(float(search.best), search.best_x, island, number))
+                while (offered := ray.get(board.gather.remote(number))) is None:
+                    if self.stopping or (deadline is not None and time.time() > deadline):
+                        return True
+                    time.sleep(WAIT)
+            if offered is not None and offered[0] < search.best:
+                search.offer(offered[1])
             return bool(self.stopping)
 
-        search = DontLookILS(self.problem, seed=seed, callbacks=[exchange], **self.options)
-        holder["search"] = search
-        result = search.run(iterations, seconds=left, target=target)
-        if search.best_x is not None:        # before the result: the driver then finds it on the board
-            ray.get(board.post.remote(float(search.best), search.best_x))
-        if self.stopping and result.status == "callback":         # stopped by the driver: say why
-            result = dataclasses.replace(result, status=self.stopping)
-        return result, search.migrants, int(search.counters["kicks"].sum()) if search.counters else 0
+        try:
+            search = getattr(searches, self.method)(self.problem, seed=seed, callbacks=[exchange], **self.options)
+            holder["search"] = search
+            result = search.run(iterations, seconds=left, target=target)
+            if search.best_x is not None:        # before the result: the driver then finds it on the board
+                ray.get(board.post.remote(float(search.best), search.best_x))
+        finally:
+            board.retire.remote(island)
+        if result.status == "callback":          # stopped by the driver, or the deadline while waiting
+            result = dataclasses.replace(result, status=self.stopping or "seconds")
+        return result, search.migrants, search.work
 
     def stop(self, reason: str = "interrupted") -> None:
         self.stopping = reason
 
 
 class RayIslands:
-    """``islands`` DontLookILS searches of ``problem`` over Ray actors, exchanging best tours every
-    ``exchange_every`` rounds (default 50) through a board.
+    """``islands`` population searches of ``problem`` over Ray actors, exchanging best solutions
+    every ``exchange_every`` iterations through a board.
 
-    ``islands``: actors (default: one per GPU Ray sees, else 2 on CPUs); ``seed``: spawned one per
-    island; ``address``: the Ray cluster (default: start one here); ``options`` go to every
-    DontLookILS (``chains``, ``kick_segment``, ``backend`` ...; its own ``exchange_every`` among its
-    chains is ``island_exchange``).
+    ``method``: "dontlook-ils" (DontLookILS, the default), "faco", "acs", "mmas" or "ga" (METHODS);
+    ``islands``: actors (default: one per GPU share Ray sees, else 2 on CPUs); ``exchange_every``:
+    the method's METHODS period when None; ``synchronous``: see the module's docstring;
+    ``gpus_per_island``: the GPU share of an actor (1: a GPU each; 0.5: two islands a GPU);
+    ``seed``: spawned one per island; ``address``: the Ray cluster (default: start one here);
+    ``island_exchange``: the search's own ``exchange_every`` (DontLookILS among its chains, the GA
+    among its groups; None: its default); ``options`` go to every search (``chains``, ``ants``,
+    ``genes``, ``backend`` ...).
     """
 
-    def __init__(self, problem, *, islands: int | None = None, exchange_every: int = 50, seed=None,
-                 address: str | None = None, island_exchange: int | None = 50, **options):
-        self.problem = problem
+    def __init__(self, problem, *, method: str = "dontlook-ils", islands: int | None = None,
+                 exchange_every: int | None = None, synchronous: bool = False, gpus_per_island: float = 1.0,
+                 seed=None, address: str | None = None, island_exchange: int | None = None, **options):
+        if method not in METHODS:
+            raise ValueError(f"RayIslands: `method` must be one of {sorted(METHODS)}, got {method!r}")
+        if not 0 < gpus_per_island <= 1:
+            raise ValueError(f"RayIslands: `gpus_per_island` must be in (0, 1], got {gpus_per_island!r}")
+        self.problem, self.method = problem, METHODS[method][0]
         self.islands = check_count("RayIslands", "islands", islands, 1)
-        self.exchange_every = check_count("RayIslands", "exchange_every", exchange_every, 1)
+        every = METHODS[method][1] if exchange_every is None else exchange_every
+        self.exchange_every = check_count("RayIslands", "exchange_every", every, 1)
+        self.synchronous, self.gpus_per_island = bool(synchronous), float(gpus_per_island)
         self.seed, self.address = seed, address
-        self.options = {**options, "exchange_every": island_exchange}
+        self.options = options if island_exchange is None else {**options, "exchange_every": island_exchange}
         self.actors: list = []
-        self.board = self.kicks = self.migrants = None
+        self.board = self.work = self.migrants = None
 
     def _stop_actors(self, ray) -> None:
         for actor in self.actors + [self.board]:
@@ -117,18 +182,20 @@ class RayIslands:
     def _start(self, ray):
         if not ray.is_initialized():
             ray.init(address=self.address, ignore_reinit_error=True, log_to_driver=False)
-        gpus = int(ray.cluster_resources().get("GPU", 0))
-        count = self.islands or gpus or 2
-        Actor = ray.remote(IslandRunner).options(num_gpus=1 if gpus else 0, num_cpus=0 if gpus else 1,
-                                                 max_concurrency=2)
-        self.actors = [Actor.remote(self.problem, self.options) for _ in range(count)]
-        self.board = ray.remote(Board).options(num_cpus=0).remote()
+        gpus = ray.cluster_resources().get("GPU", 0)
+        count = self.islands or int(gpus / self.gpus_per_island) or 2
+        Actor = ray.remote(IslandRunner).options(num_gpus=self.gpus_per_island if gpus else 0,
+                                                 num_cpus=0 if gpus else 1, max_concurrency=2)
+        self.actors = [Actor.remote(self.problem, self.method, self.options) for _ in range(count)]
+        self.board = ray.remote(Board).options(num_cpus=0).remote(count)
         return ray.get([a.device.remote() for a in self.actors])
 
     def run(self, iterations=None, *, seconds=None, target=None, progress=None) -> MultiStartResult:
-        """Run the islands (``iterations``: kicks a chain makes); ``progress(k, result)`` as each
-        island's result arrives. After it: ``kicks`` and ``migrants`` (tours taken from the board)
-        per island, and the board's best (``board_value``, ``board_tour``, ``posts``)."""
+        """Run the islands (``iterations``: each search's own: kicks a chain makes, colony
+        iterations, generations); ``progress(k, result)`` as each island's result arrives. After
+        it, per island: ``work`` ((count, unit): kicks, ant tours, children) and ``migrants``
+        (solutions taken from the board); and the board's best (``board_value``, ``board_tour``,
+        ``posts``)."""
         Budget.checked("RayIslands", iterations, None, seconds, target, required=True)
         ray = ray_module()
         t0 = time.time()
@@ -140,10 +207,10 @@ class RayIslands:
                                            self.problem.sense)
         deadline = None if seconds is None else t0 + seconds
         seeds = spawn_seeds(self.seed, len(self.actors))
-        pending = {self.actors[a].run.remote(seeds[a], self.board, self.exchange_every, iterations, deadline,
-                                             target): a for a in range(len(self.actors))}
+        pending = {self.actors[a].run.remote(a, seeds[a], self.board, self.exchange_every, self.synchronous,
+                                             iterations, deadline, target): a for a in range(len(self.actors))}
         results, workers, lost = [None] * len(self.actors), {}, []
-        self.kicks, self.migrants = [0] * len(self.actors), [0] * len(self.actors)
+        self.work, self.migrants = [(0, "")] * len(self.actors), [0] * len(self.actors)
         status, stopped = "done", False
 
         def stop_all(reason):
@@ -159,10 +226,11 @@ class RayIslands:
                 for ref in ready:
                     a = pending.pop(ref)
                     try:
-                        result, self.migrants[a], self.kicks[a] = ray.get(ref)
+                        result, self.migrants[a], self.work[a] = ray.get(ref)
                     except ray.exceptions.RayActorError as exc:
                         log.warning("island %d: its actor died (%s)", a, type(exc).__name__)
                         lost.append(a)
+                        self.board.retire.remote(a)
                         continue
                     except ray.exceptions.RayTaskError as exc:   # bad input: the island's own error
                         cause = getattr(exc, "cause", None)
@@ -178,7 +246,7 @@ class RayIslands:
             stop_all("interrupted")
             for ref, a in list(pending.items()):
                 try:
-                    results[a], self.migrants[a], self.kicks[a] = ray.get(ref, timeout=30)
+                    results[a], self.migrants[a], self.work[a] = ray.get(ref, timeout=30)
                     workers[a] = devices[a]
                 except Exception:   # an island that cannot answer is reported as not run
                     lost.append(a)

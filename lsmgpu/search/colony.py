@@ -122,6 +122,15 @@ class AntColony(PopulationSearch):
         self._update(solutions, fitness)
         self._finish_iteration(fitness[best], improved)
 
+    @property
+    def work(self) -> tuple[int, str]:
+        return self.ants * self.iteration, "ant tours"
+
+    def _welcome(self, value, x) -> bool:
+        """A solution from elsewhere is taken as the best so far where it is better (the updates
+        that follow deposit on it)."""
+        return value < self.best
+
     def __repr__(self):
         return f"{self.algorithm}({self.problem!r}, ants={self.ants}, backend={self.backend.name})"
 
@@ -233,6 +242,13 @@ class MaxMinAntSystem(AntColony):
                      self.BRANCHING)
             self.colony.fill(self.tau_max)
             self.restart_x, self.restart_best, self.restart_iteration = None, np.inf, self.iteration
+
+    def _welcome(self, value, x) -> bool:
+        """As every colony's, and the best since the restart where it beats it (the deposits on
+        ACOTSP's schedule then use it)."""
+        if value < self.restart_best:
+            self.restart_x, self.restart_best, self.restart_iteration = x.copy(), float(value), self.iteration
+        return super()._welcome(value, x)
 
     def branching(self) -> float:
         """The mean lambda-branching factor: per row, the items (of its candidate list, else all)

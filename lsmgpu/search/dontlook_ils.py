@@ -63,7 +63,7 @@ class DontLookILS(PopulationSearch):
         self.exchange_every = check_count("DontLookILS", "exchange_every", exchange_every, 1)
         self.round_checks = check_count("DontLookILS", "round_checks", round_checks, 1, 2**40)
         self.initial = None if initial is None else self._starts(initial)
-        self.counters, self._migrant = None, None
+        self.counters = None
 
     def _starts(self, initial) -> np.ndarray:
         """The start tours, one per chain (ValueError naming a wrong shape or a non-permutation)."""
@@ -90,8 +90,7 @@ class DontLookILS(PopulationSearch):
         self.parts.append(self.population)
         self.device = getattr(self.population, "device", "")
         self.population.load(xs)
-        self.rounds = self.migrants = 0
-        self._migrant = None
+        self.rounds = 0
         self._record(xs[0], problem.sense * problem.fitness(xs[0]))
 
     def _iterate(self) -> None:
@@ -109,32 +108,27 @@ class DontLookILS(PopulationSearch):
         self.rounds += 1
         if self.exchange_every and self.rounds % self.exchange_every == 0:
             self._exchange(bests)
-        if self._migrant is not None:
-            improved = self._welcome(bests) or improved
         self._finish_iteration(min(bests[k], self.best), improved)
         if finished and self.status is None:
             self.status = "iterations"
 
-    def offer(self, tour) -> None:
-        """A tour from elsewhere (another GPU's island, lsmgpu.parallel.ray_islands): after the
-        running round the worst chain goes on from it, where it is shorter than that chain's best
-        and every chain has ended its first descent (the best offered so far waits until then)."""
-        tour = self.problem.encoding.validate(np.asarray(tour))
-        value = self.problem.sense * self.problem.fitness(tour)
-        if self._migrant is None or value < self._migrant[0]:
-            self._migrant = (value, tour)
+    @property
+    def work(self) -> tuple[int, str]:
+        return (int(self.counters["kicks"].sum()) if self.counters else 0), "kicks"
 
-    def _welcome(self, bests) -> bool:
-        """The offered tour into the worst chain (see ``offer``); whether it is the best so far."""
-        if not np.isfinite(bests).all():
-            return False
-        (value, tour), self._migrant = self._migrant, None
+    def _ready(self) -> bool:
+        """A tour from elsewhere waits until every chain has ended its first descent."""
+        return bool(np.isfinite(self.population.bests()).all())
+
+    def _welcome(self, value, tour) -> bool:
+        """The worst chain goes on from a tour offered (``offer``) where it is shorter than that
+        chain's best."""
+        bests = self.population.bests()
         worst = int(np.argmax(bests))
         if value >= bests[worst]:
             return False
         self.population.adopt_tour(worst, tour, value)
-        self.migrants += 1
-        return self._record(tour, value)
+        return True
 
     def _exchange(self, bests) -> None:
         """The worse half of the chains go on from the better half's best tours, best to worst;

@@ -132,3 +132,17 @@ class FocusedACO(PopulationSearch):
         self.colony.deposit(1.0 - self.rho, 1.0 / trail_scale(self.colony.length), self.tau_min, self.tau_max)
         self.iteration += 1
         self._finish_iteration(lengths[k], improved)
+
+    @property
+    def work(self) -> tuple[int, str]:
+        return self.ants * self.iteration, "ant tours"
+
+    def _welcome(self, value, tour) -> bool:
+        """A tour from elsewhere that beats the best so far becomes the best and the next source
+        (the trail limits follow it)."""
+        if value >= self.best:
+            return False
+        self.colony.adopt_best(tour)
+        self.colony.follow(-1, value)
+        self.tau_min, self.tau_max = trail_limits(value, self.rules.k, self.rho, self.p_best)
+        return True

@@ -156,6 +156,19 @@ class GeneticAlgorithm(PopulationSearch):
             self._since_best += 1
         self._finish_iteration(values[best], improved)
 
+    @property
+    def work(self) -> tuple[int, str]:
+        return self.breeding.groups * self.breeding.children_per_group * self.iteration, "children"
+
+    def _welcome(self, value, x) -> bool:
+        """A gene from elsewhere replaces the population's worst where it is better."""
+        values = self.breeder.value_array()
+        worst = int(np.argmax(values))
+        if value >= values[worst]:
+            return False
+        self.breeder.set_rows([worst], x[None, :].astype(np.int32), [value])
+        return True
+
     def __repr__(self):
         return (f"{self.algorithm}({self.problem!r}, genes={self.genes}, groups={self.breeding.groups}, "
                 f"crossover={self.breeding.crossover!r}, backend={self.backend.name})")

@@ -74,6 +74,7 @@ class PopulationSearch:
         self.rng = np.random.default_rng(check_seed(self.algorithm, seed))
         self.callbacks = CallbackList(callbacks)
         self.keep_every_iteration = history == "all"
+        self._migrant, self.migrants = None, 0         # an offered solution (offer), those taken
 
     def _chain(self, local_search) -> list[Neighbourhood]:
         if local_search is None:
@@ -99,6 +100,42 @@ class PopulationSearch:
     def _iterate(self) -> None:
         raise NotImplementedError
 
+    def _ready(self) -> bool:
+        """Whether the search can take a solution from elsewhere now (see ``offer``)."""
+        return True
+
+    def _welcome(self, value: float, x: np.ndarray) -> bool:
+        """Take an offered solution (``value`` minimised) where the search has a place for it;
+        whether it was taken (the best so far is the caller's to record)."""
+        raise NotImplementedError(f"{self.algorithm} takes no solutions from elsewhere")
+
+    @property
+    def work(self) -> tuple[int, str]:
+        """What the search has made so far, for throughput: (count, unit)."""
+        raise NotImplementedError
+
+    # --- islands -----------------------------------------------------------------------------
+    def offer(self, solution) -> None:
+        """A solution from elsewhere (another island: lsmgpu.parallel.ray_islands), taken in after
+        the running iteration where the search has a place for it (the best offered so far waits
+        until the search is ready for it; ValueError naming a solution that is not one of the
+        problem's)."""
+        x = self.problem.encoding.validate(np.asarray(solution))
+        value = self.problem.sense * float(self.problem.fitness(x))
+        if self._migrant is None or value < self._migrant[0]:
+            self._migrant = (value, x)
+
+    def _take_migrant(self) -> None:
+        """The offered solution into the search (``_welcome``), counted in ``migrants``; the best so
+        far where it beats it (which may reach the target)."""
+        if not self._ready():
+            return
+        (value, x), self._migrant = self._migrant, None
+        if self._welcome(value, x):
+            self.migrants += 1
+            if value < self.best and self._record(x, value):
+                self.status = self._budget_spent()
+
     # --- the run -----------------------------------------------------------------------------
     def run(self, iterations=None, *, seconds=None, target=None, stagnation=None) -> SearchResult:
         """Iterate until a stop criterion fires; ``seconds`` counts from this call, set-up
@@ -108,13 +145,15 @@ class PopulationSearch:
         self.status, self.best_x, self.best = None, None, np.inf
         self.iteration, self.evaluations, self.history, self.improvements = 0, 0, [], []
         self.parts, self.improver = [], None
-        self._since_best = 0
+        self._since_best = self.migrants = 0
         try:
             with deadline_scope(None if seconds is None else self.t0 + seconds):
                 self._set_up()
                 self.callbacks.on_start(self)
                 while self.status is None:
                     self._iterate()
+                    if self._migrant is not None and self.status is None:
+                        self._take_migrant()
         except DeadlineReached as reached:
             log.warning("%s: %s", self.algorithm, reached)
             self.status = "seconds"

@@ -45,11 +45,7 @@ class CudaFocusedAnts(CudaDontLook):
                     f.seed % 2**64, int(iteration), f.moves, f.walk)            # sizeof(Focus) = 56
 
     def start(self, tour, length: float, tau: float) -> None:
-        tour = np.ascontiguousarray(tour, dtype=np.int32)
-        pos = np.empty_like(tour)
-        pos[tour] = np.arange(len(tour), dtype=np.int32)
-        for buffer, array in ((self.source, tour), (self.source_pos, pos), (self.best, tour), (self.best_pos, pos)):
-            cuda.memcpy_htod(buffer, array)
+        self._upload(tour, (self.source, self.source_pos), (self.best, self.best_pos))
         tau = np.full((self.n, self.rules.k), float(tau))
         cuda.memcpy_htod(self.tau, tau)
         cuda.memcpy_htod(self.weights, tau * self.eta_host)
@@ -68,6 +64,20 @@ class CudaFocusedAnts(CudaDontLook):
         cuda.memcpy_dtod(self.source, tour, 4 * n)
         cuda.memcpy_dtod(self.source_pos, pos, 4 * n)
         self.length = float(length)
+
+    def adopt_best(self, tour) -> None:
+        """A tour from elsewhere as the best kept."""
+        self._upload(tour, (self.best, self.best_pos))
+
+    @staticmethod
+    def _upload(tour, *places) -> None:
+        """``tour`` and its positions into each (tour, positions) pair of device buffers."""
+        tour = np.ascontiguousarray(tour, dtype=np.int32)
+        pos = np.empty_like(tour)
+        pos[tour] = np.arange(len(tour), dtype=np.int32)
+        for buffer, positions in places:
+            cuda.memcpy_htod(buffer, tour)
+            cuda.memcpy_htod(positions, pos)
 
     def keep_best(self, k: int) -> None:
         n = self.n
