@@ -1,5 +1,5 @@
-"""Probe: threads a tour's block (``BLOCK`` of lsmgpu/backends/cuda/dontlook.py) for the don't-look
-ILS chains and focused ACO's ants. A block evaluates a city's moves (260 at Or-opt segments of 3)
+"""Probe: threads a tour's block (``CHAIN_BLOCK`` of lsmgpu/backends/cuda/dontlook.py) for the
+don't-look ILS chains and focused ACO's ants. A block evaluates a city's moves (260 at Or-opt segments of 3)
 and applies the chosen move's reversals, both spread over its threads; the chains and ants are
 the same at every block size (ties go to the lowest move), so the same fixed work (kicks a chain,
 colony iterations) is timed at each size and the results are checked equal.
@@ -11,9 +11,9 @@ import time
 
 import numpy as np
 
-import lsmgpu.backends.cuda.dontlook as dontlook
-import lsmgpu.backends.cuda.focused as focused
 from lsmgpu import DontLookILS, FocusedACO
+from lsmgpu.backends.cuda.dontlook import CudaChains
+from lsmgpu.backends.cuda.focused import CudaFocusedAnts
 from lsmgpu.problems import TSP
 from lsmgpu.problems.candidates import greedy_tour
 
@@ -35,7 +35,7 @@ def main(folder, names, blocks):
         for label, (make, iterations) in runs.items():
             first = None
             for block in (int(b) for b in blocks.split(",")):
-                dontlook.BLOCK = focused.BLOCK = block
+                CudaChains.block = CudaFocusedAnts.block = block
                 timed(make, 2)                                            # build the kernels
                 seconds, result = timed(make, iterations)
                 first = first or result

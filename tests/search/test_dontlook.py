@@ -6,6 +6,7 @@ import pytest
 
 from lsmgpu import DontLookDescent, GeneticAlgorithm, MaxMinAntSystem
 from lsmgpu.backends import resolve
+from lsmgpu.backends.cuda.dontlook import BLOCK, CHAIN_BLOCK
 from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, apply_steps, check_city, moves_per_city
 from lsmgpu.kernels import nvcc_compile, render_skeleton
 from lsmgpu.problems import QAP, TSP
@@ -144,10 +145,12 @@ def test_bad_dontlook_descents_are_named():
 
 
 @pytest.mark.nvcc
-@pytest.mark.parametrize("kind", ["int-coords", "real-coords", "matrix"])
-def test_dontlook_kernel_compiles_for_sm90(kind):
+@pytest.mark.parametrize("kind, block", [("int-coords", BLOCK), ("real-coords", BLOCK), ("matrix", BLOCK),
+                                         ("int-coords", CHAIN_BLOCK), ("real-coords", CHAIN_BLOCK)])
+def test_dontlook_kernel_compiles_for_sm90(kind, block):
+    """The descents' block (BLOCK) and the chains' and focused ants' (CHAIN_BLOCK)."""
     device = tsp_of(kind, 20).edge_distance().device
-    assert nvcc_compile(render_skeleton("dontlook.cu.j2", K=10, S=3, BLOCK=128, DISTANCE=device))
+    assert nvcc_compile(render_skeleton("dontlook.cu.j2", K=10, S=3, BLOCK=block, DISTANCE=device))
 
 
 @pytest.mark.gpu

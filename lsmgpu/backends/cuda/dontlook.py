@@ -14,12 +14,16 @@ import numpy as np
 from ...kernels import render_skeleton
 from .driver import DeviceBuffers, cuda, launch, load_module, pack, synchronize
 
-__all__ = ["CudaDontLook", "CudaChains", "dontlook_bytes"]
+__all__ = ["CudaDontLook", "CudaChains", "dontlook_bytes", "BLOCK", "CHAIN_BLOCK"]
 
 #: the share of the GPU's free memory the rows may take
 MEMORY_SHARE = 0.9
-#: threads a row (measured: docs/benchmarks.md, "Don't-look descents")
+#: threads a row of the descents (measured: docs/benchmarks.md, "Don't-look descents")
 BLOCK = 128
+#: threads a chain of the ILS and an ant of focused ACO: the same chains and ants as 128 threads,
+#: 10-20 % faster on 2,392-18,512 cities, 512 no better (benchmarks/probes/block_threads.py,
+#: docs/bench/issue21/block-threads-4f36e39.csv)
+CHAIN_BLOCK = 256
 #: checks of every row a launch (a check takes a few microseconds)
 CHECKS = 4096
 
@@ -37,6 +41,8 @@ class CudaDontLook:
 
     #: what the memory refusal names
     what = "don't-look descent"
+    #: threads a row
+    block = BLOCK
 
     @staticmethod
     def city_array_bytes(n: int, k: int) -> int:
@@ -54,7 +60,8 @@ class CudaDontLook:
             fit = int((MEMORY_SHARE * free - fixed) // dontlook_bytes(1, n, chains))
             raise ValueError(f"{self.what}: {self.rows:,} tours of {n:,} cities need {need / 2**30:,.2f} GiB "
                              f"of GPU memory; {free / 2**30:,.1f} GiB are free: about {max(fit, 0):,} would fit")
-        source = render_skeleton("dontlook.cu.j2", K=rules.k, S=rules.segment, BLOCK=BLOCK, DISTANCE=distance.device)
+        source = render_skeleton("dontlook.cu.j2", K=rules.k, S=rules.segment, BLOCK=self.block,
+                                 DISTANCE=distance.device)
         self.module = load_module(source, "sm_%d%d" % options.context.get_device().compute_capability())
         self.kernel = self.module.get_function("descend")
         self.buffers = DeviceBuffers()
@@ -94,8 +101,9 @@ class CudaDontLook:
             raise ValueError("don't-look descent: every row of the population is descended together")
         count = np.empty(self.rows, np.int32)
         while True:
-            launch(self.kernel, "dontlook descend", (self.rows, 1, 1), BLOCK, self._rows_struct() + pack("q", CHECKS))
-            synchronize("the don't-look descent", (self.rows,), (BLOCK,))
+            launch(self.kernel, "dontlook descend", (self.rows, 1, 1), self.block,
+                   self._rows_struct() + pack("q", CHECKS))
+            synchronize("the don't-look descent", (self.rows,), (self.block,))
             cuda.memcpy_dtoh(count, self.count)
             finished = not count.any()
             if finished or (deadline is not None and time.perf_counter() >= deadline):
@@ -124,6 +132,7 @@ class CudaChains(CudaDontLook):
     (lsmgpu/backends/dontlook_chains.py holds the rules and the reference)."""
 
     what = "don't-look ILS"
+    block = CHAIN_BLOCK
 
     def __init__(self, rules, kicks, distance, rows: int, options):
         super().__init__(rules, distance, rows, options, chains=True)
@@ -150,9 +159,9 @@ class CudaChains(CudaDontLook):
     def advance(self, budget: int, deadline: float | None = None) -> bool:
         """Up to ``budget`` checks of every chain (a launch of milliseconds: the ``deadline`` is
         the caller's to look at between launches); whether every chain has ended."""
-        launch(self.chains_kernel, "don't-look ILS chains", (self.rows, 1, 1), BLOCK,
+        launch(self.chains_kernel, "don't-look ILS chains", (self.rows, 1, 1), self.block,
                self._rows_struct() + self._chains_struct() + pack("q", int(budget)))
-        synchronize("the don't-look ILS chains", (self.rows,), (BLOCK,))
+        synchronize("the don't-look ILS chains", (self.rows,), (self.block,))
         idle = np.empty(self.rows, np.int32)
         cuda.memcpy_dtoh(idle, self.idle)
         return bool(idle.all())
@@ -160,9 +169,9 @@ class CudaChains(CudaDontLook):
     def adopt(self, sources) -> None:
         """Chain k goes on from chain sources[k]'s best tour where sources[k] >= 0 (no source adopts)."""
         cuda.memcpy_htod(self.sources, np.ascontiguousarray(sources, dtype=np.int32))
-        launch(self.adopt_kernel, "don't-look ILS adopt", (self.rows, 1, 1), BLOCK,
+        launch(self.adopt_kernel, "don't-look ILS adopt", (self.rows, 1, 1), self.block,
                self._rows_struct() + self._chains_struct() + pack("P", int(self.sources)))
-        synchronize("the don't-look ILS islands", (self.rows,), (BLOCK,))
+        synchronize("the don't-look ILS islands", (self.rows,), (self.block,))
 
     def adopt_tour(self, k: int, tour, length: float) -> None:
         """Chain k goes on from ``tour`` (of that ``length``) as its best and its tour."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..focused import CandidatePheromone
-from .dontlook import BLOCK, CudaDontLook
+from .dontlook import CHAIN_BLOCK, CudaDontLook
 from .driver import cuda, launch, pack, synchronize
 
 __all__ = ["CudaFocusedAnts"]
@@ -18,6 +18,7 @@ class CudaFocusedAnts(CudaDontLook):
     lsmgpu.backends.focused.CpuFocusedAnts)."""
 
     what = "focused ant colony"
+    block = CHAIN_BLOCK
 
     @staticmethod
     def city_array_bytes(n: int, k: int) -> int:
@@ -53,8 +54,8 @@ class CudaFocusedAnts(CudaDontLook):
 
     def build(self, iteration: int) -> np.ndarray:
         """Every ant's walk from the source and its descent: the ants' tour lengths."""
-        launch(self.kernel, "focused ants", (self.rows, 1, 1), BLOCK, self._rows_struct() + self._focus(iteration))
-        synchronize("the focused ants", (self.rows,), (BLOCK,))
+        launch(self.kernel, "focused ants", (self.rows, 1, 1), self.block, self._rows_struct() + self._focus(iteration))
+        synchronize("the focused ants", (self.rows,), (self.block,))
         return self.values()
 
     def follow(self, k: int, length: float) -> None:
