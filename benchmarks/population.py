@@ -14,7 +14,7 @@ GPU machine's CPUs at the same time.
 ``dontlook-ils``: lsmgpu.DontLookILS (chains of local double-bridge kicks and don't-look 2-opt +
 Or-opt descents, each whole in a GPU block) from the same greedy tour and seed, for each
 ``--dlils-configs`` entry chains:kick_segment:exchange_every[:segment] (exchange 0: none; segment:
-the descent's longest Or-opt segment, 3 when left out) at each budget.
+the descent's longest Or-opt segment, DontLookILS's default when left out) at each budget.
 
     python -m benchmarks descents --data .data --out $OUT
     python -m benchmarks batch-ils --ils-seconds 10,60 --data .data --out $OUT
@@ -155,7 +155,7 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
     """DontLookILS configurations at equal time from the greedy tour (see the module docstring)."""
     backend = getattr(args, "backend_choice", "cuda")
     budgets = [float(s) for s in args.dlils_seconds.split(",")]
-    configs = [(tuple(int(v) for v in c.split(":")) + (3,))[:4] for c in args.dlils_configs.split(",")]
+    configs = [(tuple(int(v) for v in c.split(":")) + (None,))[:4] for c in args.dlils_configs.split(",")]
     rows = []
     for name in args.dlils_instances.split(","):
         problem = TSP.from_file(path_of("tsplib", name))
@@ -169,9 +169,10 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
                 assert problem.evaluate(result.solution) == result.fitness
                 kicks, checks = search.counters["kicks"], search.counters["checks"]
                 label = f"DontLookILS, {chains} chains, segments <= {segment}, exchange every {every or 'never'}"
-                label += f", Or-opt <= {or_segment}" if or_segment != 3 else ""
+                label += f", Or-opt <= {search.rules.segment}" if search.rules.segment != 3 else ""
                 rows.append(dict(table="dontlook-ils", instance=problem.name, n=problem.n, strategy=label, chains=chains,
-                                 kick_segment=segment, exchange_every=every, or_segment=or_segment, backend=backend,
+                                 kick_segment=segment, exchange_every=every, or_segment=search.rules.segment,
+                                 backend=backend,
                                  budget_s=seconds,
                                  seconds=round(result.seconds, 2), length=int(result.fitness),
                                  gap_pct=round(100 * problem.gap(result.fitness), 3), kicks=int(kicks.sum()),

@@ -24,6 +24,11 @@ __all__ = ["DontLookILS"]
 #: chains on a GPU when `chains` is not given (measured on an H100 with pr2392 and rl11849 at 10 s:
 #: 132 to 512 chains about equal, 1,024 behind; docs/benchmarks.md, "The don't-look ILS")
 GPU_CHAINS = 256
+#: the descents' longest Or-opt segment when `segment` is not given: 3, and 5 from SEGMENT_LONGER_FROM
+#: cities (H100, 60 s, one run each from the greedy tour: 5 instead of 3 gave pcb3038 0.170 / 0.182 %,
+#: fnl4461 0.141 / 0.150, rl5915 0.159 / 0.317, rl11849 0.340 / 0.415, d18512 0.420 / 0.416, but pr2392
+#: 0.426 / 0.309; docs/benchmarks.md, "The don't-look ILS")
+SEGMENT, SEGMENT_LONGER, SEGMENT_LONGER_FROM = 3, 5, 3000
 
 
 class DontLookILS(PopulationSearch):
@@ -35,8 +40,8 @@ class DontLookILS(PopulationSearch):
     exchange_every : islands: every this many rounds the worse half of the chains go on from the
                      better half's best tours (the best giving to the worst; default 50); None: never
     round_checks   : checks of every chain between two looks of the host (default 1024)
-    candidates, segment : the descent's (DontLookDescent's: the problem's ILS candidate lists,
-                     Or-opt segments up to 3)
+    candidates, segment : the descent's (DontLookDescent's): the problem's ILS candidate lists,
+                     Or-opt segments up to ``segment`` (None: 3, and 5 from 3,000 cities: SEGMENT_LONGER)
     initial        : the start tour of every chain (None: the problem's ``initial_solution``), or
                      one per chain
     backend, seed, callbacks, history : as for every search
@@ -50,12 +55,14 @@ class DontLookILS(PopulationSearch):
     algorithm = "DontLookILS"
 
     def __init__(self, problem, *, chains: int | None = None, kick_segment: int = 300,
-                 exchange_every: int | None = 50, round_checks: int = 1024, candidates=None, segment: int = 3,
+                 exchange_every: int | None = 50, round_checks: int = 1024, candidates=None, segment: int | None = None,
                  initial=None, backend="auto", seed=None, callbacks=None, history: str = "improvements"):
         super().__init__(problem, local_search=None, backend=backend, seed=seed, callbacks=callbacks,
                          history=history)
         if problem.n < 8:
             raise ValueError(f"DontLookILS: a tour of at least 8 cities is kicked, {problem.name} has {problem.n}")
+        if segment is None:
+            segment = SEGMENT_LONGER if problem.n >= SEGMENT_LONGER_FROM else SEGMENT
         self.rules = DontLookDescent(candidates, segment=segment).bound(problem)
         default = GPU_CHAINS if self.backend.name != "cpu" else 1
         self.chains = check_count("DontLookILS", "chains", default if chains is None else chains, 1, 2**20)

@@ -141,6 +141,13 @@ def test_an_offered_tour_goes_to_the_worst_chain():
         search.offer(np.zeros(52, dtype=int))
 
 
+def test_or_opt_segments_grow_from_3000_cities():
+    small, large = (TSP(np.random.default_rng(n).uniform(0, 10**4, (n, 2)), name=f"r{n}") for n in (2999, 3000))
+    assert DontLookILS(small, backend="cpu").rules.segment == 3
+    assert DontLookILS(large, backend="cpu").rules.segment == 5
+    assert DontLookILS(large, backend="cpu", segment=2).rules.segment == 2
+
+
 def test_seconds_and_target_stop_it():
     problem = TSP.from_file(TSP.shipped("kroA100"))
     search = DontLookILS(problem, chains=2, backend="cpu", seed=1, round_checks=50)
