@@ -43,7 +43,7 @@ from .overrun import table_overrun
 from .colony import table_acs_build, table_colony_quality, table_faco, table_mmas_build
 from .genetic import table_ga_convergence, table_ga_generation, table_ga_million, table_ga_quality
 from .population import table_batch_ils, table_descents, table_dontlook_ils, table_ray_islands
-from .peers import table_peers_qap, table_peers_tsp, table_peers_weierstrass
+from .peers import table_lkh, table_peers_qap, table_peers_tsp, table_peers_weierstrass
 from .startup import table_startup
 from .timing import pass_seconds
 
@@ -485,6 +485,7 @@ TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality
           "peers-qap": lambda args: table_peers_qap(args, instances(args, "qaplib", args.peer_qap.split(",")),
                                                     lambda: args.backend_choice, emit),
           "peers-weierstrass": lambda args: table_peers_weierstrass(args, lambda: args.backend_choice, emit),
+          "lkh": lambda args: table_lkh(args, instances(args, "tsplib", args.lkh_instances.split(",")), emit),
           "peers-tsp": lambda args: table_peers_tsp(args, instances(args, "tsplib", args.peer_tsp.split(",")),
                                                     lambda: args.backend_choice, emit),
           "bad-inputs": lambda args: table_bad_inputs(args, emit),
@@ -634,6 +635,8 @@ def main(argv=None):
     parser.add_argument("--ils-seconds", default="10,60", help="budgets of batch-ils")
     parser.add_argument("--ils-starts", default="1,64", help="chains of batch-ils (1: one ILS chain)")
     parser.add_argument("--ils-every", type=int, default=100, help="iterations between the islands' exchanges")
+    parser.add_argument("--lkh-instances", default="pr1002,u1817,pr2392,pcb3038,fnl4461,rl5915,rl11849,d18512",
+                        help="lkh: TSPLIB names, run at once (one process each)")
     parser.add_argument("--ils-lkh", action="store_true", help="LKH-3 (elkai) beside each batch-ils instance")
     parser.add_argument("--dlils-instances", default="pr1002,u1817,pr2392,pcb3038,fnl4461,rl5915,rl11849,d18512",
                         help="TSPLIB names of dontlook-ils")

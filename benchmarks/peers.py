@@ -158,14 +158,44 @@ def lkh(problem, limit: float | None = None) -> tuple[np.ndarray | None, float]:
     worker = context.Process(target=_lkh_run, args=(problem, answer))
     t0 = time.perf_counter()
     worker.start()
-    try:
-        tour = answer.get(timeout=limit)
-    except queue.Empty:
-        tour = None
+    tour = None
+    while limit is None or time.perf_counter() - t0 < limit:
+        try:
+            tour = answer.get(timeout=0.2)
+            break
+        except queue.Empty:
+            if not worker.is_alive():                    # ended, and its answer (if any) is read above
+                try:
+                    tour = answer.get(timeout=1.0)
+                    break
+                except queue.Empty:
+                    raise RuntimeError(f"LKH-3 (elkai) ended without a tour (exit code {worker.exitcode}); "
+                                       "is elkai installed?") from None
     used = time.perf_counter() - t0
     worker.terminate()
     worker.join()
     return tour, used
+
+
+def table_lkh(args, paths, emit) -> list[dict]:
+    """LKH-3 alone (elkai, one run each, all instances at once in processes of their own, stopped
+    after --peer-lkh-limit seconds): its own time to its tour and the tour's gap, or no tour."""
+    from concurrent.futures import ThreadPoolExecutor
+    from lsmgpu.problems import TSP
+    problems = [TSP.from_file(path) for path in paths]
+    limit = float(args.peer_lkh_limit)
+    with ThreadPoolExecutor(len(problems)) as pool:
+        answers = list(pool.map(lambda problem: lkh(problem, limit), problems))
+    rows = []
+    for problem, (tour, used) in zip(problems, answers):
+        length = _length(problem, tour)
+        rows.append(dict(table="lkh", instance=problem.name, n=problem.n, strategy="LKH-3 (elkai, 1 run)",
+                         limit_s=limit, seconds=round(used, 2), length=length,
+                         gap_pct=None if length is None else round(100 * problem.gap(length), 3),
+                         outcome="its tour" if length is not None else f"no tour in {limit:g} s",
+                         concurrent=len(problems)))
+        emit(rows[-1])
+    return rows
 
 
 def _length(problem, tour) -> int | None:
