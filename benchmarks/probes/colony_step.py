@@ -36,6 +36,26 @@ VARIANTS = [
 ]
 
 
+#: the candidate lists as 2-byte items beside 4-byte weights (6 bytes a pair instead of 8: a table
+#: the L1 holds more of; the same tours), in the int2 buffer's bytes
+PAIR_WRITE = "            cand_pairs[i] = make_int2(c.cand[i], __float_as_int(weight_of(c, r, c.cand[i])));\n"
+PAIR_READ = ("    const int2 pair = lane < c.k ? __ldg(c.cand_pairs + at) : make_int2(0, 0);\n"
+             "    u = pair.x;\n    w = __int_as_float(pair.y);\n")
+WEIGHTS_AT = "(((unsigned)c.n * (unsigned)c.k + 1u) >> 1)"
+SPLIT_WRITE = ("            ((unsigned short*)cand_pairs)[i] = (unsigned short)c.cand[i];\n"
+               f"            ((float*)cand_pairs)[{WEIGHTS_AT} + i] = weight_of(c, r, c.cand[i]);\n")
+SPLIT_READ = ("    u = lane < c.k ? (int)__ldg((const unsigned short*)c.cand_pairs + at) : 0;\n"
+              f"    w = lane < c.k ? __ldg((const float*)c.cand_pairs + {WEIGHTS_AT} + at) : 0.0f;\n")
+#: 4 bytes a pair: the item and the weight's upper 16 bits (a truncated weight: timing only)
+PACKED_WRITE = ("            ((unsigned*)cand_pairs)[i] = (unsigned)c.cand[i] | "
+                "(__float_as_uint(weight_of(c, r, c.cand[i])) & 0xffff0000u);\n")
+PACKED_READ = ("    const unsigned packed = lane < c.k ? __ldg((const unsigned*)c.cand_pairs + at) : 0u;\n"
+               "    u = (int)(packed & 0xffffu);\n    w = __uint_as_float(packed & 0xffff0000u);\n")
+VARIANTS += [("split_list", [(PAIR_WRITE, SPLIT_WRITE), (PAIR_READ, SPLIT_READ)]),
+             ("packed_list", [(PAIR_WRITE, PACKED_WRITE), (PAIR_READ, PACKED_READ)])]
+#: variants that must build the base kernel's tours
+SAME_TOURS = ("base", "split_list")
+
 #: shared-memory carve-outs tried on the base kernel (percent of the unified L1 / shared memory)
 CARVEOUTS = (100, 25)
 
@@ -46,13 +66,14 @@ def source_of(selection: str, tabu: str) -> str:
                            SHARED_TABU=True, SLOTS=8, CHOICE=True)
 
 
-def timed(colony, n: int, repeats: int = 5) -> float:
+def timed(colony, n: int, repeats: int = 5) -> tuple[float, np.ndarray]:
+    """The construction's median seconds and the last tours."""
     rng, times = np.random.default_rng(0), []
     for k in range(repeats + 1):
         tours = colony.construct(7, k, rng.integers(0, n, n))
         assert np.array_equal(np.sort(tours[:3], axis=1), np.tile(np.arange(n), (3, 1)))
         times.append(colony.kernel_seconds)
-    return statistics.median(times[1:])
+    return statistics.median(times[1:]), tours
 
 
 if __name__ == "__main__":
@@ -75,14 +96,21 @@ if __name__ == "__main__":
                         continue                # a part this kernel does not have
                     for old, new in changes:
                         source = source.replace(old, new)
-                    colony.functions["construct"] = load_module(source, arch).get_function("construct")
-                    print(f"{name} {selection}-{tabu} {'+'.join(variant)}: {1000 * timed(colony, n):.3f} ms",
-                          flush=True)
-                base = load_module(source_of(selection, tabu), arch).get_function("construct")
-                colony.functions["construct"] = base
+                    module = load_module(source, arch)
+                    for function in ("construct", "choice_info"):
+                        colony.functions[function] = module.get_function(function)
+                    seconds, tours = timed(colony, n)
+                    label = "+".join(variant)
+                    if label == "base":
+                        base_tours = tours
+                    same = f", same tours as base: {np.array_equal(tours, base_tours)}" if label in SAME_TOURS else ""
+                    print(f"{name} {selection}-{tabu} {label}: {1000 * seconds:.3f} ms{same}", flush=True)
+                module = load_module(source_of(selection, tabu), arch)
+                base = colony.functions["construct"] = module.get_function("construct")
+                colony.functions["choice_info"] = module.get_function("choice_info")
                 for carveout in CARVEOUTS:       # the share of L1 / shared memory kept as shared, %
                     base.set_attribute(cuda.function_attribute.PREFERRED_SHARED_MEMORY_CARVEOUT, carveout)
-                    print(f"{name} {selection}-{tabu} carveout {carveout}: {1000 * timed(colony, n):.3f} ms",
+                    print(f"{name} {selection}-{tabu} carveout {carveout}: {1000 * timed(colony, n)[0]:.3f} ms",
                           flush=True)
                 base.set_attribute(cuda.function_attribute.PREFERRED_SHARED_MEMORY_CARVEOUT, -1)   # the driver's again
             finally:
