@@ -4,7 +4,7 @@ which part of a step's dependent chain costs what; then the base kernel under se
 memory carve-outs (the rest of the unified memory is L1, which caches the candidate lists).
 Ablations ("no_*") build wrong tours on purpose (still permutations): timings only.
 
-    python -m benchmarks.probes.colony_step .data/tsplib pr1002,pr2392 [syncwarp+ldg,...]
+    python -m benchmarks.probes.colony_step .data/tsplib pr1002,pr2392 [syncwarp+ldg,...] [roulette-ct,wrs-ct]
 """
 import statistics
 import sys
@@ -51,10 +51,20 @@ PACKED_WRITE = ("            ((unsigned*)cand_pairs)[i] = (unsigned)c.cand[i] | 
                 "(__float_as_uint(weight_of(c, r, c.cand[i])) & 0xffff0000u);\n")
 PACKED_READ = ("    const unsigned packed = lane < c.k ? __ldg((const unsigned*)c.cand_pairs + at) : 0u;\n"
                "    u = (int)(packed & 0xffffu);\n    w = __uint_as_float(packed & 0xffff0000u);\n")
-VARIANTS += [("split_list", [(PAIR_WRITE, SPLIT_WRITE), (PAIR_READ, SPLIT_READ)]),
+FALLBACK = "            chosen = choose_listed(c, T, left, row, true, seed, iteration, ant, base, s_key, s_item, s_sum);\n"
+FALLBACK_LOOP = "    for (int first = threadIdx.x; first < count; first += 4 * blockDim.x) {      // four loads in flight\n"
+LISTED = "            us[j] = i < count ? listing(T, c.n, i) : -1;\n"
+VARIANTS += [
+    # the fallback run twice (its cost, counted twice): what it takes
+    ("double_fallback", [(FALLBACK, FALLBACK + "            chosen = min(chosen, choose_listed(c, T, left, row, true, "
+                                               "seed, iteration, ant, base, s_key, s_item, s_sum));\n")]),
+    # the fallback over the items in index order (coalesced rows, the visited set asked per item)
+    ("index_fallback", [(FALLBACK_LOOP, FALLBACK_LOOP.replace("first < count", "first < c.n")),
+                        (LISTED, "            us[j] = i < c.n && !visited(T, c.n, left, i) ? i : -1;\n")]),
+    ("split_list", [(PAIR_WRITE, SPLIT_WRITE), (PAIR_READ, SPLIT_READ)]),
              ("packed_list", [(PAIR_WRITE, PACKED_WRITE), (PAIR_READ, PACKED_READ)])]
 #: variants that must build the base kernel's tours
-SAME_TOURS = ("base", "split_list")
+SAME_TOURS = ("base", "split_list", "double_fallback", "index_fallback")
 
 #: shared-memory carve-outs tried on the base kernel (percent of the unified L1 / shared memory)
 CARVEOUTS = (100, 25)
@@ -78,13 +88,14 @@ def timed(colony, n: int, repeats: int = 5) -> tuple[float, np.ndarray]:
 
 if __name__ == "__main__":
     folder, names = sys.argv[1], sys.argv[2].split(",")
-    combos = [v.split("+") for v in (sys.argv[3].split(",") if len(sys.argv) > 3 else [])]
+    combos = [v.split("+") for v in (sys.argv[3].split(",") if len(sys.argv) > 3 and sys.argv[3] else [])]
     backend = resolve("cuda")
     table = dict(VARIANTS)
     for name in names:
         problem = TSP.from_file(f"{folder}/{name}.tsp")
         n, model = problem.n, problem.colony_model(32)
-        for selection, tabu in (("roulette", "ct"), ("wrs", "ct"), ("roulette", "bt")):
+        kinds = sys.argv[4].split(",") if len(sys.argv) > 4 else ["roulette-ct", "wrs-ct", "roulette-bt"]
+        for selection, tabu in (kind.split("-") for kind in kinds):
             c = Construction(selection=selection, tabu=tabu, beta=2.0, tau0=1e-4, warps=1)
             colony = colony_for(backend, model, c, n, n)
             arch = "sm_%d%d" % cuda.Context.get_device().compute_capability()
