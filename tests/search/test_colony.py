@@ -340,7 +340,9 @@ RENDERS = [dict(KIND="successor", SELECTION="wrs", TABU="ct", GREEDY=False, LOCA
 @pytest.mark.nvcc
 @pytest.mark.parametrize("options", RENDERS, ids=lambda o: "-".join(str(v) for v in o.values()))
 def test_colony_kernels_compile_for_sm90(options):
-    assert nvcc_compile(render_skeleton("colony.cu.j2", SLOTS=8, **options))
+    assert nvcc_compile(render_skeleton("colony.cu.j2", SLOTS=8, LIST_ITEM="unsigned short", **options))
+    if options["CHOICE"] and options["HAS_CAND"]:          # beyond 65,536 items
+        assert nvcc_compile(render_skeleton("colony.cu.j2", SLOTS=8, LIST_ITEM="int", **options))
 
 
 def gpu_colony(model, construction, n, ants):
@@ -380,8 +382,8 @@ def test_gpu_builds_the_hosts_solutions(selection, tabu, candidates):
 @pytest.mark.gpu
 @pytest.mark.parametrize("alpha", [1.0, 1.5])
 def test_gpu_precomputed_weights_equal_the_hosts(alpha):
-    """MMAS's ants read tau^alpha * eta^beta computed once a construction (n x n, and n x k
-    (candidate, weight) pairs): the host's float32 products, bit for bit with alpha 1; with another alpha
+    """MMAS's ants read tau^alpha * eta^beta computed once a construction (n x n, and the n x k
+    candidates as 2-byte items beside their weights): the host's float32 products, bit for bit with alpha 1; with another alpha
     within powf's error (CUDA's powf: 2 ulp; NumPy's: the C library's)."""
     from lsmgpu.backends.colony import weights_of
     from lsmgpu.backends.cuda.driver import cuda
@@ -394,13 +396,14 @@ def test_gpu_precomputed_weights_equal_the_hosts(alpha):
         assert gpu.precomputed
         cuda.memcpy_htod(gpu.tau, tau)
         gpu.construct(1, 0, np.arange(32))
-        choice, pairs = np.empty_like(tau), np.empty(model.candidates.shape + (2,), np.int32)
+        choice, items = np.empty_like(tau), np.empty(model.candidates.shape, np.uint16)
+        listed = np.empty(model.candidates.shape, np.float32)
         cuda.memcpy_dtoh(choice, gpu.choice)
-        cuda.memcpy_dtoh(pairs, gpu.cand_pairs)
+        cuda.memcpy_dtoh(items, gpu.cand_items)
+        cuda.memcpy_dtoh(listed, gpu.cand_weights)
     finally:
         gpu.close()
-    assert np.array_equal(pairs[..., 0], model.candidates)
-    listed = pairs[..., 1].view(np.float32)
+    assert np.array_equal(items, model.candidates)
     want = weights_of(tau, CpuColony(model, c, tsp.n).eta_beta, alpha)
     listed_want = np.take_along_axis(want, model.candidates.astype(np.int64), axis=1)
     if alpha == 1.0:

@@ -48,13 +48,18 @@ def precomputes_weights(construction: Construction) -> bool:
     return construction.memory == "matrix" and construction.local_update == "none"
 
 
+def list_item(n: int) -> str:
+    """The precomputed candidate lists' item type for n items (2 bytes where they fit)."""
+    return "unsigned short" if n <= 65536 else "int"
+
+
 def colony_bytes(model: ColonyModel, construction: Construction, n: int, ants: int) -> int:
     """GPU memory of a colony: pheromone, eta^beta, candidates, the precomputed weights, the ants'
     solutions and scratch."""
     pheromone = n * construction.slots * 12 if construction.memory == "spm" else n * n * 4
     eta = 0 if model.heuristic is None else n * n * 4
     cand = 0 if model.candidates is None else model.candidates.size * 4
-    weights = n * n * 4 + 2 * cand if precomputes_weights(construction) else 0
+    weights = n * n * 4 + 2 * cand if precomputes_weights(construction) else 0      # at most 4 + 4 bytes a candidate
     return pheromone + eta + cand + weights + ants * n * 4 * 2 + ants * tabu_words(construction, n) * 4
 
 
@@ -82,7 +87,7 @@ class CudaColony:
             GREEDY=construction.q0 > 0, LOCAL_UPDATE=construction.local_update, MEMORY=construction.memory,
             HAS_ETA=model.heuristic is not None, HAS_CAND=model.candidates is not None,
             ALPHA_ONE=construction.alpha == 1.0, SHARED_TABU=self.shared_tabu, SLOTS=construction.slots,
-            CHOICE=self.precomputed)
+            CHOICE=self.precomputed, LIST_ITEM=list_item(n))
         arch = "sm_%d%d" % device.compute_capability()
         module = load_module(source, arch)
         names = ("construct", "deposit", "evaporate_clamp") + (("choice_info",) if self.precomputed else ())
@@ -105,7 +110,9 @@ class CudaColony:
             self.spm_items = self.spm_taus = self.spm_tail = 0
         listed = 0 if model.candidates is None else model.candidates.size
         self.choice = self.buffers.alloc(n * n * 4) if self.precomputed else 0
-        self.cand_pairs = self.buffers.alloc(listed * 8) if self.precomputed and listed else 0
+        item_bytes = 2 if list_item(n) == "unsigned short" else 4
+        self.cand_items = self.buffers.alloc(listed * item_bytes) if self.precomputed and listed else 0
+        self.cand_weights = self.buffers.alloc(listed * 4) if self.precomputed and listed else 0
         self.out = self.buffers.alloc(ants * n * 4)
         self.firsts = self.buffers.alloc(ants * n * 4)
         self.scratch = 0 if self.shared_tabu else self.buffers.alloc(ants * self.words * 4)
@@ -118,9 +125,9 @@ class CudaColony:
     # --- kernel arguments --------------------------------------------------------------------
     def _colony(self) -> bytes:
         """The kernels' Colony struct (layout of colony.cu.j2)."""
-        return pack("iiPPPPPPffPP", self.n, self.k, int(self.eta), int(self.cand), int(self.tau),
+        return pack("iiPPPPPPffPPP", self.n, self.k, int(self.eta), int(self.cand), int(self.tau),
                     int(self.spm_items), int(self.spm_taus), int(self.spm_tail), self.c.tau0, self.c.alpha,
-                    int(self.choice), int(self.cand_pairs))
+                    int(self.choice), int(self.cand_items), int(self.cand_weights))
 
     def close(self) -> None:
         self.buffers.close()
@@ -188,7 +195,7 @@ class CudaColony:
         if self.precomputed:
             blocks = min(4096, (self.n * self.n + UPDATE_BLOCK - 1) // UPDATE_BLOCK)
             launch(self.functions["choice_info"], "choice_info", (blocks, 1, 1), UPDATE_BLOCK,
-                   self._colony() + pack("PP", int(self.choice), int(self.cand_pairs)))
+                   self._colony() + pack("PPP", int(self.choice), int(self.cand_items), int(self.cand_weights)))
         launch(self.functions["construct"], "construct", (self.ants, 1, 1), self.threads, args,
                self.words * 4 if self.shared_tabu else 0)
         end.record()
