@@ -30,14 +30,13 @@ the atomics (ACS-GPU-Alt: lost updates accepted by design).
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import BackendFallback
 from ..neighbourhoods.crowns import counter_uniform
 from ..problem import ColonyModel
+from .fallback import kernel_or_host
 from .focused import warp_scan
 from .pheromone import MatrixPheromone, SelectivePheromone
 from .visited import TABUS, tabu_for
@@ -241,11 +240,5 @@ def colony_for(backend, model: ColonyModel, construction: Construction, n: int, 
                announce: str = "the ant colony"):
     """The colony on ``backend``: the CUDA kernels where the backend has them, else the host's
     (announced by a BackendFallback warning on a backend other than the CPU)."""
-    if backend.name == "cpu":
-        return CpuColony(model, construction, n)
-    make = getattr(backend, "colony", None)
-    if make is not None:
-        return make(model, construction, n, ants)
-    warnings.warn(f"{announce}: the ants build on the host ({backend.name} has no colony kernels)",
-                  BackendFallback, stacklevel=3)
-    return CpuColony(model, construction, n)
+    return kernel_or_host(backend, "colony", (model, construction, n, ants), lambda: CpuColony(model, construction, n),
+                          announce=announce, what="the ants build", stacklevel=4)

@@ -27,13 +27,12 @@ or the rest of the cycle where that is shorter (ties: the inside), and updates t
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 
-from ..errors import BackendFallback
+from .fallback import kernel_or_host
 
-__all__ = ["DontLookRules", "CpuDontLook", "kernel_or_host", "moves_per_city", "check_city", "apply_steps",
+__all__ = ["DontLookRules", "CpuDontLook", "dontlook_for", "moves_per_city", "check_city", "apply_steps",
            "improve_city", "enqueue"]
 
 
@@ -200,15 +199,10 @@ class CpuDontLook:
         pass
 
 
-def kernel_or_host(backend, kernel: str, host, *args, announce: str, what: str):
+def dontlook_for(backend, kernel: str, host, *args, announce: str, what: str):
     """``backend.<kernel>(*args)`` where the backend has that kernel, else ``host(*args, device)``
     on the host (announced by a BackendFallback warning naming ``what`` on a backend other than
-    the CPU): the don't-look descents (kernel "dontlook", CpuDontLook) and the ILS chains
-    ("dontlook_chains", CpuChains)."""
-    make = getattr(backend, kernel, None)
-    if backend.name != "cpu":
-        if make is not None:
-            return make(*args)
-        warnings.warn(f"{announce}: {what} run on the host ({backend.name} has no don't-look kernel)",
-                      BackendFallback, stacklevel=3)
-    return host(*args, getattr(backend, "device", ""))
+    the CPU): the don't-look descents (kernel "dontlook", CpuDontLook), the ILS chains
+    ("dontlook_chains", CpuChains) and focused ACO's ants ("focused_ants", CpuFocusedAnts)."""
+    return kernel_or_host(backend, kernel, args, lambda: host(*args, getattr(backend, "device", "")),
+                          announce=announce, what=f"{what} run", stacklevel=4)

@@ -19,7 +19,7 @@ The first descent starts from the loaded tour with every city queued (in tour or
 of +inf, so it is accepted. ``advance(budget)`` runs up to ``budget`` checks of every chain (ends
 of descents and kicks do not count); ``adopt(sources)`` restarts chains from others' best tours
 (islands); ``CpuChains`` is the host's, ``backend.dontlook_chains`` the GPU's (both through
-lsmgpu.backends.dontlook.kernel_or_host). A cut made by the budget falls at the same check on both backends, so the chains
+lsmgpu.backends.dontlook.dontlook_for). A cut made by the budget falls at the same check on both backends, so the chains
 equal each other after every call, not only at the end.
 """
 from __future__ import annotations

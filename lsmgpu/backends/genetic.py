@@ -19,14 +19,13 @@ the GPU (templates/skeleton/genetic.cu.j2) makes the same children as this refer
 """
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import BackendFallback
 from ..neighbourhoods.crowns import counter_uniform
 from .crossover import arx_privilege, construct, order_crossover, reverse_segments
+from .fallback import kernel_or_host
 
 __all__ = ["Breeding", "CpuGenetic", "genetic_for", "migration", "CROSSOVERS", "children_of", "draw_below"]
 
@@ -204,11 +203,5 @@ def genetic_for(backend, breeding: Breeding, n: int, distance, *, announce: str 
     (announced by a BackendFallback warning on a backend other than the CPU). ``distance``: the
     problem's EdgeDistance or None."""
     between = None if distance is None else distance.between
-    if backend.name == "cpu":
-        return CpuGenetic(breeding, n, between)
-    make = getattr(backend, "genetic", None)
-    if make is not None:
-        return make(breeding, n, distance)
-    warnings.warn(f"{announce}: the generations run on the host ({backend.name} has no genetic kernels)",
-                  BackendFallback, stacklevel=3)
-    return CpuGenetic(breeding, n, between)
+    return kernel_or_host(backend, "genetic", (breeding, n, distance), lambda: CpuGenetic(breeding, n, between),
+                          announce=announce, what="the generations run", stacklevel=4)

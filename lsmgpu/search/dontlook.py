@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends.dontlook import CpuDontLook, DontLookRules, kernel_or_host
+from ..backends.dontlook import CpuDontLook, DontLookRules, dontlook_for
 from ..backends.population import auto_chain, population_for
 from ..neighbourhoods import Neighbourhood
 from ..validation import check_count
@@ -70,8 +70,8 @@ class DontLookDescent:
     def population(self, backend, problem, rows: int, rng):
         """The rows that run this descent (and its polish) on ``backend`` (``rng`` unused: the
         descents draw nothing)."""
-        first = kernel_or_host(backend, "dontlook", CpuDontLook, self.bound(problem), problem.edge_distance(), rows,
-                               announce="DontLookDescent", what="the descents")
+        first = dontlook_for(backend, "dontlook", CpuDontLook, self.bound(problem), problem.edge_distance(), rows,
+                             announce="DontLookDescent", what="the descents")
         chain = self._chain(problem)
         if not chain:
             return first

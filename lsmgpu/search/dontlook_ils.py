@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..backends.dontlook import kernel_or_host
+from ..backends.dontlook import dontlook_for
 from ..backends.dontlook_chains import MAX_KICKS, CpuChains, KickRules, kick_span
 from ..validation import check_count
 from .dontlook import DontLookDescent
@@ -91,9 +91,9 @@ class DontLookILS(PopulationSearch):
             xs = np.broadcast_to(problem.encoding.validate(problem.initial_solution(self.rng)), (self.chains, problem.n))
         limit = self.budget.iterations if self.budget.iterations is not None else MAX_KICKS
         kicks = KickRules(int(self.rng.integers(2**63)), self.span, limit)
-        self.population = kernel_or_host(self.backend, "dontlook_chains", CpuChains, self.rules, kicks,
-                                         problem.edge_distance(), self.chains, announce="DontLookILS",
-                                         what="the chains")
+        self.population = dontlook_for(self.backend, "dontlook_chains", CpuChains, self.rules, kicks,
+                                       problem.edge_distance(), self.chains, announce="DontLookILS",
+                                       what="the chains")
         self.parts.append(self.population)
         self.device = getattr(self.population, "device", "")
         self.population.load(xs)

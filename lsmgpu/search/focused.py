@@ -17,7 +17,7 @@ import math
 
 import numpy as np
 
-from ..backends.dontlook import CpuDontLook, kernel_or_host
+from ..backends.dontlook import CpuDontLook, dontlook_for
 from ..backends.focused import MAX_ITERATIONS, CpuFocusedAnts, FocusRules, trail_limits, trail_scale
 from ..validation import check_count, check_number
 from .dontlook import DontLookDescent
@@ -98,8 +98,8 @@ class FocusedACO(PopulationSearch):
         start = self.initial
         if start is None:
             start = problem.encoding.validate(problem.initial_solution(self.rng))
-        first = kernel_or_host(self.backend, "dontlook", CpuDontLook, self.rules, distance, 1,
-                               announce="FocusedACO", what="the start's descent")
+        first = dontlook_for(self.backend, "dontlook", CpuDontLook, self.rules, distance, 1,
+                             announce="FocusedACO", what="the start's descent")
         self.parts.append(first)
         first.load(start[None, :])
         deadline = None if self.budget.seconds is None else self.t0 + self.budget.seconds
@@ -108,8 +108,8 @@ class FocusedACO(PopulationSearch):
         self.device = getattr(first, "device", "")
         self.tau_min, self.tau_max = trail_limits(length, self.rules.k, self.rho, self.p_best)
         focus = FocusRules(int(self.rng.integers(2**63)), self.moves, self.walk)
-        self.colony = kernel_or_host(self.backend, "focused_ants", CpuFocusedAnts, self.rules, focus, distance,
-                                     self.ants, self.beta, announce="FocusedACO", what="the ants")
+        self.colony = dontlook_for(self.backend, "focused_ants", CpuFocusedAnts, self.rules, focus, distance,
+                                   self.ants, self.beta, announce="FocusedACO", what="the ants")
         self.parts.append(self.colony)
         self.colony.start(source, length, self.tau_max)
         self._record(source, length)
