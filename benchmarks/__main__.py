@@ -630,6 +630,8 @@ def main(argv=None):
     parser.add_argument("--startup-label", default="", help="the startup rows' tree label (default: the commit)")
     parser.add_argument("--startup-solve", action="store_true", help="also time `lsmgpu solve pla85900 --time 30`")
     parser.add_argument("--descent-waves", default="1", help="threads of the batched descents, in waves (comma-separated)")
+    parser.add_argument("--descent-dontlook", action="store_true",
+                        help="descents: the TSP rows by don't-look descents too, batched vs one a launch")
     parser.add_argument("--ils-instances", default="pr1002,u1817,pr2392,pcb3038,fnl4461,rl5915,rl11849,d18512",
                         help="TSPLIB names of batch-ils")
     parser.add_argument("--ils-seconds", default="10,60", help="budgets of batch-ils")

@@ -4,7 +4,10 @@
 swap), batched (lsmgpu.parallel.improve on CUDA: one launch a step for all rows) against the same
 descents one after another on the GPU (the single-solution evaluators; a subset of the rows where all
 of them would take minutes, reported as a rate). Each row of the subset is checked equal to its
-batched row (same local optimum), and every fitness against the host's evaluation.
+batched row (same local optimum), and every fitness against the host's evaluation. With
+``--descent-dontlook`` the TSP rows are also descended by the don't-look descent (DontLookDescent:
+2-opt + Or-opt over the same kind of candidate lists, each row a thread block that checks only the
+cities whose edges changed) in one launch for all rows against one row a launch, rows checked equal.
 
 ``batch-ils``: lsmgpu's default TSP ILS (candidate 2-opt + Or-opt + 3-opt, double-bridge kicks) as
 one chain against ``--ils-starts`` chains batched as islands (``exchange_every``), at each budget of
@@ -105,6 +108,44 @@ def table_descents(args, path_of, emit) -> list[dict]:
                          descents_per_s=round(alone / sequential, 2), equal_to_batched=same,
                          batched_x=round(best / (alone / sequential), 1)))
         emit(rows[-1])
+        if folder == "tsplib" and args.descent_dontlook:
+            rows += _dontlook_descents(problem, xs, alone, max(1, args.repeats), emit)
+    return rows
+
+
+def _dontlook_descents(problem, xs, alone: int, repeats: int, emit) -> list[dict]:
+    """The rows ``xs`` by don't-look descents on the GPU, all in one launch a round (median of
+    ``repeats``) against the first ``alone`` one a launch; each of those equal to its batched row."""
+    from lsmgpu.backends import resolve
+    from lsmgpu.search import DontLookDescent
+    backend, rules, distance = resolve("cuda"), DontLookDescent().bound(problem), problem.edge_distance()
+
+    def descended(tours):
+        rows = backend.dontlook(rules, distance, len(tours))
+        t0 = time.perf_counter()
+        rows.load(tours)
+        made, _, _ = rows.descend(np.ones(len(tours), bool))
+        out = rows.solutions(), made, time.perf_counter() - t0
+        rows.close()
+        return out
+
+    descended(xs[:2])                                                   # the kernel built
+    runs = [descended(xs) for _ in range(repeats)]
+    solutions, made, _ = runs[-1]
+    batched = statistics.median(seconds for _, _, seconds in runs)
+    alone_runs = [descended(xs[k:k + 1]) for k in range(alone)]
+    sequential = sum(seconds for _, _, seconds in alone_runs)
+    same = all(np.array_equal(run[0][0], solutions[k]) for k, run in enumerate(alone_runs))
+    assert all(problem.evaluate(x) < problem.evaluate(x0) for x, x0 in zip(solutions[:4], xs[:4]))
+    chain = f"don't-look 2-opt + Or-opt (k={rules.k}, segments <= {rules.segment})"
+    rows = [dict(table="descents", instance=problem.name, n=problem.n, strategy="batched", chain=chain,
+                 rows=len(xs), seconds=round(batched, 3), descents_per_s=round(len(xs) / batched, 1),
+                 mean_moves=round(float(made.mean()), 1)),
+            dict(table="descents", instance=problem.name, n=problem.n, strategy="one after another", chain=chain,
+                 rows=alone, seconds=round(sequential, 3), descents_per_s=round(alone / sequential, 2),
+                 equal_to_batched=same, batched_x=round((len(xs) / batched) / (alone / sequential), 1))]
+    for row in rows:
+        emit(row)
     return rows
 
 
