@@ -109,7 +109,7 @@ def table_descents(args, path_of, emit) -> list[dict]:
                          batched_x=round(best / (alone / sequential), 1)))
         emit(rows[-1])
         if folder == "tsplib" and args.descent_dontlook:
-            rows += _dontlook_descents(problem, xs, alone, max(1, args.repeats), emit)
+            rows += _dontlook_descents(TSP.from_file(path), xs, alone, max(1, args.repeats), emit)   # its ILS lists
     return rows
 
 
