@@ -80,8 +80,8 @@ def _parser() -> argparse.ArgumentParser:
                                "kicked copies of the better half's best solutions; dontlook-ils: every K rounds "
                                f"(default {CHAINS_EXCHANGE}) the worse half of the chains go on from the better "
                                "half's best tours")
-    parallel.add_argument("--gpus", type=int, help="spread the starts, or a population search's islands (acs, mmas, ga, "
-                          "dontlook-ils, faco), over this many Ray actors (one GPU each)")
+    parallel.add_argument("--gpus", type=int, help="spread the starts, or a population search's islands (acs, mmas, "
+                          "ga, dontlook-ils, faco), over this many Ray actors (one GPU each)")
     parallel.add_argument("--address", help="Ray cluster address (default with --gpus: start Ray here)")
     solve.add_argument("--out", help="write the best solution here (.tour for TSP, .sln for QAP)")
     solve.add_argument("--plot", metavar="FILE.png",

@@ -154,7 +154,8 @@ class CpuFocusedAnts:
     ``start(tour, length, tau)`` sets the source and the best to ``tour`` and every tau to ``tau``;
     ``build(iteration)`` walks and descends every ant (their lengths); ``follow(k, length)`` makes
     ant k's tour the next source (k = -1: the best tour kept); ``keep_best(k)`` keeps ant k's tour
-    as the best, ``adopt_best(tour)`` a given one; ``deposit(...)`` updates the pheromone from the source (CandidatePheromone.update).
+    as the best, ``adopt_best(tour)`` a given one; ``deposit(...)`` updates the pheromone from the
+    source (CandidatePheromone.update).
     """
 
     name = "cpu"
