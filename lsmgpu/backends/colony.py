@@ -9,20 +9,14 @@ w = tau[r, j]^alpha * eta[r, j]^beta:
   weight, else the roulette wheel (Dorigo & Gambardella 1997, formulas (1)-(2));
 * ``selection="roulette"``: item j with probability w_j / sum(w), by the roulette wheel over the
   items in their order (the candidate list's, summed in float32 as the kernel's warp does, the
-  draw rounded to float32, or the visited set's listing of the unvisited, summed in float64).
-  Where the weights hold still while the ants build (no local update: MMAS) the candidate list's
-  wheel over all its items is summed once a construction (``fixed_weights``), and an ant first
-  draws on it: landing on an unvisited item takes it, landing on a visited one draws again on the
-  wheel of the unvisited. The same distribution (the first draw lands on item j with
-  w_j / W, the second follows with W_visited / W, w_j / W_unvisited: w_j / W_unvisited in all), and
-  half or more of the steps skip the unvisited wheel's sums;
+  draw rounded to float32, or the visited set's listing of the unvisited, summed in float64);
 * ``selection="wrs"``: weighted reservoir sampling (A-Res, Efraimidis & Spirakis): the item of
   largest key log2(u_j) / w_j, u_j uniform: the roulette's distribution in one parallel pass;
 * a candidate list with no unvisited item left: the unvisited item of largest weight (ACOTSP).
 
 Ties go to the lowest item. Random numbers are counter-based (``counter_uniform(seed,
-iteration, ant, t * (n + 2) + d)``: d = 0 for ACS's q, 1 for the roulette, 2 for the fixed
-wheel's first draw, 2 + j for item j's reservoir key), so the GPU's kernel (templates/skeleton/colony.cu.j2) draws the same ones and
+iteration, ant, t * (n + 2) + d)``: d = 0 for ACS's q, 1 for the roulette, 2 + j for item j's
+reservoir key), so the GPU's kernel (templates/skeleton/colony.cu.j2) draws the same ones and
 builds the same solutions, except where the roulette over all unvisited items (no candidate
 list), whose float64 sums the GPU's threads add in another order, moves a pick that falls within
 rounding of a boundary.
@@ -47,7 +41,7 @@ from .focused import warp_scan
 from .pheromone import MatrixPheromone, SelectivePheromone
 from .visited import TABUS, tabu_for
 
-__all__ = ["Construction", "CpuColony", "colony_for", "fixed_weights", "SELECTIONS", "LOCAL_UPDATES", "MEMORIES"]
+__all__ = ["Construction", "CpuColony", "colony_for", "SELECTIONS", "LOCAL_UPDATES", "MEMORIES"]
 
 SELECTIONS = ("wrs", "roulette")
 LOCAL_UPDATES = ("none", "atomic", "alt")
@@ -98,12 +92,6 @@ class Construction:
             raise ValueError(f"ant colony: `warps` must be None or an integer in [1, 32], got {self.warps!r}")
 
 
-def fixed_weights(construction: Construction) -> bool:
-    """Whether the weights hold still while the ants build (no local update on the matrix: MMAS),
-    so they can be computed once a construction."""
-    return construction.memory == "matrix" and construction.local_update == "none"
-
-
 def weights_of(tau: np.ndarray, eta_beta, alpha: float) -> np.ndarray:
     """w = tau^alpha * eta^beta in float32 (the kernel's arithmetic: a power only when alpha != 1)."""
     if alpha != 1.0:
@@ -130,9 +118,6 @@ class CpuColony:
         eta = model.heuristic
         self.eta_beta = None if eta is None else np.power(eta, construction.beta).astype(np.float32)
         self.candidates = model.candidates
-        #: the candidate lists' roulette draws first on the whole list's fixed wheel
-        self.wheel = fixed_weights(construction) and construction.selection == "roulette" and \
-            model.candidates is not None
         if construction.memory == "spm":
             self.pheromone = SelectivePheromone(self.n, construction.tau0, construction.slots)
         else:
@@ -218,28 +203,13 @@ class CpuColony:
         else:
             items = tabu.unvisited().astype(np.int64)
             valid = np.ones(items.shape, dtype=bool)
-        full = self._weights(rows, items)
-        w = np.where(valid, full, np.float32(0))
+        w = np.where(valid, self._weights(rows, items), np.float32(0))
         chosen = self._select(items, w, valid, seed, iteration, base, ants)
-        if self.wheel:
-            chosen = self._first_draw(items, full, valid, chosen, seed, iteration, base, ants)
         empty = ~valid.any(axis=1)
         if empty.any():          # the candidate list is used up: the best of all unvisited items
             rest = tabu.unvisited().astype(np.int64)[empty]
             chosen[empty] = lowest_best(rest, self._weights(rows[empty], rest), np.ones(rest.shape, bool))
         return chosen
-
-    def _first_draw(self, items, full, valid, chosen, seed, iteration, base, ants) -> np.ndarray:
-        """The fixed wheel's draw (its sums in float32, left to right, as the kernel's choice_info):
-        the candidate it lands on where unvisited (and not ACS's greedy pick), else ``chosen``."""
-        wheel = np.cumsum(full, axis=1, dtype=np.float32)
-        threshold = counter_uniform(seed, iteration, ants, base + 2).astype(np.float32) * wheel[:, -1]
-        landed = wheel > threshold[:, None]
-        lane = np.argmax(landed, axis=1)
-        hit = landed.any(axis=1) & valid[ants, lane]
-        if self.c.q0 > 0:
-            hit &= counter_uniform(seed, iteration, ants, base) >= self.c.q0
-        return np.where(hit, items[ants, lane], chosen)
 
     def _select(self, items, w, valid, seed, iteration, base, ants) -> np.ndarray:
         if self.c.selection == "wrs":

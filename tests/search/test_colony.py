@@ -155,23 +155,6 @@ def test_choice_frequencies_follow_the_mmas_probabilities(selection, alpha, beta
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_the_fixed_wheel_and_its_redraw_follow_the_mmas_probabilities(backend):
-    """MMAS's roulette over a candidate list: a first draw on the whole list's fixed wheel, a
-    redraw over the unvisited where it lands on a visited item; together p(j) = w_j / sum over the
-    unvisited items of the list (chi-square). Row 0's list holds item 0 itself, visited where the
-    ants start, and a heavy weight on it, so most first draws land there and redraw."""
-    eta, tau = state()
-    tau[0, 0] = 40.0                                   # item 0: visited, with most of the wheel
-    candidates = np.tile(np.array([0, 1, 2, 3, 4, 5], np.int32), (7, 1))
-    c = Construction(selection="roulette", beta=2.0)
-    choices = first_choices(c, ColonyModel("successor", eta, candidates), tau, backend=backend)
-    got = np.bincount(choices, minlength=7)[1:]
-    assert (choices != 0).all() and got[5] == 0       # never the visited item, never item 6 (not listed)
-    w = tau[0, 1:6].astype(np.float64) * eta[0, 1:6] ** 2.0
-    assert chisquare(got[:5], w / w.sum() * got.sum()).pvalue > 1e-3
-
-
-@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("selection", ["wrs", "roulette"])
 def test_choice_frequencies_follow_acs_rules(selection, backend):
     """ACS (formulas (1)-(2)): the largest tau eta^beta with probability q0, else the roulette."""
@@ -357,10 +340,9 @@ RENDERS = [dict(KIND="successor", SELECTION="wrs", TABU="ct", GREEDY=False, LOCA
 @pytest.mark.nvcc
 @pytest.mark.parametrize("options", RENDERS, ids=lambda o: "-".join(str(v) for v in o.values()))
 def test_colony_kernels_compile_for_sm90(options):
-    wheel = options["CHOICE"] and options["HAS_CAND"] and options["SELECTION"] == "roulette"
-    assert nvcc_compile(render_skeleton("colony.cu.j2", SLOTS=8, LIST_ITEM="unsigned short", WHEEL=wheel, **options))
+    assert nvcc_compile(render_skeleton("colony.cu.j2", SLOTS=8, LIST_ITEM="unsigned short", **options))
     if options["CHOICE"] and options["HAS_CAND"]:          # beyond 65,536 items
-        assert nvcc_compile(render_skeleton("colony.cu.j2", SLOTS=8, LIST_ITEM="int", WHEEL=wheel, **options))
+        assert nvcc_compile(render_skeleton("colony.cu.j2", SLOTS=8, LIST_ITEM="int", **options))
 
 
 def gpu_colony(model, construction, n, ants):
@@ -551,18 +533,3 @@ def test_gpu_colonies_with_local_search(colony):
     result = colony(tsp, local_search="auto", backend="cuda", seed=0).run(seconds=20, target=tsp.best_known)
     assert result.backend == "cuda" and is_permutation(result.solution)
     assert result.fitness <= 1.01 * tsp.best_known
-
-
-@pytest.mark.gpu
-def test_gpu_construction_keeps_only_the_shared_memory_its_ants_need():
-    """The carve-out holds the ants an SM runs at once: a few percent for a few small ants, all of
-    it for many ants with large visited sets."""
-    from lsmgpu.backends.cuda.colony import shared_carveout
-    from lsmgpu.backends.cuda.driver import cuda
-    colony = gpu_colony(small_tsp(200).colony_model(16), Construction(selection="roulette"), 200, 64)
-    try:
-        device, construct = cuda.Context.get_device(), colony.functions["construct"]
-        few, many = shared_carveout(device, construct, 64, 800), shared_carveout(device, construct, 10**5, 40_000)
-    finally:
-        colony.close()
-    assert 0 < few < 10 and many == 100

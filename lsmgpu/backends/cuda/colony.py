@@ -15,7 +15,7 @@ import numpy as np
 
 from ...kernels import render_skeleton
 from ...problem import ColonyModel
-from ..colony import Construction, fixed_weights
+from ..colony import Construction
 from ..pheromone import MatrixPheromone, SelectivePheromone
 from .driver import DeviceBuffers, cuda, launch, load_module, pack, synchronize
 
@@ -42,22 +42,15 @@ def tabu_words(construction: Construction, n: int) -> int:
     return {"bt": (n + 31) // 32, "lc": 2 * n, "ct": n}[construction.tabu]
 
 
+def precomputes_weights(construction: Construction) -> bool:
+    """Whether the ants read weights computed once a construction: the pheromone matrix is constant
+    while they build (no local update)."""
+    return construction.memory == "matrix" and construction.local_update == "none"
+
+
 def list_item(n: int) -> str:
     """The precomputed candidate lists' item type for n items (2 bytes where they fit)."""
     return "unsigned short" if n <= 65536 else "int"
-
-
-def shared_carveout(device, function, blocks: int, dynamic_bytes: int) -> int:
-    """The share of an SM's unified L1 / shared memory (percent) that the construction keeps as
-    shared memory: just what holds the ants an SM runs at once (blocks / SMs, at most 32), so the
-    rest caches the weights' rows as L1. The driver's own choice keeps it all as shared; on pr1002's
-    1,002 one-warp ants the H100 built 4 % faster with 25 % (docs/benchmarks.md, "Ant colonies")."""
-    sms = device.get_attribute(cuda.device_attribute.MULTIPROCESSOR_COUNT)
-    per_sm = device.get_attribute(cuda.device_attribute.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
-    static = function.get_attribute(cuda.function_attribute.SHARED_SIZE_BYTES)
-    resident = min(32, -(-blocks // sms))
-    need = resident * (static + dynamic_bytes + 1024)          # 1 KB a block is the system's
-    return min(100, -(-100 * need // per_sm))
 
 
 def colony_bytes(model: ColonyModel, construction: Construction, n: int, ants: int) -> int:
@@ -66,7 +59,7 @@ def colony_bytes(model: ColonyModel, construction: Construction, n: int, ants: i
     pheromone = n * construction.slots * 12 if construction.memory == "spm" else n * n * 4
     eta = 0 if model.heuristic is None else n * n * 4
     cand = 0 if model.candidates is None else model.candidates.size * 4
-    weights = n * n * 4 + 3 * cand if fixed_weights(construction) else 0      # items, weights, wheel: <= 12 B
+    weights = n * n * 4 + 2 * cand if precomputes_weights(construction) else 0      # at most 4 + 4 bytes a candidate
     return pheromone + eta + cand + weights + ants * n * 4 * 2 + ants * tabu_words(construction, n) * 4
 
 
@@ -88,24 +81,20 @@ class CudaColony:
         limit = device.get_attribute(cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
         self.shared_tabu = self.words * 4 + 2048 <= limit       # the kernel's own arrays: < 1 KB
         self.threads = 32 * warps_for(construction, n, model.candidates is not None)
-        self.precomputed = fixed_weights(construction)
-        #: the roulette's first draw on each candidate list's fixed wheel (CpuColony.wheel)
-        self.wheel = self.precomputed and construction.selection == "roulette" and model.candidates is not None
+        self.precomputed = precomputes_weights(construction)
         source = render_skeleton(
             "colony.cu.j2", KIND=model.kind, SELECTION=construction.selection, TABU=construction.tabu,
             GREEDY=construction.q0 > 0, LOCAL_UPDATE=construction.local_update, MEMORY=construction.memory,
             HAS_ETA=model.heuristic is not None, HAS_CAND=model.candidates is not None,
             ALPHA_ONE=construction.alpha == 1.0, SHARED_TABU=self.shared_tabu, SLOTS=construction.slots,
-            CHOICE=self.precomputed, LIST_ITEM=list_item(n), WHEEL=self.wheel)
+            CHOICE=self.precomputed, LIST_ITEM=list_item(n))
         arch = "sm_%d%d" % device.compute_capability()
         module = load_module(source, arch)
         names = ("construct", "deposit", "evaporate_clamp") + (("choice_info",) if self.precomputed else ())
         self.functions = {name: module.get_function(name) for name in names}
-        construct = self.functions["construct"]
         if self.shared_tabu and self.words * 4 > 48 * 1024:
-            construct.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.words * 4)
-        construct.set_attribute(cuda.function_attribute.PREFERRED_SHARED_MEMORY_CARVEOUT,
-                                shared_carveout(device, construct, ants, self.words * 4 if self.shared_tabu else 0))
+            self.functions["construct"].set_attribute(
+                cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.words * 4)
         self.buffers = DeviceBuffers()
         eta = None if model.heuristic is None else np.power(model.heuristic, construction.beta).astype(np.float32)
         self.eta = self.buffers.upload(eta)
@@ -124,7 +113,6 @@ class CudaColony:
         item_bytes = 2 if list_item(n) == "unsigned short" else 4
         self.cand_items = self.buffers.alloc(listed * item_bytes) if self.precomputed and listed else 0
         self.cand_weights = self.buffers.alloc(listed * 4) if self.precomputed and listed else 0
-        self.cand_wheel = self.buffers.alloc(listed * 4) if self.wheel else 0
         self.out = self.buffers.alloc(ants * n * 4)
         self.firsts = self.buffers.alloc(ants * n * 4)
         self.scratch = 0 if self.shared_tabu else self.buffers.alloc(ants * self.words * 4)
@@ -137,9 +125,9 @@ class CudaColony:
     # --- kernel arguments --------------------------------------------------------------------
     def _colony(self) -> bytes:
         """The kernels' Colony struct (layout of colony.cu.j2)."""
-        return pack("iiPPPPPPffPPPP", self.n, self.k, int(self.eta), int(self.cand), int(self.tau),
+        return pack("iiPPPPPPffPPP", self.n, self.k, int(self.eta), int(self.cand), int(self.tau),
                     int(self.spm_items), int(self.spm_taus), int(self.spm_tail), self.c.tau0, self.c.alpha,
-                    int(self.choice), int(self.cand_items), int(self.cand_weights), int(self.cand_wheel))
+                    int(self.choice), int(self.cand_items), int(self.cand_weights))
 
     def close(self) -> None:
         self.buffers.close()
@@ -207,8 +195,7 @@ class CudaColony:
         if self.precomputed:
             blocks = min(4096, (self.n * self.n + UPDATE_BLOCK - 1) // UPDATE_BLOCK)
             launch(self.functions["choice_info"], "choice_info", (blocks, 1, 1), UPDATE_BLOCK,
-                   self._colony() + pack("PPPP", int(self.choice), int(self.cand_items), int(self.cand_weights),
-                                         int(self.cand_wheel)))
+                   self._colony() + pack("PPP", int(self.choice), int(self.cand_items), int(self.cand_weights)))
         launch(self.functions["construct"], "construct", (self.ants, 1, 1), self.threads, args,
                self.words * 4 if self.shared_tabu else 0)
         end.record()
