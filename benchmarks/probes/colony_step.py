@@ -18,9 +18,9 @@ from lsmgpu.kernels import render_skeleton
 from lsmgpu.problems import TSP
 
 LIST_READ = "            const int u = listed_u;\n"
-#: the first lanes' candidates' rows of pairs fetched to L1 ahead of the pick
+#: the first lanes' candidates' rows of items fetched to L1 ahead of the pick
 PREFETCH = ("            if (lane < %d) asm volatile(\"prefetch.global.L1 [%%0];\" :: "
-            "\"l\"(c.cand_pairs + (unsigned)u * c.k));\n")
+            "\"l\"((const unsigned short*)c.cand_items + (unsigned)u * c.k));\n")
 #: (name, [(old, new), ...]) applied to the rendered kernel source
 VARIANTS = [
     ("base", []),
@@ -36,35 +36,19 @@ VARIANTS = [
 ]
 
 
-#: the candidate lists as 2-byte items beside 4-byte weights (6 bytes a pair instead of 8: a table
-#: the L1 holds more of; the same tours), in the int2 buffer's bytes
-PAIR_WRITE = "            cand_pairs[i] = make_int2(c.cand[i], __float_as_int(weight_of(c, r, c.cand[i])));\n"
-PAIR_READ = ("    const int2 pair = lane < c.k ? __ldg(c.cand_pairs + at) : make_int2(0, 0);\n"
-             "    u = pair.x;\n    w = __int_as_float(pair.y);\n")
-WEIGHTS_AT = "(((unsigned)c.n * (unsigned)c.k + 1u) >> 1)"
-SPLIT_WRITE = ("            ((unsigned short*)cand_pairs)[i] = (unsigned short)c.cand[i];\n"
-               f"            ((float*)cand_pairs)[{WEIGHTS_AT} + i] = weight_of(c, r, c.cand[i]);\n")
-SPLIT_READ = ("    u = lane < c.k ? (int)__ldg((const unsigned short*)c.cand_pairs + at) : 0;\n"
-              f"    w = lane < c.k ? __ldg((const float*)c.cand_pairs + {WEIGHTS_AT} + at) : 0.0f;\n")
-#: 4 bytes a pair: the item and the weight's upper 16 bits (a truncated weight: timing only)
-PACKED_WRITE = ("            ((unsigned*)cand_pairs)[i] = (unsigned)c.cand[i] | "
-                "(__float_as_uint(weight_of(c, r, c.cand[i])) & 0xffff0000u);\n")
-PACKED_READ = ("    const unsigned packed = lane < c.k ? __ldg((const unsigned*)c.cand_pairs + at) : 0u;\n"
-               "    u = (int)(packed & 0xffffu);\n    w = __uint_as_float(packed & 0xffff0000u);\n")
 FALLBACK = "            chosen = choose_listed(c, T, left, row, true, seed, iteration, ant, base, s_key, s_item, s_sum);\n"
 FALLBACK_LOOP = "    for (int first = threadIdx.x; first < count; first += 4 * blockDim.x) {      // four loads in flight\n"
 LISTED = "            us[j] = i < count ? listing(T, c.n, i) : -1;\n"
 VARIANTS += [
-    # the fallback run twice (its cost, counted twice): what it takes
-    ("double_fallback", [(FALLBACK, FALLBACK + "            chosen = min(chosen, choose_listed(c, T, left, row, true, "
-                                               "seed, iteration, ant, base, s_key, s_item, s_sum));\n")]),
+    # the fallback's search over the unvisited items at every step (its cost; other tours)
+    ("every_step_fallback", [(FALLBACK, FALLBACK + "            chosen = min(chosen, choose_listed(c, T, left, row, "
+                                                   "true, seed, iteration, ant, base, s_key, s_item, s_sum));\n")]),
     # the fallback over the items in index order (coalesced rows, the visited set asked per item)
     ("index_fallback", [(FALLBACK_LOOP, FALLBACK_LOOP.replace("first < count", "first < c.n")),
                         (LISTED, "            us[j] = i < c.n && !visited(T, c.n, left, i) ? i : -1;\n")]),
-    ("split_list", [(PAIR_WRITE, SPLIT_WRITE), (PAIR_READ, SPLIT_READ)]),
-             ("packed_list", [(PAIR_WRITE, PACKED_WRITE), (PAIR_READ, PACKED_READ)])]
+]
 #: variants that must build the base kernel's tours
-SAME_TOURS = ("base", "split_list", "double_fallback", "index_fallback")
+SAME_TOURS = ("base", "index_fallback")
 
 #: shared-memory carve-outs tried on the base kernel (percent of the unified L1 / shared memory)
 CARVEOUTS = (100, 25)
@@ -73,7 +57,7 @@ CARVEOUTS = (100, 25)
 def source_of(selection: str, tabu: str) -> str:
     return render_skeleton("colony.cu.j2", KIND="successor", SELECTION=selection, TABU=tabu, GREEDY=False,
                            LOCAL_UPDATE="none", MEMORY="matrix", HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=True,
-                           SHARED_TABU=True, SLOTS=8, CHOICE=True)
+                           SHARED_TABU=True, SLOTS=8, CHOICE=True, LIST_ITEM="unsigned short")
 
 
 def timed(colony, n: int, repeats: int = 5) -> tuple[float, np.ndarray]:
