@@ -205,13 +205,14 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
         for seconds in budgets:
             for chains, segment, every, or_segment in configs:
                 search = DontLookILS(problem, chains=chains, kick_segment=segment, exchange_every=every or None,
-                                     segment=or_segment, backend=backend, initial=start, seed=0)
+                                     segment=or_segment, backend=backend, initial=start, seed=args.dlils_seed)
                 result = search.run(seconds=seconds)
                 assert problem.evaluate(result.solution) == result.fitness
                 kicks, checks = search.counters["kicks"], search.counters["checks"]
                 label = f"DontLookILS, {chains} chains, segments <= {segment}, exchange every {every or 'never'}"
                 label += f", Or-opt <= {search.rules.segment}" if search.rules.segment != 3 else ""
-                rows.append(dict(table="dontlook-ils", instance=problem.name, n=problem.n, strategy=label, chains=chains,
+                rows.append(dict(table="dontlook-ils", instance=problem.name, n=problem.n, strategy=label,
+                                 seed=args.dlils_seed, chains=chains,
                                  kick_segment=segment, exchange_every=every, or_segment=search.rules.segment,
                                  backend=backend,
                                  budget_s=seconds,
