@@ -231,3 +231,13 @@ def test_the_ray_islands_benchmark_counts_every_islands_work():
     assert [(r["islands"], r["unit"], r["method"]) for r in rows] == [(1, "ant tours", "FocusedACO"),
                                                                       (2, "ant tours", "FocusedACO")]
     assert all(r["work"] > 0 and r["per_s"] > 0 for r in rows) and rows[1]["vs_one"] > 0 and rows[0]["vs_one"] == 1.0
+
+
+@pytest.mark.parametrize("option, match", [(dict(method="sa"), "`method` must be one of"),
+                                           (dict(gpus_per_island=0), "`gpus_per_island` must be in"),
+                                           (dict(gpus_per_island=1.5), "`gpus_per_island` must be in"),
+                                           (dict(exchange_every=0), "`exchange_every` must be"),
+                                           (dict(islands=0), "`islands` must be")])
+def test_islands_name_a_bad_setting_before_any_actor_starts(option, match):
+    with pytest.raises(ValueError, match=match):
+        RayIslands(TSP.from_file(TSP.shipped("berlin52")), backend="cpu", **option)
