@@ -17,7 +17,10 @@ GPU machine's CPUs at the same time.
 ``dontlook-ils``: lsmgpu.DontLookILS (chains of local double-bridge kicks and don't-look 2-opt +
 Or-opt descents, each whole in a GPU block) from the same greedy tour and seed, for each
 ``--dlils-configs`` entry chains:kick_segment:exchange_every[:segment] (exchange 0: none; segment:
-the descent's longest Or-opt segment, DontLookILS's default when left out) at each budget.
+the descent's longest Or-opt segment, DontLookILS's default when left out) and each count of
+``--dlils-merge`` (the best chains' tours an exchange merges by partition crossover; 0: none) at
+each budget; ``merged`` counts the exchanges whose merge was shorter than the best, ``merge_s``
+their host time.
 
     python -m benchmarks descents --data .data --out $OUT
     python -m benchmarks batch-ils --ils-seconds 10,60 --data .data --out $OUT
@@ -34,6 +37,7 @@ work a second over all islands (kicks, ant tours, children) and its ratio to one
 """
 from __future__ import annotations
 
+import itertools
 import statistics
 import time
 
@@ -197,20 +201,23 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
     backend = getattr(args, "backend_choice", "cuda")
     budgets = [float(s) for s in args.dlils_seconds.split(",")]
     configs = [(tuple(int(v) for v in c.split(":")) + (None,))[:4] for c in args.dlils_configs.split(",")]
+    merges = [int(m) for m in args.dlils_merge.split(",")]
     rows = []
     for name in args.dlils_instances.split(","):
         problem = TSP.from_file(path_of("tsplib", name))
         start = greedy_tour(problem.coords)
         DontLookILS(problem, chains=2, backend=backend, initial=start, seed=0).run(iterations=1)     # the build
         for seconds in budgets:
-            for chains, segment, every, or_segment in configs:
+            for (chains, segment, every, or_segment), merge in itertools.product(configs, merges):
                 search = DontLookILS(problem, chains=chains, kick_segment=segment, exchange_every=every or None,
-                                     segment=or_segment, backend=backend, initial=start, seed=args.dlils_seed)
+                                     segment=or_segment, merge=merge, backend=backend, initial=start,
+                                     seed=args.dlils_seed)
                 result = search.run(seconds=seconds)
                 assert problem.evaluate(result.solution) == result.fitness
                 kicks, checks = search.counters["kicks"], search.counters["checks"]
                 label = f"DontLookILS, {chains} chains, segments <= {segment}, exchange every {every or 'never'}"
                 label += f", Or-opt <= {search.rules.segment}" if search.rules.segment != 3 else ""
+                label += f", merging {merge}" if merge > 1 else ""
                 rows.append(dict(table="dontlook-ils", instance=problem.name, n=problem.n, strategy=label,
                                  seed=args.dlils_seed, chains=chains,
                                  kick_segment=segment, exchange_every=every, or_segment=search.rules.segment,
@@ -219,7 +226,8 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
                                  seconds=round(result.seconds, 2), length=int(result.fitness),
                                  gap_pct=round(100 * problem.gap(result.fitness), 3), kicks=int(kicks.sum()),
                                  kicks_per_chain=int(kicks.mean()), checks_per_s=round(checks.sum() / result.seconds),
-                                 rounds=search.rounds))
+                                 rounds=search.rounds, merge=merge, merged=search.merged,
+                                 merge_s=round(search.merge_seconds, 2)))
                 emit(rows[-1])
     return rows
 

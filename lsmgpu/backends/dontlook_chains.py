@@ -156,6 +156,10 @@ class CpuChains:
     def best_solution(self, k: int) -> np.ndarray:
         return self.best_x[k].astype(np.int32)
 
+    def best_solutions(self, rows) -> np.ndarray:
+        """The best tours of the chains ``rows``, in that order."""
+        return self.best_x[np.asarray(rows)].astype(np.int32)
+
     def solutions(self) -> np.ndarray:
         return self.x.astype(np.int32)
 

@@ -11,12 +11,15 @@ fixed number of checks (the clock, the target, Ctrl-C, the islands' exchange).
 """
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..backends.dontlook import dontlook_for
 from ..backends.dontlook_chains import MAX_KICKS, CpuChains, KickRules, kick_span
 from ..validation import check_count
 from .dontlook import DontLookDescent
+from .partition import merge_tours
 from .population import PopulationSearch
 
 __all__ = ["DontLookILS"]
@@ -29,6 +32,8 @@ GPU_CHAINS = 256
 #: fnl4461 0.141 / 0.150, rl5915 0.159 / 0.317, rl11849 0.340 / 0.415, d18512 0.420 / 0.416, but pr2392
 #: 0.426 / 0.309; docs/benchmarks.md, "The don't-look ILS")
 SEGMENT, SEGMENT_LONGER, SEGMENT_LONGER_FROM = 3, 5, 3000
+#: the best chains' tours an exchange merges when `merge` is not given
+MERGE = 32
 
 
 class DontLookILS(PopulationSearch):
@@ -39,6 +44,10 @@ class DontLookILS(PopulationSearch):
                      50 was 2-4x further from the optimum at 10 s)
     exchange_every : islands: every this many rounds the worse half of the chains go on from the
                      better half's best tours (the best giving to the worst; default 50); None: never
+    merge          : at an exchange, the best tours of the ``merge`` best chains are merged by
+                     partition crossover (lsmgpu/search/partition.py: the best tour, part by part
+                     improved from the others'); where that is shorter than the best, the worse half
+                     go on from it instead (default 32; 0 or 1: never)
     round_checks   : checks of every chain between two looks of the host (default 1024)
     candidates, segment : the descent's (DontLookDescent's): the problem's ILS candidate lists,
                      Or-opt segments up to ``segment`` (None: 3, and 5 from 3,000 cities: SEGMENT_LONGER)
@@ -55,8 +64,8 @@ class DontLookILS(PopulationSearch):
     algorithm = "DontLookILS"
 
     def __init__(self, problem, *, chains: int | None = None, kick_segment: int = 300,
-                 exchange_every: int | None = 50, round_checks: int = 1024, candidates=None, segment: int | None = None,
-                 initial=None, backend="auto", seed=None, callbacks=None, history: str = "improvements"):
+                 exchange_every: int | None = 50, merge: int = MERGE, round_checks: int = 1024, candidates=None,
+                 segment: int | None = None, initial=None, backend="auto", seed=None, callbacks=None, history: str = "improvements"):
         super().__init__(problem, local_search=None, backend=backend, seed=seed, callbacks=callbacks,
                          history=history)
         if problem.n < 8:
@@ -68,6 +77,8 @@ class DontLookILS(PopulationSearch):
         self.chains = check_count("DontLookILS", "chains", default if chains is None else chains, 1, 2**20)
         self.span = kick_span(problem.n, check_count("DontLookILS", "kick_segment", kick_segment, 1))
         self.exchange_every = check_count("DontLookILS", "exchange_every", exchange_every, 1)
+        self.merge = check_count("DontLookILS", "merge", merge, 0) or 0
+        self.merged, self.merge_seconds = 0, 0.0          # merges that gave a shorter tour; their host time
         self.round_checks = check_count("DontLookILS", "round_checks", round_checks, 1, 2**40)
         self.initial = None if initial is None else self._starts(initial)
         self.counters = None
@@ -91,8 +102,9 @@ class DontLookILS(PopulationSearch):
             xs = np.broadcast_to(problem.encoding.validate(problem.initial_solution(self.rng)), (self.chains, problem.n))
         limit = self.budget.iterations if self.budget.iterations is not None else MAX_KICKS
         kicks = KickRules(int(self.rng.integers(2**63)), self.span, limit)
+        self.distance = problem.edge_distance()
         self.population = dontlook_for(self.backend, "dontlook_chains", CpuChains, self.rules, kicks,
-                                       problem.edge_distance(), self.chains, announce="DontLookILS",
+                                       self.distance, self.chains, announce="DontLookILS",
                                        what="the chains")
         self.parts.append(self.population)
         self.device = getattr(self.population, "device", "")
@@ -138,12 +150,25 @@ class DontLookILS(PopulationSearch):
         return True
 
     def _exchange(self, bests) -> None:
-        """The worse half of the chains go on from the better half's best tours, best to worst;
-        not before every chain has ended its first descent (a best of +inf is no tour to give)."""
+        """The worse half of the chains go on from the best chains' tours merged, where that is
+        shorter than the best, else from the better half's best tours, best to worst; not before
+        every chain has ended its first descent (a best of +inf is no tour to give)."""
         if not np.isfinite(bests).all():
             return
         order = np.argsort(bests, kind="stable")
         half = len(order) // 2
+        worse = order[::-1][:half]
         sources = np.full(len(order), -1, dtype=np.int64)
-        sources[order[::-1][:half]] = order[:half]
+        if self.merge > 1 and half:
+            started = time.perf_counter()
+            tour, gain = merge_tours(self.population.best_solutions(order[:self.merge]), self.distance.between)
+            self.merge_seconds += time.perf_counter() - started
+            if gain > 0:
+                length = float(self.distance.between(tour, np.roll(tour, -1)).sum())
+                self.population.adopt_tour(worse[0], tour, length)
+                sources[worse[1:]] = worse[0]
+                self.population.adopt(sources)
+                self.merged += 1
+                return
+        sources[worse] = order[:half]
         self.population.adopt(sources)

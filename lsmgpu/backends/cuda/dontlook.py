@@ -200,6 +200,10 @@ class CudaChains(CudaDontLook):
         cuda.memcpy_dtoh(out, int(self.best_x) + 4 * self.n * int(k))
         return out
 
+    def best_solutions(self, rows) -> np.ndarray:
+        """The best tours of the chains ``rows``, in that order."""
+        return np.stack([self.best_solution(k) for k in rows]) if len(rows) else np.empty((0, self.n), np.int32)
+
     def counters(self) -> dict:
         """Per chain: kicks made, cities checked, improving moves applied."""
         kicks, checks, made = np.empty(self.rows, np.int32), np.empty(self.rows, np.int64), np.empty(self.rows, np.int64)

@@ -1,0 +1,200 @@
+"""Partition crossover of tours: the best of two (or many) tours, part by part (after Whitley,
+Hains & Howe's GPX, 2009), in NumPy on the host.
+
+Many chains of an iterated local search kicked from one tour improve it in different places; the
+best chain keeps only its own improvements. Two tours A and B that share most of their edges
+differ in separate places: remove the edges they share and the rest falls into connected
+*components*. A component's *portals* are its cities with one shared edge; inside it, A's other
+edges make paths that pair the portals, and so do B's. B's paths can replace A's where the
+result is still one tour: walking A's paths' partners, then the partners along A's tour outside
+the component (``outside``), then B's, ..., must visit every portal of the component in one cycle
+(always so where B pairs the portals as A does: GPX's condition; a 2-opt move of B's pairs them
+otherwise and passes too). The child takes B's paths in every such component where they are
+shorter than A's, so it is at least as short as A, often shorter than both.
+
+Components that pair the portals alike never change another's test; those that pair them
+otherwise can, where their portals interleave along the tour: the child is then built again
+from the alike ones alone (``_build`` finds out by walking the tour's pieces).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["partition_crossover", "merge_tours"]
+
+
+def _neighbours(tour: np.ndarray) -> np.ndarray:
+    """(n, 2): each city's neighbours in the tour (before it, after it)."""
+    neighbours = np.empty((len(tour), 2), dtype=np.int64)
+    neighbours[tour, 0] = np.roll(tour, 1)
+    neighbours[tour, 1] = np.roll(tour, -1)
+    return neighbours
+
+
+def _positions(tour: np.ndarray) -> np.ndarray:
+    pos = np.empty(len(tour), dtype=np.int64)
+    pos[tour] = np.arange(len(tour))
+    return pos
+
+
+def _labels(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Connected components of the graph on n cities with edges (u[i], v[i]): each city's label is
+    the least city of its component (minimum hooking and pointer jumping, vectorised)."""
+    label = np.arange(n)
+    while True:
+        lu, lv = label[u], label[v]
+        apart = lu != lv
+        if not apart.any():
+            return label
+        low = np.minimum(lu[apart], lv[apart])
+        np.minimum.at(label, lu[apart], low)
+        np.minimum.at(label, lv[apart], low)
+        while True:
+            jumped = label[label]
+            if np.array_equal(jumped, label):
+                break
+            label = jumped
+
+
+def _cyclic_neighbours(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For items sorted by ``group``: the indices of the previous and next item of the same group,
+    cyclically."""
+    index = np.arange(len(group))
+    first = np.r_[True, group[1:] != group[:-1]]
+    start = np.maximum.accumulate(np.where(first, index, 0))
+    last = np.r_[group[1:] != group[:-1], True]
+    end = np.minimum.accumulate(np.where(last, index, len(group))[::-1])[::-1]
+    return np.where(first, end, index - 1), np.where(last, start, index + 1)
+
+
+def _partners(label: np.ndarray, portals: np.ndarray) -> np.ndarray:
+    """partner[p]: the other portal on portal p's path (paths labelled by ``label``)."""
+    order = np.argsort(label[portals], kind="stable")
+    ends = portals[order].reshape(-1, 2)              # a path has two portals, its ends
+    partner = np.full(len(label), -1, dtype=np.int64)
+    partner[ends[:, 0]], partner[ends[:, 1]] = ends[:, 1], ends[:, 0]
+    return partner
+
+
+class _Pair:
+    """Two tours' shared edges, components, portals and the portals' partners."""
+
+    def __init__(self, a: np.ndarray, b: np.ndarray):
+        self.a, self.b, n = a, b, len(a)
+        self.pos_a, self.pos_b = _positions(a), _positions(b)
+        na, nb = _neighbours(a), _neighbours(b)
+        self.a_shared = (na == nb[:, :1]) | (na == nb[:, 1:])
+        self.b_shared = (nb == na[:, :1]) | (nb == na[:, 1:])
+        cities = np.repeat(np.arange(n), 2).reshape(n, 2)
+        self.a_edges = cities[~self.a_shared], na[~self.a_shared]
+        self.b_edges = cities[~self.b_shared], nb[~self.b_shared]
+        self.component = _labels(n, *(np.r_[x, y] for x, y in zip(self.a_edges, self.b_edges)))
+        self.portals = np.flatnonzero(self.a_shared.sum(axis=1) == 1)
+        if len(self.portals):
+            self.pair_a = _partners(_labels(n, *self.a_edges), self.portals)
+            self.pair_b = _partners(_labels(n, *self.b_edges), self.portals)
+
+    def lengths(self, between) -> tuple[np.ndarray, np.ndarray]:
+        """A's and B's edges inside each component (indexed by its label), summed."""
+        n = len(self.a)
+        sums = []
+        for u, v in (self.a_edges, self.b_edges):       # each edge is listed from both of its ends
+            sums.append(np.bincount(self.component[u], weights=between(u, v).astype(np.float64), minlength=n) / 2)
+        return sums[0], sums[1]
+
+    def one_cycle(self) -> np.ndarray:
+        """Per component label: whether B's paths with the tour outside make one cycle."""
+        p = self.portals
+        order = np.lexsort((self.pos_a[p], self.component[p]))
+        sorted_p = p[order]
+        before, after = _cyclic_neighbours(self.component[sorted_p])
+        outside = np.where(self.pair_a[sorted_p] == sorted_p[before], sorted_p[after], sorted_p[before])
+        cycle = _labels(len(self.a), np.r_[sorted_p, sorted_p], np.r_[outside, self.pair_b[sorted_p]])
+        low = np.full(len(self.a), len(self.a))
+        high = np.full(len(self.a), -1)
+        np.minimum.at(low, self.component[p], cycle[p])
+        np.maximum.at(high, self.component[p], cycle[p])
+        return low == high
+
+    def alike(self) -> np.ndarray:
+        """Per component label: whether B pairs its portals as A does."""
+        p = self.portals
+        unlike = np.bincount(self.component[p], weights=self.pair_a[p] != self.pair_b[p], minlength=len(self.a))
+        return unlike == 0
+
+
+def _build(pair: _Pair, take: np.ndarray) -> np.ndarray | None:
+    """The child: A's tour with B's paths in the components ``take`` marks (by label); None where
+    the pieces do not make one tour. A's tour is cut at the taken components' portals into
+    pieces that either run inside a component (A's path, left out) or outside (kept); the child
+    walks an outside piece, B's path from its last portal, the outside piece that path reaches, ..."""
+    a, b, n = pair.a, pair.b, len(pair.a)
+    p = pair.portals[take[pair.component[pair.portals]]]
+    cut = p[np.argsort(pair.pos_a[p])]
+    first, last = cut, np.roll(cut, -1)          # the pieces of A's tour between cuts
+    inside = ~pair.a_shared[first, 1]                # A's edge to the next city is not shared
+    starts, ends = first[~inside].tolist(), last[~inside].tolist()
+    piece_of = {city: (i, end) for i, (s, e) in enumerate(zip(starts, ends)) for city, end in ((s, 0), (e, 1))}
+    b_forward = dict(zip(p.tolist(), (~pair.b_shared[p, 1]).tolist()))     # B's path leaves forward
+    pos_a, pos_b = pair.pos_a.tolist(), pair.pos_b.tolist()
+    parts, piece, reverse, used = [], 0, False, 0
+    while True:
+        s, e = starts[piece], ends[piece]
+        run = _arc(a, pos_a[s], pos_a[e])
+        parts.append(run[::-1] if reverse else run)
+        used += 1
+        q = s if reverse else e
+        r = int(pair.pair_b[q])
+        parts.append(_interior(b, pos_b[q], pos_b[r], b_forward[q]))
+        piece, end = piece_of[r]
+        reverse = end == 1
+        if piece == 0:
+            break
+    if used != len(starts) or reverse:
+        return None
+    child = np.concatenate(parts)
+    return child if len(child) == n else None
+
+
+def _arc(tour: np.ndarray, i: int, j: int) -> np.ndarray:
+    """tour[i .. j] forward, cyclically, both ends included."""
+    return tour[i:j + 1] if i <= j else np.concatenate([tour[i:], tour[:j + 1]])
+
+
+def _interior(tour: np.ndarray, i: int, j: int, forward: bool) -> np.ndarray:
+    """The cities strictly between positions i and j of ``tour``, going forward or backward."""
+    if forward:
+        return _arc(tour, i, j)[1:-1]
+    return _arc(tour, j, i)[1:-1][::-1]
+
+
+def partition_crossover(a, b, between) -> tuple[np.ndarray, float]:
+    """The child of tours A and B: A with B's edges in every component where they are shorter
+    and leave one tour. Returns (the child, how much shorter than A it is); ``between(u, v)`` is
+    the edge length, vectorised."""
+    a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+    pair = _Pair(a, b)
+    if pair.a_shared.all():
+        return a, 0.0
+    a_length, b_length = pair.lengths(between)
+    if not len(pair.portals):                     # no edge shared: one component, all of it
+        return (b, float(a_length.sum() - b_length.sum())) if b_length.sum() < a_length.sum() else (a, 0.0)
+    shorter = b_length < a_length
+    for take in (shorter & pair.one_cycle(), shorter & pair.alike()):
+        if not take.any():
+            return a, 0.0
+        child = _build(pair, take)
+        if child is not None:
+            return child, float((a_length - b_length)[take].sum())
+    raise AssertionError("partition crossover: components that pair their portals alike always make one tour")
+
+
+def merge_tours(tours, between) -> tuple[np.ndarray, float]:
+    """Tours (rows, n), the first the one to improve, folded by partition crossover in row order:
+    (the merged tour, how much shorter than the first row it is)."""
+    tours = np.asarray(tours)
+    merged, gain = np.asarray(tours[0], dtype=np.int64), 0.0
+    for tour in tours[1:]:
+        merged, saved = partition_crossover(merged, tour, between)
+        gain += saved
+    return merged, gain

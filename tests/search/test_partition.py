@@ -1,0 +1,136 @@
+"""Partition crossover: every child is one tour made of its parents' edges, as long as its first
+parent less the gain it reports; it takes the better parent in each separate part (GPX's
+components and 2-opt moves alike), so tours improved in different places merge into the sum of
+their improvements; and the don't-look ILS merges its chains with it at an exchange."""
+import numpy as np
+import pytest
+
+from lsmgpu import DontLookILS
+from lsmgpu.problems import TSP
+from lsmgpu.search import partition
+from lsmgpu.search.partition import merge_tours, partition_crossover
+
+
+def points(n, seed):
+    xy = np.random.default_rng(seed).uniform(0, 1000, (n, 2))
+
+    def between(u, v):
+        return np.rint(np.hypot(*(xy[u] - xy[v]).T)).astype(np.int64)
+    return between
+
+
+def length(between, tour):
+    return int(between(tour, np.roll(tour, -1)).sum())
+
+
+def edges(tour):
+    return {frozenset(e) for e in zip(tour.tolist(), np.roll(tour, -1).tolist())}
+
+
+def perturbed(rng, tour, moves):
+    """``tour`` after random reversals, segment swaps and rotations (the same cycle rotated)."""
+    tour, n = tour.copy(), len(tour)
+    for _ in range(moves):
+        i, j = sorted(rng.choice(n, 2, replace=False))
+        kind = rng.integers(3)
+        if kind == 0:
+            tour[i:j + 1] = tour[i:j + 1][::-1]
+        elif kind == 1:
+            k = rng.integers(i, j + 1)
+            tour[i:j + 1] = np.r_[tour[k:j + 1], tour[i:k]]
+        else:
+            tour = np.roll(tour, rng.integers(n))
+    return tour
+
+
+def test_every_child_is_one_tour_of_its_parents_edges(monkeypatch):
+    """2,000 random pairs from a common tour (some reversed): the child is a permutation whose
+    edges are A's or B's, its length is A's less the gain; the rebuild from the components that
+    pair their portals alike (interleaved 2-opt moves) is reached and also makes tours."""
+    builds, build = [], partition._build
+    monkeypatch.setattr(partition, "_build", lambda pair, take: builds.append(build(pair, take)) or builds[-1])
+    rng, improved = np.random.default_rng(1), 0
+    for trial in range(2000):
+        n = int(rng.integers(8, 70))
+        between = points(n, trial)
+        base = rng.permutation(n)
+        a, b = perturbed(rng, base, rng.integers(0, 4)), perturbed(rng, base, rng.integers(0, 4))
+        if trial % 3 == 0:
+            b = b[::-1]
+        child, gain = partition_crossover(a, b, between)
+        assert sorted(child.tolist()) == list(range(n))
+        assert edges(child) <= edges(a) | edges(b)
+        assert gain >= 0 and length(between, child) == length(between, a) - gain
+        improved += gain > 0
+    assert improved > 500
+    assert any(child is None for child in builds) and sum(child is not None for child in builds) > 500
+
+
+def test_it_takes_the_better_parent_in_each_part():
+    """A and B differ by one 2-opt move in each of two far apart places, A better in the first,
+    B in the second: the child is better than both, by exactly B's better place."""
+    n = 60
+    between = points(n, 3)
+    base = np.arange(n)
+    # find, in two windows, a reversal that shortens the base tour
+    found = []
+    for lo in (2, 32):
+        moves = [(i, j) for i in range(lo, lo + 20) for j in range(i + 2, lo + 24)]
+        gains = [length(between, base) - length(between, np.r_[base[:i], base[i:j + 1][::-1], base[j + 1:]])
+                 for i, j in moves]
+        found.append((moves[int(np.argmax(gains))], max(gains)))
+    assert all(g > 0 for _, g in found)
+    (i1, j1), g1 = found[0]
+    (i2, j2), g2 = found[1]
+    a = np.r_[base[:i1], base[i1:j1 + 1][::-1], base[j1 + 1:]]
+    b = np.r_[base[:i2], base[i2:j2 + 1][::-1], base[j2 + 1:]]
+    child, gain = partition_crossover(a, b, between)
+    assert gain == g2 and length(between, child) == length(between, base) - g1 - g2
+
+
+def test_tours_sharing_no_edge_give_the_shorter():
+    between = points(9, 4)
+    a = np.arange(9)
+    b = (np.arange(9) * 2) % 9                     # 0 2 4 6 8 1 3 5 7: no edge of a
+    assert not edges(a) & edges(b)
+    child, gain = partition_crossover(a, b, between)
+    shorter = min((a, b), key=lambda t: length(between, t))
+    assert np.array_equal(child, shorter) and gain == length(between, a) - length(between, shorter)
+
+
+def test_merging_tours_improved_in_different_places_sums_the_improvements():
+    """Eight copies of a poor tour, each improved by its best reversal inside its own window of
+    25 positions: merged, the improvements add up exactly, whatever the order."""
+    n = 220
+    between = points(n, 5)
+    base = np.random.default_rng(5).permutation(n)
+    tours, total = [], 0
+    for w in range(8):
+        lo = 2 + 27 * w
+        best = max(((i, j) for i in range(lo, lo + 22) for j in range(i + 2, lo + 25)),
+                   key=lambda m: length(between, base) - length(between, np.r_[base[:m[0]], base[m[0]:m[1] + 1][::-1],
+                                                                                base[m[1] + 1:]]))
+        tour = np.r_[base[:best[0]], base[best[0]:best[1] + 1][::-1], base[best[1] + 1:]]
+        total += length(between, base) - length(between, tour)
+        tours.append(tour)
+    assert total > 0
+    for order in (range(8), range(7, -1, -1)):
+        first = tours[list(order)[0]]
+        merged, gain = merge_tours([tours[k] for k in order], between)
+        assert length(between, merged) == length(between, base) - total
+        assert gain == length(between, first) - length(between, merged)
+
+
+def test_the_ils_merges_its_chains_at_exchanges():
+    """With merging the exchanges give the worse half merged tours (reproducibly; the result is
+    a tour of its length); ``merge=0`` never merges; a negative count is refused."""
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    runs = []
+    for merge in (8, 8, 0):
+        search = DontLookILS(problem, chains=8, backend="cpu", seed=1, exchange_every=2, round_checks=100, merge=merge)
+        runs.append((search.run(iterations=40), search.merged))
+    (first, merged), (second, again), (_, none) = runs
+    assert merged > 0 and merged == again and none == 0
+    assert np.array_equal(first.solution, second.solution) and problem.fitness(first.solution) == first.fitness
+    with pytest.raises(ValueError, match="merge"):
+        DontLookILS(problem, backend="cpu", merge=-1)
