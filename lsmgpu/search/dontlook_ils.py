@@ -46,8 +46,8 @@ class DontLookILS(PopulationSearch):
                      better half's best tours (the best giving to the worst; default 50); None: never
     merge          : at an exchange, the best tours of the ``merge`` best chains are merged by
                      partition crossover (lsmgpu/search/partition.py: the best tour, part by part
-                     improved from the others'); where that is shorter than the best, the worse half
-                     go on from it instead (default 32; 0 or 1: never)
+                     improved from the others'); where that is shorter than the best, the worst
+                     chain goes on from it (default 32; 0 or 1: never)
     round_checks   : checks of every chain between two looks of the host (default 1024)
     candidates, segment : the descent's (DontLookDescent's): the problem's ILS candidate lists,
                      Or-opt segments up to ``segment`` (None: 3, and 5 from 3,000 cities: SEGMENT_LONGER)
@@ -150,25 +150,31 @@ class DontLookILS(PopulationSearch):
         return True
 
     def _exchange(self, bests) -> None:
-        """The worse half of the chains go on from the best chains' tours merged, where that is
-        shorter than the best, else from the better half's best tours, best to worst; not before
-        every chain has ended its first descent (a best of +inf is no tour to give)."""
+        """The worse half of the chains go on from the better half's best tours, best to worst,
+        but the worst from the best chains' tours merged where that is shorter than the best;
+        not before every chain has ended its first descent (a best of +inf is no tour to give)."""
         if not np.isfinite(bests).all():
             return
         order = np.argsort(bests, kind="stable")
         half = len(order) // 2
-        worse = order[::-1][:half]
         sources = np.full(len(order), -1, dtype=np.int64)
-        if self.merge > 1 and half:
-            started = time.perf_counter()
-            tour, gain = merge_tours(self.population.best_solutions(order[:self.merge]), self.distance.between)
-            self.merge_seconds += time.perf_counter() - started
-            if gain > 0:
-                length = float(self.distance.between(tour, np.roll(tour, -1)).sum())
-                self.population.adopt_tour(worse[0], tour, length)
-                sources[worse[1:]] = worse[0]
-                self.population.adopt(sources)
-                self.merged += 1
-                return
-        sources[worse] = order[:half]
+        sources[order[::-1][:half]] = order[:half]
+        merged = self._merge(order) if half else None
+        if merged is not None:
+            sources[order[-1]] = -1
         self.population.adopt(sources)
+        if merged is not None:
+            self.population.adopt_tour(order[-1], *merged)
+
+    def _merge(self, order):
+        """The best tours of the ``merge`` best chains merged by partition crossover: (tour, length)
+        where shorter than the best, else None."""
+        if self.merge < 2:
+            return None
+        started = time.perf_counter()
+        tour, gain = merge_tours(self.population.best_solutions(order[:self.merge]), self.distance.between)
+        self.merge_seconds += time.perf_counter() - started
+        if gain <= 0:
+            return None
+        self.merged += 1
+        return tour, float(self.distance.between(tour, np.roll(tour, -1)).sum())

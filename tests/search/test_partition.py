@@ -122,7 +122,7 @@ def test_merging_tours_improved_in_different_places_sums_the_improvements():
 
 
 def test_the_ils_merges_its_chains_at_exchanges():
-    """With merging the exchanges give the worse half merged tours (reproducibly; the result is
+    """With merging the exchanges give the worst chain merged tours (reproducibly; the result is
     a tour of its length); ``merge=0`` never merges; a negative count is refused."""
     problem = TSP.from_file(TSP.shipped("kroA100"))
     runs = []
