@@ -650,8 +650,9 @@ def main(argv=None):
                         help="ray-islands: the islands' search (dontlook-ils, faco, acs, mmas, ga)")
     parser.add_argument("--islands-share", default="1", help="ray-islands: the GPU share of an island (0.5: two a GPU)")
     parser.add_argument("--dlils-seed", type=int, default=0, help="dontlook-ils: the searches' seed")
-    parser.add_argument("--dlils-merge", default="32",
-                        help="dontlook-ils: the best chains' tours an exchange merges (0: none), comma-separated")
+    parser.add_argument("--dlils-merge", default="default",
+                        help="dontlook-ils: the best chains' tours an exchange merges (0: none; default: "
+                             "DontLookILS's), comma-separated")
     parser.add_argument("--dlils-configs", default="256:300:50",
                         help="dontlook-ils runs, chains:kick_segment:exchange_every[:segment] (exchange 0: none; "
                              "segment: the descent's Or-opt, 3 if left out), comma-separated")

@@ -18,7 +18,8 @@ GPU machine's CPUs at the same time.
 Or-opt descents, each whole in a GPU block) from the same greedy tour and seed, for each
 ``--dlils-configs`` entry chains:kick_segment:exchange_every[:segment] (exchange 0: none; segment:
 the descent's longest Or-opt segment, DontLookILS's default when left out) and each count of
-``--dlils-merge`` (the best chains' tours an exchange merges by partition crossover; 0: none) at
+``--dlils-merge`` (the best chains' tours an exchange merges by partition crossover; 0: none;
+default: DontLookILS's) at
 each budget; ``merged`` counts the exchanges whose merge was shorter than the best, ``merge_s``
 their host time.
 
@@ -201,7 +202,7 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
     backend = getattr(args, "backend_choice", "cuda")
     budgets = [float(s) for s in args.dlils_seconds.split(",")]
     configs = [(tuple(int(v) for v in c.split(":")) + (None,))[:4] for c in args.dlils_configs.split(",")]
-    merges = [int(m) for m in args.dlils_merge.split(",")]
+    merges = [None if m == "default" else int(m) for m in args.dlils_merge.split(",")]
     rows = []
     for name in args.dlils_instances.split(","):
         problem = TSP.from_file(path_of("tsplib", name))
@@ -217,7 +218,7 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
                 kicks, checks = search.counters["kicks"], search.counters["checks"]
                 label = f"DontLookILS, {chains} chains, segments <= {segment}, exchange every {every or 'never'}"
                 label += f", Or-opt <= {search.rules.segment}" if search.rules.segment != 3 else ""
-                label += f", merging {merge}" if merge > 1 else ""
+                label += f", merging {search.merge}" if search.merge > 1 else ""
                 rows.append(dict(table="dontlook-ils", instance=problem.name, n=problem.n, strategy=label,
                                  seed=args.dlils_seed, chains=chains,
                                  kick_segment=segment, exchange_every=every, or_segment=search.rules.segment,
@@ -226,7 +227,7 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
                                  seconds=round(result.seconds, 2), length=int(result.fitness),
                                  gap_pct=round(100 * problem.gap(result.fitness), 3), kicks=int(kicks.sum()),
                                  kicks_per_chain=int(kicks.mean()), checks_per_s=round(checks.sum() / result.seconds),
-                                 rounds=search.rounds, merge=merge, merged=search.merged,
+                                 rounds=search.rounds, merge=search.merge, merged=search.merged,
                                  merge_s=round(search.merge_seconds, 2)))
                 emit(rows[-1])
     return rows

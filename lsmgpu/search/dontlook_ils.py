@@ -32,8 +32,11 @@ GPU_CHAINS = 256
 #: fnl4461 0.141 / 0.150, rl5915 0.159 / 0.317, rl11849 0.340 / 0.415, d18512 0.420 / 0.416, but pr2392
 #: 0.426 / 0.309; docs/benchmarks.md, "The don't-look ILS")
 SEGMENT, SEGMENT_LONGER, SEGMENT_LONGER_FROM = 3, 5, 3000
-#: the best chains' tours an exchange merges when `merge` is not given
-MERGE = 32
+#: the best chains' tours an exchange merges when `merge` is not given: MERGE from MERGE_FROM cities, else none
+#: (H100, 60 s from the greedy tour: d18512 0.384 -> 0.323 % from seed 0, 0.381 -> 0.288 from seed 1,
+#: pla85900 1.083 -> 0.942; at 30 s rl11849 0.355 -> 0.403, pr2392 0.309 -> 0.309; docs/benchmarks.md,
+#: "Merging the chains")
+MERGE, MERGE_FROM = 32, 15000
 
 
 class DontLookILS(PopulationSearch):
@@ -47,7 +50,7 @@ class DontLookILS(PopulationSearch):
     merge          : at an exchange, the best tours of the ``merge`` best chains are merged by
                      partition crossover (lsmgpu/search/partition.py: the best tour, part by part
                      improved from the others'); where that is shorter than the best, the worst
-                     chain goes on from it (default 32; 0 or 1: never)
+                     chain goes on from it (None: 32 from 15,000 cities, none below: MERGE; 0 or 1: never)
     round_checks   : checks of every chain between two looks of the host (default 1024)
     candidates, segment : the descent's (DontLookDescent's): the problem's ILS candidate lists,
                      Or-opt segments up to ``segment`` (None: 3, and 5 from 3,000 cities: SEGMENT_LONGER)
@@ -64,7 +67,7 @@ class DontLookILS(PopulationSearch):
     algorithm = "DontLookILS"
 
     def __init__(self, problem, *, chains: int | None = None, kick_segment: int = 300,
-                 exchange_every: int | None = 50, merge: int = MERGE, round_checks: int = 1024, candidates=None,
+                 exchange_every: int | None = 50, merge: int | None = None, round_checks: int = 1024, candidates=None,
                  segment: int | None = None, initial=None, backend="auto", seed=None, callbacks=None, history: str = "improvements"):
         super().__init__(problem, local_search=None, backend=backend, seed=seed, callbacks=callbacks,
                          history=history)
@@ -77,7 +80,9 @@ class DontLookILS(PopulationSearch):
         self.chains = check_count("DontLookILS", "chains", default if chains is None else chains, 1, 2**20)
         self.span = kick_span(problem.n, check_count("DontLookILS", "kick_segment", kick_segment, 1))
         self.exchange_every = check_count("DontLookILS", "exchange_every", exchange_every, 1)
-        self.merge = check_count("DontLookILS", "merge", merge, 0) or 0
+        if merge is None:
+            merge = MERGE if problem.n >= MERGE_FROM else 0
+        self.merge = check_count("DontLookILS", "merge", merge, 0)
         self.merged, self.merge_seconds = 0, 0.0          # merges that gave a shorter tour; their host time
         self.round_checks = check_count("DontLookILS", "round_checks", round_checks, 1, 2**40)
         self.initial = None if initial is None else self._starts(initial)

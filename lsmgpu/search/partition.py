@@ -56,6 +56,16 @@ def _labels(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
             label = jumped
 
 
+def _labels_among(cities: np.ndarray, n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``_labels`` of a graph whose edges join only ``cities`` (sorted), worked out on those alone:
+    a city's label is the least city of its component (the others label themselves)."""
+    index = np.full(n, -1)
+    index[cities] = np.arange(len(cities))
+    label = np.arange(n)
+    label[cities] = cities[_labels(len(cities), index[u], index[v])]
+    return label
+
+
 def _cyclic_neighbours(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For items sorted by ``group``: the indices of the previous and next item of the same group,
     cyclically."""
@@ -85,14 +95,14 @@ class _Pair:
         na, nb = _neighbours(a), _neighbours(b)
         self.a_shared = (na == nb[:, :1]) | (na == nb[:, 1:])
         self.b_shared = (nb == na[:, :1]) | (nb == na[:, 1:])
-        cities = np.repeat(np.arange(n), 2).reshape(n, 2)
-        self.a_edges = cities[~self.a_shared], na[~self.a_shared]
-        self.b_edges = cities[~self.b_shared], nb[~self.b_shared]
-        self.component = _labels(n, *(np.r_[x, y] for x, y in zip(self.a_edges, self.b_edges)))
+        self.a_edges = np.nonzero(~self.a_shared)[0], na[~self.a_shared]       # (city, neighbour), row order
+        self.b_edges = np.nonzero(~self.b_shared)[0], nb[~self.b_shared]
+        differing = np.flatnonzero(~self.a_shared.all(axis=1))
+        self.component = _labels_among(differing, n, *(np.r_[x, y] for x, y in zip(self.a_edges, self.b_edges)))
         self.portals = np.flatnonzero(self.a_shared.sum(axis=1) == 1)
         if len(self.portals):
-            self.pair_a = _partners(_labels(n, *self.a_edges), self.portals)
-            self.pair_b = _partners(_labels(n, *self.b_edges), self.portals)
+            self.pair_a = _partners(_labels_among(differing, n, *self.a_edges), self.portals)
+            self.pair_b = _partners(_labels_among(differing, n, *self.b_edges), self.portals)
 
     def lengths(self, between) -> tuple[np.ndarray, np.ndarray]:
         """A's and B's edges inside each component (indexed by its label), summed."""
@@ -109,7 +119,7 @@ class _Pair:
         sorted_p = p[order]
         before, after = _cyclic_neighbours(self.component[sorted_p])
         outside = np.where(self.pair_a[sorted_p] == sorted_p[before], sorted_p[after], sorted_p[before])
-        cycle = _labels(len(self.a), np.r_[sorted_p, sorted_p], np.r_[outside, self.pair_b[sorted_p]])
+        cycle = _labels_among(p, len(self.a), np.r_[sorted_p, sorted_p], np.r_[outside, self.pair_b[sorted_p]])
         low = np.full(len(self.a), len(self.a))
         high = np.full(len(self.a), -1)
         np.minimum.at(low, self.component[p], cycle[p])
@@ -136,7 +146,8 @@ def _build(pair: _Pair, take: np.ndarray) -> np.ndarray | None:
     starts, ends = first[~inside].tolist(), last[~inside].tolist()
     piece_of = {city: (i, end) for i, (s, e) in enumerate(zip(starts, ends)) for city, end in ((s, 0), (e, 1))}
     b_forward = dict(zip(p.tolist(), (~pair.b_shared[p, 1]).tolist()))     # B's path leaves forward
-    pos_a, pos_b = pair.pos_a.tolist(), pair.pos_b.tolist()
+    pos_a, pos_b = (dict(zip(p.tolist(), where[p].tolist())) for where in (pair.pos_a, pair.pos_b))
+    pair_b = dict(zip(p.tolist(), pair.pair_b[p].tolist()))
     parts, piece, reverse, used = [], 0, False, 0
     while True:
         s, e = starts[piece], ends[piece]
@@ -144,7 +155,7 @@ def _build(pair: _Pair, take: np.ndarray) -> np.ndarray | None:
         parts.append(run[::-1] if reverse else run)
         used += 1
         q = s if reverse else e
-        r = int(pair.pair_b[q])
+        r = pair_b[q]
         parts.append(_interior(b, pos_b[q], pos_b[r], b_forward[q]))
         piece, end = piece_of[r]
         reverse = end == 1

@@ -134,3 +134,10 @@ def test_the_ils_merges_its_chains_at_exchanges():
     assert np.array_equal(first.solution, second.solution) and problem.fitness(first.solution) == first.fitness
     with pytest.raises(ValueError, match="merge"):
         DontLookILS(problem, backend="cpu", merge=-1)
+
+
+def test_merging_is_on_by_default_from_15000_cities():
+    small, large = (TSP(np.random.default_rng(n).uniform(0, 10**4, (n, 2)), name=f"r{n}") for n in (14999, 15000))
+    assert DontLookILS(small, backend="cpu").merge == 0
+    assert DontLookILS(large, backend="cpu").merge == 32
+    assert DontLookILS(small, backend="cpu", merge=4).merge == 4
