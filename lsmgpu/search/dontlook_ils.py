@@ -83,7 +83,7 @@ class DontLookILS(PopulationSearch):
         if merge is None:
             merge = MERGE if problem.n >= MERGE_FROM else 0
         self.merge = check_count("DontLookILS", "merge", merge, 0)
-        self.merged, self.merge_seconds = 0, 0.0          # merges that gave a shorter tour; their host time
+        self.merged, self.merge_seconds, self.merge_took = 0, 0.0, 0.0    # shorter merges; host time; the last
         self.round_checks = check_count("DontLookILS", "round_checks", round_checks, 1, 2**40)
         self.initial = None if initial is None else self._starts(initial)
         self.counters = None
@@ -173,12 +173,15 @@ class DontLookILS(PopulationSearch):
 
     def _merge(self, order):
         """The best tours of the ``merge`` best chains merged by partition crossover: (tour, length)
-        where shorter than the best, else None."""
-        if self.merge < 2:
-            return None
+        where shorter than the best, else None (also where the last merge's time is more than the
+        budget has left: on 85,900 cities a merge takes about a second)."""
         started = time.perf_counter()
+        seconds = self.budget.seconds
+        if self.merge < 2 or (seconds is not None and started + self.merge_took > self.t0 + seconds):
+            return None                                   # a merge as long as the last would overrun the budget
         tour, gain = merge_tours(self.population.best_solutions(order[:self.merge]), self.distance.between)
-        self.merge_seconds += time.perf_counter() - started
+        self.merge_took = time.perf_counter() - started
+        self.merge_seconds += self.merge_took
         if gain <= 0:
             return None
         self.merged += 1

@@ -141,3 +141,18 @@ def test_merging_is_on_by_default_from_15000_cities():
     assert DontLookILS(small, backend="cpu").merge == 0
     assert DontLookILS(large, backend="cpu").merge == 32
     assert DontLookILS(small, backend="cpu", merge=4).merge == 4
+
+
+def test_no_merge_that_would_overrun_the_seconds(monkeypatch):
+    """A merge as long as the last one is skipped where the budget has less time left."""
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    search = DontLookILS(problem, chains=4, backend="cpu", seed=1, exchange_every=1, round_checks=50, merge=4)
+    merges = []
+    monkeypatch.setattr("lsmgpu.search.dontlook_ils.merge_tours",
+                        lambda tours, between: merges.append(1) or (tours[0], 0.0))
+    search.merge_took = 10**6                      # as if the last merge had taken longer than any budget
+    search.run(seconds=1.0)
+    assert not merges and search.rounds > 1
+    search = DontLookILS(problem, chains=4, backend="cpu", seed=1, exchange_every=1, round_checks=50, merge=4)
+    search.run(iterations=20)
+    assert merges
