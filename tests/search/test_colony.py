@@ -3,6 +3,7 @@ pheromone state), the visited sets against a set, the selective memory against a
 model, the pheromone updates against NumPy, whole runs (quality, seeds, budgets, Ctrl-C, errors);
 on the GPU, the kernels against the host reference."""
 import itertools
+import time
 from collections import OrderedDict
 
 import numpy as np
@@ -533,3 +534,19 @@ def test_gpu_colonies_with_local_search(colony):
     result = colony(tsp, local_search="auto", backend="cuda", seed=0).run(seconds=20, target=tsp.best_known)
     assert result.backend == "cuda" and is_permutation(result.solution)
     assert result.fitness <= 1.01 * tsp.best_known
+
+
+def test_no_iteration_starts_that_would_end_past_the_seconds(monkeypatch):
+    """Iterations of 0.4 s and more, a 1 s budget: none starts that would end past it (the third
+    would end at ~1.2 s), the run returns within its second (less an iteration's jitter)."""
+    problem = TSP.from_file(TSP.shipped("berlin52"))
+    colony = MaxMinAntSystem(problem, backend="cpu", seed=0)
+    iterate = MaxMinAntSystem._iterate
+
+    def slow(self):
+        time.sleep(0.4)
+        iterate(self)
+
+    monkeypatch.setattr(MaxMinAntSystem, "_iterate", slow)
+    result = colony.run(seconds=1.0)
+    assert result.status == "seconds" and result.iterations in (1, 2) and result.seconds < 1.1
