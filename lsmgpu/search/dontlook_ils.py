@@ -19,7 +19,7 @@ from ..backends.dontlook import dontlook_for
 from ..backends.dontlook_chains import MAX_KICKS, CpuChains, KickRules, kick_span
 from ..validation import check_count
 from .dontlook import DontLookDescent
-from .partition import merge_tours
+from .partition import BackgroundMerge
 from .population import PopulationSearch
 
 __all__ = ["DontLookILS"]
@@ -49,8 +49,8 @@ class DontLookILS(PopulationSearch):
                      better half's best tours (the best giving to the worst; default 50); None: never
     merge          : at an exchange, the best tours of the ``merge`` best chains are merged by
                      partition crossover (lsmgpu/search/partition.py: the best tour, part by part
-                     improved from the others'); where that is shorter than the best, the worst
-                     chain goes on from it (None: 32 from 15,000 cities, none below: MERGE; 0 or 1: never)
+                     improved from the others; in a thread while the GPU runs); where that came out
+                     shorter than the best, the worst chain goes on from it at the next exchange (None: 32 from 15,000 cities, none below: MERGE; 0 or 1: never)
     round_checks   : checks of every chain between two looks of the host (default 1024)
     candidates, segment : the descent's (DontLookDescent's): the problem's ILS candidate lists,
                      Or-opt segments up to ``segment`` (None: 3, and 5 from 3,000 cities: SEGMENT_LONGER)
@@ -83,7 +83,7 @@ class DontLookILS(PopulationSearch):
         if merge is None:
             merge = MERGE if problem.n >= MERGE_FROM else 0
         self.merge = check_count("DontLookILS", "merge", merge, 0)
-        self.merged, self.merge_seconds, self.merge_took = 0, 0.0, 0.0    # shorter merges; host time; the last
+        self.merging = None
         self.round_checks = check_count("DontLookILS", "round_checks", round_checks, 1, 2**40)
         self.initial = None if initial is None else self._starts(initial)
         self.counters = None
@@ -115,6 +115,9 @@ class DontLookILS(PopulationSearch):
         self.device = getattr(self.population, "device", "")
         self.population.load(xs)
         self.rounds = 0
+        if self.merge > 1:
+            self.merging = BackgroundMerge(self.distance.between)
+            self.parts.append(self.merging)
         self._record(xs[0], problem.sense * problem.fitness(xs[0]))
 
     def _iterate(self) -> None:
@@ -156,33 +159,33 @@ class DontLookILS(PopulationSearch):
 
     def _exchange(self, bests) -> None:
         """The worse half of the chains go on from the better half's best tours, best to worst,
-        but the worst from the best chains' tours merged where that is shorter than the best;
-        not before every chain has ended its first descent (a best of +inf is no tour to give)."""
+        but the worst from the last exchange's merge where that came out shorter than its best
+        tour; the ``merge`` best tours are merged for the next exchange (in a thread, beside the
+        GPU's rounds). Not before every chain has ended its first descent (a best of +inf is no
+        tour to give)."""
         if not np.isfinite(bests).all():
             return
         order = np.argsort(bests, kind="stable")
         half = len(order) // 2
         sources = np.full(len(order), -1, dtype=np.int64)
         sources[order[::-1][:half]] = order[:half]
-        merged = self._merge(order) if half else None
+        merged = None
+        if self.merge > 1 and half:
+            seconds = self.budget.seconds
+            merged = self.merging.take(None if seconds is None else max(0.0, self.t0 + seconds - time.perf_counter()))
+            self.merging.start(self.population.best_solutions(order[:self.merge]))
         if merged is not None:
             sources[order[-1]] = -1
         self.population.adopt(sources)
         if merged is not None:
             self.population.adopt_tour(order[-1], *merged)
 
-    def _merge(self, order):
-        """The best tours of the ``merge`` best chains merged by partition crossover: (tour, length)
-        where shorter than the best, else None (also where the last merge's time is more than the
-        budget has left: on 85,900 cities a merge takes about a second)."""
-        started = time.perf_counter()
-        seconds = self.budget.seconds
-        if self.merge < 2 or (seconds is not None and started + self.merge_took > self.t0 + seconds):
-            return None                                   # a merge as long as the last would overrun the budget
-        tour, gain = merge_tours(self.population.best_solutions(order[:self.merge]), self.distance.between)
-        self.merge_took = time.perf_counter() - started
-        self.merge_seconds += self.merge_took
-        if gain <= 0:
-            return None
-        self.merged += 1
-        return tour, float(self.distance.between(tour, np.roll(tour, -1)).sum())
+    @property
+    def merged(self) -> int:
+        """Merges that came out shorter than their best tour (0 before a run)."""
+        return self.merging.shorter if self.merging else 0
+
+    @property
+    def merge_seconds(self) -> float:
+        """The merges' time in their thread."""
+        return self.merging.seconds if self.merging else 0.0

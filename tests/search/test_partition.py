@@ -2,6 +2,8 @@
 parent less the gain it reports; it takes the better parent in each separate part (GPX's
 components and 2-opt moves alike), so tours improved in different places merge into the sum of
 their improvements; and the don't-look ILS merges its chains with it at an exchange."""
+import time
+
 import numpy as np
 import pytest
 
@@ -143,16 +145,21 @@ def test_merging_is_on_by_default_from_15000_cities():
     assert DontLookILS(small, backend="cpu", merge=4).merge == 4
 
 
-def test_no_merge_that_would_overrun_the_seconds(monkeypatch):
-    """A merge as long as the last one is skipped where the budget has less time left."""
+def test_waiting_for_a_merge_never_passes_the_seconds(monkeypatch):
+    """A merge slower than the budget is dropped at the deadline, not waited for; with an
+    iteration budget every merge is waited for (reproducible runs)."""
     problem = TSP.from_file(TSP.shipped("kroA100"))
+
+    def slow(tours, between):
+        time.sleep(3.0)
+        return tours[0], 1.0
+
+    monkeypatch.setattr(partition, "merge_tours", slow)
     search = DontLookILS(problem, chains=4, backend="cpu", seed=1, exchange_every=1, round_checks=50, merge=4)
-    merges = []
-    monkeypatch.setattr("lsmgpu.search.dontlook_ils.merge_tours",
-                        lambda tours, between: merges.append(1) or (tours[0], 0.0))
-    search.merge_took = 10**6                      # as if the last merge had taken longer than any budget
-    search.run(seconds=1.0)
-    assert not merges and search.rounds > 1
+    result = search.run(seconds=1.0)
+    assert result.seconds < 1.5 and search.merged == 0 and search.rounds > 1
+    started = []
+    monkeypatch.setattr(partition, "merge_tours", lambda tours, between: started.append(1) or (tours[0][::-1], 1.0))
     search = DontLookILS(problem, chains=4, backend="cpu", seed=1, exchange_every=1, round_checks=50, merge=4)
     search.run(iterations=20)
-    assert merges
+    assert len(started) > 3 and search.merged == len(started) - 1     # each taken at the next exchange
