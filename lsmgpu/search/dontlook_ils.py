@@ -50,7 +50,8 @@ class DontLookILS(PopulationSearch):
     merge          : at an exchange, the best tours of the ``merge`` best chains are merged by
                      partition crossover (lsmgpu/search/partition.py: the best tour, part by part
                      improved from the others; in a thread while the GPU runs); where that came out
-                     shorter than the best, the worst chain goes on from it at the next exchange (None: 32 from 15,000 cities, none below: MERGE; 0 or 1: never)
+                     shorter than the best, the worst chain goes on from it at the next exchange
+                     (None: 32 from 15,000 cities, none below: MERGE, MERGE_FROM; 0 or 1: never)
     round_checks   : checks of every chain between two looks of the host (default 1024)
     candidates, segment : the descent's (DontLookDescent's): the problem's ILS candidate lists,
                      Or-opt segments up to ``segment`` (None: 3, and 5 from 3,000 cities: SEGMENT_LONGER)
@@ -67,8 +68,9 @@ class DontLookILS(PopulationSearch):
     algorithm = "DontLookILS"
 
     def __init__(self, problem, *, chains: int | None = None, kick_segment: int = 300,
-                 exchange_every: int | None = 50, merge: int | None = None, round_checks: int = 1024, candidates=None,
-                 segment: int | None = None, initial=None, backend="auto", seed=None, callbacks=None, history: str = "improvements"):
+                 exchange_every: int | None = 50, merge: int | None = None, round_checks: int = 1024,
+                 candidates=None, segment: int | None = None, initial=None, backend="auto", seed=None, callbacks=None,
+                 history: str = "improvements"):
         super().__init__(problem, local_search=None, backend=backend, seed=seed, callbacks=callbacks,
                          history=history)
         if problem.n < 8:
