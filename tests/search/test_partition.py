@@ -162,4 +162,5 @@ def test_waiting_for_a_merge_never_passes_the_seconds(monkeypatch):
     monkeypatch.setattr(partition, "merge_tours", lambda tours, between: started.append(1) or (tours[0][::-1], 1.0))
     search = DontLookILS(problem, chains=4, backend="cpu", seed=1, exchange_every=1, round_checks=50, merge=4)
     search.run(iterations=20)
-    assert len(started) > 3 and search.merged == len(started) - 1     # each taken at the next exchange
+    # each merge is taken at the next exchange: all but the last (which may or may not have run)
+    assert search.merged > 3 and len(started) in (search.merged, search.merged + 1)
