@@ -183,11 +183,29 @@ def _interior(tour: np.ndarray, i: int, j: int, forward: bool) -> np.ndarray:
     return _arc(tour, j, i)[1:-1][::-1]
 
 
+def _tour(tour, name: str) -> np.ndarray:
+    """``tour`` as int64, ValueError where it is not a permutation of 0 .. n-1 (n >= 3)."""
+    tour = np.asarray(tour)
+    n = len(tour)
+    if tour.ndim != 1 or n < 3 or not np.issubdtype(tour.dtype, np.integer) or tour.min() < 0 \
+            or tour.max() >= n or np.bincount(tour, minlength=n).max() != 1:
+        raise ValueError(f"partition crossover: tour {name} must be a permutation of 0 .. n-1 (n >= 3), "
+                         f"got shape {tour.shape}, dtype {tour.dtype}")
+    return tour.astype(np.int64)
+
+
 def partition_crossover(a, b, between) -> tuple[np.ndarray, float]:
     """The child of tours A and B: A with B's edges in every component where they are shorter
     and leave one tour. Returns (the child, how much shorter than A it is); ``between(u, v)`` is
     the edge length, vectorised."""
-    a, b = np.asarray(a, dtype=np.int64), np.asarray(b, dtype=np.int64)
+    a, b = _tour(a, "A"), _tour(b, "B")
+    if len(a) != len(b):
+        raise ValueError(f"partition crossover: tours of {len(a)} and {len(b)} cities")
+    return _crossover(a, b, between)
+
+
+def _crossover(a: np.ndarray, b: np.ndarray, between) -> tuple[np.ndarray, float]:
+    """``partition_crossover`` of two checked tours (int64, of one length)."""
     pair = _Pair(a, b)
     if pair.a_shared.all():
         return a, 0.0
@@ -208,9 +226,11 @@ def merge_tours(tours, between) -> tuple[np.ndarray, float]:
     """Tours (rows, n), the first the one to improve, folded by partition crossover in row order:
     (the merged tour, how much shorter than the first row it is)."""
     tours = np.asarray(tours)
-    merged, gain = np.asarray(tours[0], dtype=np.int64), 0.0
-    for tour in tours[1:]:
-        merged, saved = partition_crossover(merged, tour, between)
+    if tours.ndim != 2:
+        raise ValueError(f"partition crossover: tours must be (rows, n), got shape {tours.shape}")
+    merged, gain = _tour(tours[0], "0"), 0.0
+    for k in range(1, len(tours)):
+        merged, saved = _crossover(merged, _tour(tours[k], str(k)), between)
         gain += saved
     return merged, gain
 

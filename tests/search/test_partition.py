@@ -138,6 +138,14 @@ def test_the_ils_merges_its_chains_at_exchanges():
         DontLookILS(problem, backend="cpu", merge=-1)
 
 
+def test_bad_tours_are_named():
+    between = points(10, 0)
+    for a, b, match in ((np.arange(10), np.arange(9), "10 and 9 cities"), (np.r_[0, np.arange(9)], np.arange(10), "A"),
+                        (np.arange(10), np.arange(10.0), "B"), (np.arange(2), np.arange(2), "n >= 3")):
+        with pytest.raises(ValueError, match=match):
+            partition_crossover(a, b, between)
+
+
 def test_merging_is_on_by_default_from_15000_cities():
     small, large = (TSP(np.random.default_rng(n).uniform(0, 10**4, (n, 2)), name=f"r{n}") for n in (14999, 15000))
     assert DontLookILS(small, backend="cpu").merge == 0
