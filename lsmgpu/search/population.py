@@ -151,7 +151,7 @@ class PopulationSearch:
             with deadline_scope(None if seconds is None else self.t0 + seconds):
                 self._set_up()
                 self.callbacks.on_start(self)
-                while self.status is None and not self._no_time_for_another(self.budget.seconds):
+                while self.status is None and not self._no_time_for_another():
                     started = time.perf_counter()
                     self._iterate()
                     self._iteration_took = time.perf_counter() - started
@@ -173,10 +173,11 @@ class PopulationSearch:
         self.callbacks.on_end(result)
         return result
 
-    def _no_time_for_another(self, seconds) -> bool:
-        """Whether an iteration as long as the last would end past the budget's ``seconds`` (an
+    def _no_time_for_another(self) -> bool:
+        """Whether an iteration as long as the last would end past the budget's seconds (an
         iteration is not cut: MMAS's n ants on 11,849 cities take seconds); the status is then
         "seconds"."""
+        seconds = self.budget.seconds
         if seconds is None or time.perf_counter() + self._iteration_took <= self.t0 + seconds:
             return False
         self.status = "seconds"
