@@ -649,7 +649,9 @@ def main(argv=None):
     parser.add_argument("--islands-method", default="dontlook-ils",
                         help="ray-islands: the islands' search (dontlook-ils, faco, acs, mmas, ga)")
     parser.add_argument("--islands-share", default="1", help="ray-islands: the GPU share of an island (0.5: two a GPU)")
-    parser.add_argument("--dlils-seed", type=int, default=0, help="dontlook-ils: the searches' seed")
+    parser.add_argument("--dlils-seed", default="0", help="dontlook-ils: the searches' seeds, comma-separated")
+    parser.add_argument("--dlils-spread", default="default",
+                        help="dontlook-ils: kick_spread values (default: DontLookILS's), comma-separated")
     parser.add_argument("--dlils-merge", default="default",
                         help="dontlook-ils: the best chains' tours an exchange merges (0: none; default: "
                              "DontLookILS's), comma-separated")

@@ -19,8 +19,9 @@ Or-opt descents, each whole in a GPU block) from the same greedy tour and seed, 
 ``--dlils-configs`` entry chains:kick_segment:exchange_every[:segment] (exchange 0: none; segment:
 the descent's longest Or-opt segment, DontLookILS's default when left out) and each count of
 ``--dlils-merge`` (the best chains' tours an exchange merges by partition crossover; 0: none;
-default: DontLookILS's) at
-each budget; ``merged`` counts the exchanges whose merge was shorter than the best, ``merge_s``
+default: DontLookILS's), each ``--dlils-spread`` (the chains' kick segments spread from
+kick_segment / spread to kick_segment * spread; default: DontLookILS's) and each ``--dlils-seed``
+at each budget; ``merged`` counts the exchanges whose merge was shorter than the best, ``merge_s``
 their host time.
 
     python -m benchmarks descents --data .data --out $OUT
@@ -205,25 +206,31 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
     budgets = [float(s) for s in args.dlils_seconds.split(",")]
     configs = [(tuple(int(v) for v in c.split(":")) + (None,))[:4] for c in args.dlils_configs.split(",")]
     merges = [None if m == "default" else int(m) for m in args.dlils_merge.split(",")]
+    spreads = [None if m == "default" else float(m) for m in args.dlils_spread.split(",")]
+    seeds = [int(seed) for seed in str(args.dlils_seed).split(",")]
     rows = []
     for name in args.dlils_instances.split(","):
         problem = TSP.from_file(path_of("tsplib", name))
         start = greedy_tour(problem.coords)
         DontLookILS(problem, chains=2, backend=backend, initial=start, seed=0).run(iterations=1)     # the build
         for seconds in budgets:
-            for (chains, segment, every, or_segment), merge in itertools.product(configs, merges):
+            for (chains, segment, every, or_segment), merge, spread, seed in itertools.product(
+                    configs, merges, spreads, seeds):
+                spread_option = {} if spread is None else dict(kick_spread=spread)
                 search = DontLookILS(problem, chains=chains, kick_segment=segment, exchange_every=every or None,
                                      segment=or_segment, merge=merge, backend=backend, initial=start,
-                                     seed=args.dlils_seed)
+                                     seed=seed, **spread_option)
                 result = search.run(seconds=seconds)
                 assert problem.evaluate(result.solution) == result.fitness
                 kicks, checks = search.counters["kicks"], search.counters["checks"]
-                label = f"DontLookILS, {chains} chains, segments <= {segment}, exchange every {every or 'never'}"
+                spans = search.spans
+                label = f"DontLookILS, {chains} chains, segments <= {spans.min()}..{spans.max()}, "
+                label += f"exchange every {every or 'never'}"
                 label += f", Or-opt <= {search.rules.segment}" if search.rules.segment != 3 else ""
                 label += f", merging {search.merge}" if search.merge > 1 else ""
                 rows.append(dict(table="dontlook-ils", instance=problem.name, n=problem.n, strategy=label,
-                                 seed=args.dlils_seed, chains=chains,
-                                 kick_segment=segment, exchange_every=every, or_segment=search.rules.segment,
+                                 seed=seed, chains=chains, kick_segment=segment,
+                                 kick_spans=f"{spans.min()}..{spans.max()}", exchange_every=every, or_segment=search.rules.segment,
                                  backend=backend,
                                  budget_s=seconds,
                                  seconds=round(result.seconds, 2), length=int(result.fitness),

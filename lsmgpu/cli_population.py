@@ -29,6 +29,11 @@ def _chain(search) -> str:
                                                                or "no local search")
 
 
+def _spans(spans) -> str:
+    """The chains' longest kicked segments in words: one figure, or their range."""
+    return f"{spans.min()}" if spans.min() == spans.max() else f"{spans.min()} .. {spans.max()}"
+
+
 def options(args) -> tuple[dict, callable]:
     """The search's options from the flags, and what to say about a search built with them."""
     name = args.algorithm
@@ -38,7 +43,7 @@ def options(args) -> tuple[dict, callable]:
     if name == CHAINS:
         exchange = CHAINS_EXCHANGE if args.exchange_every is None else args.exchange_every
         return (dict(chains=args.chains, exchange_every=exchange, initial=args.initial_solution),
-                lambda s: f"{s.chains} chains, kicked segments <= {s.span}, exchange every {exchange} rounds")
+                lambda s: f"{s.chains} chains, kicked segments <= {_spans(s.spans)}, exchange every {exchange} rounds")
     if name == FACO:
         return (dict(ants=args.ants, initial=args.initial_solution),
                 lambda s: f"{s.ants} ants moving {s.moves} cities each, 2-opt + Or-opt descents")

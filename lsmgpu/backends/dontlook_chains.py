@@ -10,7 +10,8 @@ Where the queue runs dry the descent has ended and the chain
    its best tour (so the accepted tour is always the chain's best: ILS "better-equal");
 2. unless it has made ``limit`` kicks, kicks: kick number t of chain k swaps two adjacent
    segments (a double bridge kept local), drawn by ``counter_uniform(seed, t, k, 0 .. 2)``:
-   p = floor(u0 n), l1 = 1 + floor(u1 span), l2 = 1 + floor(u2 span); with B = x[p+1 .. p+l1],
+   p = floor(u0 n), l1 = 1 + floor(u1 span), l2 = 1 + floor(u2 span) (span: chain k's longest
+   segment, ``KickRules.span_of(k)``); with B = x[p+1 .. p+l1],
    C = x[p+l1+1 .. p+l1+l2], a = x[p] and d = x[p+l1+l2+1] (positions mod n), a B C d becomes
    a C B d: three 2-opt steps ({a, b1}, {cl, d}), ({a, cl}, {c1, bl}), ({cl, bl}, {b1, d});
    the six endpoints are queued and the next descent starts.
@@ -32,21 +33,34 @@ import numpy as np
 from ..neighbourhoods.crowns import counter_uniform
 from .dontlook import apply_steps, enqueue, improve_city
 
-__all__ = ["KickRules", "CpuChains", "kick_span", "plan_kick", "MAX_KICKS"]
+__all__ = ["KickRules", "CpuChains", "kick_span", "kick_spans", "plan_kick", "MAX_KICKS"]
 
 #: kicks a chain can count (the kernel's kick counter and the random numbers' step are 32-bit)
 MAX_KICKS = 2**31 - 1
 
 
 class KickRules:
-    """The chains' kicks: the random numbers' ``seed``, the longest kicked segment ``span`` and the
-    kicks each chain makes (``limit``)."""
+    """The chains' kicks: the random numbers' ``seed``, the longest kicked segment ``span`` (one for
+    every chain, or one per chain) and the kicks each chain makes (``limit``)."""
 
-    def __init__(self, seed: int, span: int, limit: int):
+    def __init__(self, seed: int, span, limit: int):
         if not 0 <= int(limit) <= MAX_KICKS:
             raise ValueError(f"the kicks a chain makes (iterations) must be within 0 .. {MAX_KICKS:,} (a 32-bit "
                              f"counter on the GPU), got {limit:,}")
-        self.seed, self.span, self.limit = int(seed), int(span), int(limit)
+        spans = np.atleast_1d(np.asarray(span, dtype=np.int64))
+        if spans.ndim != 1 or len(spans) == 0 or spans.min() < 1 or spans.max() >= 2**31:
+            raise ValueError(f"a kick's longest segment must be 1 .. 2**31 - 1 cities, one or one per chain, got {span}")
+        self.seed, self.spans, self.limit = int(seed), spans.astype(np.int32), int(limit)
+
+    def span_of(self, chain: int) -> int:
+        """Chain ``chain``'s longest kicked segment."""
+        return int(self.spans[chain if len(self.spans) > 1 else 0])
+
+    def for_rows(self, rows: int) -> np.ndarray:
+        """The ``rows`` chains' longest segments (ValueError where there are spans for another count)."""
+        if len(self.spans) not in (1, rows):
+            raise ValueError(f"{len(self.spans)} kick spans given for {rows} chains")
+        return np.ascontiguousarray(np.broadcast_to(self.spans, (rows,)))
 
 
 def kick_span(n: int, segment: int) -> int:
@@ -55,13 +69,22 @@ def kick_span(n: int, segment: int) -> int:
     return max(1, min(int(segment), (n - 3) // 2))
 
 
+def kick_spans(n: int, segment: int, chains: int, spread: float) -> np.ndarray:
+    """The chains' longest kicked segments, spread geometrically from segment / spread (chain 0) to
+    segment * spread (the last chain), each a ``kick_span`` on n cities: chains that kick harder
+    or softer, so the islands keep the ones whose kicks suit the instance."""
+    exponents = np.linspace(-1.0, 1.0, chains) if chains > 1 else np.zeros(1)
+    return np.array([kick_span(n, round(segment * spread ** e)) for e in exponents], dtype=np.int64)
+
+
 def plan_kick(x, kicks: KickRules, kick: int, chain: int, between):
     """Kick number ``kick`` of chain ``chain`` on tour x: (its length change, its 2-opt steps, the
     six endpoints to queue)."""
     n = len(x)
     u = counter_uniform(kicks.seed, kick, chain, np.arange(3))
     p = int(np.floor(u[0] * n))
-    l1, l2 = 1 + int(np.floor(u[1] * kicks.span)), 1 + int(np.floor(u[2] * kicks.span))
+    span = kicks.span_of(chain)
+    l1, l2 = 1 + int(np.floor(u[1] * span)), 1 + int(np.floor(u[2] * span))
     a, b1, bl, c1, cl, d = (int(x[(p + o) % n]) for o in (0, 1, l1, l1 + 1, l1 + l2, l1 + l2 + 1))
     lengths = between(np.array([a, cl, bl, a, bl, cl]), np.array([c1, b1, d, b1, c1, d])).astype(np.float64)
     delta = lengths[:3].sum() - lengths[3:].sum()
@@ -77,6 +100,7 @@ class CpuChains:
     def __init__(self, rules, kicks: KickRules, distance, rows: int, device: str = ""):
         self.rules, self.kick_rules, self.between = rules, kicks, distance.between
         self.rows, self.device = int(rows), device
+        kicks.for_rows(self.rows)                       # a span for every chain, or one for all
 
     def load(self, xs) -> None:
         """Start tours (rows x n): every city queued, no best yet."""

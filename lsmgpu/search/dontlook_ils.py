@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 from ..backends.dontlook import dontlook_for
-from ..backends.dontlook_chains import MAX_KICKS, CpuChains, KickRules, kick_span
-from ..validation import check_count
+from ..backends.dontlook_chains import MAX_KICKS, CpuChains, KickRules, kick_spans
+from ..validation import check_count, check_number
 from .dontlook import DontLookDescent
 from .partition import BackgroundMerge
 from .population import PopulationSearch
@@ -37,6 +37,8 @@ SEGMENT, SEGMENT_LONGER, SEGMENT_LONGER_FROM = 3, 5, 3000
 #: pla85900 1.083 -> 0.942; at 30 s rl11849 0.355 -> 0.403, pr2392 0.309 -> 0.309; docs/benchmarks.md,
 #: "Merging the chains")
 MERGE, MERGE_FROM = 32, 15000
+#: the chains' longest kicked segments spread from kick_segment / KICK_SPREAD to kick_segment * KICK_SPREAD
+KICK_SPREAD = 1.0
 
 
 class DontLookILS(PopulationSearch):
@@ -45,6 +47,8 @@ class DontLookILS(PopulationSearch):
     chains         : how many (None: 256 on a GPU, 1 on the CPU)
     kick_segment   : the kick swaps two adjacent segments of 1 .. kick_segment cities (default 300;
                      50 was 2-4x further from the optimum at 10 s)
+    kick_spread    : the chains' longest segments spread geometrically from kick_segment / kick_spread
+                     to kick_segment * kick_spread (1: all kick_segment; default KICK_SPREAD)
     exchange_every : islands: every this many rounds the worse half of the chains go on from the
                      better half's best tours (the best giving to the worst; default 50); None: never
     merge          : at an exchange, the best tours of the ``merge`` best chains are merged by
@@ -67,7 +71,7 @@ class DontLookILS(PopulationSearch):
 
     algorithm = "DontLookILS"
 
-    def __init__(self, problem, *, chains: int | None = None, kick_segment: int = 300,
+    def __init__(self, problem, *, chains: int | None = None, kick_segment: int = 300, kick_spread: float = KICK_SPREAD,
                  exchange_every: int | None = 50, merge: int | None = None, round_checks: int = 1024,
                  candidates=None, segment: int | None = None, initial=None, backend="auto", seed=None, callbacks=None,
                  history: str = "improvements"):
@@ -80,7 +84,11 @@ class DontLookILS(PopulationSearch):
         self.rules = DontLookDescent(candidates, segment=segment).bound(problem)
         default = GPU_CHAINS if self.backend.name != "cpu" else 1
         self.chains = check_count("DontLookILS", "chains", default if chains is None else chains, 1, 2**20)
-        self.span = kick_span(problem.n, check_count("DontLookILS", "kick_segment", kick_segment, 1))
+        kick_segment = check_count("DontLookILS", "kick_segment", kick_segment, 1, 2**30)
+        spread = check_number("DontLookILS", "kick_spread", kick_spread)
+        if not 1 <= spread <= 1000:
+            raise ValueError(f"DontLookILS: `kick_spread` must be within 1 .. 1000, got {kick_spread}")
+        self.spans = kick_spans(problem.n, kick_segment, self.chains, spread)
         self.exchange_every = check_count("DontLookILS", "exchange_every", exchange_every, 1)
         if merge is None:
             merge = MERGE if problem.n >= MERGE_FROM else 0
@@ -108,7 +116,7 @@ class DontLookILS(PopulationSearch):
         if xs is None:
             xs = np.broadcast_to(problem.encoding.validate(problem.initial_solution(self.rng)), (self.chains, problem.n))
         limit = self.budget.iterations if self.budget.iterations is not None else MAX_KICKS
-        kicks = KickRules(int(self.rng.integers(2**63)), self.span, limit)
+        kicks = KickRules(int(self.rng.integers(2**63)), self.spans, limit)
         self.distance = problem.edge_distance()
         self.population = dontlook_for(self.backend, "dontlook_chains", CpuChains, self.rules, kicks,
                                        self.distance, self.chains, announce="DontLookILS",

@@ -8,7 +8,7 @@ import pytest
 from lsmgpu import DontLookILS
 from lsmgpu.backends import resolve
 from lsmgpu.backends.dontlook import apply_steps
-from lsmgpu.backends.dontlook_chains import CpuChains, KickRules, kick_span, plan_kick
+from lsmgpu.backends.dontlook_chains import CpuChains, KickRules, kick_span, kick_spans, plan_kick
 from lsmgpu.neighbourhoods.crowns import counter_uniform
 from lsmgpu.problems import QAP, TSP
 
@@ -43,6 +43,26 @@ def test_kick_swaps_two_adjacent_segments(n, segment):
         assert cyclic_equal(y, expected) and np.array_equal(pos, positions(y))
         assert delta == length(problem, y) - length(problem, x)
         assert set(touched) == {order[0], order[1], order[l1], order[l1 + 1], order[l1 + l2], order[l1 + l2 + 1]}
+
+
+def test_kick_spans_spread_geometrically_and_each_chain_kicks_with_its_own():
+    spans = kick_spans(10_000, 300, 9, 4.0)
+    assert spans[0] == 75 and spans[-1] == 1200 and spans[4] == 300 and np.all(np.diff(spans) > 0)
+    assert np.allclose(spans[1:] / spans[:-1], 4.0 ** 0.25, rtol=0.02)
+    assert list(kick_spans(50, 300, 3, 4.0)) == [23, 23, 23]          # capped at (n - 3) // 2
+    assert list(kick_spans(1000, 300, 1, 4.0)) == [300] and set(kick_spans(1000, 300, 5, 1.0)) == {300}
+    problem = tsp_of("int-coords", 60, seed=4)
+    x = np.random.default_rng(4).permutation(60)
+    spread = KickRules(seed=7, span=[1, 5, 28], limit=10)
+    for chain, span in enumerate((1, 5, 28)):
+        alone = KickRules(seed=7, span=span, limit=10)
+        for t in range(30):
+            planned, expected = plan_kick(x, spread, t, chain, problem.dist), plan_kick(x, alone, t, chain, problem.dist)
+            assert planned[0] == expected[0] and planned[1] == expected[1] and planned[2] == expected[2]
+    with pytest.raises(ValueError, match="3 kick spans given for 4 chains"):
+        CpuChains(rules_of(problem), spread, problem.edge_distance(), 4)
+    with pytest.raises(ValueError, match="longest segment"):
+        KickRules(seed=7, span=[4, 0], limit=10)
 
 
 def run_chains(problem, rows, budget, calls, seed=3, limit=30, adopt_at=None):
@@ -164,6 +184,10 @@ def test_errors_name_what_is_wrong():
         DontLookILS(problem, chains=0, backend="cpu")
     with pytest.raises(ValueError, match="kick_segment"):
         DontLookILS(problem, kick_segment=0, backend="cpu")
+    with pytest.raises(ValueError, match="kick_spread"):
+        DontLookILS(problem, kick_spread=0.5, backend="cpu")
+    with pytest.raises(ValueError, match="kick_spread"):
+        DontLookILS(problem, kick_spread=float("nan"), backend="cpu")
     with pytest.raises(ValueError, match="exchange_every"):
         DontLookILS(problem, exchange_every=0, backend="cpu")
     with pytest.raises(ValueError, match="`initial` must be a tour of 52 cities or 2"):
@@ -185,7 +209,7 @@ def test_errors_name_what_is_wrong():
 def test_gpu_chains_equal_the_hosts_after_every_round(kind, n):
     problem = tsp_of(kind, n, seed=n)
     rules, distance, B = rules_of(problem), problem.edge_distance(), 6
-    kicks = KickRules(11, kick_span(n, 20), 25)
+    kicks = KickRules(11, kick_spans(n, 20, B, 4.0), 25)                # each chain its own longest segment
     xs = np.stack([np.random.default_rng(k).permutation(n) for k in range(B)]).astype(np.int32)
     host, chains = CpuChains(rules, kicks, distance, B), resolve("cuda").dontlook_chains(rules, kicks, distance, B)
     try:
