@@ -652,6 +652,8 @@ def main(argv=None):
     parser.add_argument("--dlils-seed", default="0", help="dontlook-ils: the searches' seeds, comma-separated")
     parser.add_argument("--dlils-spread", default="default",
                         help="dontlook-ils: kick_spread values (default: DontLookILS's), comma-separated")
+    parser.add_argument("--dlils-or3", default="default",
+                        help="dontlook-ils: the descents' Or-3opt moves, 0 / 1 / default, comma-separated")
     parser.add_argument("--dlils-merge", default="default",
                         help="dontlook-ils: the best chains' tours an exchange merges (0: none; default: "
                              "DontLookILS's), comma-separated")

@@ -18,10 +18,17 @@ nb(a, dir) the tour neighbour of a after (dir 0) or before (dir 1) it in the arr
   going dir to s2, between p = nb(s1, 1 - dir) and q = nb(s2, dir), moves into the edge {u, w} at
   c3 = candidates[c, r]: u = c3, w = nb(c3, dir) (e = 0) or u = nb(c3, 1 - dir), w = c3 (e = 1), as
   u s1 .. s2 w (o = 0; L > 1) or u s2 .. s1 w (o = 1); u and w outside the segment.
+* Or-3opt (with ``or3``; Or-opt without a bound on the segment, Johnson & McGeoch's "or-3opt"),
+  number 2K + 8SK + (dir K + r) K + r': reading the tour from c going dir as c c2 .. c4 c3 .. c6 c5
+  .., c3 = candidates[c, r] at least two cities on, c4 = nb(c3, 1 - dir), c5 = candidates[c4, r']
+  beyond c3 (or c itself), c6 = nb(c5, 1 - dir): the stretches c2 .. c4 and c3 .. c6 swap places,
+  c c3 .. c6 c2 .. c4 c5 (edges {c, c2}, {c4, c3}, {c6, c5} go, {c, c3}, {c4, c5}, {c6, c2} come);
+  only where d(c, c3) < d(c, c2), as 2-opt.
 
 A move is applied as 2-opt steps, each named by the two edges it removes (the reconnection is then
 unique, whatever the array's orientation): 2-opt one step; Or-opt ({p, s1}, {u, w}), ({p, u},
-{q, s2}) and for o = 0 ({u, s2}, {s1, w}). A step reverses the array between the edges' positions,
+{q, s2}) and for o = 0 ({u, s2}, {s1, w}); Or-3opt ({c, c2}, {c6, c5}), ({c, c6}, {c3, c4}),
+({c6, c4}, {c2, c5}) (the ILS kick's swap of two adjacent stretches). A step reverses the array between the edges' positions,
 or the rest of the cycle where that is shorter (ties: the inside), and updates the positions.
 """
 from __future__ import annotations
@@ -37,19 +44,20 @@ __all__ = ["DontLookRules", "CpuDontLook", "dontlook_for", "moves_per_city", "ch
 
 
 class DontLookRules:
-    """The moves a check evaluates: ``candidates`` (n, K) per city and segments up to ``segment``."""
+    """The moves a check evaluates: ``candidates`` (n, K) per city, Or-opt segments up to
+    ``segment``, and with ``or3`` the Or-3opt moves too."""
 
-    def __init__(self, candidates: np.ndarray, segment: int):
+    def __init__(self, candidates: np.ndarray, segment: int, or3: bool = False):
         self.candidates = np.ascontiguousarray(candidates, dtype=np.int32)
-        self.k, self.segment = self.candidates.shape[1], int(segment)
+        self.k, self.segment, self.or3 = self.candidates.shape[1], int(segment), bool(or3)
 
     @property
     def moves(self) -> int:
-        return moves_per_city(self.k, self.segment)
+        return moves_per_city(self.k, self.segment, self.or3)
 
 
-def moves_per_city(k: int, segment: int) -> int:
-    return 2 * k + 8 * segment * k
+def moves_per_city(k: int, segment: int, or3: bool = False) -> int:
+    return 2 * k + 8 * segment * k + (2 * k * k if or3 else 0)
 
 
 def _plan_or(p, s1, s2, q, u, w, o):
@@ -93,8 +101,13 @@ def check_city(c: int, x: np.ndarray, pos: np.ndarray, rules: DontLookRules, bet
     backward = dist(u, S2) + dist(c, w) - base                      # u s2 .. s1 w
     orr = np.stack([forward, backward], axis=-1)                    # (dir, L, r, e, o)
     or_ok = np.stack([outside & (span > 1), outside], axis=-1)
-    deltas = np.concatenate([two.ravel(), orr.ravel()])
-    ok = np.concatenate([two_ok.ravel(), or_ok.ravel()]) & (deltas < 0)
+    parts, oks = [two, orr], [two_ok, or_ok]
+    if rules.or3:
+        swap = _or3(c, x, pos, rules, cand, c2, d_c2, dist)
+        parts.append(swap[0])
+        oks.append(swap[1])
+    deltas = np.concatenate([part.ravel() for part in parts])
+    ok = np.concatenate([part.ravel() for part in oks]) & (deltas < 0)
     if not ok.any():
         return None
     number = int(np.argmin(np.where(ok, deltas, np.inf)))
@@ -102,9 +115,35 @@ def check_city(c: int, x: np.ndarray, pos: np.ndarray, rules: DontLookRules, bet
         d, r = divmod(number, K)
         a3, a4 = int(cand[r]), int(c4[d, r])
         return deltas[number], number, [((c, int(c2[d])), (a3, a4))], [c, int(c2[d]), a3, a4]
+    if number >= 2 * K + orr.size:
+        d, r, r2 = np.unravel_index(number - 2 * K - orr.size, swap[0].shape)
+        cities = [c, int(c2[d])] + [int(a[d, r, r2]) for a in swap[2]]
+        return deltas[number], number, _plan_or3(*cities), cities
     d, l, r, e, o = np.unravel_index(number - 2 * K, orr.shape)
     P, Q, T2, U, W = int(p[d, 0]), int(q[d, l]), int(s2[d, l]), int(u[d, 0, r, e]), int(w[d, 0, r, e])
     return deltas[number], number, _plan_or(P, c, T2, Q, U, W, o), [P, Q, c, T2, U, W]
+
+
+def _or3(c, x, pos, rules, cand, c2, d_c2, dist):
+    """City c's Or-3opt moves (axes dir, r, r'): their deltas, which are legal, and the cities
+    (c4, c3, c6, c5) of each, in the numbering of the module's docstring."""
+    n, K = len(x), rules.k
+    way = np.array([1, -1])[:, None, None]
+    c3 = np.broadcast_to(cand[None, :, None], (2, K, K))
+    o3 = ((pos[c3] - pos[c]) * way) % n                             # c3's distance from c, going dir
+    c4 = x[(pos[c3] - way) % n]
+    c5 = rules.candidates[c4[:, :, 0]].astype(np.int64)              # (dir, r, r')
+    o5 = ((pos[c5] - pos[c]) * way) % n
+    o5 = np.where(o5 == 0, n, o5)                                    # c itself ends the tour's reading
+    c6 = x[(pos[c5] - way) % n]
+    d_c3 = dist(c, c3)
+    delta = d_c3 + dist(c4, c5) + dist(c6, c2[:, None, None]) - d_c2[:, :, None] - dist(c4, c3) - dist(c6, c5)
+    ok = (o3 >= 2) & (o5 > o3) & (d_c3 < d_c2[:, :, None])
+    return delta, ok, (c4, c3, c6, c5)
+
+
+def _plan_or3(c, c2, c4, c3, c6, c5):
+    return [((c, c2), (c6, c5)), ((c, c6), (c3, c4)), ((c6, c4), (c2, c5))]
 
 
 def improve_city(c: int, x, pos, rules: DontLookRules, between, queue, queued):

@@ -16,7 +16,7 @@ import numpy as np
 from ..backends.dontlook import CpuDontLook, DontLookRules, dontlook_for
 from ..backends.population import auto_chain, population_for
 from ..neighbourhoods import Neighbourhood
-from ..validation import check_count
+from ..validation import check_count, check_flag
 
 __all__ = ["DontLookDescent"]
 
@@ -27,13 +27,16 @@ class DontLookDescent:
     candidates : an (n, K) table of each city's candidates, or None: the problem's ILS candidate
                  lists (TSP: 10 quadrant neighbours)
     segment    : the longest segment Or-opt moves (default 3)
+    or3        : also the Or-3opt moves (two adjacent stretches of any length swap places, found from
+                 c's and then c4's candidates: 2 K^2 more moves a check; default False)
     polish     : None, "auto" (the problem's ILS chain) or a Neighbourhood or a sequence of them:
                  a chain of batched descents run from the don't-look local optima
     """
 
-    def __init__(self, candidates=None, *, segment: int = 3, polish=None):
+    def __init__(self, candidates=None, *, segment: int = 3, or3: bool = False, polish=None):
         self.candidates = None if candidates is None else np.asarray(candidates)
         self.segment = check_count("DontLookDescent", "segment", segment, 1, 16)
+        self.or3 = check_flag("DontLookDescent", "or3", or3)
         if isinstance(polish, Neighbourhood):
             polish = [polish]
         if not (polish is None or polish == "auto" or (isinstance(polish, (list, tuple)) and polish
@@ -65,7 +68,7 @@ class DontLookDescent:
                              f"{table.shape} {table.dtype}")
         if table.min() < 0 or table.max() >= problem.n:
             raise ValueError(f"DontLookDescent: `candidates` must hold cities 0 .. {problem.n - 1}")
-        return DontLookRules(table, self.segment)
+        return DontLookRules(table, self.segment, self.or3)
 
     def population(self, backend, problem, rows: int, rng):
         """The rows that run this descent (and its polish) on ``backend`` (``rng`` unused: the
@@ -80,7 +83,8 @@ class DontLookDescent:
     def __repr__(self):
         table = "problem's" if self.candidates is None else f"{self.candidates.shape[1]} per city"
         polish = "" if self.polish is None else f", polish={self.polish!r}"
-        return f"DontLookDescent(candidates={table}, segment={self.segment}{polish})"
+        or3 = ", or3=True" if self.or3 else ""
+        return f"DontLookDescent(candidates={table}, segment={self.segment}{or3}{polish})"
 
 
 class PolishedRows:

@@ -39,6 +39,8 @@ SEGMENT, SEGMENT_LONGER, SEGMENT_LONGER_FROM = 3, 5, 3000
 MERGE, MERGE_FROM = 32, 15000
 #: the chains' longest kicked segments spread from kick_segment / KICK_SPREAD to kick_segment * KICK_SPREAD
 KICK_SPREAD = 1.0
+#: whether the chains' descents make Or-3opt moves when `or3` is not given
+OR3 = False
 
 
 class DontLookILS(PopulationSearch):
@@ -57,8 +59,9 @@ class DontLookILS(PopulationSearch):
                      shorter than the best, the worst chain goes on from it at the next exchange
                      (None: 32 from 15,000 cities, none below: MERGE, MERGE_FROM; 0 or 1: never)
     round_checks   : checks of every chain between two looks of the host (default 1024)
-    candidates, segment : the descent's (DontLookDescent's): the problem's ILS candidate lists,
-                     Or-opt segments up to ``segment`` (None: 3, and 5 from 3,000 cities: SEGMENT_LONGER)
+    candidates, segment, or3 : the descent's (DontLookDescent's): the problem's ILS candidate lists,
+                     Or-opt segments up to ``segment`` (None: 3, and 5 from 3,000 cities: SEGMENT_LONGER),
+                     the Or-3opt moves too (default OR3)
     initial        : the start tour of every chain (None: the problem's ``initial_solution``), or
                      one per chain
     backend, seed, callbacks, history : as for every search
@@ -73,7 +76,7 @@ class DontLookILS(PopulationSearch):
 
     def __init__(self, problem, *, chains: int | None = None, kick_segment: int = 300, kick_spread: float = KICK_SPREAD,
                  exchange_every: int | None = 50, merge: int | None = None, round_checks: int = 1024,
-                 candidates=None, segment: int | None = None, initial=None, backend="auto", seed=None, callbacks=None,
+                 candidates=None, segment: int | None = None, or3: bool = OR3, initial=None, backend="auto", seed=None, callbacks=None,
                  history: str = "improvements"):
         super().__init__(problem, local_search=None, backend=backend, seed=seed, callbacks=callbacks,
                          history=history)
@@ -81,7 +84,7 @@ class DontLookILS(PopulationSearch):
             raise ValueError(f"DontLookILS: a tour of at least 8 cities is kicked, {problem.name} has {problem.n}")
         if segment is None:
             segment = SEGMENT_LONGER if problem.n >= SEGMENT_LONGER_FROM else SEGMENT
-        self.rules = DontLookDescent(candidates, segment=segment).bound(problem)
+        self.rules = DontLookDescent(candidates, segment=segment, or3=or3).bound(problem)
         default = GPU_CHAINS if self.backend.name != "cpu" else 1
         self.chains = check_count("DontLookILS", "chains", default if chains is None else chains, 1, 2**20)
         kick_segment = check_count("DontLookILS", "kick_segment", kick_segment, 1, 2**30)

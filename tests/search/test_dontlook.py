@@ -23,9 +23,9 @@ def tsp_of(kind: str, n: int, seed: int = 0) -> TSP:
     return TSP(coords, name=f"tsp{n}")
 
 
-def rules_of(problem, k=10, segment=3):
+def rules_of(problem, k=10, segment=3, or3=False):
     coords = problem.coords if problem.coords is not None else np.random.default_rng(1).uniform(0, 1, (problem.n, 2))
-    return DontLookRules(quadrant_candidates(coords, min(k, problem.n - 1)), segment)
+    return DontLookRules(quadrant_candidates(coords, min(k, problem.n - 1)), segment, or3)
 
 
 def length(problem, x):
@@ -38,11 +38,12 @@ def positions(x):
     return pos
 
 
+@pytest.mark.parametrize("or3", [False, True])
 @pytest.mark.parametrize("kind", ["int-coords", "real-coords", "matrix"])
 @pytest.mark.parametrize("n", [8, 9, 13, 60])
-def test_every_chosen_move_changes_the_length_by_its_delta(kind, n):
+def test_every_chosen_move_changes_the_length_by_its_delta(kind, n, or3):
     problem = tsp_of(kind, n, seed=n)
-    rules, between = rules_of(problem), problem.edge_distance().between
+    rules, between = rules_of(problem, or3=or3), problem.edge_distance().between
     rng = np.random.default_rng(n)
     seen = 0
     for _ in range(150):
@@ -61,8 +62,49 @@ def test_every_chosen_move_changes_the_length_by_its_delta(kind, n):
     assert seen > 50
 
 
-def test_moves_per_city_counts_both_kinds():
+def test_moves_per_city_counts_every_kind():
     assert moves_per_city(10, 3) == 20 + 240 and DontLookRules(np.zeros((5, 4), int), 2).moves == 8 + 64
+    assert moves_per_city(10, 3, or3=True) == 20 + 240 + 200
+
+
+@pytest.mark.parametrize("n", [8, 11, 40])
+def test_every_or3opt_move_swaps_two_stretches(n):
+    """Each legal Or-3opt move of c, read from c going dir: c c2 .. c4 c3 .. c6 c5 .. becomes
+    c c3 .. c6 c2 .. c4 c5 .., by the plan's steps, with the delta re-measured; the illegal ones
+    are exactly those whose stretches are empty or overlap (c3 less than two on, c5 not beyond c3)."""
+    from lsmgpu.backends.dontlook import _or3, _plan_or3
+    problem = tsp_of("int-coords", n, seed=n)
+    rules, between = rules_of(problem, k=6), problem.edge_distance().between
+    dist = lambda a, b: between(*np.broadcast_arrays(a, b)).astype(np.float64)     # noqa: E731
+    rng = np.random.default_rng(n)
+    legal = 0
+    for _ in range(20):
+        x = rng.permutation(n)
+        pos, c = positions(x), int(rng.integers(n))
+        cand = rules.candidates[c].astype(np.int64)
+        c2 = x[(pos[c] + np.array([1, -1])) % n]
+        deltas, ok, (c4s, c3s, c6s, c5s) = _or3(c, x, pos, rules, cand, c2, dist(c, c2)[:, None], dist)
+        for d, r, r2 in np.ndindex(ok.shape):
+            way = 1 - 2 * d
+            read = x[(pos[c] + way * np.arange(n)) % n]                       # the tour from c going dir
+            i3, i5 = int(np.flatnonzero(read == c3s[d, r, r2])[0]), int(np.flatnonzero(read == c5s[d, r, r2])[0])
+            i5 = i5 or n
+            gain_rule = dist(c, read[i3]) < dist(c, read[1])
+            assert ok[d, r, r2] == (i3 >= 2 and i5 > i3 and gain_rule)
+            if not ok[d, r, r2]:
+                continue
+            assert (c4s[d, r, r2], c6s[d, r, r2]) == (read[i3 - 1], read[i5 - 1])
+            expected = np.concatenate([read[:1], read[i3:i5], read[1:i3], read[i5:]])
+            y, p = x.copy(), pos.copy()
+            cities = [c, int(read[1]), int(c4s[d, r, r2]), int(c3s[d, r, r2]), int(c6s[d, r, r2]),
+                      int(c5s[d, r, r2])]
+            apply_steps(y, p, _plan_or3(*cities))
+            assert length(problem, y) - length(problem, x) == deltas[d, r, r2]
+            start = int(np.flatnonzero(y == c)[0])
+            turned = np.roll(y, -start)
+            assert np.array_equal(turned, expected) or np.array_equal(np.roll(turned[::-1], 1), expected)
+            legal += 1
+    assert legal > 20
 
 
 @pytest.mark.parametrize("kind", ["int-coords", "matrix"])
@@ -150,18 +192,21 @@ def test_bad_dontlook_descents_are_named():
 def test_dontlook_kernel_compiles_for_sm90(kind, block):
     """The descents' block (BLOCK) and the chains' and focused ants' (CHAIN_BLOCK)."""
     device = tsp_of(kind, 20).edge_distance().device
-    assert nvcc_compile(render_skeleton("dontlook.cu.j2", K=10, S=3, BLOCK=block, DISTANCE=device))
+    for or3 in (0, 1):
+        assert nvcc_compile(render_skeleton("dontlook.cu.j2", K=10, S=3, OR3=or3, BLOCK=block, DISTANCE=device))
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("kind,n,k,segment", [("int-coords", 300, 10, 3), ("real-coords", 200, 8, 2),
-                                              ("matrix", 150, 10, 3), ("int-coords", 9, 8, 3)])
-def test_gpu_rows_equal_the_hosts(kind, n, k, segment, monkeypatch):
+@pytest.mark.parametrize("kind,n,k,segment,or3", [("int-coords", 300, 10, 3, False), ("real-coords", 200, 8, 2, False),
+                                                  ("matrix", 150, 10, 3, False), ("int-coords", 9, 8, 3, False),
+                                                  ("int-coords", 300, 10, 3, True), ("real-coords", 120, 8, 2, True),
+                                                  ("matrix", 90, 6, 3, True), ("int-coords", 9, 8, 3, True)])
+def test_gpu_rows_equal_the_hosts(kind, n, k, segment, or3, monkeypatch):
     """The same tours, lengths, moves and checks as the NumPy reference, also when a launch's
     check budget cuts the descents (CHECKS = 7)."""
     from lsmgpu.backends.cuda import dontlook
     problem = tsp_of(kind, n, seed=n)
-    rules, distance = rules_of(problem, k, segment), problem.edge_distance()
+    rules, distance = rules_of(problem, k, segment, or3), problem.edge_distance()
     xs = np.stack([np.random.default_rng(k).permutation(n) for k in range(6)]).astype(np.int32)
     host = CpuDontLook(rules, distance, 6)
     host.load(xs)

@@ -233,10 +233,11 @@ def test_gpu_chains_equal_the_hosts_after_every_round(kind, n):
 
 
 @pytest.mark.gpu
-def test_gpu_search_equals_the_cpu_search():
+@pytest.mark.parametrize("or3", [False, True])
+def test_gpu_search_equals_the_cpu_search(or3):
     problem = TSP.from_file(TSP.shipped("kroA100"))
-    runs = [DontLookILS(problem, chains=3, backend=b, seed=2, exchange_every=3, round_checks=100).run(iterations=40)
-            for b in ("cpu", "cuda")]
+    runs = [DontLookILS(problem, chains=3, backend=b, seed=2, exchange_every=3, round_checks=100, or3=or3,
+                        kick_spread=3.0).run(iterations=40) for b in ("cpu", "cuda")]
     assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
 
 

@@ -60,7 +60,7 @@ class CudaDontLook:
             fit = int((MEMORY_SHARE * free - fixed) // dontlook_bytes(1, n, chains))
             raise ValueError(f"{self.what}: {self.rows:,} tours of {n:,} cities need {need / 2**30:,.2f} GiB "
                              f"of GPU memory; {free / 2**30:,.1f} GiB are free: about {max(fit, 0):,} would fit")
-        source = render_skeleton("dontlook.cu.j2", K=rules.k, S=rules.segment, BLOCK=self.block,
+        source = render_skeleton("dontlook.cu.j2", K=rules.k, S=rules.segment, OR3=int(rules.or3), BLOCK=self.block,
                                  DISTANCE=distance.device)
         self.module = load_module(source, "sm_%d%d" % options.context.get_device().compute_capability())
         self.kernel = self.module.get_function("descend")
