@@ -48,7 +48,8 @@ class DontLookILS(PopulationSearch):
 
     chains         : how many (None: 256 on a GPU, 1 on the CPU)
     kick_segment   : the kick swaps two adjacent segments of 1 .. kick_segment cities (default 300;
-                     50 was 2-4x further from the optimum at 10 s)
+                     50 was 2-4x further from the optimum at 10 s), with ``or3`` reversing the one
+                     it moves (an Or-3opt move would swap them back)
     kick_spread    : the chains' longest segments spread geometrically from kick_segment / kick_spread
                      to kick_segment * kick_spread (1: all kick_segment; default KICK_SPREAD)
     exchange_every : islands: every this many rounds the worse half of the chains go on from the
@@ -119,7 +120,7 @@ class DontLookILS(PopulationSearch):
         if xs is None:
             xs = np.broadcast_to(problem.encoding.validate(problem.initial_solution(self.rng)), (self.chains, problem.n))
         limit = self.budget.iterations if self.budget.iterations is not None else MAX_KICKS
-        kicks = KickRules(int(self.rng.integers(2**63)), self.spans, limit)
+        kicks = KickRules(int(self.rng.integers(2**63)), self.spans, limit, reverse=self.rules.or3)
         self.distance = problem.edge_distance()
         self.population = dontlook_for(self.backend, "dontlook_chains", CpuChains, self.rules, kicks,
                                        self.distance, self.chains, announce="DontLookILS",
