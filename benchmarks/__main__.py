@@ -679,7 +679,7 @@ def main(argv=None):
     parser.add_argument("--colony-qap", default="", help="colony-quality's QAPLIB names (MMAS + tabu vs islands)")
     parser.add_argument("--colony-qap-seconds", default="10,60", help="colony-quality: the QAP rows' budgets")
     parser.add_argument("--faco-instances", default="pr1002,pr2392,rl5915,d15112,d18512", help="faco's TSPLIB names")
-    parser.add_argument("--faco-configs", default="auto:auto", help="faco: ants:moves runs (auto: the default)")
+    parser.add_argument("--faco-configs", default="auto:auto", help="faco: ants:moves[:or3] runs (auto: the default; or3 1: Or-3opt)")
     parser.add_argument("--faco-seeds", type=int, default=1, help="faco: runs (seeds 0 ..) per row")
     parser.add_argument("--ga-instances", default="ch130,d2103,rl11849,pla85900", help="ga-generation's TSPLIB names")
     parser.add_argument("--ga-cpu-up-to", type=int, default=12000, help="ga-generation: time the CPU backend up to n")

@@ -168,18 +168,20 @@ def table_faco(args, path_of, emit) -> list[dict]:
         paper_gap, paper_s = MMAS_QUALITY.get(problem.name, (None, None))
         FocusedACO(problem, ants=64, backend=backend, seed=0).run(iterations=1)                      # the build
         for config in args.faco_configs.split(","):
-            ants, moves = config.split(":")
+            ants, moves, or3 = (config.split(":") + ["0"])[:3]
             gaps, iterations, seconds = [], [], []
             for seed in range(args.faco_seeds):
                 search = FocusedACO(problem, ants=None if ants == "auto" else int(ants),
-                                    moves=None if moves == "auto" else int(moves), backend=backend, seed=seed)
+                                    moves=None if moves == "auto" else int(moves), or3=bool(int(or3)),
+                                    backend=backend, seed=seed)
                 result = search.run(seconds=budget, target=problem.best_known)
                 assert problem.evaluate(result.solution) == result.fitness
                 gaps.append(100 * problem.gap(result.fitness))
                 iterations.append(result.iterations)
                 seconds.append(result.seconds)
             rows.append(dict(table="faco", instance=problem.name, n=problem.n,
-                             strategy=f"FocusedACO, {search.ants} ants, {search.moves} moved cities", ants=search.ants,
+                             strategy=f"FocusedACO, {search.ants} ants, {search.moves} moved cities"
+                             + (", Or-3opt" if search.rules.or3 else ""), ants=search.ants,
                              moves=search.moves, backend=backend, budget_s=budget, runs=len(gaps),
                              seconds=round(max(seconds), 2), iterations=round(statistics.mean(iterations)),
                              gap_pct=round(statistics.mean(gaps), 3), worst_gap_pct=round(max(gaps), 3),

@@ -53,7 +53,7 @@ class FocusedACO(PopulationSearch):
     global_best_source : probability that the global best, not the iteration's best, is the next
                          source and deposits (0.01)
     walk               : steps an ant may walk (default n)
-    candidates, segment : the descent's (DontLookDescent's); the ants choose among the same
+    candidates, segment, or3 : the descent's (DontLookDescent's); the ants choose among the same
                          candidates (at most 32 a city on the GPU)
     initial            : the start tour (None: the problem's initial solution); it is descended
                          whole first
@@ -66,13 +66,14 @@ class FocusedACO(PopulationSearch):
 
     def __init__(self, problem, *, ants: int | None = None, moves: int | None = None, rho: float = 0.5,
                  p_best: float = 0.1, beta: float = 1.0, global_best_source: float = 0.01, walk: int | None = None,
-                 candidates=None, segment: int = 3, initial=None, backend="auto", seed=None, callbacks=None,
+                 candidates=None, segment: int = 3, or3: bool = False, initial=None, backend="auto", seed=None,
+                 callbacks=None,
                  history: str = "improvements"):
         super().__init__(problem, local_search=None, backend=backend, seed=seed, callbacks=callbacks,
                          history=history)
         if problem.n < 8:
             raise ValueError(f"FocusedACO: the ants move cities of tours of at least 8, {problem.name} has {problem.n}")
-        self.rules = DontLookDescent(candidates, segment=segment).bound(problem)
+        self.rules = DontLookDescent(candidates, segment=segment, or3=or3).bound(problem)
         self.ants = check_count("FocusedACO", "ants", default_ants(problem.n) if ants is None else ants, 1, 2**20)
         if moves is None:
             moves = MOVES if problem.n < MOVES_FEWER_FROM else MOVES_FEWER
