@@ -652,8 +652,6 @@ def main(argv=None):
     parser.add_argument("--dlils-seed", default="0", help="dontlook-ils: the searches' seeds, comma-separated")
     parser.add_argument("--dlils-spread", default="default",
                         help="dontlook-ils: kick_spread values (default: DontLookILS's), comma-separated")
-    parser.add_argument("--dlils-or3", default="default",
-                        help="dontlook-ils: the descents' Or-3opt moves, 0 / 1 / default, comma-separated")
     parser.add_argument("--dlils-merge", default="default",
                         help="dontlook-ils: the best chains' tours an exchange merges (0: none; default: "
                              "DontLookILS's), comma-separated")
@@ -679,7 +677,8 @@ def main(argv=None):
     parser.add_argument("--colony-qap", default="", help="colony-quality's QAPLIB names (MMAS + tabu vs islands)")
     parser.add_argument("--colony-qap-seconds", default="10,60", help="colony-quality: the QAP rows' budgets")
     parser.add_argument("--faco-instances", default="pr1002,pr2392,rl5915,d15112,d18512", help="faco's TSPLIB names")
-    parser.add_argument("--faco-configs", default="auto:auto", help="faco: ants:moves[:or3] runs (auto: the default; or3 1: Or-3opt)")
+    parser.add_argument("--faco-configs", default="auto:auto",
+                        help="faco: ants:moves[:or3] runs (auto: the default; or3 1: Or-3opt)")
     parser.add_argument("--faco-seeds", type=int, default=1, help="faco: runs (seeds 0 ..) per row")
     parser.add_argument("--ga-instances", default="ch130,d2103,rl11849,pla85900", help="ga-generation's TSPLIB names")
     parser.add_argument("--ga-cpu-up-to", type=int, default=12000, help="ga-generation: time the CPU backend up to n")

@@ -20,8 +20,7 @@ Or-opt descents, each whole in a GPU block) from the same greedy tour and seed, 
 the descent's longest Or-opt segment, DontLookILS's default when left out) and each count of
 ``--dlils-merge`` (the best chains' tours an exchange merges by partition crossover; 0: none;
 default: DontLookILS's), each ``--dlils-spread`` (the chains' kick segments spread from
-kick_segment / spread to kick_segment * spread; default: DontLookILS's), each ``--dlils-or3`` (0 / 1:
-the descents' Or-3opt moves; default: DontLookILS's) and each ``--dlils-seed``
+kick_segment / spread to kick_segment * spread; default: DontLookILS's) and each ``--dlils-seed``
 at each budget; ``merged`` counts the exchanges whose merge was shorter than the best, ``merge_s``
 their host time.
 
@@ -209,17 +208,16 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
     merges = [None if m == "default" else int(m) for m in args.dlils_merge.split(",")]
     spreads = [None if m == "default" else float(m) for m in args.dlils_spread.split(",")]
     seeds = [int(seed) for seed in str(args.dlils_seed).split(",")]
-    or3s = [None if m == "default" else bool(int(m)) for m in args.dlils_or3.split(",")]
+
     rows = []
     for name in args.dlils_instances.split(","):
         problem = TSP.from_file(path_of("tsplib", name))
         start = greedy_tour(problem.coords)
         DontLookILS(problem, chains=2, backend=backend, initial=start, seed=0).run(iterations=1)     # the build
         for seconds in budgets:
-            for (chains, segment, every, or_segment), merge, spread, or3, seed in itertools.product(
-                    configs, merges, spreads, or3s, seeds):
+            for (chains, segment, every, or_segment), merge, spread, seed in itertools.product(
+                    configs, merges, spreads, seeds):
                 options = {} if spread is None else dict(kick_spread=spread)
-                options.update({} if or3 is None else dict(or3=or3))
                 search = DontLookILS(problem, chains=chains, kick_segment=segment, exchange_every=every or None,
                                      segment=or_segment, merge=merge, backend=backend, initial=start,
                                      seed=seed, **options)
@@ -231,10 +229,10 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
                 label += f"exchange every {every or 'never'}"
                 label += f", Or-opt <= {search.rules.segment}" if search.rules.segment != 3 else ""
                 label += f", merging {search.merge}" if search.merge > 1 else ""
-                label += ", Or-3opt" if search.rules.or3 else ""
                 rows.append(dict(table="dontlook-ils", instance=problem.name, n=problem.n, strategy=label,
                                  seed=seed, chains=chains, kick_segment=segment,
-                                 kick_spans=f"{spans.min()}..{spans.max()}", or3=search.rules.or3, exchange_every=every, or_segment=search.rules.segment,
+                                 kick_spans=f"{spans.min()}..{spans.max()}", exchange_every=every,
+                                 or_segment=search.rules.segment,
                                  backend=backend,
                                  budget_s=seconds,
                                  seconds=round(result.seconds, 2), length=int(result.fitness),

@@ -18,7 +18,7 @@ nb(a, dir) the tour neighbour of a after (dir 0) or before (dir 1) it in the arr
   going dir to s2, between p = nb(s1, 1 - dir) and q = nb(s2, dir), moves into the edge {u, w} at
   c3 = candidates[c, r]: u = c3, w = nb(c3, dir) (e = 0) or u = nb(c3, 1 - dir), w = c3 (e = 1), as
   u s1 .. s2 w (o = 0; L > 1) or u s2 .. s1 w (o = 1); u and w outside the segment.
-* Or-3opt (with ``or3``; Or-opt without a bound on the segment, Johnson & McGeoch's "or-3opt"),
+* Or-3opt (with ``or3``: Or-opt without a bound on the segment's length, found as sequential 3-opt),
   number 2K + 8SK + (dir K + r) K + r': reading the tour from c going dir as c c2 .. c4 c3 .. c6 c5
   .., c3 = candidates[c, r] at least two cities on, c4 = nb(c3, 1 - dir), c5 = candidates[c4, r']
   beyond c3 (or c itself), c6 = nb(c5, 1 - dir): the stretches c2 .. c4 and c3 .. c6 swap places,
@@ -28,7 +28,8 @@ nb(a, dir) the tour neighbour of a after (dir 0) or before (dir 1) it in the arr
 A move is applied as 2-opt steps, each named by the two edges it removes (the reconnection is then
 unique, whatever the array's orientation): 2-opt one step; Or-opt ({p, s1}, {u, w}), ({p, u},
 {q, s2}) and for o = 0 ({u, s2}, {s1, w}); Or-3opt ({c, c2}, {c6, c5}), ({c, c6}, {c3, c4}),
-({c6, c4}, {c2, c5}) (the ILS kick's swap of two adjacent stretches). A step reverses the array between the edges' positions,
+({c6, c4}, {c2, c5}) (the ILS kick's swap of two adjacent stretches). A step reverses the array
+between the edges' positions,
 or the rest of the cycle where that is shorter (ties: the inside), and updates the positions.
 """
 from __future__ import annotations

@@ -13,10 +13,8 @@ Where the queue runs dry the descent has ended and the chain
    p = floor(u0 n), l1 = 1 + floor(u1 span), l2 = 1 + floor(u2 span) (span: chain k's longest
    segment, ``KickRules.span_of(k)``); with B = x[p+1 .. p+l1],
    C = x[p+l1+1 .. p+l1+l2], a = x[p] and d = x[p+l1+l2+1] (positions mod n), a B C d becomes
-   a C B d: three 2-opt steps ({a, b1}, {cl, d}), ({a, cl}, {c1, bl}), ({cl, bl}, {b1, d}), or
-   with ``reverse`` a C B' d (B reversed: the first two steps; where the descents make Or-3opt
-   moves, one of them would swap B and C back); the six endpoints are queued and the next descent
-   starts.
+   a C B d: three 2-opt steps ({a, b1}, {cl, d}), ({a, cl}, {c1, bl}), ({cl, bl}, {b1, d});
+   the six endpoints are queued and the next descent starts.
 
 The first descent starts from the loaded tour with every city queued (in tour order) and a best
 of +inf, so it is accepted. ``advance(budget)`` runs up to ``budget`` checks of every chain (ends
@@ -43,18 +41,17 @@ MAX_KICKS = 2**31 - 1
 
 class KickRules:
     """The chains' kicks: the random numbers' ``seed``, the longest kicked segment ``span`` (one for
-    every chain, or one per chain), the kicks each chain makes (``limit``) and whether the kick
-    reverses the segment it moves (``reverse``)."""
+    every chain, or one per chain) and the kicks each chain makes (``limit``)."""
 
-    def __init__(self, seed: int, span, limit: int, reverse: bool = False):
+    def __init__(self, seed: int, span, limit: int):
         if not 0 <= int(limit) <= MAX_KICKS:
             raise ValueError(f"the kicks a chain makes (iterations) must be within 0 .. {MAX_KICKS:,} (a 32-bit "
                              f"counter on the GPU), got {limit:,}")
         spans = np.atleast_1d(np.asarray(span, dtype=np.int64))
         if spans.ndim != 1 or len(spans) == 0 or spans.min() < 1 or spans.max() >= 2**31:
-            raise ValueError(f"a kick's longest segment must be 1 .. 2**31 - 1 cities, one or one per chain, got {span}")
+            raise ValueError(f"a kick's longest segment must be 1 .. 2**31 - 1 cities, one or one per chain, "
+                             f"got {span}")
         self.seed, self.spans, self.limit = int(seed), spans.astype(np.int32), int(limit)
-        self.reverse = bool(reverse)
 
     def span_of(self, chain: int) -> int:
         """Chain ``chain``'s longest kicked segment."""
@@ -90,11 +87,9 @@ def plan_kick(x, kicks: KickRules, kick: int, chain: int, between):
     span = kicks.span_of(chain)
     l1, l2 = 1 + int(np.floor(u[1] * span)), 1 + int(np.floor(u[2] * span))
     a, b1, bl, c1, cl, d = (int(x[(p + o) % n]) for o in (0, 1, l1, l1 + 1, l1 + l2, l1 + l2 + 1))
-    added = [(a, c1), (cl, bl), (b1, d)] if kicks.reverse else [(a, c1), (cl, b1), (bl, d)]
-    ends = np.array(added + [(a, b1), (bl, c1), (cl, d)])
-    lengths = between(ends[:, 0], ends[:, 1]).astype(np.float64)
+    lengths = between(np.array([a, cl, bl, a, bl, cl]), np.array([c1, b1, d, b1, c1, d])).astype(np.float64)
     delta = lengths[:3].sum() - lengths[3:].sum()
-    steps = [((a, b1), (cl, d)), ((a, cl), (c1, bl)), ((cl, bl), (b1, d))][:2 if kicks.reverse else 3]
+    steps = [((a, b1), (cl, d)), ((a, cl), (c1, bl)), ((cl, bl), (b1, d))]
     return delta, steps, [a, b1, bl, c1, cl, d]
 
 

@@ -39,8 +39,6 @@ SEGMENT, SEGMENT_LONGER, SEGMENT_LONGER_FROM = 3, 5, 3000
 MERGE, MERGE_FROM = 32, 15000
 #: the chains' longest kicked segments spread from kick_segment / KICK_SPREAD to kick_segment * KICK_SPREAD
 KICK_SPREAD = 1.0
-#: whether the chains' descents make Or-3opt moves when `or3` is not given
-OR3 = False
 
 
 class DontLookILS(PopulationSearch):
@@ -48,8 +46,7 @@ class DontLookILS(PopulationSearch):
 
     chains         : how many (None: 256 on a GPU, 1 on the CPU)
     kick_segment   : the kick swaps two adjacent segments of 1 .. kick_segment cities (default 300;
-                     50 was 2-4x further from the optimum at 10 s), with ``or3`` reversing the one
-                     it moves (an Or-3opt move would swap them back)
+                     50 was 2-4x further from the optimum at 10 s)
     kick_spread    : the chains' longest segments spread geometrically from kick_segment / kick_spread
                      to kick_segment * kick_spread (1: all kick_segment; default KICK_SPREAD)
     exchange_every : islands: every this many rounds the worse half of the chains go on from the
@@ -60,9 +57,10 @@ class DontLookILS(PopulationSearch):
                      shorter than the best, the worst chain goes on from it at the next exchange
                      (None: 32 from 15,000 cities, none below: MERGE, MERGE_FROM; 0 or 1: never)
     round_checks   : checks of every chain between two looks of the host (default 1024)
-    candidates, segment, or3 : the descent's (DontLookDescent's): the problem's ILS candidate lists,
-                     Or-opt segments up to ``segment`` (None: 3, and 5 from 3,000 cities: SEGMENT_LONGER),
-                     the Or-3opt moves too (default OR3)
+    candidates, segment : the descent's (DontLookDescent's): the problem's ILS candidate lists,
+                     Or-opt segments up to ``segment`` (None: 3, and 5 from 3,000 cities: SEGMENT_LONGER);
+                     no Or-3opt moves: they swap a kick's two segments back at once (H100, 60 s:
+                     pr2392 0.63 % with them, 0.31 without; docs/benchmarks.md)
     initial        : the start tour of every chain (None: the problem's ``initial_solution``), or
                      one per chain
     backend, seed, callbacks, history : as for every search
@@ -77,7 +75,7 @@ class DontLookILS(PopulationSearch):
 
     def __init__(self, problem, *, chains: int | None = None, kick_segment: int = 300, kick_spread: float = KICK_SPREAD,
                  exchange_every: int | None = 50, merge: int | None = None, round_checks: int = 1024,
-                 candidates=None, segment: int | None = None, or3: bool = OR3, initial=None, backend="auto", seed=None, callbacks=None,
+                 candidates=None, segment: int | None = None, initial=None, backend="auto", seed=None, callbacks=None,
                  history: str = "improvements"):
         super().__init__(problem, local_search=None, backend=backend, seed=seed, callbacks=callbacks,
                          history=history)
@@ -85,7 +83,7 @@ class DontLookILS(PopulationSearch):
             raise ValueError(f"DontLookILS: a tour of at least 8 cities is kicked, {problem.name} has {problem.n}")
         if segment is None:
             segment = SEGMENT_LONGER if problem.n >= SEGMENT_LONGER_FROM else SEGMENT
-        self.rules = DontLookDescent(candidates, segment=segment, or3=or3).bound(problem)
+        self.rules = DontLookDescent(candidates, segment=segment).bound(problem)
         default = GPU_CHAINS if self.backend.name != "cpu" else 1
         self.chains = check_count("DontLookILS", "chains", default if chains is None else chains, 1, 2**20)
         kick_segment = check_count("DontLookILS", "kick_segment", kick_segment, 1, 2**30)
@@ -120,7 +118,7 @@ class DontLookILS(PopulationSearch):
         if xs is None:
             xs = np.broadcast_to(problem.encoding.validate(problem.initial_solution(self.rng)), (self.chains, problem.n))
         limit = self.budget.iterations if self.budget.iterations is not None else MAX_KICKS
-        kicks = KickRules(int(self.rng.integers(2**63)), self.spans, limit, reverse=self.rules.or3)
+        kicks = KickRules(int(self.rng.integers(2**63)), self.spans, limit)
         self.distance = problem.edge_distance()
         self.population = dontlook_for(self.backend, "dontlook_chains", CpuChains, self.rules, kicks,
                                        self.distance, self.chains, announce="DontLookILS",

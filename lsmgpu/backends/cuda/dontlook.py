@@ -147,7 +147,7 @@ class CudaChains(CudaDontLook):
     def _chains_struct(self) -> bytes:
         k = self.kick_rules
         pointers = (self.best_x, self.best, self.kicks, self.idle, self.spans)
-        return pack("5PQii", *(int(p) for p in pointers), k.seed % 2**64, k.limit, int(k.reverse))   # sizeof 56
+        return pack("5PQi4x", *(int(p) for p in pointers), k.seed % 2**64, k.limit)   # sizeof(Chains) = 56
 
     def load(self, xs) -> None:
         """Start tours (rows x n): every city queued, no best yet."""
