@@ -46,7 +46,8 @@ def options(args) -> tuple[dict, callable]:
                 lambda s: f"{s.chains} chains, kicked segments <= {_spans(s.spans)}, exchange every {exchange} rounds")
     if name == FACO:
         return (dict(ants=args.ants, initial=args.initial_solution),
-                lambda s: f"{s.ants} ants moving {s.moves} cities each, 2-opt + Or-opt descents")
+                lambda s: f"{s.ants} ants moving {s.moves} cities each, 2-opt + Or-opt"
+                          + (" + Or-3opt" if s.rules.or3 else "") + " descents")
     return dict(ants=args.ants, local_search=_local_search(args)), lambda s: f"{s.ants} ants, {_chain(s)}"
 
 

@@ -31,6 +31,11 @@ __all__ = ["FocusedACO"]
 #: 0.28 / 0.14 / 0.12 / 0.17 / 0.70 %; d15112 at 60 s 64 / 128 -> 0.20 / 0.28 %; d18512 at 120 s
 #: 0.16 / 0.22 %; docs/benchmarks.md, "Focused ACO")
 MOVES, MOVES_FEWER, MOVES_FEWER_FROM = 128, 64, 10_000
+#: whether the ants' descents make Or-3opt moves when `or3` is not given (H100, at the MMAS paper's
+#: times, without / with them: pr1002 4 s 0.219 / 0.080 % (2 seeds), pr2392 10 s 0.242 / 0.207 (3),
+#: rl5915 49.3 s 0.308 / 0.135 (2), d15112 60 s 0.199 / 0.173, d18512 120 s 0.164 / 0.157 (1 run);
+#: docs/benchmarks.md, "Focused ACO")
+OR3 = True
 
 
 def default_ants(n: int) -> int:
@@ -53,8 +58,9 @@ class FocusedACO(PopulationSearch):
     global_best_source : probability that the global best, not the iteration's best, is the next
                          source and deposits (0.01)
     walk               : steps an ant may walk (default n)
-    candidates, segment, or3 : the descent's (DontLookDescent's); the ants choose among the same
-                         candidates (at most 32 a city on the GPU)
+    candidates, segment, or3 : the descent's (DontLookDescent's; ``or3`` default OR3: with the
+                         Or-3opt moves); the ants choose among the same candidates (at most 32 a
+                         city on the GPU)
     initial            : the start tour (None: the problem's initial solution); it is descended
                          whole first
     backend, seed, callbacks, history : as for every search
@@ -66,7 +72,7 @@ class FocusedACO(PopulationSearch):
 
     def __init__(self, problem, *, ants: int | None = None, moves: int | None = None, rho: float = 0.5,
                  p_best: float = 0.1, beta: float = 1.0, global_best_source: float = 0.01, walk: int | None = None,
-                 candidates=None, segment: int = 3, or3: bool = False, initial=None, backend="auto", seed=None,
+                 candidates=None, segment: int = 3, or3: bool = OR3, initial=None, backend="auto", seed=None,
                  callbacks=None,
                  history: str = "improvements"):
         super().__init__(problem, local_search=None, backend=backend, seed=seed, callbacks=callbacks,

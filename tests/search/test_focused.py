@@ -168,13 +168,13 @@ def test_errors_name_what_is_wrong():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("kind,n,moves", [("int-coords", 300, 8), ("real-coords", 120, 4), ("matrix", 90, 8),
-                                              ("int-coords", 9, 3)])
-def test_gpu_ants_equal_the_hosts(kind, n, moves):
+@pytest.mark.parametrize("kind,n,moves,or3", [("int-coords", 300, 8, True), ("real-coords", 120, 4, False),
+                                              ("matrix", 90, 8, True), ("int-coords", 9, 3, False)])
+def test_gpu_ants_equal_the_hosts(kind, n, moves, or3):
     """Tours, lengths, checks and pheromone equal the reference's over iterations that follow
-    ants and the kept best."""
+    ants and the kept best (descents with and without Or-3opt moves)."""
     problem = tsp_of(kind, n, seed=n)
-    rules, distance, B = rules_of(problem), problem.edge_distance(), 12
+    rules, distance, B = rules_of(problem, or3=or3), problem.edge_distance(), 12
     focus = FocusRules(17, moves, 10**6)
     host = CpuFocusedAnts(rules, focus, distance, B, beta=2.0)
     gpu = resolve("cuda").focused_ants(rules, focus, distance, B, 2.0)
@@ -199,9 +199,10 @@ def test_gpu_ants_equal_the_hosts(kind, n, moves):
 
 
 @pytest.mark.gpu
-def test_gpu_search_equals_the_cpu_search():
+@pytest.mark.parametrize("or3", [False, True])
+def test_gpu_search_equals_the_cpu_search(or3):
     problem = TSP.from_file(TSP.shipped("kroA100"))
-    runs = [FocusedACO(problem, ants=6, backend=b, seed=2).run(iterations=25) for b in ("cpu", "cuda")]
+    runs = [FocusedACO(problem, ants=6, backend=b, seed=2, or3=or3).run(iterations=25) for b in ("cpu", "cuda")]
     assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
     assert runs[0].evaluations == runs[1].evaluations
 
