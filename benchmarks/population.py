@@ -208,7 +208,6 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
     merges = [None if m == "default" else int(m) for m in args.dlils_merge.split(",")]
     spreads = [None if m == "default" else float(m) for m in args.dlils_spread.split(",")]
     seeds = [int(seed) for seed in str(args.dlils_seed).split(",")]
-
     rows = []
     for name in args.dlils_instances.split(","):
         problem = TSP.from_file(path_of("tsplib", name))

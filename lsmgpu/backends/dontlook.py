@@ -29,8 +29,8 @@ A move is applied as 2-opt steps, each named by the two edges it removes (the re
 unique, whatever the array's orientation): 2-opt one step; Or-opt ({p, s1}, {u, w}), ({p, u},
 {q, s2}) and for o = 0 ({u, s2}, {s1, w}); Or-3opt ({c, c2}, {c6, c5}), ({c, c6}, {c3, c4}),
 ({c6, c4}, {c2, c5}) (the ILS kick's swap of two adjacent stretches). A step reverses the array
-between the edges' positions,
-or the rest of the cycle where that is shorter (ties: the inside), and updates the positions.
+between the edges' positions, or the rest of the cycle where that is shorter (ties: the inside),
+and updates the positions.
 """
 from __future__ import annotations
 
