@@ -24,6 +24,8 @@ from concurrent.futures import TimeoutError as Late
 
 import numpy as np
 
+from ..backends.crossover import positions_of
+
 __all__ = ["partition_crossover", "merge_tours", "BackgroundMerge"]
 
 
@@ -33,12 +35,6 @@ def _neighbours(tour: np.ndarray) -> np.ndarray:
     neighbours[tour, 0] = np.roll(tour, 1)
     neighbours[tour, 1] = np.roll(tour, -1)
     return neighbours
-
-
-def _positions(tour: np.ndarray) -> np.ndarray:
-    pos = np.empty(len(tour), dtype=np.int64)
-    pos[tour] = np.arange(len(tour))
-    return pos
 
 
 def _labels(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -95,7 +91,7 @@ class _Pair:
 
     def __init__(self, a: np.ndarray, b: np.ndarray):
         self.a, self.b, n = a, b, len(a)
-        self.pos_a, self.pos_b = _positions(a), _positions(b)
+        self.pos_a, self.pos_b = positions_of(np.stack([a, b]))
         na, nb = _neighbours(a), _neighbours(b)
         self.a_shared = (na == nb[:, :1]) | (na == nb[:, 1:])
         self.b_shared = (nb == na[:, :1]) | (nb == na[:, 1:])
