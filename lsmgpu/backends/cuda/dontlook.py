@@ -113,6 +113,16 @@ class CudaDontLook:
         cuda.memcpy_dtoh(checks, self.checks)
         return made, checks * self.rules.moves, finished
 
+    @staticmethod
+    def _upload(tour, *places) -> None:
+        """``tour`` and its positions into each (tour, positions) pair of device addresses."""
+        tour = np.ascontiguousarray(tour, dtype=np.int32)
+        pos = np.empty_like(tour)
+        pos[tour] = np.arange(len(tour), dtype=np.int32)
+        for buffer, positions in places:
+            cuda.memcpy_htod(buffer, tour)
+            cuda.memcpy_htod(positions, pos)
+
     def solutions(self) -> np.ndarray:
         out = np.empty((self.rows, self.n), np.int32)
         cuda.memcpy_dtoh(out, self.x)
@@ -177,11 +187,9 @@ class CudaChains(CudaDontLook):
     def adopt_tour(self, k: int, tour, length: float) -> None:
         """Chain k goes on from ``tour`` (of that ``length``) as its best and its tour."""
         n, k = self.n, int(k)
-        tour = np.ascontiguousarray(tour, dtype=np.int32)
-        pos = np.empty(n, np.int32)
-        pos[tour] = np.arange(n, dtype=np.int32)
-        for buffer, array in ((self.x, tour), (self.best_x, tour), (self.pos, pos)):
-            cuda.memcpy_htod(int(buffer) + 4 * n * k, array)
+        row = int(self.x) + 4 * n * k
+        self._upload(tour, (row, int(self.pos) + 4 * n * k))
+        cuda.memcpy_dtod(int(self.best_x) + 4 * n * k, row, 4 * n)
         for buffer in (self.current, self.best):
             cuda.memcpy_htod(int(buffer) + 8 * k, np.array([length], np.float64))
         cuda.memset_d8(int(self.queued) + n * k, 0, n)

@@ -70,16 +70,6 @@ class CudaFocusedAnts(CudaDontLook):
         """A tour from elsewhere as the best kept."""
         self._upload(tour, (self.best, self.best_pos))
 
-    @staticmethod
-    def _upload(tour, *places) -> None:
-        """``tour`` and its positions into each (tour, positions) pair of device buffers."""
-        tour = np.ascontiguousarray(tour, dtype=np.int32)
-        pos = np.empty_like(tour)
-        pos[tour] = np.arange(len(tour), dtype=np.int32)
-        for buffer, positions in places:
-            cuda.memcpy_htod(buffer, tour)
-            cuda.memcpy_htod(positions, pos)
-
     def keep_best(self, k: int) -> None:
         n = self.n
         cuda.memcpy_dtod(self.best, int(self.x) + 4 * n * k, 4 * n)
