@@ -130,19 +130,21 @@ def table_mmas_build(args, path_of, emit) -> list[dict]:
             model = problem.colony_model(cl)
             for selection in ("roulette", "wrs"):
                 for tabu in ("lc", "bt", "ct"):
-                    timings = {}
+                    timings, shared = {}, {}
                     for w in warps:
                         c = Construction(selection=selection, tabu=tabu, beta=2.0, tau0=1e-4, warps=w)
                         colony = colony_for(backend, model, c, n, n)
                         try:
                             timings[w] = build_seconds(colony, n, n, args.repeats)
+                            shared[w] = colony.per_block
                         finally:
                             colony.close()
                     best = min(timings, key=timings.get)
                     paper = MMAS_V100.get(problem.name, (None, None))[0 if cl is None else 1]
                     rows.append(dict(table="mmas-build", instance=problem.name, n=n, candidates=cl or "none",
                                      variant=f"MMAS-{'RWM' if selection == 'roulette' else 'WRS'}-{tabu.upper()}",
-                                     ants=n, best_warps=best, ms=round(1000 * timings[best], 3),
+                                     ants=n, best_warps=best, ants_per_block=shared[best] or 1,
+                                     lists="shared" if shared[best] else "global", ms=round(1000 * timings[best], 3),
                                      ms_by_warps=" / ".join(f"{w}: {1000 * t:.2f}" for w, t in timings.items()),
                                      paper_v100_best_ms=paper,
                                      vs_paper=None if paper is None else round(paper / (1000 * timings[best]), 2)))

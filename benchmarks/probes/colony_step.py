@@ -54,10 +54,12 @@ SAME_TOURS = ("base", "index_fallback")
 CARVEOUTS = (100, 25)
 
 
-def source_of(selection: str, tabu: str) -> str:
+def source_of(selection: str, tabu: str, shared_lists: bool) -> str:
+    """The colony's construction kernel as CudaColony renders it (``shared_lists``: its ``per_block``)."""
     return render_skeleton("colony.cu.j2", KIND="successor", SELECTION=selection, TABU=tabu, GREEDY=False,
                            LOCAL_UPDATE="none", MEMORY="matrix", HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=True,
-                           SHARED_TABU=True, SLOTS=8, CHOICE=True, LIST_ITEM="unsigned short")
+                           SHARED_TABU=True, SLOTS=8, CHOICE=True, LIST_ITEM="unsigned short",
+                           SHARED_LISTS=shared_lists)
 
 
 def timed(colony, n: int, repeats: int = 5) -> tuple[float, np.ndarray]:
@@ -85,7 +87,7 @@ if __name__ == "__main__":
             arch = "sm_%d%d" % cuda.Context.get_device().compute_capability()
             try:
                 for variant in [[v] for v, _ in VARIANTS] + combos:
-                    source = source_of(selection, tabu)
+                    source = source_of(selection, tabu, bool(colony.per_block))
                     changes = [change for part in variant for change in table[part]]
                     if not all(old in source for old, _ in changes):
                         continue                # a part this kernel does not have
@@ -100,7 +102,7 @@ if __name__ == "__main__":
                         base_tours = tours
                     same = f", same tours as base: {np.array_equal(tours, base_tours)}" if label in SAME_TOURS else ""
                     print(f"{name} {selection}-{tabu} {label}: {1000 * seconds:.3f} ms{same}", flush=True)
-                module = load_module(source_of(selection, tabu), arch)
+                module = load_module(source_of(selection, tabu, bool(colony.per_block)), arch)
                 base = colony.functions["construct"] = module.get_function("construct")
                 colony.functions["choice_info"] = module.get_function("choice_info")
                 for carveout in CARVEOUTS:       # the share of L1 / shared memory kept as shared, %

@@ -325,17 +325,22 @@ def test_colony_model_checks_its_arrays():
 
 # --- the kernels: compiled here, run on the GPU --------------------------------------------------
 RENDERS = [dict(KIND="successor", SELECTION="wrs", TABU="ct", GREEDY=False, LOCAL_UPDATE="none", MEMORY="matrix",
-                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=True, SHARED_TABU=True, CHOICE=True),
+                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=True, SHARED_TABU=True, CHOICE=True, SHARED_LISTS=False),
            dict(KIND="successor", SELECTION="roulette", TABU="lc", GREEDY=True, LOCAL_UPDATE="none", MEMORY="matrix",
-                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=False, SHARED_TABU=True, CHOICE=True),
+                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=False, SHARED_TABU=True, CHOICE=True, SHARED_LISTS=False),
            dict(KIND="successor", SELECTION="roulette", TABU="lc", GREEDY=True, LOCAL_UPDATE="atomic",
-                MEMORY="matrix", HAS_ETA=True, HAS_CAND=False, ALPHA_ONE=False, SHARED_TABU=False, CHOICE=False),
+                MEMORY="matrix", HAS_ETA=True, HAS_CAND=False, ALPHA_ONE=False, SHARED_TABU=False, CHOICE=False, SHARED_LISTS=False),
            dict(KIND="successor", SELECTION="roulette", TABU="bt", GREEDY=True, LOCAL_UPDATE="alt", MEMORY="spm",
-                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=True, SHARED_TABU=True, CHOICE=False),
+                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=True, SHARED_TABU=True, CHOICE=False, SHARED_LISTS=False),
            dict(KIND="assignment", SELECTION="wrs", TABU="bt", GREEDY=True, LOCAL_UPDATE="alt", MEMORY="spm",
-                HAS_ETA=False, HAS_CAND=False, ALPHA_ONE=True, SHARED_TABU=True, CHOICE=False),
+                HAS_ETA=False, HAS_CAND=False, ALPHA_ONE=True, SHARED_TABU=True, CHOICE=False, SHARED_LISTS=False),
            dict(KIND="assignment", SELECTION="roulette", TABU="ct", GREEDY=False, LOCAL_UPDATE="none",
-                MEMORY="matrix", HAS_ETA=False, HAS_CAND=False, ALPHA_ONE=False, SHARED_TABU=False, CHOICE=True)]
+                MEMORY="matrix", HAS_ETA=False, HAS_CAND=False, ALPHA_ONE=False, SHARED_TABU=False, CHOICE=True, SHARED_LISTS=False),
+           dict(KIND="successor", SELECTION="roulette", TABU="ct", GREEDY=False, LOCAL_UPDATE="none",
+                MEMORY="matrix", HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=True, SHARED_TABU=True, CHOICE=True,
+                SHARED_LISTS=True),
+           dict(KIND="successor", SELECTION="wrs", TABU="bt", GREEDY=True, LOCAL_UPDATE="none", MEMORY="matrix",
+                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=False, SHARED_TABU=True, CHOICE=True, SHARED_LISTS=True)]
 
 
 @pytest.mark.nvcc
@@ -351,26 +356,48 @@ def gpu_colony(model, construction, n, ants):
     return colony_for(resolve("cuda"), model, construction, n, ants)
 
 
+@pytest.mark.parametrize("ants,lists,tabu,sms,limit,want", [
+    (1002, 192_384, 4008, 132, 232_448, 8),       # pr1002, cl 32, m = n on an H100: one wave of 126 blocks
+    (1002, 192_384, 4008, 132, 200_000, 0),       # the lists fit, their ants' visited sets not
+    (16, 192_384, 4008, 132, 232_448, 1),          # fewer ants than multiprocessors: an ant a block
+    (100_000, 1_000, 100, 132, 232_448, 32),       # at most 1,024 threads
+    (2392, 459_264, 9568, 132, 232_448, 0)])       # pr2392's lists do not fit
+def test_ants_per_block_spread_the_ants_in_one_wave_where_the_lists_fit(ants, lists, tabu, sms, limit, want):
+    from lsmgpu.backends.cuda.colony import KERNEL_SHARED, ants_per_block, shared_list_bytes
+    assert shared_list_bytes(1002, 32) == 192_384 and shared_list_bytes(70_000, 32) == 70_000 * 32 * 8
+    got = ants_per_block(ants, lists, tabu, sms, limit)
+    assert got == want
+    if got:
+        assert lists + got * tabu + KERNEL_SHARED <= limit and (got == 32 or -(-ants // got) <= sms)
+
+
 @pytest.mark.gpu
-@pytest.mark.parametrize("selection,tabu,candidates", VARIANTS)
-def test_gpu_builds_the_hosts_solutions(selection, tabu, candidates):
+@pytest.mark.parametrize("selection,tabu,candidates,share_lists",
+                         [v + (share,) for v in VARIANTS for share in (True, False) if v[2] or share])
+def test_gpu_builds_the_hosts_solutions(selection, tabu, candidates, share_lists, monkeypatch):
     """Same counter-based draws, same tours: exactly with reservoir sampling (each key computed
     alike) and with the roulette over a candidate list (the host sums in the warp's float order);
     the roulette over all unvisited items sums in another order on the GPU (runs of items per
     thread, in double), which may move a pick that falls within rounding of a boundary: at least
-    95 % of the tours."""
+    95 % of the tours. MMAS's one-warp ants with candidate lists run several a block reading the
+    lists from shared memory (301 ants: 3 a block on 132 multiprocessors, the last block's spare
+    warps idle), or a block each reading them from global memory."""
+    from lsmgpu.backends.cuda import colony as cuda_colony
+    monkeypatch.setattr(cuda_colony, "SHARE_LISTS", share_lists)
     tsp = small_tsp(200)
     model = tsp.colony_model(candidates)
+    ants = 301
     for q0 in (0.0, 0.4):
         c = Construction(selection=selection, tabu=tabu, q0=q0, beta=2.0)
-        starts = np.arange(128) % tsp.n
+        starts = np.arange(ants) % tsp.n
         cpu = CpuColony(model, c, tsp.n)
         rng = np.random.default_rng(0)
         tau = rng.uniform(0.1, 1.0, (tsp.n, tsp.n)).astype(np.float32)
         cpu.pheromone.tau[:] = tau
-        gpu = gpu_colony(model, c, tsp.n, 128)
+        gpu = gpu_colony(model, c, tsp.n, ants)
         try:
             from lsmgpu.backends.cuda.driver import cuda
+            assert (gpu.per_block > 0) == (share_lists and candidates is not None)
             cuda.memcpy_htod(gpu.tau, tau)
             got, want = gpu.construct(99, 3, starts), cpu.construct(99, 3, starts)
         finally:

@@ -3,7 +3,9 @@
 and the NumPy reference these kernels equal).
 
 One thread block builds one ant's solution; its visited set sits in shared memory where it fits
-(opting in to the GPU's large shared memory), else in a global scratch row per ant. The
+(opting in to the GPU's large shared memory), else in a global scratch row per ant. One-warp ants
+reading precomputed candidate lists share a block instead, the lists copied into its shared
+memory where they fit beside the ants' visited sets (``ants_per_block``). The
 pheromone (an n x n float32 matrix, or the selective memory's n x slots pairs) and eta^beta stay
 on the GPU; the solutions come back to the host for the local search and the bookkeeping. Without
 a local update (MMAS) each construction first computes the weights tau^alpha * eta^beta once
@@ -24,6 +26,10 @@ __all__ = ["CudaColony", "colony_bytes", "warps_for"]
 #: the share of the GPU's free memory a colony may take
 MEMORY_SHARE = 0.9
 UPDATE_BLOCK = 256
+#: the construction kernel's own shared arrays (bytes, rounded up)
+KERNEL_SHARED = 2048
+#: one-warp ants read the candidate lists from a block's shared copy where it fits (tests turn it off)
+SHARE_LISTS = True
 
 
 def warps_for(construction: Construction, n: int, candidates: bool) -> int:
@@ -53,6 +59,23 @@ def list_item(n: int) -> str:
     return "unsigned short" if n <= 65536 else "int"
 
 
+def shared_list_bytes(n: int, k: int) -> int:
+    """Shared memory of a block's copy of the precomputed candidate lists (items, then weights,
+    each at a 16-byte boundary, as the kernel lays them out)."""
+    def aligned(b):
+        return (b + 15) // 16 * 16
+    return aligned(n * k * (2 if list_item(n) == "unsigned short" else 4)) + aligned(n * k * 4)
+
+
+def ants_per_block(ants: int, lists: int, tabu: int, multiprocessors: int, limit: int) -> int:
+    """One-warp ants a block with the candidate lists in shared memory (``lists`` bytes, each ant's
+    visited set ``tabu`` bytes): as many as spread the ants over the GPU's multiprocessors in one
+    wave, at most 32 (1,024 threads); 0 where the lists and those ants' visited sets exceed the
+    block's shared memory ``limit`` (the ants then read the lists from global memory, a block each)."""
+    a = min(32, -(-ants // multiprocessors))
+    return a if lists + a * tabu + KERNEL_SHARED <= limit else 0
+
+
 def colony_bytes(model: ColonyModel, construction: Construction, n: int, ants: int) -> int:
     """GPU memory of a colony: pheromone, eta^beta, candidates, the precomputed weights, the ants'
     solutions and scratch."""
@@ -79,27 +102,36 @@ class CudaColony:
         device = options.context.get_device()
         self.words = tabu_words(construction, n)
         limit = device.get_attribute(cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-        self.shared_tabu = self.words * 4 + 2048 <= limit       # the kernel's own arrays: < 1 KB
-        self.threads = 32 * warps_for(construction, n, model.candidates is not None)
+        self.shared_tabu = self.words * 4 + KERNEL_SHARED <= limit
+        warps = warps_for(construction, n, model.candidates is not None)
         self.precomputed = precomputes_weights(construction)
+        self.k = 0 if model.candidates is None else model.candidates.shape[1]
+        #: one-warp ants a block, sharing its copy of the candidate lists (0: an ant a block)
+        self.per_block = 0
+        if SHARE_LISTS and warps == 1 and self.precomputed and self.k and self.shared_tabu:
+            sms = device.get_attribute(cuda.device_attribute.MULTIPROCESSOR_COUNT)
+            self.per_block = ants_per_block(ants, shared_list_bytes(n, self.k), self.words * 4, sms, limit)
+        self.threads = 32 * (self.per_block or warps)
+        self.blocks = -(-ants // self.per_block) if self.per_block else ants
+        self.shared_bytes = (shared_list_bytes(n, self.k) + self.per_block * self.words * 4 if self.per_block
+                             else self.words * 4 if self.shared_tabu else 0)
         source = render_skeleton(
             "colony.cu.j2", KIND=model.kind, SELECTION=construction.selection, TABU=construction.tabu,
             GREEDY=construction.q0 > 0, LOCAL_UPDATE=construction.local_update, MEMORY=construction.memory,
             HAS_ETA=model.heuristic is not None, HAS_CAND=model.candidates is not None,
             ALPHA_ONE=construction.alpha == 1.0, SHARED_TABU=self.shared_tabu, SLOTS=construction.slots,
-            CHOICE=self.precomputed, LIST_ITEM=list_item(n))
+            CHOICE=self.precomputed, LIST_ITEM=list_item(n), SHARED_LISTS=bool(self.per_block))
         arch = "sm_%d%d" % device.compute_capability()
         module = load_module(source, arch)
         names = ("construct", "deposit", "evaporate_clamp") + (("choice_info",) if self.precomputed else ())
         self.functions = {name: module.get_function(name) for name in names}
-        if self.shared_tabu and self.words * 4 > 48 * 1024:
+        if self.shared_bytes > 48 * 1024:
             self.functions["construct"].set_attribute(
-                cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.words * 4)
+                cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.shared_bytes)
         self.buffers = DeviceBuffers()
         eta = None if model.heuristic is None else np.power(model.heuristic, construction.beta).astype(np.float32)
         self.eta = self.buffers.upload(eta)
         self.cand = self.buffers.upload(model.candidates)
-        self.k = 0 if model.candidates is None else model.candidates.shape[1]
         if construction.memory == "spm":
             self.tau = 0
             self.spm_items = self.buffers.alloc(n * construction.slots * 4)
@@ -188,18 +220,18 @@ class CudaColony:
         cuda.memcpy_htod(self.firsts, firsts)
         c = self.c
         keep, add = 1.0 - c.xi, c.xi * c.tau0
-        args = self._colony() + pack("PPPQifffii", int(self.firsts), int(self.out), int(self.scratch),
-                                     int(seed) % 2**64, int(iteration), c.q0, keep, add, c.period, self.words)
+        args = self._colony() + pack("PPPQifffiii", int(self.firsts), int(self.out), int(self.scratch),
+                                     int(seed) % 2**64, int(iteration), c.q0, keep, add, c.period, self.words,
+                                     self.ants)
         start, end = self.events
         start.record()
         if self.precomputed:
             blocks = min(4096, (self.n * self.n + UPDATE_BLOCK - 1) // UPDATE_BLOCK)
             launch(self.functions["choice_info"], "choice_info", (blocks, 1, 1), UPDATE_BLOCK,
                    self._colony() + pack("PPP", int(self.choice), int(self.cand_items), int(self.cand_weights)))
-        launch(self.functions["construct"], "construct", (self.ants, 1, 1), self.threads, args,
-               self.words * 4 if self.shared_tabu else 0)
+        launch(self.functions["construct"], "construct", (self.blocks, 1, 1), self.threads, args, self.shared_bytes)
         end.record()
-        synchronize("construct", (self.ants,), (self.threads,))
+        synchronize("construct", (self.blocks,), (self.threads,))
         self.kernel_seconds = end.time_since(start) / 1000.0
         out = np.empty((self.ants, self.n), dtype=np.int32)
         cuda.memcpy_dtoh(out, self.out)
