@@ -2,8 +2,9 @@
 batched local search (the population level, DESIGN section 7).
 
 An iteration: B ants build solutions from the pheromone model (lsmgpu.backends.colony: on the
-GPU one block an ant, or the NumPy reference), ``local_search`` descends all B to local optima
-at once (lsmgpu.backends.population: one launch for every ant's neighbourhood on CUDA), and the
+GPU one block an ant or one warp an ant beside the candidate lists in the block's shared memory,
+or the NumPy reference), ``local_search`` descends all B to local optima at once
+(lsmgpu.backends.population: one launch for every ant's neighbourhood on CUDA), and the
 pheromone is updated on the backend (ACS: the best-so-far tour; MMAS: evaporation, one ant's
 deposit, the bounds). The run's contract is the searches': ``run(iterations=, seconds=,
 target=, stagnation=)`` (iterations are colony iterations), callbacks, Ctrl-C returns the best

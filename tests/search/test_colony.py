@@ -325,17 +325,17 @@ def test_colony_model_checks_its_arrays():
 
 # --- the kernels: compiled here, run on the GPU --------------------------------------------------
 RENDERS = [dict(KIND="successor", SELECTION="wrs", TABU="ct", GREEDY=False, LOCAL_UPDATE="none", MEMORY="matrix",
-                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=True, SHARED_TABU=True, CHOICE=True, SHARED_LISTS=False),
+                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=True, SHARED_TABU=True, CHOICE=True),
            dict(KIND="successor", SELECTION="roulette", TABU="lc", GREEDY=True, LOCAL_UPDATE="none", MEMORY="matrix",
-                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=False, SHARED_TABU=True, CHOICE=True, SHARED_LISTS=False),
+                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=False, SHARED_TABU=True, CHOICE=True),
            dict(KIND="successor", SELECTION="roulette", TABU="lc", GREEDY=True, LOCAL_UPDATE="atomic",
-                MEMORY="matrix", HAS_ETA=True, HAS_CAND=False, ALPHA_ONE=False, SHARED_TABU=False, CHOICE=False, SHARED_LISTS=False),
+                MEMORY="matrix", HAS_ETA=True, HAS_CAND=False, ALPHA_ONE=False, SHARED_TABU=False, CHOICE=False),
            dict(KIND="successor", SELECTION="roulette", TABU="bt", GREEDY=True, LOCAL_UPDATE="alt", MEMORY="spm",
-                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=True, SHARED_TABU=True, CHOICE=False, SHARED_LISTS=False),
+                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=True, SHARED_TABU=True, CHOICE=False),
            dict(KIND="assignment", SELECTION="wrs", TABU="bt", GREEDY=True, LOCAL_UPDATE="alt", MEMORY="spm",
-                HAS_ETA=False, HAS_CAND=False, ALPHA_ONE=True, SHARED_TABU=True, CHOICE=False, SHARED_LISTS=False),
+                HAS_ETA=False, HAS_CAND=False, ALPHA_ONE=True, SHARED_TABU=True, CHOICE=False),
            dict(KIND="assignment", SELECTION="roulette", TABU="ct", GREEDY=False, LOCAL_UPDATE="none",
-                MEMORY="matrix", HAS_ETA=False, HAS_CAND=False, ALPHA_ONE=False, SHARED_TABU=False, CHOICE=True, SHARED_LISTS=False),
+                MEMORY="matrix", HAS_ETA=False, HAS_CAND=False, ALPHA_ONE=False, SHARED_TABU=False, CHOICE=True),
            dict(KIND="successor", SELECTION="roulette", TABU="ct", GREEDY=False, LOCAL_UPDATE="none",
                 MEMORY="matrix", HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=True, SHARED_TABU=True, CHOICE=True,
                 SHARED_LISTS=True),
@@ -346,6 +346,7 @@ RENDERS = [dict(KIND="successor", SELECTION="wrs", TABU="ct", GREEDY=False, LOCA
 @pytest.mark.nvcc
 @pytest.mark.parametrize("options", RENDERS, ids=lambda o: "-".join(str(v) for v in o.values()))
 def test_colony_kernels_compile_for_sm90(options):
+    options = {"SHARED_LISTS": False, **options}
     assert nvcc_compile(render_skeleton("colony.cu.j2", SLOTS=8, LIST_ITEM="unsigned short", **options))
     if options["CHOICE"] and options["HAS_CAND"]:          # beyond 65,536 items
         assert nvcc_compile(render_skeleton("colony.cu.j2", SLOTS=8, LIST_ITEM="int", **options))
