@@ -190,10 +190,12 @@ def test_bad_dontlook_descents_are_named():
 @pytest.mark.parametrize("kind, block", [("int-coords", BLOCK), ("real-coords", BLOCK), ("matrix", BLOCK),
                                          ("int-coords", CHAIN_BLOCK), ("real-coords", CHAIN_BLOCK)])
 def test_dontlook_kernel_compiles_for_sm90(kind, block):
-    """The descents' block (BLOCK) and the chains' and focused ants' (CHAIN_BLOCK)."""
+    """The descents' block (BLOCK) and the chains' and focused ants' (CHAIN_BLOCK), the chains'
+    tours in global or in shared memory."""
     device = tsp_of(kind, 20).edge_distance().device
-    for or3 in (0, 1):
-        assert nvcc_compile(render_skeleton("dontlook.cu.j2", K=10, S=3, OR3=or3, BLOCK=block, DISTANCE=device))
+    for or3, shared in ((0, False), (1, False), (0, True)):
+        assert nvcc_compile(render_skeleton("dontlook.cu.j2", K=10, S=3, OR3=or3, BLOCK=block, DISTANCE=device,
+                                            SHARED_ROWS=shared))
 
 
 @pytest.mark.gpu

@@ -205,14 +205,33 @@ def test_errors_name_what_is_wrong():
         DontLookILS(problem, backend="cpu").run(iterations=3 * 10**9)
 
 
+@pytest.mark.parametrize("n,rows,sms,per_block,per_sm,want", [
+    (2392, 256, 132, 232_448, 233_472, 8 * 2392),    # pr2392, 256 chains on an H100: 2 blocks an SM
+    (11849, 256, 132, 232_448, 233_472, 8 * 11849),  # rl11849: 2 x 94.8 KB
+    (18512, 256, 132, 232_448, 233_472, 0),          # d18512: 2 x 148 KB do not fit an SM
+    (18512, 132, 132, 232_448, 233_472, 8 * 18512),  # one chain an SM
+    (30000, 1, 132, 232_448, 233_472, 0)])           # beyond a block's shared memory
+def test_chains_keep_their_tours_in_shared_memory_where_every_chain_fits(n, rows, sms, per_block, per_sm, want):
+    from lsmgpu.backends.cuda.dontlook import BLOCK_SHARED, shared_row_bytes
+    got = shared_row_bytes(n, rows, sms, per_block, per_sm)
+    assert got == want
+    if got:
+        assert got + BLOCK_SHARED <= per_block and -(-rows // sms) * (got + BLOCK_SHARED) <= per_sm
+
+
 @pytest.mark.gpu
+@pytest.mark.parametrize("share_rows", [True, False])
 @pytest.mark.parametrize("kind,n", [("int-coords", 200), ("real-coords", 60), ("matrix", 90), ("int-coords", 8)])
-def test_gpu_chains_equal_the_hosts_after_every_round(kind, n):
+def test_gpu_chains_equal_the_hosts_after_every_round(kind, n, share_rows, monkeypatch):
+    """The chains' tours in a block's shared memory during a launch, or in global memory."""
+    from lsmgpu.backends.cuda import dontlook as cuda_dontlook
+    monkeypatch.setattr(cuda_dontlook, "SHARE_ROWS", share_rows)
     problem = tsp_of(kind, n, seed=n)
     rules, distance, B = rules_of(problem), problem.edge_distance(), 6
     kicks = KickRules(11, kick_spans(n, 20, B, 4.0), 25)                # each chain its own longest segment
     xs = np.stack([np.random.default_rng(k).permutation(n) for k in range(B)]).astype(np.int32)
     host, chains = CpuChains(rules, kicks, distance, B), resolve("cuda").dontlook_chains(rules, kicks, distance, B)
+    assert (chains.row_shared > 0) == share_rows
     try:
         host.load(xs)
         chains.load(xs)

@@ -26,12 +26,25 @@ BLOCK = 128
 CHAIN_BLOCK = 256
 #: checks of every row a launch (a check takes a few microseconds)
 CHECKS = 4096
+#: a block's shared memory beside a chain's tour: its Shared struct and the system's reservation
+BLOCK_SHARED = 2048
+#: ILS chains keep their tours in shared memory during a launch where they fit (tests turn it off)
+SHARE_ROWS = True
 
 
 def dontlook_bytes(rows: int, n: int, chains: bool = False) -> int:
     """GPU memory of ``rows`` tours of n cities: tour, positions, queue (ints), queued flags,
     counters; ILS chains also a best tour, its length, kicks and a flag."""
     return rows * (13 * n + 40 + (4 * n + 16 if chains else 0))
+
+
+def shared_row_bytes(n: int, rows: int, multiprocessors: int, per_block: int, per_multiprocessor: int) -> int:
+    """Shared memory for a chain's tour and positions (8 n bytes) where every one of ``rows``
+    chains has it at once (as many blocks an SM as spread the rows over the multiprocessors in
+    one wave, within the block's and the SM's shared memory); 0 where not (global memory)."""
+    need, resident = 8 * n, -(-rows // multiprocessors)
+    fits = need + BLOCK_SHARED <= per_block and resident * (need + BLOCK_SHARED) <= per_multiprocessor
+    return need if SHARE_ROWS and fits else 0
 
 
 class CudaDontLook:
@@ -49,6 +62,10 @@ class CudaDontLook:
         """GPU memory beside the rows' that a subclass adds (its per-city arrays)."""
         return 0
 
+    def row_shared_bytes(self, device) -> int:
+        """Shared memory a row's block keeps its tour in (0: the rows stay in global memory)."""
+        return 0
+
     def __init__(self, rules, distance, rows: int, options, chains: bool = False):
         self.rules, self.between, self.rows = rules, distance.between, int(rows)
         self.n = n = len(rules.candidates)
@@ -60,9 +77,11 @@ class CudaDontLook:
             fit = int((MEMORY_SHARE * free - fixed) // dontlook_bytes(1, n, chains))
             raise ValueError(f"{self.what}: {self.rows:,} tours of {n:,} cities need {need / 2**30:,.2f} GiB "
                              f"of GPU memory; {free / 2**30:,.1f} GiB are free: about {max(fit, 0):,} would fit")
+        device = options.context.get_device()
+        self.row_shared = self.row_shared_bytes(device)
         source = render_skeleton("dontlook.cu.j2", K=rules.k, S=rules.segment, OR3=int(rules.or3), BLOCK=self.block,
-                                 DISTANCE=distance.device)
-        self.module = load_module(source, "sm_%d%d" % options.context.get_device().compute_capability())
+                                 DISTANCE=distance.device, SHARED_ROWS=bool(self.row_shared))
+        self.module = load_module(source, "sm_%d%d" % device.compute_capability())
         self.kernel = self.module.get_function("descend")
         self.buffers = DeviceBuffers()
         B = self.rows
@@ -148,11 +167,20 @@ class CudaChains(CudaDontLook):
         super().__init__(rules, distance, rows, options, chains=True)
         self.kick_rules = kicks
         self.chains_kernel, self.adopt_kernel = (self.module.get_function(f) for f in ("chains", "adopt"))
+        if self.row_shared > 48 * 1024:
+            self.chains_kernel.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.row_shared)
         B, n = self.rows, self.n
         self.best_x = self.buffers.alloc(B * n * 4)
         self.best, self.kicks, self.idle = self.buffers.alloc(B * 8), self.buffers.alloc(B * 4), self.buffers.alloc(B * 4)
         self.sources, self.spans = self.buffers.alloc(B * 4), self.buffers.alloc(B * 4)
         cuda.memcpy_htod(self.spans, kicks.for_rows(B))
+
+    def row_shared_bytes(self, device) -> int:
+        """A chain's tour and positions in shared memory during a launch, where every chain fits."""
+        a = cuda.device_attribute
+        return shared_row_bytes(len(self.rules.candidates), self.rows, device.get_attribute(a.MULTIPROCESSOR_COUNT),
+                                device.get_attribute(a.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
+                                device.get_attribute(a.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR))
 
     def _chains_struct(self) -> bytes:
         k = self.kick_rules
@@ -171,7 +199,7 @@ class CudaChains(CudaDontLook):
         """Up to ``budget`` checks of every chain (a launch of milliseconds: the ``deadline`` is
         the caller's to look at between launches); whether every chain has ended."""
         launch(self.chains_kernel, "don't-look ILS chains", (self.rows, 1, 1), self.block,
-               self._rows_struct() + self._chains_struct() + pack("q", int(budget)))
+               self._rows_struct() + self._chains_struct() + pack("q", int(budget)), self.row_shared)
         synchronize("the don't-look ILS chains", (self.rows,), (self.block,))
         idle = np.empty(self.rows, np.int32)
         cuda.memcpy_dtoh(idle, self.idle)
