@@ -670,6 +670,7 @@ def main(argv=None):
     parser.add_argument("--colony-mmas", default="d198,pcb442,rat783,pr1002,pr2392",
                         help="TSPLIB names of colony-quality's MMAS + local search rows")
     parser.add_argument("--colony-acs", default="a280,pcb442,rat783", help="TSPLIB names of colony-quality's ACS rows")
+    parser.add_argument("--colony-acs-seeds", type=int, default=1, help="colony-quality: runs of each ACS row")
     parser.add_argument("--colony-acs-scale", type=float, default=1.0,
                         help="colony-quality: the ACS rows' time limits, the paper's Table 9 ones times this")
     parser.add_argument("--colony-local-search", default="auto",
