@@ -168,16 +168,21 @@ def test_errors_name_what_is_wrong():
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("share_rows", [True, False])
 @pytest.mark.parametrize("kind,n,moves,or3", [("int-coords", 300, 8, True), ("real-coords", 120, 4, False),
                                               ("matrix", 90, 8, True), ("int-coords", 9, 3, False)])
-def test_gpu_ants_equal_the_hosts(kind, n, moves, or3):
+def test_gpu_ants_equal_the_hosts(kind, n, moves, or3, share_rows, monkeypatch):
     """Tours, lengths, checks and pheromone equal the reference's over iterations that follow
-    ants and the kept best (descents with and without Or-3opt moves)."""
+    ants and the kept best (descents with and without Or-3opt moves; each ant's tour in its
+    block's shared memory or in global memory)."""
+    from lsmgpu.backends.cuda import dontlook as cuda_dontlook
+    monkeypatch.setattr(cuda_dontlook, "SHARE_ROWS", share_rows)
     problem = tsp_of(kind, n, seed=n)
     rules, distance, B = rules_of(problem, or3=or3), problem.edge_distance(), 12
     focus = FocusRules(17, moves, 10**6)
     host = CpuFocusedAnts(rules, focus, distance, B, beta=2.0)
     gpu = resolve("cuda").focused_ants(rules, focus, distance, B, 2.0)
+    assert (gpu.row_shared > 0) == share_rows
     try:
         source = np.random.default_rng(n).permutation(n)
         for side in (host, gpu):

@@ -28,7 +28,8 @@ CHAIN_BLOCK = 256
 CHECKS = 4096
 #: a block's shared memory beside a chain's tour: its Shared struct and the system's reservation
 BLOCK_SHARED = 2048
-#: ILS chains keep their tours in shared memory during a launch where they fit (tests turn it off)
+#: ILS chains and focused ants keep their tours in shared memory during a launch where they fit
+#: (tests turn it off)
 SHARE_ROWS = True
 
 
@@ -39,8 +40,8 @@ def dontlook_bytes(rows: int, n: int, chains: bool = False) -> int:
 
 
 def shared_row_bytes(n: int, rows: int, multiprocessors: int, per_block: int, per_multiprocessor: int) -> int:
-    """Shared memory for a chain's tour and positions (8 n bytes) where every one of ``rows``
-    chains has it at once (as many blocks an SM as spread the rows over the multiprocessors in
+    """Shared memory for a chain's (or an ant's) tour and positions (8 n bytes) where every one of ``rows``
+    has it at once (as many blocks an SM as spread the rows over the multiprocessors in
     one wave, within the block's and the SM's shared memory); 0 where not (global memory)."""
     need, resident = 8 * n, -(-rows // multiprocessors)
     fits = need + BLOCK_SHARED <= per_block and resident * (need + BLOCK_SHARED) <= per_multiprocessor
@@ -62,9 +63,23 @@ class CudaDontLook:
         """GPU memory beside the rows' that a subclass adds (its per-city arrays)."""
         return 0
 
+    #: whether this class's kernel (the chains', the focused ants') keeps a row's tour and
+    #: positions in its block's shared memory during a launch where every row fits (SHARED_ROWS)
+    shares_rows = False
+
     def row_shared_bytes(self, device) -> int:
         """Shared memory a row's block keeps its tour in (0: the rows stay in global memory)."""
-        return 0
+        if not self.shares_rows:
+            return 0
+        a = cuda.device_attribute
+        return shared_row_bytes(self.n, self.rows, device.get_attribute(a.MULTIPROCESSOR_COUNT),
+                                device.get_attribute(a.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
+                                device.get_attribute(a.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR))
+
+    def _allow_shared(self, kernel) -> None:
+        """``kernel`` may take the rows' shared memory beyond the default 48 KB."""
+        if self.row_shared > 48 * 1024:
+            kernel.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.row_shared)
 
     def __init__(self, rules, distance, rows: int, options, chains: bool = False):
         self.rules, self.between, self.rows = rules, distance.between, int(rows)
@@ -162,25 +177,18 @@ class CudaChains(CudaDontLook):
 
     what = "don't-look ILS"
     block = CHAIN_BLOCK
+    shares_rows = True
 
     def __init__(self, rules, kicks, distance, rows: int, options):
         super().__init__(rules, distance, rows, options, chains=True)
         self.kick_rules = kicks
         self.chains_kernel, self.adopt_kernel = (self.module.get_function(f) for f in ("chains", "adopt"))
-        if self.row_shared > 48 * 1024:
-            self.chains_kernel.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.row_shared)
+        self._allow_shared(self.chains_kernel)
         B, n = self.rows, self.n
         self.best_x = self.buffers.alloc(B * n * 4)
         self.best, self.kicks, self.idle = self.buffers.alloc(B * 8), self.buffers.alloc(B * 4), self.buffers.alloc(B * 4)
         self.sources, self.spans = self.buffers.alloc(B * 4), self.buffers.alloc(B * 4)
         cuda.memcpy_htod(self.spans, kicks.for_rows(B))
-
-    def row_shared_bytes(self, device) -> int:
-        """A chain's tour and positions in shared memory during a launch, where every chain fits."""
-        a = cuda.device_attribute
-        return shared_row_bytes(len(self.rules.candidates), self.rows, device.get_attribute(a.MULTIPROCESSOR_COUNT),
-                                device.get_attribute(a.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
-                                device.get_attribute(a.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR))
 
     def _chains_struct(self) -> bytes:
         k = self.kick_rules

@@ -19,6 +19,7 @@ class CudaFocusedAnts(CudaDontLook):
 
     what = "focused ant colony"
     block = CHAIN_BLOCK
+    shares_rows = True
 
     @staticmethod
     def city_array_bytes(n: int, k: int) -> int:
@@ -31,6 +32,7 @@ class CudaFocusedAnts(CudaDontLook):
         super().__init__(rules, distance, ants, options)
         self.focus, self.ants = focus, self.rows
         self.kernel, self.pheromone_kernel = (self.module.get_function(f) for f in ("focused", "focused_pheromone"))
+        self._allow_shared(self.kernel)
         n, K = self.n, rules.k
         self.source, self.source_pos, self.best, self.best_pos = (self.buffers.alloc(n * 4) for _ in range(4))
         self.eta_host = CandidatePheromone(rules.candidates, distance.between, beta).eta
@@ -54,7 +56,8 @@ class CudaFocusedAnts(CudaDontLook):
 
     def build(self, iteration: int) -> np.ndarray:
         """Every ant's walk from the source and its descent: the ants' tour lengths."""
-        launch(self.kernel, "focused ants", (self.rows, 1, 1), self.block, self._rows_struct() + self._focus(iteration))
+        launch(self.kernel, "focused ants", (self.rows, 1, 1), self.block, self._rows_struct() + self._focus(iteration),
+               self.row_shared)
         synchronize("the focused ants", (self.rows,), (self.block,))
         return self.values()
 
