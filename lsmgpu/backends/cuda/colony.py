@@ -111,10 +111,6 @@ class CudaColony:
         if SHARE_LISTS and warps == 1 and self.precomputed and self.k and self.shared_tabu:
             sms = device.get_attribute(cuda.device_attribute.MULTIPROCESSOR_COUNT)
             self.per_block = ants_per_block(ants, shared_list_bytes(n, self.k), self.words * 4, sms, limit)
-        self.threads = 32 * (self.per_block or warps)
-        self.blocks = -(-ants // self.per_block) if self.per_block else ants
-        self.shared_bytes = (shared_list_bytes(n, self.k) + self.per_block * self.words * 4 if self.per_block
-                             else self.words * 4 if self.shared_tabu else 0)
         source = render_skeleton(
             "colony.cu.j2", KIND=model.kind, SELECTION=construction.selection, TABU=construction.tabu,
             GREEDY=construction.q0 > 0, LOCAL_UPDATE=construction.local_update, MEMORY=construction.memory,
@@ -125,6 +121,13 @@ class CudaColony:
         module = load_module(source, arch)
         names = ("construct", "deposit", "evaporate_clamp") + (("choice_info",) if self.precomputed else ())
         self.functions = {name: module.get_function(name) for name in names}
+        if self.per_block:          # no more warps a block than the kernel's registers allow
+            most = self.functions["construct"].get_attribute(cuda.function_attribute.MAX_THREADS_PER_BLOCK)
+            self.per_block = min(self.per_block, most // 32)
+        self.threads = 32 * (self.per_block or warps)
+        self.blocks = -(-ants // self.per_block) if self.per_block else ants
+        self.shared_bytes = (shared_list_bytes(n, self.k) + self.per_block * self.words * 4 if self.per_block
+                             else self.words * 4 if self.shared_tabu else 0)
         if self.shared_bytes > 48 * 1024:
             self.functions["construct"].set_attribute(
                 cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.shared_bytes)
