@@ -127,20 +127,23 @@ def check_city(c: int, x: np.ndarray, pos: np.ndarray, rules: DontLookRules, bet
 
 def _or3(c, x, pos, rules, cand, c2, d_c2, dist):
     """City c's Or-3opt moves (axes dir, r, r'): their deltas, which are legal, and the cities
-    (c4, c3, c6, c5) of each, in the numbering of the module's docstring."""
-    n, K = len(x), rules.k
-    way = np.array([1, -1])[:, None, None]
-    c3 = np.broadcast_to(cand[None, :, None], (2, K, K))
-    o3 = ((pos[c3] - pos[c]) * way) % n                             # c3's distance from c, going dir
-    c4 = x[(pos[c3] - way) % n]
-    c5 = rules.candidates[c4[:, :, 0]].astype(np.int64)              # (dir, r, r')
+    (c4, c3, c6, c5) of each, in the numbering of the module's docstring. c3 and c4 depend on (dir,
+    r) only; c5 and c6 on r' too."""
+    n = len(x)
+    way = np.array([1, -1])[:, None]                                # (dir, r)
+    pc3 = pos[cand][None, :]
+    o3 = ((pc3 - pos[c]) * way) % n                                 # c3's distance from c, going dir
+    c4 = x[(pc3 - way) % n]
+    c5 = rules.candidates[c4].astype(np.int64)                       # (dir, r, r')
+    way = way[:, :, None]
     o5 = ((pos[c5] - pos[c]) * way) % n
     o5 = np.where(o5 == 0, n, o5)                                    # c itself ends the tour's reading
     c6 = x[(pos[c5] - way) % n]
-    d_c3 = dist(c, c3)
-    delta = d_c3 + dist(c4, c5) + dist(c6, c2[:, None, None]) - d_c2[:, :, None] - dist(c4, c3) - dist(c6, c5)
-    ok = (o3 >= 2) & (o5 > o3) & (d_c3 < d_c2[:, :, None])
-    return delta, ok, (c4, c3, c6, c5)
+    d_c3 = dist(c, cand)[None, :]                                    # (1, r)
+    delta = (d_c3[:, :, None] + dist(c4[:, :, None], c5) + dist(c6, c2[:, None, None]) - d_c2[:, :, None]
+             - dist(c4, cand[None, :])[:, :, None] - dist(c6, c5))
+    ok = ((o3 >= 2) & (d_c3 < d_c2))[:, :, None] & (o5 > o3[:, :, None])
+    return delta, ok, tuple(np.broadcast_to(a, c5.shape) for a in (c4[:, :, None], cand[None, :, None], c6, c5))
 
 
 def _plan_or3(c, c2, c4, c3, c6, c5):
