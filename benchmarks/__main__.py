@@ -50,6 +50,14 @@ from .timing import pass_seconds
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def runs_count(text: str) -> int:
+    """An argparse type: a number of runs, at least 1."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def commit() -> str:
     """The lsmgpu commit: $LSMGPU_COMMIT (set it where the checkout has no .git), else git's."""
     if os.environ.get("LSMGPU_COMMIT"):
@@ -670,7 +678,7 @@ def main(argv=None):
     parser.add_argument("--colony-mmas", default="d198,pcb442,rat783,pr1002,pr2392",
                         help="TSPLIB names of colony-quality's MMAS + local search rows")
     parser.add_argument("--colony-acs", default="a280,pcb442,rat783", help="TSPLIB names of colony-quality's ACS rows")
-    parser.add_argument("--colony-acs-seeds", type=int, default=1, help="colony-quality: runs of each ACS row")
+    parser.add_argument("--colony-acs-seeds", type=runs_count, default=1, help="colony-quality: runs of each ACS row")
     parser.add_argument("--colony-acs-scale", type=float, default=1.0,
                         help="colony-quality: the ACS rows' time limits, the paper's Table 9 ones times this")
     parser.add_argument("--colony-local-search", default="auto",
@@ -680,7 +688,7 @@ def main(argv=None):
     parser.add_argument("--faco-instances", default="pr1002,pr2392,rl5915,d15112,d18512", help="faco's TSPLIB names")
     parser.add_argument("--faco-configs", default="auto:auto",
                         help="faco: ants:moves[:or3] runs (auto: the default; or3 1: Or-3opt)")
-    parser.add_argument("--faco-seeds", type=int, default=1, help="faco: runs (seeds 0 ..) per row")
+    parser.add_argument("--faco-seeds", type=runs_count, default=1, help="faco: runs (seeds 0 ..) per row")
     parser.add_argument("--ga-instances", default="ch130,d2103,rl11849,pla85900", help="ga-generation's TSPLIB names")
     parser.add_argument("--ga-cpu-up-to", type=int, default=12000, help="ga-generation: time the CPU backend up to n")
     parser.add_argument("--ga-convergence", default="ch130,p654", help="ga-convergence's TSPLIB names")

@@ -167,3 +167,12 @@ def test_every_bad_input_is_a_clear_error(tmp_path):
     rows = list(csv.DictReader(open(tmp_path / "bad-inputs.csv")))
     assert len(rows) >= 80
     assert [r for r in rows if r["outcome"] != "clear error"] == []
+
+
+def test_run_counts_must_be_positive(tmp_path, capsys):
+    import pytest
+    from benchmarks.__main__ import main
+    for option in ("--faco-seeds", "--colony-acs-seeds"):
+        with pytest.raises(SystemExit):
+            main(["colony-quality", option, "0", "--quick", "--backend", "cpu", "--out", str(tmp_path)])
+        assert f"argument {option}: must be at least 1, got 0" in capsys.readouterr().err
