@@ -660,6 +660,8 @@ def main(argv=None):
     parser.add_argument("--dlils-seed", default="0", help="dontlook-ils: the searches' seeds, comma-separated")
     parser.add_argument("--dlils-spread", default="default",
                         help="dontlook-ils: kick_spread values (default: DontLookILS's), comma-separated")
+    parser.add_argument("--dlils-walk", default="default",
+                        help="dontlook-ils: kick_walk values (0: segment kicks; default: DontLookILS's), comma-separated")
     parser.add_argument("--dlils-merge", default="default",
                         help="dontlook-ils: the best chains' tours an exchange merges (0: none; default: "
                              "DontLookILS's), comma-separated")

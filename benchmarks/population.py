@@ -20,7 +20,8 @@ Or-opt descents, each whole in a GPU block) from the same greedy tour and seed, 
 the descent's longest Or-opt segment, DontLookILS's default when left out) and each count of
 ``--dlils-merge`` (the best chains' tours an exchange merges by partition crossover; 0: none;
 default: DontLookILS's), each ``--dlils-spread`` (the chains' kick segments spread from
-kick_segment / spread to kick_segment * spread; default: DontLookILS's) and each ``--dlils-seed``
+kick_segment / spread to kick_segment * spread; default: DontLookILS's), each ``--dlils-walk``
+(walk kicks' steps, 0: segment kicks; default: DontLookILS's) and each ``--dlils-seed``
 at each budget; ``merged`` counts the exchanges whose merge was shorter than the best, ``merge_s``
 their host time.
 
@@ -207,6 +208,7 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
     configs = [(tuple(int(v) for v in c.split(":")) + (None,))[:4] for c in args.dlils_configs.split(",")]
     merges = [None if m == "default" else int(m) for m in args.dlils_merge.split(",")]
     spreads = [None if m == "default" else float(m) for m in args.dlils_spread.split(",")]
+    walks = [None if m == "default" else int(m) for m in args.dlils_walk.split(",")]
     seeds = [int(seed) for seed in str(args.dlils_seed).split(",")]
     rows = []
     for name in args.dlils_instances.split(","):
@@ -214,9 +216,10 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
         start = greedy_tour(problem.coords)
         DontLookILS(problem, chains=2, backend=backend, initial=start, seed=0).run(iterations=1)     # the build
         for seconds in budgets:
-            for (chains, segment, every, or_segment), merge, spread, seed in itertools.product(
-                    configs, merges, spreads, seeds):
+            for (chains, segment, every, or_segment), merge, spread, walk, seed in itertools.product(
+                    configs, merges, spreads, walks, seeds):
                 options = {} if spread is None else dict(kick_spread=spread)
+                options.update({} if walk is None else dict(kick_walk=walk))
                 search = DontLookILS(problem, chains=chains, kick_segment=segment, exchange_every=every or None,
                                      segment=or_segment, merge=merge, backend=backend, initial=start,
                                      seed=seed, **options)
@@ -228,9 +231,11 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
                 label += f"exchange every {every or 'never'}"
                 label += f", Or-opt <= {search.rules.segment}" if search.rules.segment != 3 else ""
                 label += f", merging {search.merge}" if search.merge > 1 else ""
+                label += f", walk kicks of {search.kick_walk} steps" if search.kick_walk else ""
                 rows.append(dict(table="dontlook-ils", instance=problem.name, n=problem.n, strategy=label,
                                  seed=seed, chains=chains, kick_segment=segment,
-                                 kick_spans=f"{spans.min()}..{spans.max()}", exchange_every=every,
+                                 kick_spans=f"{spans.min()}..{spans.max()}", kick_walk=search.kick_walk,
+                                 exchange_every=every,
                                  or_segment=search.rules.segment,
                                  backend=backend,
                                  budget_s=seconds,

@@ -9,12 +9,17 @@ Where the queue runs dry the descent has ended and the chain
 1. accepts its tour if it is not longer than its best (the best becomes it), else goes back to
    its best tour (so the accepted tour is always the chain's best: ILS "better-equal");
 2. unless it has made ``limit`` kicks, kicks: kick number t of chain k swaps two adjacent
-   segments (a double bridge kept local), drawn by ``counter_uniform(seed, t, k, 0 .. 2)``:
-   p = floor(u0 n), l1 = 1 + floor(u1 span), l2 = 1 + floor(u2 span) (span: chain k's longest
-   segment, ``KickRules.span_of(k)``); with B = x[p+1 .. p+l1],
-   C = x[p+l1+1 .. p+l1+l2], a = x[p] and d = x[p+l1+l2+1] (positions mod n), a B C d becomes
-   a C B d: three 2-opt steps ({a, b1}, {cl, d}), ({a, cl}, {c1, bl}), ({cl, bl}, {b1, d});
-   the six endpoints are queued and the next descent starts.
+   segments (a double bridge), drawn by ``counter_uniform(seed, t, k, draw)``. A segment kick
+   (``walk`` 0) keeps it local: p = floor(u0 n), l1 = 1 + floor(u1 span), l2 = 1 + floor(u2 span)
+   (span: chain k's longest segment, ``KickRules.span_of(k)``). A walk kick (``walk`` w > 0) cuts
+   after three cities near each other: v = x[floor(u0 n)] and the ends of two random walks of w
+   steps from v over the candidate lists (step s of walk j of try t takes candidate
+   floor(u K), u of draw 3 + (2t + j) w + s), the first of WALK_TRIES tries whose three cities
+   differ; the three cuts part the tour into three arcs and the two shorter swap (p: the cut
+   before them, l1, l2 their lengths); where no try gives three cities, the segment kick. With
+   B = x[p+1 .. p+l1], C = x[p+l1+1 .. p+l1+l2], a = x[p] and d = x[p+l1+l2+1] (positions mod n),
+   a B C d becomes a C B d: three 2-opt steps ({a, b1}, {cl, d}), ({a, cl}, {c1, bl}),
+   ({cl, bl}, {b1, d}); the six endpoints are queued and the next descent starts.
 
 The first descent starts from the loaded tour with every city queued (in tour order) and a best
 of +inf, so it is accepted. ``advance(budget)`` runs up to ``budget`` checks of every chain (ends
@@ -33,20 +38,28 @@ import numpy as np
 from ..neighbourhoods.crowns import counter_uniform
 from .dontlook import apply_steps, enqueue, improve_city
 
-__all__ = ["KickRules", "CpuChains", "kick_span", "kick_spans", "plan_kick", "MAX_KICKS"]
+__all__ = ["KickRules", "CpuChains", "kick_span", "kick_spans", "kick_cuts", "plan_kick", "MAX_KICKS", "MAX_WALK"]
 
 #: kicks a chain can count (the kernel's kick counter and the random numbers' step are 32-bit)
 MAX_KICKS = 2**31 - 1
+#: a walk kick's longest random walk (steps over the candidate lists)
+MAX_WALK = 64
+#: a walk kick's tries at three distinct cities before it falls back to the segment kick
+WALK_TRIES = 4
 
 
 class KickRules:
     """The chains' kicks: the random numbers' ``seed``, the longest kicked segment ``span`` (one for
-    every chain, or one per chain) and the kicks each chain makes (``limit``)."""
+    every chain, or one per chain), the kicks each chain makes (``limit``) and the walk kicks'
+    steps (``walk``; 0: segment kicks)."""
 
-    def __init__(self, seed: int, span, limit: int):
+    def __init__(self, seed: int, span, limit: int, walk: int = 0):
         if not 0 <= int(limit) <= MAX_KICKS:
             raise ValueError(f"the kicks a chain makes (iterations) must be within 0 .. {MAX_KICKS:,} (a 32-bit "
                              f"counter on the GPU), got {limit:,}")
+        if not 0 <= int(walk) <= MAX_WALK:
+            raise ValueError(f"a walk kick's steps must be within 0 .. {MAX_WALK} (0: segment kicks), got {walk}")
+        self.walk = int(walk)
         spans = np.atleast_1d(np.asarray(span, dtype=np.int64))
         if spans.ndim != 1 or len(spans) == 0 or spans.min() < 1 or spans.max() >= 2**31:
             raise ValueError(f"a kick's longest segment must be 1 .. 2**31 - 1 cities, one or one per chain, "
@@ -78,14 +91,35 @@ def kick_spans(n: int, segment: int, chains: int, spread: float) -> np.ndarray:
     return np.array([kick_span(n, round(segment * spread ** e)) for e in exponents], dtype=np.int64)
 
 
-def plan_kick(x, kicks: KickRules, kick: int, chain: int, between):
-    """Kick number ``kick`` of chain ``chain`` on tour x: (its length change, its 2-opt steps, the
-    six endpoints to queue)."""
+def kick_cuts(x, pos, kicks: KickRules, kick: int, chain: int, candidates) -> tuple[int, int, int]:
+    """Kick number ``kick`` of chain ``chain`` on tour x (positions pos): (p, l1, l2), the segments
+    x[p+1 .. p+l1] and x[p+l1+1 .. p+l1+l2] it swaps (the module's docstring says how)."""
     n = len(x)
-    u = counter_uniform(kicks.seed, kick, chain, np.arange(3))
+    u = counter_uniform(kicks.seed, kick, chain, np.arange(3 + 2 * WALK_TRIES * kicks.walk))
     p = int(np.floor(u[0] * n))
+    k = candidates.shape[1]
+    for t in range(WALK_TRIES if kicks.walk else 0):
+        cuts = {p}
+        for j in range(2):
+            c = int(x[p])
+            for s in range(kicks.walk):
+                c = int(candidates[c, int(np.floor(u[3 + (2 * t + j) * kicks.walk + s] * k))])
+            cuts.add(int(pos[c]))
+        if len(cuts) == 3:
+            q0, q1, q2 = sorted(cuts)
+            arcs = (n - q2 + q0, q1 - q0, q2 - q1)                  # the arc the swap leaves out first
+            longest = int(np.argmax(arcs))
+            start = (q0, q1, q2)[longest]
+            return start, arcs[(longest + 1) % 3], arcs[(longest + 2) % 3]
     span = kicks.span_of(chain)
-    l1, l2 = 1 + int(np.floor(u[1] * span)), 1 + int(np.floor(u[2] * span))
+    return p, 1 + int(np.floor(u[1] * span)), 1 + int(np.floor(u[2] * span))
+
+
+def plan_kick(x, pos, kicks: KickRules, kick: int, chain: int, between, candidates):
+    """Kick number ``kick`` of chain ``chain`` on tour x (positions pos): (its length change, its
+    2-opt steps, the six endpoints to queue)."""
+    n = len(x)
+    p, l1, l2 = kick_cuts(x, pos, kicks, kick, chain, candidates)
     a, b1, bl, c1, cl, d = (int(x[(p + o) % n]) for o in (0, 1, l1, l1 + 1, l1 + l2, l1 + l2 + 1))
     lengths = between(np.array([a, cl, bl, a, bl, cl]), np.array([c1, b1, d, b1, c1, d])).astype(np.float64)
     delta = lengths[:3].sum() - lengths[3:].sum()
@@ -135,7 +169,8 @@ class CpuChains:
                 self.idle[k] = self.kicks[k] >= self.kick_rules.limit
                 if self.idle[k]:
                     break
-                delta, steps, touched = plan_kick(x, self.kick_rules, int(self.kicks[k]), k, self.between)
+                delta, steps, touched = plan_kick(x, pos, self.kick_rules, int(self.kicks[k]), k, self.between,
+                                                   self.rules.candidates)
                 self.current[k] += delta
                 self.kicks[k] += 1
                 apply_steps(x, pos, steps)

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from ..backends.dontlook import dontlook_for
-from ..backends.dontlook_chains import MAX_KICKS, CpuChains, KickRules, kick_spans
+from ..backends.dontlook_chains import MAX_KICKS, MAX_WALK, CpuChains, KickRules, kick_spans
 from ..validation import check_count, check_number
 from .dontlook import DontLookDescent
 from .partition import BackgroundMerge
@@ -39,6 +39,8 @@ SEGMENT, SEGMENT_LONGER, SEGMENT_LONGER_FROM = 3, 5, 3000
 MERGE, MERGE_FROM = 32, 15000
 #: the chains' longest kicked segments spread from kick_segment / KICK_SPREAD to kick_segment * KICK_SPREAD
 KICK_SPREAD = 1.0
+#: the walk kicks' steps when `kick_walk` is not given (0: segment kicks)
+KICK_WALK = 0
 
 
 class DontLookILS(PopulationSearch):
@@ -49,6 +51,10 @@ class DontLookILS(PopulationSearch):
                      50 was 2-4x further from the optimum at 10 s)
     kick_spread    : the chains' longest segments spread geometrically from kick_segment / kick_spread
                      to kick_segment * kick_spread (1: all kick_segment; default KICK_SPREAD)
+    kick_walk      : w > 0: walk kicks, the double bridge cut after a random city and the ends of two
+                     random walks of w steps from it over the candidate lists (cities near each
+                     other: Applegate et al. 2003's kicks for chained Lin-Kernighan), the two shorter
+                     of the three arcs swapped; 0: segment kicks (default KICK_WALK)
     exchange_every : islands: every this many rounds the worse half of the chains go on from the
                      better half's best tours (the best giving to the worst; default 50); None: never
     merge          : at an exchange, the best tours of the ``merge`` best chains are merged by
@@ -74,7 +80,7 @@ class DontLookILS(PopulationSearch):
     algorithm = "DontLookILS"
 
     def __init__(self, problem, *, chains: int | None = None, kick_segment: int = 300, kick_spread: float = KICK_SPREAD,
-                 exchange_every: int | None = 50, merge: int | None = None, round_checks: int = 1024,
+                 kick_walk: int = KICK_WALK, exchange_every: int | None = 50, merge: int | None = None, round_checks: int = 1024,
                  candidates=None, segment: int | None = None, initial=None, backend="auto", seed=None, callbacks=None,
                  history: str = "improvements"):
         super().__init__(problem, local_search=None, backend=backend, seed=seed, callbacks=callbacks,
@@ -91,6 +97,7 @@ class DontLookILS(PopulationSearch):
         if not 1 <= spread <= 1000:
             raise ValueError(f"DontLookILS: `kick_spread` must be within 1 .. 1000, got {kick_spread}")
         self.spans = kick_spans(problem.n, kick_segment, self.chains, spread)
+        self.kick_walk = check_count("DontLookILS", "kick_walk", kick_walk, 0, MAX_WALK)
         self.exchange_every = check_count("DontLookILS", "exchange_every", exchange_every, 1)
         if merge is None:
             merge = MERGE if problem.n >= MERGE_FROM else 0
@@ -118,7 +125,7 @@ class DontLookILS(PopulationSearch):
         if xs is None:
             xs = np.broadcast_to(problem.encoding.validate(problem.initial_solution(self.rng)), (self.chains, problem.n))
         limit = self.budget.iterations if self.budget.iterations is not None else MAX_KICKS
-        kicks = KickRules(int(self.rng.integers(2**63)), self.spans, limit)
+        kicks = KickRules(int(self.rng.integers(2**63)), self.spans, limit, self.kick_walk)
         self.distance = problem.edge_distance()
         self.population = dontlook_for(self.backend, "dontlook_chains", CpuChains, self.rules, kicks,
                                        self.distance, self.chains, announce="DontLookILS",

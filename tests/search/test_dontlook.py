@@ -8,6 +8,7 @@ from lsmgpu import DontLookDescent, GeneticAlgorithm, MaxMinAntSystem
 from lsmgpu.backends import resolve
 from lsmgpu.backends.cuda.dontlook import BLOCK, CHAIN_BLOCK
 from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, apply_steps, check_city, moves_per_city
+from lsmgpu.backends.dontlook_chains import WALK_TRIES
 from lsmgpu.kernels import nvcc_compile, render_skeleton
 from lsmgpu.problems import QAP, TSP
 from lsmgpu.problems.candidates import quadrant_candidates
@@ -195,7 +196,7 @@ def test_dontlook_kernel_compiles_for_sm90(kind, block):
     device = tsp_of(kind, 20).edge_distance().device
     for or3, shared in ((0, False), (1, False), (0, True)):
         assert nvcc_compile(render_skeleton("dontlook.cu.j2", K=10, S=3, OR3=or3, BLOCK=block, DISTANCE=device,
-                                            SHARED_ROWS=shared))
+                                            SHARED_ROWS=shared, WALK_TRIES=WALK_TRIES))
 
 
 @pytest.mark.gpu

@@ -8,7 +8,7 @@ import pytest
 from lsmgpu import DontLookILS
 from lsmgpu.backends import resolve
 from lsmgpu.backends.dontlook import apply_steps
-from lsmgpu.backends.dontlook_chains import CpuChains, KickRules, kick_span, kick_spans, plan_kick
+from lsmgpu.backends.dontlook_chains import WALK_TRIES, CpuChains, KickRules, kick_span, kick_spans, plan_kick
 from lsmgpu.neighbourhoods.crowns import counter_uniform
 from lsmgpu.problems import QAP, TSP
 
@@ -33,7 +33,7 @@ def test_kick_swaps_two_adjacent_segments(n, segment):
     for t in range(40):
         x = rng.permutation(n)
         kicks = KickRules(seed=7, span=span, limit=100)
-        delta, steps, touched = plan_kick(x, kicks, t, 3, problem.dist)
+        delta, steps, touched = plan_kick(x, positions(x), kicks, t, 3, problem.dist, rules_of(problem).candidates)
         u = counter_uniform(7, t, 3, np.arange(3))
         p, l1, l2 = int(u[0] * n), 1 + int(u[1] * span), 1 + int(u[2] * span)
         order = np.roll(x, -p)                 # a B C d rest
@@ -45,6 +45,55 @@ def test_kick_swaps_two_adjacent_segments(n, segment):
         assert set(touched) == {order[0], order[1], order[l1], order[l1 + 1], order[l1 + l2], order[l1 + l2 + 1]}
 
 
+@pytest.mark.parametrize("n,walk", [(8, 1), (40, 1), (40, 3), (300, 2)])
+def test_walk_kick_cuts_after_three_cities_a_walk_apart_and_swaps_the_two_shorter_arcs(n, walk):
+    """A walk kick: cuts after v = x[floor(u0 n)] and the ends of two walks of ``walk`` steps over
+    the candidate lists from v (the first try with three distinct cities), the arc left out the
+    longest; the tour a double bridge of those cuts, the delta re-measured. Tries that fail fall
+    back to the segment kick."""
+    problem = tsp_of("int-coords", n, seed=n)
+    candidates, span = rules_of(problem).candidates, kick_span(n, 5)
+    rng, walks, fallbacks = np.random.default_rng(n), 0, 0
+    for t in range(60):
+        x = rng.permutation(n)
+        pos = positions(x)
+        kicks = KickRules(seed=9, span=span, limit=100, walk=walk)
+        u = counter_uniform(9, t, 2, np.arange(3 + 2 * WALK_TRIES * walk))
+        v = x[int(u[0] * n)]
+        cuts = None
+        for attempt in range(WALK_TRIES):
+            ends = []
+            for j in range(2):
+                c = v
+                for s in range(walk):
+                    c = candidates[c, int(u[3 + (2 * attempt + j) * walk + s] * candidates.shape[1])]
+                ends.append(c)
+            if len({v, *ends}) == 3:
+                cuts = sorted(pos[[v, *ends]])
+                break
+        delta, steps, touched = plan_kick(x, pos, kicks, t, 2, problem.dist, candidates)
+        y, ypos = x.copy(), pos.copy()
+        apply_steps(y, ypos, steps)
+        assert np.array_equal(ypos, positions(y)) and delta == length(problem, y) - length(problem, x)
+        before = {frozenset((x[i], x[(i + 1) % n])) for i in range(n)}
+        after = {frozenset((y[i], y[(i + 1) % n])) for i in range(n)}
+        if cuts is None:
+            fallbacks += 1
+            p, l1, l2 = int(u[0] * n), 1 + int(u[1] * span), 1 + int(u[2] * span)
+        else:
+            walks += 1
+            removed = {frozenset((x[q], x[(q + 1) % n])) for q in cuts}
+            assert before - after <= removed and len(before - after) >= 2     # a kept edge: l1 = l2 = 1
+            arcs = [cuts[1] - cuts[0], cuts[2] - cuts[1], n - cuts[2] + cuts[0]]    # the arc after each cut
+            i = int(np.argmax(arcs)) + 1                                            # the swap leaves it out
+            p, l1, l2 = cuts[i % 3], arcs[i % 3], arcs[(i + 1) % 3]
+        order = np.roll(x, -p)
+        expected = np.concatenate([order[:1], order[1 + l1:1 + l1 + l2], order[1:1 + l1], order[1 + l1 + l2:]])
+        assert cyclic_equal(y, expected)
+        assert set(touched) == {order[0], order[1], order[l1], order[l1 + 1], order[l1 + l2], order[l1 + l2 + 1]}
+    assert walks >= 40
+
+
 def test_kick_spans_spread_geometrically_and_each_chain_kicks_with_its_own():
     spans = kick_spans(10_000, 300, 9, 4.0)
     assert spans[0] == 75 and spans[-1] == 1200 and spans[4] == 300 and np.all(np.diff(spans) > 0)
@@ -54,11 +103,12 @@ def test_kick_spans_spread_geometrically_and_each_chain_kicks_with_its_own():
     problem = tsp_of("int-coords", 60, seed=4)
     x = np.random.default_rng(4).permutation(60)
     spread = KickRules(seed=7, span=[1, 5, 28], limit=10)
+    candidates = rules_of(problem).candidates
     for chain, span in enumerate((1, 5, 28)):
         alone = KickRules(seed=7, span=span, limit=10)
         for t in range(30):
-            planned = plan_kick(x, spread, t, chain, problem.dist)
-            expected = plan_kick(x, alone, t, chain, problem.dist)
+            planned = plan_kick(x, positions(x), spread, t, chain, problem.dist, candidates)
+            expected = plan_kick(x, positions(x), alone, t, chain, problem.dist, candidates)
             assert planned[0] == expected[0] and planned[1] == expected[1] and planned[2] == expected[2]
     with pytest.raises(ValueError, match="3 kick spans given for 4 chains"):
         CpuChains(rules_of(problem), spread, problem.edge_distance(), 4)
@@ -191,6 +241,12 @@ def test_errors_name_what_is_wrong():
         DontLookILS(problem, kick_spread=float("nan"), backend="cpu")
     with pytest.raises(ValueError, match="exchange_every"):
         DontLookILS(problem, exchange_every=0, backend="cpu")
+    with pytest.raises(ValueError, match="kick_walk.* in \\[0, 64\\], got 65"):
+        DontLookILS(problem, kick_walk=65, backend="cpu")
+    with pytest.raises(TypeError, match="kick_walk"):
+        DontLookILS(problem, kick_walk=1.5, backend="cpu")
+    with pytest.raises(ValueError, match="walk kick's steps"):
+        KickRules(seed=1, span=5, limit=10, walk=-1)
     with pytest.raises(ValueError, match="`initial` must be a tour of 52 cities or 2"):
         DontLookILS(problem, chains=2, initial=np.arange(51), backend="cpu")
     with pytest.raises(ValueError):
@@ -220,15 +276,17 @@ def test_chains_keep_their_tours_in_shared_memory_where_every_chain_fits(n, rows
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("walk", [0, 3])
 @pytest.mark.parametrize("share_rows", [True, False])
 @pytest.mark.parametrize("kind,n", [("int-coords", 200), ("real-coords", 60), ("matrix", 90), ("int-coords", 8)])
-def test_gpu_chains_equal_the_hosts_after_every_round(kind, n, share_rows, monkeypatch):
-    """The chains' tours in a block's shared memory during a launch, or in global memory."""
+def test_gpu_chains_equal_the_hosts_after_every_round(kind, n, share_rows, walk, monkeypatch):
+    """The chains' tours in a block's shared memory during a launch, or in global memory; segment
+    or walk kicks."""
     from lsmgpu.backends.cuda import dontlook as cuda_dontlook
     monkeypatch.setattr(cuda_dontlook, "SHARE_ROWS", share_rows)
     problem = tsp_of(kind, n, seed=n)
     rules, distance, B = rules_of(problem), problem.edge_distance(), 6
-    kicks = KickRules(11, kick_spans(n, 20, B, 4.0), 25)                # each chain its own longest segment
+    kicks = KickRules(11, kick_spans(n, 20, B, 4.0), 25, walk)          # each chain its own longest segment
     xs = np.stack([np.random.default_rng(k).permutation(n) for k in range(B)]).astype(np.int32)
     host, chains = CpuChains(rules, kicks, distance, B), resolve("cuda").dontlook_chains(rules, kicks, distance, B)
     assert (chains.row_shared > 0) == share_rows
@@ -253,10 +311,11 @@ def test_gpu_chains_equal_the_hosts_after_every_round(kind, n, share_rows, monke
 
 
 @pytest.mark.gpu
-def test_gpu_search_equals_the_cpu_search():
+@pytest.mark.parametrize("walk", [0, 2])
+def test_gpu_search_equals_the_cpu_search(walk):
     problem = TSP.from_file(TSP.shipped("kroA100"))
     runs = [DontLookILS(problem, chains=3, backend=b, seed=2, exchange_every=3, round_checks=100,
-                        kick_spread=3.0).run(iterations=40) for b in ("cpu", "cuda")]
+                        kick_spread=3.0, kick_walk=walk).run(iterations=40) for b in ("cpu", "cuda")]
     assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
 
 

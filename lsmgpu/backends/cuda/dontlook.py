@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from ...kernels import render_skeleton
+from ..dontlook_chains import WALK_TRIES
 from .driver import DeviceBuffers, cuda, launch, load_module, pack, synchronize
 
 __all__ = ["CudaDontLook", "CudaChains", "dontlook_bytes", "BLOCK", "CHAIN_BLOCK"]
@@ -95,7 +96,7 @@ class CudaDontLook:
         device = options.context.get_device()
         self.row_shared = self.row_shared_bytes(device)
         source = render_skeleton("dontlook.cu.j2", K=rules.k, S=rules.segment, OR3=int(rules.or3), BLOCK=self.block,
-                                 DISTANCE=distance.device, SHARED_ROWS=bool(self.row_shared))
+                                 DISTANCE=distance.device, SHARED_ROWS=bool(self.row_shared), WALK_TRIES=WALK_TRIES)
         self.module = load_module(source, "sm_%d%d" % device.compute_capability())
         self.kernel = self.module.get_function("descend")
         self.buffers = DeviceBuffers()
@@ -193,7 +194,7 @@ class CudaChains(CudaDontLook):
     def _chains_struct(self) -> bytes:
         k = self.kick_rules
         pointers = (self.best_x, self.best, self.kicks, self.idle, self.spans)
-        return pack("5PQi4x", *(int(p) for p in pointers), k.seed % 2**64, k.limit)   # sizeof(Chains) = 56
+        return pack("5PQii", *(int(p) for p in pointers), k.seed % 2**64, k.limit, k.walk)   # sizeof(Chains) = 56
 
     def load(self, xs) -> None:
         """Start tours (rows x n): every city queued, no best yet."""
