@@ -43,7 +43,7 @@ __all__ = ["KickRules", "CpuChains", "kick_span", "kick_spans", "kick_cuts", "pl
 #: kicks a chain can count (the kernel's kick counter and the random numbers' step are 32-bit)
 MAX_KICKS = 2**31 - 1
 #: a walk kick's longest random walk (steps over the candidate lists)
-MAX_WALK = 64
+MAX_WALK = 256
 #: a walk kick's tries at three distinct cities before it falls back to the segment kick
 WALK_TRIES = 4
 

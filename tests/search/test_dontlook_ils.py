@@ -241,8 +241,8 @@ def test_errors_name_what_is_wrong():
         DontLookILS(problem, kick_spread=float("nan"), backend="cpu")
     with pytest.raises(ValueError, match="exchange_every"):
         DontLookILS(problem, exchange_every=0, backend="cpu")
-    with pytest.raises(ValueError, match="kick_walk.* in \\[0, 64\\], got 65"):
-        DontLookILS(problem, kick_walk=65, backend="cpu")
+    with pytest.raises(ValueError, match="kick_walk.* in \\[0, 256\\], got 257"):
+        DontLookILS(problem, kick_walk=257, backend="cpu")
     with pytest.raises(TypeError, match="kick_walk"):
         DontLookILS(problem, kick_walk=1.5, backend="cpu")
     with pytest.raises(ValueError, match="walk kick's steps"):
