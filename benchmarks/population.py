@@ -21,7 +21,8 @@ the descent's longest Or-opt segment, DontLookILS's default when left out) and e
 ``--dlils-merge`` (the best chains' tours an exchange merges by partition crossover; 0: none;
 default: DontLookILS's), each ``--dlils-spread`` (the chains' kick segments spread from
 kick_segment / spread to kick_segment * spread; default: DontLookILS's), each ``--dlils-walk``
-(walk kicks' steps, 0: segment kicks; default: DontLookILS's) and each ``--dlils-seed``
+(walk kicks' steps, 0: segment kicks; default: DontLookILS's), each ``--dlils-walk-share`` (the
+share of the chains that walk-kick) and each ``--dlils-seed``
 at each budget; ``merged`` counts the exchanges whose merge was shorter than the best, ``merge_s``
 their host time.
 
@@ -209,6 +210,7 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
     merges = [None if m == "default" else int(m) for m in args.dlils_merge.split(",")]
     spreads = [None if m == "default" else float(m) for m in args.dlils_spread.split(",")]
     walks = [None if m == "default" else int(m) for m in args.dlils_walk.split(",")]
+    shares = [float(m) for m in args.dlils_walk_share.split(",")]
     seeds = [int(seed) for seed in str(args.dlils_seed).split(",")]
     rows = []
     for name in args.dlils_instances.split(","):
@@ -216,9 +218,9 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
         start = greedy_tour(problem.coords)
         DontLookILS(problem, chains=2, backend=backend, initial=start, seed=0).run(iterations=1)     # the build
         for seconds in budgets:
-            for (chains, segment, every, or_segment), merge, spread, walk, seed in itertools.product(
-                    configs, merges, spreads, walks, seeds):
-                options = {} if spread is None else dict(kick_spread=spread)
+            for (chains, segment, every, or_segment), merge, spread, walk, share, seed in itertools.product(
+                    configs, merges, spreads, walks, shares, seeds):
+                options = dict(walk_share=share) if spread is None else dict(kick_spread=spread, walk_share=share)
                 options.update({} if walk is None else dict(kick_walk=walk))
                 search = DontLookILS(problem, chains=chains, kick_segment=segment, exchange_every=every or None,
                                      segment=or_segment, merge=merge, backend=backend, initial=start,
@@ -231,10 +233,12 @@ def table_dontlook_ils(args, path_of, emit) -> list[dict]:
                 label += f"exchange every {every or 'never'}"
                 label += f", Or-opt <= {search.rules.segment}" if search.rules.segment != 3 else ""
                 label += f", merging {search.merge}" if search.merge > 1 else ""
-                label += f", walk kicks of {search.kick_walk} steps" if search.kick_walk else ""
+                walkers = int((search.walks > 0).sum())
+                label += f", walk kicks of {search.kick_walk} steps on {walkers} chains" if walkers else ""
                 rows.append(dict(table="dontlook-ils", instance=problem.name, n=problem.n, strategy=label,
                                  seed=seed, chains=chains, kick_segment=segment,
                                  kick_spans=f"{spans.min()}..{spans.max()}", kick_walk=search.kick_walk,
+                                 walk_chains=walkers,
                                  exchange_every=every,
                                  or_segment=search.rules.segment,
                                  backend=backend,

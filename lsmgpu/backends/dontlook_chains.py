@@ -38,7 +38,7 @@ import numpy as np
 from ..neighbourhoods.crowns import counter_uniform
 from .dontlook import apply_steps, enqueue, improve_city
 
-__all__ = ["KickRules", "CpuChains", "kick_span", "kick_spans", "kick_cuts", "plan_kick", "MAX_KICKS", "MAX_WALK"]
+__all__ = ["KickRules", "CpuChains", "kick_span", "kick_spans", "kick_walks", "kick_cuts", "plan_kick", "MAX_KICKS", "MAX_WALK"]
 
 #: kicks a chain can count (the kernel's kick counter and the random numbers' step are 32-bit)
 MAX_KICKS = 2**31 - 1
@@ -51,15 +51,17 @@ WALK_TRIES = 4
 class KickRules:
     """The chains' kicks: the random numbers' ``seed``, the longest kicked segment ``span`` (one for
     every chain, or one per chain), the kicks each chain makes (``limit``) and the walk kicks'
-    steps (``walk``; 0: segment kicks)."""
+    steps (``walk``, one for every chain or one per chain; 0: segment kicks)."""
 
-    def __init__(self, seed: int, span, limit: int, walk: int = 0):
+    def __init__(self, seed: int, span, limit: int, walk=0):
         if not 0 <= int(limit) <= MAX_KICKS:
             raise ValueError(f"the kicks a chain makes (iterations) must be within 0 .. {MAX_KICKS:,} (a 32-bit "
                              f"counter on the GPU), got {limit:,}")
-        if not 0 <= int(walk) <= MAX_WALK:
-            raise ValueError(f"a walk kick's steps must be within 0 .. {MAX_WALK} (0: segment kicks), got {walk}")
-        self.walk = int(walk)
+        walks = np.atleast_1d(np.asarray(walk, dtype=np.int64))
+        if walks.ndim != 1 or len(walks) == 0 or walks.min() < 0 or walks.max() > MAX_WALK:
+            raise ValueError(f"a walk kick's steps must be within 0 .. {MAX_WALK} (0: segment kicks), one or one "
+                             f"per chain, got {walk}")
+        self.walks = walks.astype(np.int32)
         spans = np.atleast_1d(np.asarray(span, dtype=np.int64))
         if spans.ndim != 1 or len(spans) == 0 or spans.min() < 1 or spans.max() >= 2**31:
             raise ValueError(f"a kick's longest segment must be 1 .. 2**31 - 1 cities, one or one per chain, "
@@ -70,11 +72,17 @@ class KickRules:
         """Chain ``chain``'s longest kicked segment."""
         return int(self.spans[chain if len(self.spans) > 1 else 0])
 
-    def for_rows(self, rows: int) -> np.ndarray:
-        """The ``rows`` chains' longest segments (ValueError where there are spans for another count)."""
-        if len(self.spans) not in (1, rows):
-            raise ValueError(f"{len(self.spans)} kick spans given for {rows} chains")
-        return np.ascontiguousarray(np.broadcast_to(self.spans, (rows,)))
+    def walk_of(self, chain: int) -> int:
+        """Chain ``chain``'s walk kicks' steps (0: segment kicks)."""
+        return int(self.walks[chain if len(self.walks) > 1 else 0])
+
+    def for_rows(self, rows: int) -> tuple[np.ndarray, np.ndarray]:
+        """The ``rows`` chains' longest segments and walks (ValueError where there are spans or walks
+        for another count)."""
+        for name, values in (("kick spans", self.spans), ("kick walks", self.walks)):
+            if len(values) not in (1, rows):
+                raise ValueError(f"{len(values)} {name} given for {rows} chains")
+        return tuple(np.ascontiguousarray(np.broadcast_to(v, (rows,))) for v in (self.spans, self.walks))
 
 
 def kick_span(n: int, segment: int) -> int:
@@ -91,19 +99,29 @@ def kick_spans(n: int, segment: int, chains: int, spread: float) -> np.ndarray:
     return np.array([kick_span(n, round(segment * spread ** e)) for e in exponents], dtype=np.int64)
 
 
+def kick_walks(chains: int, walk: int, share: float) -> np.ndarray:
+    """The chains' walk kicks' steps: ``walk`` for a ``share`` of them spread evenly over the chains
+    (chain k where floor((k + 1) share) > floor(k share): every other one for 0.5), 0 (segment
+    kicks) for the others."""
+    k = np.arange(chains)
+    walks = np.floor((k + 1) * share + 1e-9) > np.floor(k * share + 1e-9)
+    return np.where(walks, int(walk), 0).astype(np.int64)
+
+
 def kick_cuts(x, pos, kicks: KickRules, kick: int, chain: int, candidates) -> tuple[int, int, int]:
     """Kick number ``kick`` of chain ``chain`` on tour x (positions pos): (p, l1, l2), the segments
     x[p+1 .. p+l1] and x[p+l1+1 .. p+l1+l2] it swaps (the module's docstring says how)."""
     n = len(x)
-    u = counter_uniform(kicks.seed, kick, chain, np.arange(3 + 2 * WALK_TRIES * kicks.walk))
+    walk = kicks.walk_of(chain)
+    u = counter_uniform(kicks.seed, kick, chain, np.arange(3 + 2 * WALK_TRIES * walk))
     p = int(np.floor(u[0] * n))
     k = candidates.shape[1]
-    for t in range(WALK_TRIES if kicks.walk else 0):
+    for t in range(WALK_TRIES if walk else 0):
         cuts = {p}
         for j in range(2):
             c = int(x[p])
-            for s in range(kicks.walk):
-                c = int(candidates[c, int(np.floor(u[3 + (2 * t + j) * kicks.walk + s] * k))])
+            for s in range(walk):
+                c = int(candidates[c, int(np.floor(u[3 + (2 * t + j) * walk + s] * k))])
             cuts.add(int(pos[c]))
         if len(cuts) == 3:
             q0, q1, q2 = sorted(cuts)

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from ..backends.dontlook import dontlook_for
-from ..backends.dontlook_chains import MAX_KICKS, MAX_WALK, CpuChains, KickRules, kick_spans
+from ..backends.dontlook_chains import MAX_KICKS, MAX_WALK, CpuChains, KickRules, kick_spans, kick_walks
 from ..validation import check_count, check_number
 from .dontlook import DontLookDescent
 from .partition import BackgroundMerge
@@ -55,6 +55,8 @@ class DontLookILS(PopulationSearch):
                      random walks of w steps from it over the candidate lists (cities near each
                      other: Applegate et al. 2003's kicks for chained Lin-Kernighan), the two shorter
                      of the three arcs swapped; 0: segment kicks (default KICK_WALK)
+    walk_share     : the share of the chains that walk-kick, spread evenly over them (0.5: every
+                     other chain; the others segment-kick; default 1)
     exchange_every : islands: every this many rounds the worse half of the chains go on from the
                      better half's best tours (the best giving to the worst; default 50); None: never
     merge          : at an exchange, the best tours of the ``merge`` best chains are merged by
@@ -80,7 +82,8 @@ class DontLookILS(PopulationSearch):
     algorithm = "DontLookILS"
 
     def __init__(self, problem, *, chains: int | None = None, kick_segment: int = 300, kick_spread: float = KICK_SPREAD,
-                 kick_walk: int = KICK_WALK, exchange_every: int | None = 50, merge: int | None = None, round_checks: int = 1024,
+                 kick_walk: int = KICK_WALK, walk_share: float = 1.0, exchange_every: int | None = 50,
+                 merge: int | None = None, round_checks: int = 1024,
                  candidates=None, segment: int | None = None, initial=None, backend="auto", seed=None, callbacks=None,
                  history: str = "improvements"):
         super().__init__(problem, local_search=None, backend=backend, seed=seed, callbacks=callbacks,
@@ -98,6 +101,10 @@ class DontLookILS(PopulationSearch):
             raise ValueError(f"DontLookILS: `kick_spread` must be within 1 .. 1000, got {kick_spread}")
         self.spans = kick_spans(problem.n, kick_segment, self.chains, spread)
         self.kick_walk = check_count("DontLookILS", "kick_walk", kick_walk, 0, MAX_WALK)
+        share = check_number("DontLookILS", "walk_share", walk_share)
+        if not 0 <= share <= 1:
+            raise ValueError(f"DontLookILS: `walk_share` must be within 0 .. 1, got {walk_share}")
+        self.walks = kick_walks(self.chains, self.kick_walk, share)
         self.exchange_every = check_count("DontLookILS", "exchange_every", exchange_every, 1)
         if merge is None:
             merge = MERGE if problem.n >= MERGE_FROM else 0
@@ -125,7 +132,7 @@ class DontLookILS(PopulationSearch):
         if xs is None:
             xs = np.broadcast_to(problem.encoding.validate(problem.initial_solution(self.rng)), (self.chains, problem.n))
         limit = self.budget.iterations if self.budget.iterations is not None else MAX_KICKS
-        kicks = KickRules(int(self.rng.integers(2**63)), self.spans, limit, self.kick_walk)
+        kicks = KickRules(int(self.rng.integers(2**63)), self.spans, limit, self.walks)
         self.distance = problem.edge_distance()
         self.population = dontlook_for(self.backend, "dontlook_chains", CpuChains, self.rules, kicks,
                                        self.distance, self.chains, announce="DontLookILS",

@@ -8,7 +8,8 @@ import pytest
 from lsmgpu import DontLookILS
 from lsmgpu.backends import resolve
 from lsmgpu.backends.dontlook import apply_steps
-from lsmgpu.backends.dontlook_chains import WALK_TRIES, CpuChains, KickRules, kick_span, kick_spans, plan_kick
+from lsmgpu.backends.dontlook_chains import (WALK_TRIES, CpuChains, KickRules, kick_span, kick_spans, kick_walks,
+                                             plan_kick)
 from lsmgpu.neighbourhoods.crowns import counter_uniform
 from lsmgpu.problems import QAP, TSP
 
@@ -94,6 +95,14 @@ def test_walk_kick_cuts_after_three_cities_a_walk_apart_and_swaps_the_two_shorte
     assert walks >= 40
 
 
+def test_kick_walks_spread_a_share_of_the_chains_evenly():
+    assert list(kick_walks(6, 40, 0.5)) == [0, 40, 0, 40, 0, 40]
+    assert list(kick_walks(4, 40, 1.0)) == [40] * 4 and list(kick_walks(4, 40, 0.0)) == [0] * 4
+    assert list(kick_walks(8, 9, 0.25)) == [0, 0, 0, 9, 0, 0, 0, 9] and (kick_walks(300, 5, 1 / 3) > 0).sum() == 100
+    problem = TSP.from_file(TSP.shipped("berlin52"))
+    assert list(DontLookILS(problem, chains=4, kick_walk=7, walk_share=0.5, backend="cpu").walks) == [0, 7, 0, 7]
+
+
 def test_kick_spans_spread_geometrically_and_each_chain_kicks_with_its_own():
     spans = kick_spans(10_000, 300, 9, 4.0)
     assert spans[0] == 75 and spans[-1] == 1200 and spans[4] == 300 and np.all(np.diff(spans) > 0)
@@ -112,6 +121,15 @@ def test_kick_spans_spread_geometrically_and_each_chain_kicks_with_its_own():
             assert planned[0] == expected[0] and planned[1] == expected[1] and planned[2] == expected[2]
     with pytest.raises(ValueError, match="3 kick spans given for 4 chains"):
         CpuChains(rules_of(problem), spread, problem.edge_distance(), 4)
+    mixed = KickRules(seed=7, span=5, limit=10, walk=[0, 3, 0])
+    for chain, walk in enumerate((0, 3, 0)):
+        alone = KickRules(seed=7, span=5, limit=10, walk=walk)
+        for t in range(30):
+            planned = plan_kick(x, positions(x), mixed, t, chain, problem.dist, candidates)
+            expected = plan_kick(x, positions(x), alone, t, chain, problem.dist, candidates)
+            assert planned[0] == expected[0] and planned[1] == expected[1] and planned[2] == expected[2]
+    with pytest.raises(ValueError, match="3 kick walks given for 4 chains"):
+        CpuChains(rules_of(problem), mixed, problem.edge_distance(), 4)
     with pytest.raises(ValueError, match="longest segment"):
         KickRules(seed=7, span=[4, 0], limit=10)
 
@@ -245,6 +263,9 @@ def test_errors_name_what_is_wrong():
         DontLookILS(problem, kick_walk=257, backend="cpu")
     with pytest.raises(TypeError, match="kick_walk"):
         DontLookILS(problem, kick_walk=1.5, backend="cpu")
+    for share in (1.5, -0.1, float("nan")):
+        with pytest.raises(ValueError, match="walk_share"):
+            DontLookILS(problem, kick_walk=4, walk_share=share, backend="cpu")
     with pytest.raises(ValueError, match="walk kick's steps"):
         KickRules(seed=1, span=5, limit=10, walk=-1)
     with pytest.raises(ValueError, match="`initial` must be a tour of 52 cities or 2"):
@@ -276,7 +297,7 @@ def test_chains_keep_their_tours_in_shared_memory_where_every_chain_fits(n, rows
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("walk", [0, 3])
+@pytest.mark.parametrize("walk", [0, [3, 0, 5, 0, 2, 1]])
 @pytest.mark.parametrize("share_rows", [True, False])
 @pytest.mark.parametrize("kind,n", [("int-coords", 200), ("real-coords", 60), ("matrix", 90), ("int-coords", 8)])
 def test_gpu_chains_equal_the_hosts_after_every_round(kind, n, share_rows, walk, monkeypatch):
@@ -311,11 +332,11 @@ def test_gpu_chains_equal_the_hosts_after_every_round(kind, n, share_rows, walk,
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("walk", [0, 2])
-def test_gpu_search_equals_the_cpu_search(walk):
+@pytest.mark.parametrize("walk,share", [(0, 1.0), (2, 1.0), (40, 0.5)])
+def test_gpu_search_equals_the_cpu_search(walk, share):
     problem = TSP.from_file(TSP.shipped("kroA100"))
     runs = [DontLookILS(problem, chains=3, backend=b, seed=2, exchange_every=3, round_checks=100,
-                        kick_spread=3.0, kick_walk=walk).run(iterations=40) for b in ("cpu", "cuda")]
+                        kick_spread=3.0, kick_walk=walk, walk_share=share).run(iterations=40) for b in ("cpu", "cuda")]
     assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
 
 

@@ -188,13 +188,13 @@ class CudaChains(CudaDontLook):
         B, n = self.rows, self.n
         self.best_x = self.buffers.alloc(B * n * 4)
         self.best, self.kicks, self.idle = self.buffers.alloc(B * 8), self.buffers.alloc(B * 4), self.buffers.alloc(B * 4)
-        self.sources, self.spans = self.buffers.alloc(B * 4), self.buffers.alloc(B * 4)
-        cuda.memcpy_htod(self.spans, kicks.for_rows(B))
+        self.sources = self.buffers.alloc(B * 4)
+        self.spans, self.walks = (self.buffers.upload(v) for v in kicks.for_rows(B))
 
     def _chains_struct(self) -> bytes:
         k = self.kick_rules
-        pointers = (self.best_x, self.best, self.kicks, self.idle, self.spans)
-        return pack("5PQii", *(int(p) for p in pointers), k.seed % 2**64, k.limit, k.walk)   # sizeof(Chains) = 56
+        pointers = (self.best_x, self.best, self.kicks, self.idle, self.spans, self.walks)
+        return pack("6PQi4x", *(int(p) for p in pointers), k.seed % 2**64, k.limit)   # sizeof(Chains) = 64
 
     def load(self, xs) -> None:
         """Start tours (rows x n): every city queued, no best yet."""
