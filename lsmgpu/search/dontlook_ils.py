@@ -39,8 +39,11 @@ SEGMENT, SEGMENT_LONGER, SEGMENT_LONGER_FROM = 3, 5, 3000
 MERGE, MERGE_FROM = 32, 15000
 #: the chains' longest kicked segments spread from kick_segment / KICK_SPREAD to kick_segment * KICK_SPREAD
 KICK_SPREAD = 1.0
-#: the walk kicks' steps when `kick_walk` is not given (0: segment kicks)
-KICK_WALK = 0
+#: the walk kicks' steps when `kick_walk` is not given: KICK_WALK below WALK_BELOW cities, else 0 (segment kicks)
+#: (H100, 60 s from the greedy tour, seeds 0 / 1, segment -> walk 128: pr2392 0.309 -> 0.230 / 0.484 -> 0.268,
+#: fnl4461 0.130 -> 0.113 / 0.176 -> 0.122, pcb3038 0.170 -> 0.190 / 0.148 -> 0.146, u1817 0.108 -> 0.133 (seed 1),
+#: but rl5915 0.190 -> 0.352 and rl11849 0.281 -> 0.508 (seed 1); docs/benchmarks.md, "Walk kicks")
+KICK_WALK, WALK_BELOW = 128, 5000
 
 
 class DontLookILS(PopulationSearch):
@@ -54,7 +57,8 @@ class DontLookILS(PopulationSearch):
     kick_walk      : w > 0: walk kicks, the double bridge cut after a random city and the ends of two
                      random walks of w steps from it over the candidate lists (cities near each
                      other: Applegate et al. 2003's kicks for chained Lin-Kernighan), the two shorter
-                     of the three arcs swapped; 0: segment kicks (default KICK_WALK)
+                     of the three arcs swapped; 0: segment kicks (None: 128 below 5,000 cities,
+                     0 from there: KICK_WALK, WALK_BELOW)
     walk_share     : the share of the chains that walk-kick, spread evenly over them (0.5: every
                      other chain; the others segment-kick; default 1)
     exchange_every : islands: every this many rounds the worse half of the chains go on from the
@@ -82,7 +86,7 @@ class DontLookILS(PopulationSearch):
     algorithm = "DontLookILS"
 
     def __init__(self, problem, *, chains: int | None = None, kick_segment: int = 300, kick_spread: float = KICK_SPREAD,
-                 kick_walk: int = KICK_WALK, walk_share: float = 1.0, exchange_every: int | None = 50,
+                 kick_walk: int | None = None, walk_share: float = 1.0, exchange_every: int | None = 50,
                  merge: int | None = None, round_checks: int = 1024,
                  candidates=None, segment: int | None = None, initial=None, backend="auto", seed=None, callbacks=None,
                  history: str = "improvements"):
@@ -100,6 +104,8 @@ class DontLookILS(PopulationSearch):
         if not 1 <= spread <= 1000:
             raise ValueError(f"DontLookILS: `kick_spread` must be within 1 .. 1000, got {kick_spread}")
         self.spans = kick_spans(problem.n, kick_segment, self.chains, spread)
+        if kick_walk is None:
+            kick_walk = KICK_WALK if problem.n < WALK_BELOW else 0
         self.kick_walk = check_count("DontLookILS", "kick_walk", kick_walk, 0, MAX_WALK)
         share = check_number("DontLookILS", "walk_share", walk_share)
         if not 0 <= share <= 1:

@@ -101,6 +101,8 @@ def test_kick_walks_spread_a_share_of_the_chains_evenly():
     assert list(kick_walks(8, 9, 0.25)) == [0, 0, 0, 9, 0, 0, 0, 9] and (kick_walks(300, 5, 1 / 3) > 0).sum() == 100
     problem = TSP.from_file(TSP.shipped("berlin52"))
     assert list(DontLookILS(problem, chains=4, kick_walk=7, walk_share=0.5, backend="cpu").walks) == [0, 7, 0, 7]
+    assert list(DontLookILS(problem, chains=2, backend="cpu").walks) == [128, 128]          # below 5,000 cities
+    assert list(DontLookILS(tsp_of("int-coords", 5000), chains=2, backend="cpu").walks) == [0, 0]
 
 
 def test_kick_spans_spread_geometrically_and_each_chain_kicks_with_its_own():
