@@ -661,9 +661,11 @@ def main(argv=None):
     parser.add_argument("--dlils-spread", default="default",
                         help="dontlook-ils: kick_spread values (default: DontLookILS's), comma-separated")
     parser.add_argument("--dlils-walk", default="default",
-                        help="dontlook-ils: kick_walk values (0: segment kicks; default: DontLookILS's), comma-separated")
+                        help="dontlook-ils: kick_walk values (0: segment kicks; default: DontLookILS's), "
+                             "comma-separated")
     parser.add_argument("--dlils-walk-share", default="1",
-                        help="dontlook-ils: walk_share values (the share of the chains that walk-kick), comma-separated")
+                        help="dontlook-ils: walk_share values (the share of the chains that walk-kick), "
+                             "comma-separated")
     parser.add_argument("--dlils-merge", default="default",
                         help="dontlook-ils: the best chains' tours an exchange merges (0: none; default: "
                              "DontLookILS's), comma-separated")

@@ -38,7 +38,8 @@ import numpy as np
 from ..neighbourhoods.crowns import counter_uniform
 from .dontlook import apply_steps, enqueue, improve_city
 
-__all__ = ["KickRules", "CpuChains", "kick_span", "kick_spans", "kick_walks", "kick_cuts", "plan_kick", "MAX_KICKS", "MAX_WALK"]
+__all__ = ["KickRules", "CpuChains", "kick_span", "kick_spans", "kick_walks", "kick_cuts", "plan_kick", "MAX_KICKS",
+           "MAX_WALK"]
 
 #: kicks a chain can count (the kernel's kick counter and the random numbers' step are 32-bit)
 MAX_KICKS = 2**31 - 1
