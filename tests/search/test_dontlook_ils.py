@@ -105,6 +105,16 @@ def test_kick_walks_spread_a_share_of_the_chains_evenly():
     assert list(DontLookILS(tsp_of("int-coords", 5000), chains=2, backend="cpu").walks) == [0, 0]
 
 
+def assert_kicks_as_alone(problem, x, together, alone):
+    """Chain k's kicks under the per-chain rules ``together`` equal its kicks under ``alone[k]``."""
+    candidates = rules_of(problem).candidates
+    for chain, rules in enumerate(alone):
+        for t in range(30):
+            planned = plan_kick(x, positions(x), together, t, chain, problem.dist, candidates)
+            expected = plan_kick(x, positions(x), rules, t, chain, problem.dist, candidates)
+            assert planned[0] == expected[0] and planned[1] == expected[1] and planned[2] == expected[2]
+
+
 def test_kick_spans_spread_geometrically_and_each_chain_kicks_with_its_own():
     spans = kick_spans(10_000, 300, 9, 4.0)
     assert spans[0] == 75 and spans[-1] == 1200 and spans[4] == 300 and np.all(np.diff(spans) > 0)
@@ -114,22 +124,11 @@ def test_kick_spans_spread_geometrically_and_each_chain_kicks_with_its_own():
     problem = tsp_of("int-coords", 60, seed=4)
     x = np.random.default_rng(4).permutation(60)
     spread = KickRules(seed=7, span=[1, 5, 28], limit=10)
-    candidates = rules_of(problem).candidates
-    for chain, span in enumerate((1, 5, 28)):
-        alone = KickRules(seed=7, span=span, limit=10)
-        for t in range(30):
-            planned = plan_kick(x, positions(x), spread, t, chain, problem.dist, candidates)
-            expected = plan_kick(x, positions(x), alone, t, chain, problem.dist, candidates)
-            assert planned[0] == expected[0] and planned[1] == expected[1] and planned[2] == expected[2]
+    assert_kicks_as_alone(problem, x, spread, [KickRules(seed=7, span=span, limit=10) for span in (1, 5, 28)])
     with pytest.raises(ValueError, match="3 kick spans given for 4 chains"):
         CpuChains(rules_of(problem), spread, problem.edge_distance(), 4)
     mixed = KickRules(seed=7, span=5, limit=10, walk=[0, 3, 0])
-    for chain, walk in enumerate((0, 3, 0)):
-        alone = KickRules(seed=7, span=5, limit=10, walk=walk)
-        for t in range(30):
-            planned = plan_kick(x, positions(x), mixed, t, chain, problem.dist, candidates)
-            expected = plan_kick(x, positions(x), alone, t, chain, problem.dist, candidates)
-            assert planned[0] == expected[0] and planned[1] == expected[1] and planned[2] == expected[2]
+    assert_kicks_as_alone(problem, x, mixed, [KickRules(seed=7, span=5, limit=10, walk=walk) for walk in (0, 3, 0)])
     with pytest.raises(ValueError, match="3 kick walks given for 4 chains"):
         CpuChains(rules_of(problem), mixed, problem.edge_distance(), 4)
     with pytest.raises(ValueError, match="longest segment"):
