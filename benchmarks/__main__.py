@@ -39,7 +39,7 @@ from lsmgpu.problems import PPP, QAP, TSP, Weierstrass
 from .bad_inputs import table_bad_inputs
 from .defaults import table_defaults
 from .interrupts import table_interrupts
-from .overrun import table_overrun
+from .overrun import SEARCHES as OVERRUN_SEARCHES, table_overrun
 from .colony import table_acs_build, table_colony_quality, table_faco, table_mmas_build
 from .genetic import table_ga_convergence, table_ga_generation, table_ga_million, table_ga_quality
 from .population import table_batch_ils, table_descents, table_dontlook_ils, table_ray_islands
@@ -89,6 +89,16 @@ def needs_gpu(table: str) -> None:
 
 #: the instances --quick uses, all shipped with lsmgpu (a fresh clone has them)
 QUICK = {"qaplib": ["tai12a", "nug12"], "tsplib": ["eil51", "berlin52"]}
+#: the first three letters of QAPLIB's instance families
+QAPLIB_PREFIXES = {"bur", "chr", "els", "esc", "had", "kra", "lip", "nug", "rou", "scr", "sko", "ste", "tai", "tho", "wil"}
+
+
+def overrun_instances(args) -> list[Path]:
+    """The overrun table's instances: TSPLIB or QAPLIB names (a QAPLIB name starts as its families do)."""
+    names = args.overrun_instances.split(",")
+    if args.quick:
+        return instances(args, "tsplib", names[:1]) + instances(args, "qaplib", names[:1])
+    return [instances(args, "qaplib" if name[:3] in QAPLIB_PREFIXES else "tsplib", [name])[0] for name in names]
 
 
 def instances(args, folder: str, names: list[str]) -> list[Path]:
@@ -498,8 +508,7 @@ TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality
                                                     lambda: args.backend_choice, emit),
           "bad-inputs": lambda args: table_bad_inputs(args, emit),
           "interrupts": lambda args: table_interrupts(args, emit),
-          "overrun": lambda args: table_overrun(args, instances(args, "tsplib", args.overrun_instances.split(",")),
-                                                emit),
+          "overrun": lambda args: table_overrun(args, overrun_instances(args), emit),
           "startup": lambda args: table_startup(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "defaults": lambda args: table_defaults(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "descents": lambda args: table_descents(args, lambda folder, name: instances(args, folder, [name])[0], emit),
@@ -630,9 +639,13 @@ def main(argv=None):
     parser.add_argument("--backend", choices=["cuda", "cpu"], default="cuda",
                         help="backend the tables time (cpu: a machine without a GPU)")
     parser.add_argument("--quick", action="store_true", help="small shipped instances, few iterations (a smoke run)")
-    parser.add_argument("--overrun-instances", default="berlin52,pr1002,rl11849,pla85900",
-                        help="TSPLIB names of the overrun table")
-    parser.add_argument("--overrun-seconds", type=float, default=2.0, help="the budget S of the overrun table")
+    parser.add_argument("--overrun-instances", default="kroA100,pr1002,rl5915,tai50a",
+                        help="TSPLIB or QAPLIB names of the overrun table")
+    parser.add_argument("--overrun-seconds", default="1,5", help="the budgets S of the overrun table, comma-separated")
+    parser.add_argument("--overrun-searches", default=",".join(OVERRUN_SEARCHES),
+                        help="the searches of the overrun table, comma-separated")
+    parser.add_argument("--overrun-kill", type=float, default=60.0,
+                        help="the overrun table kills a run this many seconds past its budget")
     parser.add_argument("--startup-path", default="", help="PYTHONPATH of the startup table's children "
                         "(another lsmgpu installation; default: this one)")
     parser.add_argument("--startup-label", default="", help="the startup rows' tree label (default: the commit)")

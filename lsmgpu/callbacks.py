@@ -6,6 +6,7 @@ status ``"callback"``.
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Callable, Iterable, Union
 
@@ -53,22 +54,41 @@ class _FunctionCallback(Callback):
 CallbackLike = Union[Callback, Callable[[State], object]]
 
 
+def _takes_one_argument(function) -> bool:
+    """Whether ``function(state)`` is a valid call (True where the signature cannot be read)."""
+    try:
+        inspect.signature(function).bind(None)
+    except TypeError:
+        return False
+    except ValueError:          # a builtin without a readable signature
+        return True
+    return True
+
+
 class CallbackList(Callback):
-    """Several callbacks called in order."""
+    """Several callbacks called in order; anything else than a Callback, a function of the state
+    or a list of them is refused here (TypeError naming `callbacks`), not at the first iteration."""
 
     def __init__(self, callbacks: Iterable[CallbackLike] | CallbackLike | None):
         if callbacks is None:
             callbacks = []
         elif isinstance(callbacks, Callback) or callable(callbacks):
             callbacks = [callbacks]
+        elif not isinstance(callbacks, (list, tuple)):
+            raise TypeError(f"`callbacks` must be a Callback, a function of the state or a list of them, got "
+                            f"{callbacks!r} ({type(callbacks).__name__})")
         self.callbacks = []
         for cb in callbacks:
             if isinstance(cb, Callback):
                 self.callbacks.append(cb)
             elif callable(cb):
+                if not _takes_one_argument(cb):
+                    raise TypeError(f"`callbacks`: a function callback is called as f(state) after every "
+                                    f"iteration; {getattr(cb, '__name__', cb)!r} does not take one argument")
                 self.callbacks.append(_FunctionCallback(cb))
             else:
-                raise TypeError(f"callbacks: expected a Callback or a function, got {type(cb).__name__}")
+                raise TypeError(f"`callbacks` must hold Callbacks or functions of the state, got {cb!r} "
+                                f"({type(cb).__name__})")
 
     def on_start(self, search):
         for cb in self.callbacks:

@@ -29,6 +29,8 @@ class Encoding:
         x = np.asarray(x)
         if x.shape != (self.n,):
             raise ValueError(f"{type(self).__name__}: solution must have shape ({self.n},), got {x.shape}")
+        if x.dtype.kind not in "biuf":
+            raise ValueError(f"{type(self).__name__}: solution must hold real numbers, got {x.dtype} entries")
         if not np.all(np.isfinite(x)):
             raise ValueError(f"{type(self).__name__}: solution contains NaN or infinity")
         if np.issubdtype(self.dtype, np.integer) and not np.all(x == np.round(x)):

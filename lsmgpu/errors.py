@@ -28,3 +28,17 @@ class KernelLaunchError(LsmgpuError):
 class BackendFallback(UserWarning):
     """A search runs on the CPU where another backend was asked for or would have been chosen
     (``backend="auto"`` without a GPU, a neighbourhood without device code): said, never silent."""
+
+
+def announce_fallback(message: str) -> None:
+    """A BackendFallback warning pointing at the user's line (the first frame outside lsmgpu),
+    not at the library line that noticed it."""
+    import os
+    import sys
+    import warnings
+    package = os.path.dirname(os.path.abspath(__file__))
+    problems = os.path.join(os.path.dirname(package), "problems")
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith((package, problems)):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, BackendFallback, stacklevel=level)

@@ -100,6 +100,15 @@ class EdgeDistance:
             raise TypeError("EdgeDistance: `between` must be a function of two item arrays")
         self.table = np.ascontiguousarray(self.table)
 
+def check_problem(owner: str, problem) -> None:
+    """TypeError naming `problem` unless it is a Problem (a file name or path says how to load it)."""
+    if isinstance(problem, Problem):
+        return
+    hint = (f"; load the instance first: lsmgpu.load({str(problem)!r})" if isinstance(problem, (str, Path))
+            else "")
+    raise TypeError(f"{owner}: `problem` must be a Problem, got {type(problem).__name__} {problem!r:.60}{hint}")
+
+
 class Problem:
     """Base class of optimisation problems.
 

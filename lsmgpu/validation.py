@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["check_square", "check_size", "check_count", "check_seconds", "check_number", "check_flag",
-           "check_seed", "check_writable", "INT32_MAX"]
+           "check_seed", "check_writable", "nearest_hint", "INT32_MAX"]
 
 #: the largest value a 32-bit signed integer holds (GPU edge lengths, tabu stamps, step counters)
 INT32_MAX = 2**31 - 1
@@ -30,6 +30,13 @@ def check_square(owner: str, name: str, a, dtype=None) -> np.ndarray:
     if a.dtype.kind == "u" and a.size and a.max() > np.iinfo(np.int64).max:
         raise ValueError(f"{owner}: `{name}` has entries of 2^63 or more, more than 64-bit arithmetic holds")
     return a
+
+
+def nearest_hint(name, names) -> str:
+    """" (did you mean 'x'?)" for the valid name nearest to a misspelt ``name``, else ""."""
+    import difflib
+    near = difflib.get_close_matches(str(name), list(names), n=1)
+    return f" (did you mean {near[0]!r}?)" if near else ""
 
 
 def check_size(owner: str, n: int, minimum: int) -> None:

@@ -16,7 +16,7 @@ from lsmgpu.neighbourhoods import (CandidateThreeOpt, CandidateTwoOpt, OrOpt, Sw
                                      candidate_polish)
 from lsmgpu.kernels import render_fragment
 from lsmgpu.problem import ColonyModel, DeviceArray, EdgeDistance, Problem
-from lsmgpu.budget import time_left
+from lsmgpu.budget import check_deadline, time_left
 from lsmgpu.neighbourhoods import OverCandidates
 from lsmgpu.validation import INT32_MAX, check_size, check_square
 
@@ -186,6 +186,7 @@ class TSP(Problem):
         everyone = np.arange(n)
         for first in range(0, n, 1024):                      # rows in slices: no n x n int64 temporary
             rows = everyone[first:first + 1024]
+            check_deadline("the colony's heuristic information was computed")
             eta[rows] = 1.0 / (self.dist(rows[:, None], everyone[None, :]) + 0.1)
         k = min(int(candidates or 0), n - 1)
         if not k or (self.coords is not None and self.weight_type != "GEO"):

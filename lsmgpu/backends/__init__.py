@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import logging
-import warnings
 
-from ..errors import BackendFallback, BackendUnavailable
+from ..errors import BackendFallback, BackendUnavailable, announce_fallback
 from .cpu import CpuBackend
 
 __all__ = ["resolve", "evaluator_for", "CpuBackend", "cuda_available", "BackendFallback"]
@@ -44,14 +43,14 @@ def resolve(backend, problem=None):
         raise ValueError(f"`backend` must be 'auto', 'cpu' or 'cuda', got {backend!r}")
     reason = problem.unsupported(problem.neighbourhood, "cuda") if problem is not None else None
     if reason:
-        warnings.warn(f"backend auto: {reason}; using the CPU", BackendFallback, stacklevel=3)
+        announce_fallback(f"backend 'auto' runs this search on the CPU: {reason}")
         return CpuBackend()
     ok, why = cuda_available()
     if ok:
         from .cuda import CudaBackend
         log.info("backend auto: using CUDA on %s", why)
         return CudaBackend()
-    warnings.warn(f"backend auto: CUDA unavailable ({why}), using the CPU", BackendFallback, stacklevel=3)
+    announce_fallback(f"backend 'auto' runs this search on the CPU: no CUDA GPU here ({why})")
     return CpuBackend()
 
 
@@ -61,6 +60,6 @@ def evaluator_for(backend, problem):
     without device code)."""
     reason = problem.unsupported(problem.neighbourhood, backend.name) if backend.name != "cpu" else None
     if reason:
-        warnings.warn(f"{reason}; it runs on the CPU", BackendFallback, stacklevel=3)
+        announce_fallback(f"{reason}; that part runs on the CPU")
         backend = CpuBackend()
     return backend.evaluator(problem, problem.neighbourhood)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..neighbourhoods.crowns import counter_uniform
+from ..budget import check_deadline
 from ..problem import ColonyModel
 from .fallback import kernel_or_host
 from .focused import warp_scan
@@ -117,6 +118,7 @@ class CpuColony:
         self.model, self.c, self.n = model, construction, int(n)
         eta = model.heuristic
         self.eta_beta = None if eta is None else np.power(eta, construction.beta).astype(np.float32)
+        check_deadline("the colony's pheromone was set up")
         self.candidates = model.candidates
         if construction.memory == "spm":
             self.pheromone = SelectivePheromone(self.n, construction.tau0, construction.slots)
@@ -169,6 +171,8 @@ class CpuColony:
             x[:, 0] = firsts
             tabu.mark(firsts)
         for t in range(1, n) if tour else range(n):
+            if t % 64 == 0:
+                check_deadline("the ants finished their solutions")
             rows = x[:, t - 1].astype(np.int64) if tour else firsts[:, t]
             chosen = self._choose(rows, tabu, seed, iteration, t, everyone)
             if tour:
@@ -241,4 +245,4 @@ def colony_for(backend, model: ColonyModel, construction: Construction, n: int, 
     """The colony on ``backend``: the CUDA kernels where the backend has them, else the host's
     (announced by a BackendFallback warning on a backend other than the CPU)."""
     return kernel_or_host(backend, "colony", (model, construction, n, ants), lambda: CpuColony(model, construction, n),
-                          announce=announce, what="the ants build", stacklevel=4)
+                          announce=announce, what="the ants build")

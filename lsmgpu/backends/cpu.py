@@ -12,6 +12,7 @@ import time
 
 import numpy as np
 
+from ..budget import DeadlineReached, check_deadline
 from .base import TENURE_BLOCK, BatchChunk, BatchEvaluator, Evaluator, Query, Selection, first_class, select_in
 
 __all__ = ["CpuBackend", "CpuEvaluator", "CpuBatchEvaluator"]
@@ -75,6 +76,7 @@ class CpuEvaluator(Evaluator):
         t0 = time.perf_counter()
         best_index, best_key, best_delta, evaluated = -1, (2, np.inf), 0.0, 0
         for start, moves in self._chunks(query.step):
+            check_deadline("the neighbourhood was scanned")
             d = self.problem.delta_of(self.x, moves)
             evaluated += len(moves)
             signed = self.sense * d
@@ -93,7 +95,11 @@ class CpuEvaluator(Evaluator):
         return Selection(best_index, best_delta.item() if hasattr(best_delta, "item") else best_delta, evaluated)
 
     def deltas(self, step=0):
-        return np.concatenate([self.problem.delta_of(self.x, m) for _, m in self._chunks(step)])
+        parts = []
+        for _, moves in self._chunks(step):
+            check_deadline("the neighbourhood was scanned")
+            parts.append(self.problem.delta_of(self.x, moves))
+        return np.concatenate(parts)
 
     def apply(self, index, step=0, tabu_until=None, move=None):
         t0 = time.perf_counter()
@@ -154,6 +160,8 @@ class CpuBatchEvaluator(BatchEvaluator):
                 delta, found = self.iterate(step + i, rules)
             except KeyboardInterrupt:
                 return BatchChunk(made, values, code, interrupted=True, steps=i)
+            except DeadlineReached:            # the time ran out inside an iteration: the ones before it count
+                return BatchChunk(made, values, code, steps=i)
             code[active & ~found] = 1
             moved = active & found
             active &= found

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..budget import check_deadline
+
 __all__ = ["JumpIndices", "construct", "arx_privilege", "order_crossover", "reverse_segments", "positions_of"]
 
 
@@ -68,6 +70,8 @@ def construct(parent0: np.ndarray, parent1: np.ndarray, between, privilege: np.n
     current = np.zeros(rows, dtype=parent0.dtype)
     child[:, 0] = current
     for t in range(n - 1):
+        if t % 256 == 255:
+            check_deadline("the children were made")
         after0, before0 = jumps[0].visit(current)
         after1, before1 = jumps[1].visit(current)
         candidates = np.stack([after0, before0, after1, before1], axis=1)
@@ -93,6 +97,8 @@ def order_crossover(parent0: np.ndarray, parent1: np.ndarray, lo: np.ndarray, hi
     rows, n = parent0.shape
     child = np.empty_like(parent0)
     for k in range(rows):
+        if k % 64 == 63:
+            check_deadline("the children were made")
         a, b = int(lo[k]), int(hi[k])
         keep = np.zeros(n, dtype=bool)
         keep[parent0[k, a:b + 1]] = True

@@ -248,4 +248,4 @@ def dontlook_for(backend, kernel: str, host, *args, announce: str, what: str):
     the CPU): the don't-look descents (kernel "dontlook", CpuDontLook), the ILS chains
     ("dontlook_chains", CpuChains) and focused ACO's ants ("focused_ants", CpuFocusedAnts)."""
     return kernel_or_host(backend, kernel, args, lambda: host(*args, getattr(backend, "device", "")),
-                          announce=announce, what=f"{what} run", stacklevel=4)
+                          announce=announce, what=f"{what} run")

@@ -27,6 +27,7 @@ from collections import deque
 
 import numpy as np
 
+from ..budget import check_deadline
 from ..neighbourhoods.crowns import counter_uniform
 from .dontlook import apply_steps, enqueue, improve_city
 
@@ -178,6 +179,7 @@ class CpuFocusedAnts:
         self.x[:] = self.source
         lengths = np.empty(self.ants)
         for k in range(self.ants):
+            check_deadline("every ant had moved")
             x = self.x[k]
             pos = np.empty(n, dtype=np.int64)
             pos[x] = np.arange(n)

@@ -204,4 +204,4 @@ def genetic_for(backend, breeding: Breeding, n: int, distance, *, announce: str 
     problem's EdgeDistance or None."""
     between = None if distance is None else distance.between
     return kernel_or_host(backend, "genetic", (breeding, n, distance), lambda: CpuGenetic(breeding, n, between),
-                          announce=announce, what="the generations run", stacklevel=4)
+                          announce=announce, what="the generations run")

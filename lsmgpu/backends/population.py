@@ -23,11 +23,10 @@ row by row. The CUDA backend's own (lsmgpu/backends/cuda/population.py) runs eve
 from __future__ import annotations
 
 import time
-import warnings
 
 import numpy as np
 
-from ..errors import BackendFallback
+from ..errors import announce_fallback
 from .base import Query
 
 __all__ = ["EvaluatorPopulation", "population_for", "descend", "auto_chain", "RULES"]
@@ -55,8 +54,8 @@ def population_for(backend, steps, rows: int, *, announce: str = "the population
             if batched is not None:
                 return batched
         why = why or "it has no batched population for these options"
-        warnings.warn(f"{announce}: the {rows} solutions are improved one after another on {backend.name} "
-                      f"({why})", BackendFallback, stacklevel=3)
+        announce_fallback(f"{announce}: the {rows} solutions are improved one after another on {backend.name} "
+                          f"({why})")
     return EvaluatorPopulation(backend, steps, rows)
 
 

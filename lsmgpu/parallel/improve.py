@@ -24,7 +24,7 @@ from ..backends import resolve
 from ..backends.population import RULES, population_for
 from ..budget import check_deadline
 from ..neighbourhoods import Neighbourhood
-from ..problem import Problem
+from ..problem import Problem, check_problem
 
 __all__ = ["improve", "Improved", "RULES"]
 
@@ -42,8 +42,7 @@ class Improved:
 def improve(problem: Problem, solutions, chain=None, *, rule: str = "best", backend="auto") -> Improved:
     """Each row of ``solutions`` descended to a local optimum of ``chain`` (a Neighbourhood, a
     sequence of them, or None: the problem's own) on ``backend``."""
-    if not isinstance(problem, Problem):
-        raise TypeError(f"improve: `problem` must be a Problem, got {type(problem).__name__}")
+    check_problem("improve", problem)
     if rule not in RULES:
         raise ValueError(f"improve: `rule` must be one of {RULES}, got {rule!r}")
     population = _checked_population(problem, solutions)

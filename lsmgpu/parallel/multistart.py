@@ -17,6 +17,7 @@ import time
 import warnings
 
 from ..budget import Budget
+from ..problem import check_problem
 from ..search import IteratedLocalSearch, TabuSearch
 from ..validation import check_count, check_flag
 from .batch import BatchTabuSearch
@@ -41,6 +42,7 @@ class MultiStart:
     """
 
     def __init__(self, search, problem, *, starts: int, seed=None, batch: bool = True, initial=None, **options):
+        check_problem("MultiStart", problem)
         self.search = search_class(search)
         self.problem, self.options = problem, options
         self.initial = start_solutions(problem, initial, starts)

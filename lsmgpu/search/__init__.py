@@ -13,10 +13,11 @@ from .hill_climbing import HillClimbing
 from .ils import IteratedLocalSearch
 from .short_tabu import ShortTabuSearch
 from .tabu import TabuSearch
+from ..validation import nearest_hint
 
 __all__ = ["LocalSearch", "HillClimbing", "TabuSearch", "IteratedLocalSearch", "AntColonySystem", "MaxMinAntSystem",
            "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS", "FocusedACO",
-           "ALGORITHMS", "COLONIES", "POPULATION_METHODS"]
+           "ALGORITHMS", "COLONIES", "POPULATION_METHODS", "SEARCHES", "search_class"]
 
 #: the searches by their command-line names
 ALGORITHMS = {"tabu": TabuSearch, "hc": HillClimbing, "ils": IteratedLocalSearch}
@@ -24,3 +25,12 @@ ALGORITHMS = {"tabu": TabuSearch, "hc": HillClimbing, "ils": IteratedLocalSearch
 COLONIES = {"acs": AntColonySystem, "mmas": MaxMinAntSystem}
 #: every population method by its command-line name
 POPULATION_METHODS = {**COLONIES, "ga": GeneticAlgorithm}
+#: every search by its command-line name (the one table the CLI and the benchmarks read)
+SEARCHES = {**ALGORITHMS, **POPULATION_METHODS, "dontlook-ils": DontLookILS, "faco": FocusedACO}
+
+
+def search_class(name: str, owner: str = "lsmgpu"):
+    """The search called ``name`` (SEARCHES), or ValueError naming it and the nearest valid name."""
+    if name in SEARCHES:
+        return SEARCHES[name]
+    raise ValueError(f"{owner}: unknown search {name!r}{nearest_hint(name, SEARCHES)}; one of {sorted(SEARCHES)}")

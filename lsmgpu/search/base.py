@@ -17,7 +17,7 @@ from ..backends import resolve
 from ..backends.base import Query
 from ..budget import Budget, DeadlineReached, check_deadline, deadline_scope
 from ..callbacks import CallbackList, State
-from ..problem import Problem
+from ..problem import Problem, check_problem
 from ..result import HISTORIES, SearchResult
 from ..validation import check_seed
 
@@ -60,8 +60,7 @@ class LocalSearch:
 
     def __init__(self, problem: Problem, *, neighbourhood=None, backend="auto", seed=None,
                  initial=None, callbacks=None, history: str = "improvements"):
-        if not isinstance(problem, Problem):
-            raise TypeError(f"{self.algorithm}: `problem` must be a Problem, got {type(problem).__name__}")
+        check_problem(self.algorithm, problem)
         if neighbourhood is not None:
             problem = problem.with_neighbourhood(neighbourhood)
         self.problem = problem

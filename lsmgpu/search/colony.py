@@ -20,7 +20,8 @@ import numpy as np
 
 from ..backends.colony import Construction, colony_for
 from ..budget import check_deadline
-from ..problem import Problem
+from ..encodings import Permutation
+from ..problem import Problem, check_problem
 from .population import PopulationSearch
 
 __all__ = ["AntColony", "AntColonySystem", "MaxMinAntSystem"]
@@ -47,19 +48,16 @@ class AntColony(PopulationSearch):
 
     def __init__(self, problem: Problem, *, ants: int | None = None, beta: float = 2.0, candidates: int | None = 32,
                  selection: str = "wrs", tabu: str = "ct", local_search=None, warps: int | None = None, **options):
-        if not isinstance(problem, Problem):
-            raise TypeError(f"{self.algorithm}: `problem` must be a Problem, got {type(problem).__name__}")
+        check_problem(self.algorithm, problem)
         if problem.maximize:
             raise ValueError(f"{self.algorithm}: the ants deposit 1 / fitness, so a colony minimises; "
                              f"{problem.name} maximises")
         if candidates is not None and (not isinstance(candidates, (int, np.integer)) or not 1 <= candidates <= 32):
             raise ValueError(f"{self.algorithm}: `candidates` must be None or an integer in [1, 32], got {candidates!r}")
-        self.model = problem.colony_model(candidates)
-        if self.model is None:
+        if not isinstance(problem.encoding, Permutation):
             raise TypeError(f"{self.algorithm}: ant colonies build permutations; {problem.name}'s encoding is "
-                            f"{problem.encoding!r} (give the problem a colony_model to build its solutions)")
-        if self.model.heuristic is not None and self.model.heuristic.shape != (problem.n, problem.n):
-            raise ValueError(f"{self.algorithm}: {problem.name}'s heuristic must have shape ({problem.n}, {problem.n})")
+                            f"{problem.encoding!r}")
+        self.candidates, self.model = candidates, None      # the model (n x n tables) is built inside run()
         if ants is None:
             ants = self.default_ants(problem, local_search)
         if not isinstance(ants, (int, np.integer)) or ants < 1:
@@ -68,6 +66,12 @@ class AntColony(PopulationSearch):
         self.selection, self.tabu, self.warps = selection, tabu, warps
         super().__init__(problem, local_search=local_search, **options)
         self.construction(1.0)            # every option checked now, not at run()
+
+    @property
+    def kind(self) -> str:
+        """The colony model's kind; "successor" until run() has built the model (the settings'
+        checks in the constructor do not depend on it)."""
+        return "successor" if self.model is None else self.model.kind
 
     # --- what a colony decides ---------------------------------------------------------------
     def default_ants(self, problem: Problem, local_search) -> int:
@@ -88,13 +92,18 @@ class AntColony(PopulationSearch):
     # --- the iteration -----------------------------------------------------------------------
     def _set_up(self) -> None:
         problem = self.problem
-        start = problem.encoding.validate(problem.initial_solution(self.rng))
-        reference = float(problem.fitness(start))
-        self._record(start, reference)
+        reference = float(self.best)
         if not reference > 0:
             raise ValueError(f"{self.algorithm}: a solution of {problem.name} has fitness {reference:g}; the "
                              "ants deposit 1 / fitness and need fitness > 0")
-        check_deadline("the colony's set-up")
+        check_deadline("the colony's heuristic information")
+        self.model = problem.colony_model(self.candidates)
+        if self.model is None:
+            raise TypeError(f"{self.algorithm}: {problem.name} has no colony model (give the problem a "
+                            "colony_model to build its solutions)")
+        if self.model.heuristic is not None and self.model.heuristic.shape != (problem.n, problem.n):
+            raise ValueError(f"{self.algorithm}: {problem.name}'s heuristic must have shape ({problem.n}, {problem.n})")
+        check_deadline("the colony's pheromone")
         tau0 = self._start_pheromone(reference)
         self.colony = colony_for(self.backend, self.model, self.construction(tau0), problem.n, self.ants,
                                  announce=self.algorithm)
@@ -154,6 +163,7 @@ class AntColonySystem(AntColony):
     def __init__(self, problem: Problem, *, q0: float | None = None, rho: float = 0.2, xi: float = 0.01,
                  period: int = 1, local_update: str = "atomic", memory: str = "matrix", slots: int = 8,
                  beta: float = 3.0, **options):
+        check_problem(self.algorithm, problem)
         if not 0 < rho <= 1:
             raise ValueError(f"{self.algorithm}: `rho` must be in (0, 1], got {rho}")
         self.q0 = max(0.0, (problem.n - 20) / problem.n) if q0 is None else q0
@@ -165,7 +175,7 @@ class AntColonySystem(AntColony):
         return min(problem.n, 256) if local_search is None else min(problem.n, 64)
 
     def construction(self, tau0: float) -> Construction:
-        return Construction(self.model.kind, self.selection, self.tabu, self.q0, 1.0, self.beta, self.local_update,
+        return Construction(self.kind, self.selection, self.tabu, self.q0, 1.0, self.beta, self.local_update,
                             self.xi, tau0, self.period, self.memory, self.slots, self.warps)
 
     def _start_pheromone(self, reference: float) -> float:
@@ -208,7 +218,7 @@ class MaxMinAntSystem(AntColony):
         return min(problem.n, 16 if problem.n <= 1500 else 64)
 
     def construction(self, tau0: float) -> Construction:
-        return Construction(self.model.kind, self.selection, self.tabu, 0.0, self.alpha, self.beta, "none",
+        return Construction(self.kind, self.selection, self.tabu, 0.0, self.alpha, self.beta, "none",
                             0.0, tau0, 1, "matrix", 8, self.warps)
 
     def _bounds(self, best: float) -> tuple[float, float]:

@@ -136,7 +136,7 @@ class DontLookILS(PopulationSearch):
         problem = self.problem
         xs = self.initial
         if xs is None:
-            xs = np.broadcast_to(problem.encoding.validate(problem.initial_solution(self.rng)), (self.chains, problem.n))
+            xs = np.broadcast_to(self.start_x, (self.chains, problem.n))
         limit = self.budget.iterations if self.budget.iterations is not None else MAX_KICKS
         kicks = KickRules(int(self.rng.integers(2**63)), self.spans, limit, self.walks)
         self.distance = problem.edge_distance()
@@ -150,7 +150,13 @@ class DontLookILS(PopulationSearch):
         if self.merge > 1:
             self.merging = BackgroundMerge(self.distance.between)
             self.parts.append(self.merging)
-        self._record(xs[0], problem.sense * problem.fitness(xs[0]))
+
+    def _start_solution(self) -> np.ndarray:
+        """The start tour of every chain (its best where ``initial`` gives one per chain)."""
+        if self.initial is None:
+            return super()._start_solution()
+        starts = np.unique(self.initial, axis=0)
+        return starts[int(np.argmin([self.problem.fitness(x) for x in starts]))].copy()
 
     def _iterate(self) -> None:
         """A round: every chain's next ``round_checks`` checks, then the host's look."""

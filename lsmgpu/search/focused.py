@@ -98,13 +98,11 @@ class FocusedACO(PopulationSearch):
         self.initial = None if initial is None else problem.encoding.validate(np.asarray(initial))
 
     def _set_up(self) -> None:
-        problem, distance = self.problem, self.problem.edge_distance()
+        distance = self.problem.edge_distance()
         if self.budget.iterations is not None and self.budget.iterations > MAX_ITERATIONS:
             raise ValueError(f"FocusedACO: at most {MAX_ITERATIONS:,} iterations (a 32-bit counter on the GPU), "
                              f"got {self.budget.iterations:,}")
-        start = self.initial
-        if start is None:
-            start = problem.encoding.validate(problem.initial_solution(self.rng))
+        start = self.start_x
         first = dontlook_for(self.backend, "dontlook", CpuDontLook, self.rules, distance, 1,
                              announce="FocusedACO", what="the start's descent")
         self.parts.append(first)
@@ -120,6 +118,9 @@ class FocusedACO(PopulationSearch):
         self.parts.append(self.colony)
         self.colony.start(source, length, self.tau_max)
         self._record(source, length)
+
+    def _start_solution(self) -> np.ndarray:
+        return super()._start_solution() if self.initial is None else self.initial
 
     def _iterate(self) -> None:
         """An iteration: every ant from the source, then the next source and its deposit."""

@@ -15,7 +15,7 @@ import numpy as np
 from ..backends.genetic import CONSTRUCTIVE, Breeding, genetic_for, migration
 from ..budget import check_deadline
 from ..encodings import Permutation
-from ..problem import Problem
+from ..problem import Problem, check_problem
 from .population import PopulationSearch
 
 __all__ = ["GeneticAlgorithm"]
@@ -50,8 +50,7 @@ class GeneticAlgorithm(PopulationSearch):
     def __init__(self, problem: Problem, *, genes: int | None = None, groups: int = 1, crossover: str = "auto",
                  mutation: float = 0.1, exchange_every: int = 10, initial="random", lanes: int | None = None,
                  local_search=None, **options):
-        if not isinstance(problem, Problem):
-            raise TypeError(f"{self.algorithm}: `problem` must be a Problem, got {type(problem).__name__}")
+        check_problem(self.algorithm, problem)
         if not isinstance(problem.encoding, Permutation):
             raise TypeError(f"{self.algorithm}: the crossovers breed permutations; {problem.name}'s encoding is "
                             f"{problem.encoding!r}")
@@ -95,14 +94,20 @@ class GeneticAlgorithm(PopulationSearch):
         return self.breeding.genes
 
     # --- the run -----------------------------------------------------------------------------
+    def _start_solution(self) -> np.ndarray:
+        """The first genes, drawn before anything else (after the counter-based draws' key); the first
+        of them is the run's start."""
+        self.seed = int(self.rng.integers(2**63))
+        self._genes = self._first_genes()
+        return self.problem.encoding.validate(self._genes[0])
+
     def _set_up(self) -> None:
         problem, b = self.problem, self.breeding
         self.breeder = genetic_for(self.backend, b, problem.n, self.distance, announce=self.algorithm)
         self.parts.append(self.breeder)
         self.device = getattr(self.breeder, "device", "")
         self._improver(b.groups * b.children_per_group)
-        self.seed = int(self.rng.integers(2**63))        # the counter-based draws' key
-        genes = self._first_genes()
+        genes, self._genes = self._genes, None
         check_deadline("the genetic algorithm's first genes")
         if self.improver is None and self.distance is not None:
             self.breeder.load(genes)                     # lengths on the backend

@@ -8,8 +8,10 @@ neighbourhood on CUDA). Its run follows the searches' contract: ``run(iterations
 target=, stagnation=)``, ``seconds`` counted from the call with the set-up included,
 callbacks, Ctrl-C returning the best so far, a SearchResult, reproducible from a seed.
 
-A subclass writes ``_set_up()`` (its parts on the backend, ``self.parts`` to close) and
-``_iterate()`` (one iteration, recording its best through ``_record``).
+A subclass writes ``_set_up()`` (its parts on the backend, ``self.parts`` to close; the start
+solution, ``self.start_x``, is already recorded as the best so far) and ``_iterate()`` (one
+iteration, recording its best through ``_record``). Long steps on the host check the run's
+deadline (lsmgpu.budget.check_deadline), so a budget ends inside them, not after.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from ..backends.population import RULES, auto_chain, population_for
 from ..budget import Budget, DeadlineReached, deadline_scope
 from ..callbacks import CallbackList, State
 from ..neighbourhoods import Neighbourhood
-from ..problem import Problem
+from ..problem import Problem, check_problem
 from ..result import HISTORIES, SearchResult
 from ..validation import check_seed
 from .dontlook import DontLookDescent
@@ -54,8 +56,7 @@ class PopulationSearch:
 
     def __init__(self, problem: Problem, *, local_search=None, rule: str = "best", backend="auto", seed=None,
                  callbacks=None, history: str = "improvements"):
-        if not isinstance(problem, Problem):
-            raise TypeError(f"{self.algorithm}: `problem` must be a Problem, got {type(problem).__name__}")
+        check_problem(self.algorithm, problem)
         if rule not in RULES:
             raise ValueError(f"{self.algorithm}: `rule` must be one of {RULES}, got {rule!r}")
         if history not in HISTORIES:
@@ -149,8 +150,12 @@ class PopulationSearch:
         self._iteration_took = 0.0
         try:
             with deadline_scope(None if seconds is None else self.t0 + seconds):
-                self._set_up()
-                self.callbacks.on_start(self)
+                self.start_x = self._start_solution()
+                self._record(self.start_x, self.problem.sense * float(self.problem.fitness(self.start_x)))
+                self.status = self._budget_spent()      # iterations=0, seconds=0: the start, nothing more
+                if self.status is None:
+                    self._set_up()
+                    self.callbacks.on_start(self)
                 while self.status is None and not self._no_time_for_another():
                     started = time.perf_counter()
                     self._iterate()
@@ -158,7 +163,7 @@ class PopulationSearch:
                     if self._migrant is not None and self.status is None:
                         self._take_migrant()
         except DeadlineReached as reached:
-            log.warning("%s: %s", self.algorithm, reached)
+            log.info("%s: %s; returning the best so far", self.algorithm, reached)
             self.status = "seconds"
         except KeyboardInterrupt:
             self.status = "interrupted"
@@ -167,11 +172,16 @@ class PopulationSearch:
             for part in self.parts:
                 part.close()
         if self.best_x is None:
-            raise KeyboardInterrupt if self.status == "interrupted" else DeadlineReached(
-                "the time budget ran out before the first solution")
+            raise KeyboardInterrupt      # interrupted before the start solution existed: nothing to return
         result = self._result()
         self.callbacks.on_end(result)
         return result
+
+    def _start_solution(self) -> np.ndarray:
+        """The solution the run starts from, recorded as the best so far before any other set-up, so
+        that a budget spent during the set-up (candidate lists, pheromone, kernel builds) or Ctrl-C
+        returns it: the problem's start solution (a subclass with ``initial`` returns that)."""
+        return self.problem.encoding.validate(self.problem.initial_solution(self.rng))
 
     def _no_time_for_another(self) -> bool:
         """Whether an iteration as long as the last would end past the budget's seconds (an
@@ -252,5 +262,5 @@ class PopulationSearch:
         return SearchResult(
             solution=self.best_x.copy(), fitness=fitness, iterations=self.iteration, evaluations=self.evaluations,
             seconds=self.elapsed, history=np.asarray(self.history), improvements=list(self.improvements),
-            backend=self.backend.name, device=getattr(self, "device", ""), status=self.status,
+            backend=self.backend.name, device=getattr(self, "device", "") or getattr(self.backend, "device", ""), status=self.status,
             algorithm=self.algorithm, problem=self.problem.name)
