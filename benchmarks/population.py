@@ -269,6 +269,7 @@ def table_ray_islands(args, path_of, emit) -> list[dict]:
             options = dict(initial=start) if method in ("dontlook-ils", "faco") else {}
             islands = RayIslands(problem, method=method, islands=count, gpus_per_island=share, seed=0,
                                  backend=getattr(args, "backend_choice", "cuda"), **options)
+            islands.start_actors()             # the actors' start-up is not the row's to pay
             result = islands.run(seconds=seconds)
             assert problem.evaluate(result.solution) == result.fitness and not result.lost
             made = sum(count for count, _ in islands.work)

@@ -89,4 +89,4 @@ def check_deadline(before: str) -> None:
     could not be cut once begun (building a backend's evaluator: rendering, compiling, allocating)."""
     left = time_left()
     if left is not None and left <= 0:
-        raise DeadlineReached(f"the time budget ran out before {before}")
+        raise DeadlineReached(f"the time budget ended before {before}")

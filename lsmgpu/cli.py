@@ -4,21 +4,23 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import logging
+import math
 import signal
 import sys
 import time
 
+import numpy as np
+
 from tqdm import tqdm
 
 from .backends import cuda_available
-from .budget import Budget
 from .errors import BackendUnavailable, KernelCompileError
 from .neighbourhoods import CandidateThreeOpt, OrOpt, candidate_polish
 from .plotting import plot_result, pyplot
 from .progress import ProgressBar
 from .cli_population import CHAINS, CHAINS_EXCHANGE, FACO, population
 from .search import ALGORITHMS, COLONIES, POPULATION_METHODS
-from .validation import check_count, check_seed, check_writable
+from .validation import check_writable
 
 #: `lsmgpu compare`'s budget when none is given
 DEFAULT_ITERATIONS = {"tabu": 10_000, "hc": None, "ils": 1_000}
@@ -35,11 +37,42 @@ POLISH = {"oropt": lambda c: [OrOpt(c)], "3opt-candidates": lambda c: [Candidate
           "oropt+3opt": candidate_polish}
 
 
+def _count(minimum: int):
+    """An argparse type: an integer of at least ``minimum`` (the error names the flag)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+    return parse
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text}")
+    return value
+
+
+def _epilog() -> str:
+    from .problems import shipped_names
+    return ("instances: a path to a TSPLIB .tsp, a QAPLIB .dat, a permuted perceptron .ppp or a DIMACS .col "
+            f"graph (with --colors K), or a shipped instance by name: {', '.join(shipped_names())}")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lsmgpu", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    solve = sub.add_parser("solve", help="solve a TSPLIB (.tsp) or QAPLIB (.dat) instance")
-    solve.add_argument("instance", help="path of a .tsp or .dat file, or the name of a shipped instance")
+    solve = sub.add_parser("solve", help="solve a TSPLIB (.tsp), QAPLIB (.dat), PPP (.ppp) or DIMACS (.col) instance",
+                           epilog=_epilog())
+    solve.add_argument("instance", help="path of a .tsp, .dat, .ppp or .col file, or the name of a shipped instance")
     solve.add_argument("--algorithm", choices=sorted(ALGORITHMS) + sorted(POPULATION_METHODS) + [CHAINS, FACO],
                        default=None,
                        help="default, measured best per problem type and backend: for a TSP on a GPU faco "
@@ -47,10 +80,10 @@ def _parser() -> argparse.ArgumentParser:
                             "thread block; else ils (over candidate lists with "
                             "the Or-opt + 3-opt polish); tabu for the rest, as 256 island starts for a QAP on a "
                             "GPU; acs / mmas: the ant colonies; ga: the genetic algorithm")
-    solve.add_argument("--chains", type=int, help="dontlook-ils: ILS chains (default 256 on a GPU, 1 on the CPU)")
-    solve.add_argument("--ants", type=int, help="acs / mmas / faco: ants an iteration (default: the colony's)")
-    solve.add_argument("--genes", type=int, help="ga: population size (default: 2,048; 128 with local search)")
-    solve.add_argument("--groups", type=int, default=1, help="ga: island groups (default 1)")
+    solve.add_argument("--chains", type=_count(1), help="dontlook-ils: ILS chains (default 256 on a GPU, 1 on the CPU)")
+    solve.add_argument("--ants", type=_count(1), help="acs / mmas / faco: ants an iteration (default: the colony's)")
+    solve.add_argument("--genes", type=_count(4), help="ga: population size (default: 2,048; 128 with local search)")
+    solve.add_argument("--groups", type=_count(1), default=1, help="ga: island groups (default 1)")
     solve.add_argument("--local-search", choices=["auto", "tabu", "dontlook", "none"], default=None,
                        help="acs / mmas / ga: improve every new solution with the problem's measured chain (auto, "
                             "the colonies' default), a short tabu search of 4 n iterations (tabu), don't-look 2-opt "
@@ -62,25 +95,30 @@ def _parser() -> argparse.ArgumentParser:
     solve.add_argument("--polish", choices=sorted(POLISH) + ["none"], default=None,
                        help="ILS over a TSP's candidate lists: end each descent where this neighbourhood does not "
                             "improve either (default oropt+3opt: Or-opt, then candidate 3-opt)")
-    solve.add_argument("--colors", type=int, help="number of colours, for a DIMACS .col graph")
+    solve.add_argument("--colors", type=_count(2), help="number of colours, for a DIMACS .col graph")
     stop = solve.add_argument_group("stopping criteria")
     budget = stop.add_mutually_exclusive_group()
-    budget.add_argument("--iterations", type=int, help="iterations")
-    budget.add_argument("--time", type=float, dest="seconds",
+    budget.add_argument("--iterations", type=_count(0),
+                        help="iterations: moves (tabu, hc), kicks (ils, dontlook-ils: per chain), colony iterations "
+                             "(acs, mmas, faco) or generations (ga)")
+    budget.add_argument("--time", type=_seconds, dest="seconds",
                         help=f"seconds from the command's start, reading included (default: {DEFAULT_SECONDS:g}; "
                              "a run also stops at the instance's best known value)")
-    solve.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="auto")
-    solve.add_argument("--seed", type=int, default=0)
+    solve.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="auto",
+                       help="where the search runs: cuda (an NVIDIA GPU with PyCUDA), cpu (NumPy) or auto (the GPU "
+                            "where there is one, else the CPU, said; default)")
+    solve.add_argument("--seed", type=_count(0), default=0,
+                       help="seed of the run's random numbers (default 0): the same seed repeats the same run")
     parallel = solve.add_argument_group("many starts")
-    parallel.add_argument("--starts", type=int, default=None,
+    parallel.add_argument("--starts", type=_count(1), default=None,
                           help=f"independent starts (seeds spawned from --seed; default 1, {QAP_GPU_STARTS} islands "
                                "for a QAP on a GPU)")
-    parallel.add_argument("--exchange-every", type=int, metavar="K",
+    parallel.add_argument("--exchange-every", type=_count(1), metavar="K",
                           help="islands: every K iterations the worse half of the tabu starts restart from "
                                "kicked copies of the better half's best solutions; dontlook-ils: every K rounds "
                                f"(default {CHAINS_EXCHANGE}) the worse half of the chains go on from the better "
                                "half's best tours")
-    parallel.add_argument("--gpus", type=int, help="spread the starts, or a population search's islands (acs, mmas, "
+    parallel.add_argument("--gpus", type=_count(1), help="spread the starts, or a population search's islands (acs, mmas, "
                           "ga, dontlook-ils, faco), over this many Ray actors (one GPU each)")
     parallel.add_argument("--address", help="Ray cluster address (default with --gpus: start Ray here)")
     solve.add_argument("--out", help="write the best solution here (.tour for TSP, .sln for QAP)")
@@ -96,12 +134,13 @@ def _parser() -> argparse.ArgumentParser:
     comp.add_argument("--neighbourhood", default="", help="comma-separated, e.g. swap,2opt (default: the problem's)")
     comp.add_argument("--selection", default="device", help="comma-separated: device (gpu), host")
     comp.add_argument("--generation", default="device", help="comma-separated: device (gpu), host (cpu)")
-    comp.add_argument("--runs", type=int, default=5)
+    comp.add_argument("--runs", type=_count(1), default=5)
     budget = comp.add_mutually_exclusive_group()
-    budget.add_argument("--iterations", type=int)
-    budget.add_argument("--time", type=float, dest="seconds")
-    comp.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="auto")
-    comp.add_argument("--seed", type=int, default=0)
+    budget.add_argument("--iterations", type=_count(0))
+    budget.add_argument("--time", type=_seconds, dest="seconds",
+                        help=f"seconds per run (default for hc: {DEFAULT_SECONDS:g})")
+    comp.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="auto", help="as for solve")
+    comp.add_argument("--seed", type=_count(0), default=0, help="seed of the first run (default 0)")
     comp.add_argument("--plot", help="save best fitness against time to this image file")
     return parser
 
@@ -110,14 +149,15 @@ def compare_command(args) -> int:
     from .comparison import compare, format_table, plot
 
     split = lambda text: [v.strip() for v in text.split(",") if v.strip()]  # noqa: E731
-    iterations = args.iterations
-    if iterations is None and args.seconds is None:
+    iterations, seconds = args.iterations, args.seconds
+    if iterations is None and seconds is None:
         iterations = DEFAULT_ITERATIONS[args.algorithm]
+        seconds = DEFAULT_SECONDS if iterations is None else None
     try:
         rows = compare(args.instance, neighbourhoods=split(args.neighbourhood) or [None],
                        selections=split(args.selection), generations=split(args.generation),
                        algorithm=args.algorithm, runs=args.runs, seed=args.seed, iterations=iterations,
-                       seconds=args.seconds, backend=args.backend)
+                       seconds=seconds, backend=args.backend)
     except (ValueError, TypeError, OSError, BackendUnavailable, KernelCompileError) as exc:
         print(f"lsmgpu: {exc}", file=sys.stderr)
         return 2
@@ -213,6 +253,8 @@ def _load_problem(args):
     """The problem of ``args.instance`` with the neighbourhood and options the flags ask for."""
     from .problems import load, resolve_path
     path = resolve_path(args.instance)
+    if args.colors is not None and path.suffix != ".col":
+        raise ValueError(f"--colors applies to a DIMACS .col graph, not to {path.name}")
     options = {}
     if path.suffix == ".tsp" and args.neighbourhood:
         options["neighbourhood"] = args.neighbourhood
@@ -237,20 +279,16 @@ def solve(args) -> int:
         check_writable(args.plot, "--plot")
         if args.plot:
             pyplot()                  # matplotlib missing: say so now, not after the search
-        Budget.checked("lsmgpu solve", args.iterations, None, args.seconds)
-        check_seed("lsmgpu solve", args.seed)
-        if args.starts is not None:
-            check_count("lsmgpu solve", "--starts", args.starts, 1)
         if args.backend != "cpu":            # the GPU's context starts while the instance is read
             from .backends.cuda.driver import warm_up
             warm_up()
-        problem = _load_problem(args)
+        problem = args.problem = _load_problem(args)
         args.initial_solution = None if args.initial is None else problem.read_solution(args.initial)
         choose_method(args, problem)
     except (ValueError, TypeError, OSError, ImportError) as exc:
         print(f"lsmgpu: {exc}", file=sys.stderr)
         return 2
-    if args.iterations is None and args.seconds is None and args.algorithm != "hc":
+    if args.iterations is None and args.seconds is None:
         args.seconds = DEFAULT_SECONDS
     try:
         result = _run(args, problem, args.iterations)
@@ -259,12 +297,26 @@ def solve(args) -> int:
         return 2
     if result is None:
         return 2
-    print(f"best fitness: {result.fitness:g}")
+    return _report(args, problem, result)
+
+
+def _value(problem, value) -> str:
+    """An objective value as printed: exactly for an integer objective, with full precision otherwise."""
+    value = float(value)
+    return f"{int(value):,}".replace(",", "") if problem.integer and value.is_integer() else repr(value)
+
+
+def _report(args, problem, result) -> int:
+    """Print the best solution's figures, write --out and --plot; the exit code."""
+    print(f"best fitness: {_value(problem, result.fitness)}")
     gap = problem.gap(result.fitness)
     if gap is not None:
-        print(f"gap to best known {problem.best_known:g}: {100 * gap:.2f} %")
-    print(f"{result.iterations} iterations, {result.evaluations:,} evaluations, {result.seconds:.2f} s "
-          f"on {result.backend} ({result.device}), stopped by {result.status}")
+        print(f"gap to best known {_value(problem, problem.best_known)}: {100 * gap:.2f} %")
+    where = f"{result.backend} ({result.device})" if result.device else result.backend
+    note = " (the budget went to the set-up and the first descent)" if (
+        result.iterations == 0 and result.status == "seconds" and result.evaluations) else ""
+    print(f"{result.iterations} iterations{note}, {result.evaluations:,} evaluations, {result.seconds:.2f} s "
+          f"on {where}, stopped by {result.status}")
     if args.out:
         problem.write_solution(result.solution, args.out)
         print(f"solution written to {args.out}")
@@ -341,19 +393,36 @@ def _many_starts(args, problem, iterations, left):
     return multi.best
 
 
+def _start_result(args, problem):
+    """What an interrupt before the search had a solution writes: the problem's start solution
+    (the search's own first step), with status "interrupted"."""
+    from .result import SearchResult
+    x = args.initial_solution if getattr(args, "initial_solution", None) is not None else \
+        problem.encoding.validate(problem.initial_solution(np.random.default_rng(args.seed)))
+    fitness = problem.fitness(x)
+    return SearchResult(solution=x, fitness=fitness, iterations=0, evaluations=1,
+                        seconds=time.perf_counter() - args.t0, history=np.array([fitness]), improvements=[],
+                        backend=args.backend, device="", status="interrupted", algorithm=str(args.algorithm),
+                        problem=problem.name)
+
+
 def main(argv=None) -> int:
     """The command; SIGTERM is handled like Ctrl-C from here on (reading the instance included)."""
     t0 = time.perf_counter()
     _TERMINATED[0] = False
     previous = signal.signal(signal.SIGTERM, _sigterm)
+    args = None
     try:
         args = _parser().parse_args(argv)
         args.t0 = t0
         logging.basicConfig(level=logging.INFO, format="lsmgpu: %(message)s")
         return compare_command(args) if args.command == "compare" else solve(args)
     except KeyboardInterrupt:
-        print(f"lsmgpu: interrupted ({_stopped_by()}) before a solution existed; nothing written", file=sys.stderr)
-        return EXIT_CODES[_stopped_by()]
+        problem = getattr(args, "problem", None)
+        if problem is None:
+            print(f"lsmgpu: interrupted ({_stopped_by()}) before a solution existed; nothing written", file=sys.stderr)
+            return EXIT_CODES[_stopped_by()]
+        return _report(args, problem, _start_result(args, problem))
     finally:
         signal.signal(signal.SIGTERM, previous)
 

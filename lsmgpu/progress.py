@@ -9,24 +9,35 @@ from .callbacks import Callback
 
 __all__ = ["ProgressBar"]
 
+#: the bar over seconds: elapsed and total to a tenth of a second, not tqdm's raw floats
+SECONDS_FORMAT = "{l_bar}{bar}| {n:.1f}/{total:.1f} s{postfix}"
+
 
 class ProgressBar(Callback):
-    """A tqdm bar over iterations (or over seconds with --time) showing the best fitness so far."""
+    """A tqdm bar over iterations (or over seconds with --time) showing the best fitness so far.
+    The bar appears when the search starts (after the command's header line, not on it)."""
 
     def __init__(self, iterations: int | None, seconds: float | None):
         self.by_time = iterations is None and seconds is not None
         self.total = seconds if self.by_time else iterations
-        self.bar = tqdm(total=self.total, unit="s" if self.by_time else "it", dynamic_ncols=True,
-                        file=sys.stderr, disable=None)
+        self.bar = None
+
+    def on_start(self, search):
+        self.bar = tqdm(total=self.total, unit="s" if self.by_time else "it", dynamic_ncols=True, file=sys.stderr,
+                        disable=None, bar_format=SECONDS_FORMAT if self.by_time else None)
 
     def on_iteration(self, state):
-        done = state.seconds if self.by_time else state.iteration
+        if self.bar is None:
+            return
+        done = round(state.seconds, 1) if self.by_time else state.iteration
         if self.total is not None:
             done = min(done, self.total)
         self.bar.update(done - self.bar.n)
         if state.iteration % 16 == 0:
-            self.bar.set_postfix(best=f"{state.best:g}", refresh=False)
+            self.bar.set_postfix(best=f"{state.best:.10g}", refresh=False)
 
     def on_end(self, result):
-        self.bar.set_postfix(best=f"{result.fitness:g}")
+        if self.bar is None:
+            return
+        self.bar.set_postfix(best=f"{result.fitness:.10g}")
         self.bar.close()

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["check_square", "check_size", "check_count", "check_seconds", "check_number", "check_flag",
-           "check_seed", "check_writable", "nearest_hint", "INT32_MAX"]
+           "check_seed", "check_writable", "nearest_hint", "check_host_memory", "INT32_MAX"]
 
 #: the largest value a 32-bit signed integer holds (GPU edge lengths, tabu stamps, step counters)
 INT32_MAX = 2**31 - 1
@@ -37,6 +37,21 @@ def nearest_hint(name, names) -> str:
     import difflib
     near = difflib.get_close_matches(str(name), list(names), n=1)
     return f" (did you mean {near[0]!r}?)" if near else ""
+
+
+def check_host_memory(owner: str, what: str, need: int, each: int | None = None) -> None:
+    """Refuse, before anything is allocated, ``need`` bytes of host memory for ``what`` (e.g.
+    "`ants`=1,000,000") where they exceed half this machine's memory: ValueError naming it, the
+    size, and (given ``each``, the bytes of one unit) how many units would fit."""
+    try:
+        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):      # not a POSIX system: no limit known
+        return
+    if need <= memory // 2:
+        return
+    fit = f"; at most {memory // 2 // each:,} fit" if each else ""
+    raise ValueError(f"{owner}: {what} needs about {need / 2**30:,.1f} GiB{fit} in half of this machine's "
+                     f"{memory / 2**30:,.0f} GiB")
 
 
 def check_size(owner: str, n: int, minimum: int) -> None:

@@ -7,13 +7,13 @@ extension; ``shipped(name)`` is the path of an instance bundled with the package
 from __future__ import annotations
 
 from .coloring import GraphColoring
-from .instances import DATA, resolve_path, shipped
+from .instances import DATA, resolve_path, shipped, shipped_names
 from .ppp import PPP
 from .qap import QAP
 from .tsp import TSP
 from .weierstrass import Weierstrass
 
-__all__ = ["GraphColoring", "PPP", "QAP", "TSP", "Weierstrass", "load", "resolve_path", "shipped", "DATA"]
+__all__ = ["GraphColoring", "PPP", "QAP", "TSP", "Weierstrass", "load", "resolve_path", "shipped", "shipped_names", "DATA"]
 
 
 def load(path, **options):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["DATA", "shipped", "resolve_path"]
+__all__ = ["DATA", "shipped", "shipped_names", "resolve_path"]
 
 #: folder of the instances bundled with the package
 DATA = Path(__file__).parent / "data"
@@ -15,8 +15,12 @@ def shipped(name: str) -> Path:
     for candidate in (DATA / name, DATA / f"{name}.tsp", DATA / f"{name}.dat"):
         if candidate.is_file():
             return candidate
-    names = sorted(p.stem for p in DATA.glob("*.tsp")) + sorted(p.stem for p in DATA.glob("*.dat"))
-    raise FileNotFoundError(f"no shipped instance {name!r}; shipped: {', '.join(names)}")
+    raise FileNotFoundError(f"no shipped instance {name!r}; shipped: {', '.join(shipped_names())}")
+
+
+def shipped_names() -> list[str]:
+    """The bundled instances' names, TSPLIB's then QAPLIB's."""
+    return sorted(p.stem for p in DATA.glob("*.tsp")) + sorted(p.stem for p in DATA.glob("*.dat"))
 
 
 def resolve_path(instance) -> Path:
@@ -26,6 +30,8 @@ def resolve_path(instance) -> Path:
         return path
     if path.is_dir():
         raise IsADirectoryError(f"{instance} is a folder, not an instance file (.tsp, .dat, .ppp or .col)")
+    if path.parent == Path(".") and (DATA / path.name).is_file():     # a shipped file by its name: berlin52.tsp
+        return DATA / path.name
     if path.suffix or path.parent != Path("."):
         raise FileNotFoundError(f"no such instance file: {instance}")
     return shipped(str(instance))

@@ -12,7 +12,7 @@ import numpy as np
 from lsmgpu.encodings import Permutation
 from lsmgpu.neighbourhoods import Swap, ThreeExchange
 from lsmgpu.problem import DeviceArray, Problem
-from lsmgpu.validation import check_size, check_square
+from lsmgpu.validation import check_number, check_size, check_square
 
 from .instances import shipped
 
@@ -95,7 +95,7 @@ class QAP(Problem):
             raise ValueError("QAP: entries too large for 64-bit costs")
         self._float_exact = bound < 2**53
         self._float = (self.a.astype(np.float64), self.b.astype(np.float64)) if self._float_exact else None
-        self.name, self.best_known = name, best_known
+        self.name, self.best_known = name, check_number("QAP", "best_known", best_known)
         if delta_table not in (None, True, False):
             raise ValueError(f"QAP: `delta_table` must be None, True or False, got {delta_table!r}")
         self._delta_table = delta_table

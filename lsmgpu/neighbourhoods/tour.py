@@ -20,7 +20,9 @@ def _candidate_table(owner: str, candidates) -> np.ndarray:
     """``candidates`` as an (n, k) int64 table, or ValueError naming ``owner``."""
     cand = np.asarray(candidates)
     if cand.ndim != 2 or cand.shape[1] < 1 or not np.issubdtype(cand.dtype, np.integer):
-        raise ValueError(f"{owner}: `candidates` must be an (n, k) integer table, got {cand.shape}")
+        got = f"{type(candidates).__name__} {candidates!r:.40}" if cand.ndim == 0 else f"shape {cand.shape}, {cand.dtype}"
+        raise ValueError(f"{owner}: `candidates` must be an (n, k) integer table, row c the k candidate cities of "
+                         f"city c (e.g. lsmgpu.problems.candidates.quadrant_candidates(tsp.coords, 10)), got {got}")
     return cand.astype(np.int64)
 
 

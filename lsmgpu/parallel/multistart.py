@@ -12,14 +12,13 @@ nothing are reported as not run); a start that reaches ``target`` ends the multi
 """
 from __future__ import annotations
 
-import os
 import time
 import warnings
 
 from ..budget import Budget
 from ..problem import check_problem
 from ..search import IteratedLocalSearch, TabuSearch
-from ..validation import check_count, check_flag
+from ..validation import check_count, check_flag, check_host_memory
 from .batch import BatchTabuSearch
 from .drivers import batch_driver
 from .result import MultiStartResult
@@ -103,13 +102,6 @@ def check_batch_memory(problem, starts: int) -> None:
     saying how many starts would."""
     shape = problem.neighbourhood.tabu_shape() or (0, 0)
     per_start = 3 * problem.n * 8 + shape[0] * shape[1] * 8 + 64 * 1024
-    try:
-        memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):      # not a POSIX system: no limit known
-        return
-    fit = memory // 2 // per_start
-    if starts > fit:
-        raise ValueError(f"MultiStart: {starts:,} batched starts of {problem.name} need about "
-                         f"{starts * per_start / 2**30:,.1f} GiB ({per_start:,} bytes each); at most {fit:,} fit "
-                         f"in half of this machine's {memory / 2**30:,.0f} GiB")
+    check_host_memory("MultiStart", f"{starts:,} batched starts of {problem.name} ({per_start:,} bytes each)",
+                      starts * per_start, per_start)
 

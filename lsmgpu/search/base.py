@@ -199,7 +199,7 @@ class LocalSearch:
                 while self.status is None and not self.step():
                     pass
         except DeadlineReached as reached:
-            log.warning("%s: %s", self.algorithm, reached)
+            log.info("%s: %s; returning the best so far", self.algorithm, reached)
             self.status = "seconds"
             if self.best_x is None:
                 raise

@@ -65,6 +65,7 @@ class AntColony(PopulationSearch):
         self.ants, self.beta = int(ants), float(beta)
         self.selection, self.tabu, self.warps = selection, tabu, warps
         super().__init__(problem, local_search=local_search, **options)
+        self._check_memory("ants", self.ants)
         self.construction(1.0)            # every option checked now, not at run()
 
     @property

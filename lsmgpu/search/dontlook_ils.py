@@ -99,6 +99,7 @@ class DontLookILS(PopulationSearch):
         self.rules = DontLookDescent(candidates, segment=segment).bound(problem)
         default = GPU_CHAINS if self.backend.name != "cpu" else 1
         self.chains = check_count("DontLookILS", "chains", default if chains is None else chains, 1, 2**20)
+        self._check_memory("chains", self.chains)
         kick_segment = check_count("DontLookILS", "kick_segment", kick_segment, 1, 2**30)
         spread = check_number("DontLookILS", "kick_spread", kick_spread)
         if not 1 <= spread <= 1000:

@@ -81,6 +81,7 @@ class FocusedACO(PopulationSearch):
             raise ValueError(f"FocusedACO: the ants move cities of tours of at least 8, {problem.name} has {problem.n}")
         self.rules = DontLookDescent(candidates, segment=segment, or3=or3).bound(problem)
         self.ants = check_count("FocusedACO", "ants", default_ants(problem.n) if ants is None else ants, 1, 2**20)
+        self._check_memory("ants", self.ants)
         if moves is None:
             moves = MOVES if problem.n < MOVES_FEWER_FROM else MOVES_FEWER
         self.moves = check_count("FocusedACO", "moves", moves, 1, 2**31 - 1)

@@ -71,6 +71,7 @@ class GeneticAlgorithm(PopulationSearch):
         self.exchange_every = int(exchange_every)
         self.initial = self._initial(problem, initial)
         super().__init__(problem, local_search=local_search, **options)
+        self._check_memory("genes", self.breeding.genes)
 
     def _initial(self, problem: Problem, initial):
         if isinstance(initial, str):

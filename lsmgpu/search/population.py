@@ -27,7 +27,7 @@ from ..callbacks import CallbackList, State
 from ..neighbourhoods import Neighbourhood
 from ..problem import Problem, check_problem
 from ..result import HISTORIES, SearchResult
-from ..validation import check_seed
+from ..validation import check_host_memory, check_seed
 from .dontlook import DontLookDescent
 from .short_tabu import ShortTabuSearch
 
@@ -93,6 +93,17 @@ class PopulationSearch:
         for nb in chain:
             self.problem.with_neighbourhood(nb)       # binds it: a wrong encoding fails here
         return chain
+
+    #: host bytes a population keeps per item of each of its solutions (the solutions, their
+    #: positions and the copies the construction, the descents and the best-so-far keep)
+    BYTES_PER_ITEM = 24
+
+    def _check_memory(self, name: str, count: int) -> None:
+        """Refuse a population of ``count`` solutions (the parameter ``name``) that would not fit in
+        half of the host's memory, before anything is allocated (the GPU's own check comes where
+        its arrays are made)."""
+        each = self.BYTES_PER_ITEM * self.problem.n
+        check_host_memory(self.algorithm, f"`{name}`={count:,} ({self.problem.n:,} items each)", count * each, each)
 
     # --- what a population method writes ------------------------------------------------------
     def _set_up(self) -> None:
