@@ -67,8 +67,15 @@ def _epilog() -> str:
             f"graph (with --colors K), or a shipped instance by name: {', '.join(shipped_names())}")
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser whose errors are one line naming the flag (not the usage block first)."""
+
+    def error(self, message):
+        self.exit(2, f"lsmgpu: {message} (see {self.prog} --help)\n")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="lsmgpu", description=__doc__)
+    parser = _Parser(prog="lsmgpu", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     solve = sub.add_parser("solve", help="solve a TSPLIB (.tsp), QAPLIB (.dat), PPP (.ppp) or DIMACS (.col) instance",
                            epilog=_epilog())
@@ -413,7 +420,10 @@ def main(argv=None) -> int:
     previous = signal.signal(signal.SIGTERM, _sigterm)
     args = None
     try:
-        args = _parser().parse_args(argv)
+        try:
+            args = _parser().parse_args(argv)
+        except SystemExit as exit:           # --help, or a bad flag (said in one line): its exit code
+            return exit.code
         args.t0 = t0
         logging.basicConfig(level=logging.INFO, format="lsmgpu: %(message)s")
         return compare_command(args) if args.command == "compare" else solve(args)

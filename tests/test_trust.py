@@ -164,17 +164,16 @@ def test_the_command_takes_a_shipped_file_name_and_names_its_flags(capsys):
     for flags, said in ((["--time", "-1"], "argument --time: must be a finite number of seconds >= 0"),
                         (["--seed", "-3"], "argument --seed: must be at least 0"),
                         (["--starts", "0"], "argument --starts: must be at least 1")):
-        with pytest.raises(SystemExit):
-            main(["solve", "berlin52", *flags])
-        assert said in capsys.readouterr().err
+        assert main(["solve", "berlin52", *flags]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"lsmgpu: {said}") and err.count("\n") == 1
     assert main(["solve", "berlin52", "--colors", "3"]) == 2
     err = capsys.readouterr().err
     assert "--colors applies to a DIMACS .col graph" in err and "lsmgpu: lsmgpu" not in err
 
 
 def test_the_command_help_lists_the_shipped_instances_and_formats(capsys):
-    with pytest.raises(SystemExit):
-        main(["solve", "--help"])
+    assert main(["solve", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "berlin52" in out and "tai12a" in out and ".ppp" in out and ".col" in out
     assert "--backend" in out and "where the search runs" in out and "seed of the run" in out
@@ -205,3 +204,31 @@ def test_an_interrupt_before_the_search_writes_the_start_solution(tmp_path, monk
     tour = tsp.read_solution(out)
     assert sorted(tour) == list(range(52))
     assert f"best fitness: {tsp.fitness(tour)}" in capsys.readouterr().out
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("search", EVERY_SEARCH + ["multistart"], ids=lambda s: getattr(s, "__name__", s))
+def test_a_cold_kernel_cache_past_the_budget_returns_the_start(tsp, search, tmp_path, monkeypatch, caplog):
+    """A first GPU run: no kernel in memory or on disk, every build slower than the budget (here
+    each is made to take 2 s more): the run still returns its best solution (the start), status
+    "seconds", never a traceback."""
+    import logging
+
+    import lsmgpu.backends.cuda.driver as driver
+    monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
+    monkeypatch.setattr(driver, "_cubins", {})
+    monkeypatch.setattr(driver, "_modules", {})
+    build = driver._build
+
+    def slow_build(*args):
+        time.sleep(2.0)
+        return build(*args)
+    monkeypatch.setattr(driver, "_build", slow_build)
+    caplog.set_level(logging.INFO, logger="lsmgpu")
+    if search == "multistart":
+        result = MultiStart(TabuSearch, tsp, starts=4, seed=0, backend="cuda").run(seconds=0.5).best
+    else:
+        result = search(tsp, seed=0, backend="cuda").run(seconds=0.5)
+    assert result.status == "seconds" and result.fitness == tsp.fitness(result.solution)
+    assert sorted(result.solution) == list(range(tsp.n))
+    assert "built a kernel" in caplog.text
