@@ -644,6 +644,8 @@ def main(argv=None):
     parser.add_argument("--overrun-seconds", default="1,5", help="the budgets S of the overrun table, comma-separated")
     parser.add_argument("--overrun-searches", default=",".join(OVERRUN_SEARCHES),
                         help="the searches of the overrun table, comma-separated")
+    parser.add_argument("--overrun-caches", default="cold,warm",
+                        help="the overrun table's kernel caches on the GPU: cold (emptied), warm (filled first)")
     parser.add_argument("--overrun-kill", type=float, default=60.0,
                         help="the overrun table kills a run this many seconds past its budget")
     parser.add_argument("--startup-path", default="", help="PYTHONPATH of the startup table's children "

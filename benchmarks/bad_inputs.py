@@ -139,13 +139,13 @@ FILES = [
     ("unknown.xyz", "1 2 3", "cannot tell"),
 ]
 
-#: (flags after `lsmgpu solve`, a word the error must hold)
+#: (flags after `lsmgpu solve`, a word the error must hold: the flag, not the Python argument)
 CLI = [
-    (["berlin52", "--iterations", "-1"], "iterations"),
-    (["berlin52", "--time", "nan"], "seconds"),
-    (["berlin52", "--time", "-3"], "seconds"),
-    (["berlin52", "--seed", "-1"], "seed"),
-    (["berlin52", "--starts", "0"], "starts"),
+    (["berlin52", "--iterations", "-1"], "--iterations"),
+    (["berlin52", "--time", "nan"], "--time"),
+    (["berlin52", "--time", "-3"], "--time"),
+    (["berlin52", "--seed", "-1"], "--seed"),
+    (["berlin52", "--starts", "0"], "--starts"),
     (["berlin52", "--algorithm", "tabu", "--neighbourhood", "oropt"], "tabu"),
     (["berlin52", "--algorithm", "tabu", "--neighbourhood", "2opt-candidates"], "tabu"),
     (["berlin52", "--algorithm", "tabu", "--polish", "oropt"], "polish"),
@@ -154,7 +154,9 @@ CLI = [
     (["berlin52", "--out", "."], "--out"),
     (["no-such-instance"], "shipped"),
     (["."], "folder"),
-    (["tai12a", "--exchange-every", "0", "--starts", "4"], "exchange_every"),
+    (["tai12a", "--exchange-every", "0", "--starts", "4"], "--exchange-every"),
+    (["berlin52", "--colors", "3"], "--colors"),
+    (["berlin52", "--ants", "0", "--algorithm", "faco"], "--ants"),
 ]
 
 

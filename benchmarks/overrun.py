@@ -93,7 +93,7 @@ def table_overrun(args, instances, emit):
     if args.backend == "cpu":
         settings = [("cpu", None)]
     else:
-        settings = [("cuda", "cold"), ("cuda", "warm")]
+        settings = [("cuda", cache) for cache in args.overrun_caches.split(",")]
     for path in instances:
         for name in args.overrun_searches.split(","):
             if not applies(name, path):

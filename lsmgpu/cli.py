@@ -1,10 +1,8 @@
 """The ``lsmgpu`` command: ``lsmgpu solve INSTANCE`` runs a search on a TSPLIB or QAPLIB file."""
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import logging
-import math
 import signal
 import sys
 import time
@@ -15,141 +13,12 @@ from tqdm import tqdm
 
 from .backends import cuda_available
 from .errors import BackendUnavailable, KernelCompileError
-from .neighbourhoods import CandidateThreeOpt, OrOpt, candidate_polish
+from .cli_parser import DEFAULT_ITERATIONS, DEFAULT_SECONDS, POLISH, QAP_GPU_EXCHANGE, QAP_GPU_STARTS, parser
+from .cli_population import CHAINS, FACO, population
 from .plotting import plot_result, pyplot
 from .progress import ProgressBar
-from .cli_population import CHAINS, CHAINS_EXCHANGE, FACO, population
 from .search import ALGORITHMS, COLONIES, POPULATION_METHODS
 from .validation import check_writable
-
-#: `lsmgpu compare`'s budget when none is given
-DEFAULT_ITERATIONS = {"tabu": 10_000, "hc": None, "ils": 1_000}
-#: `lsmgpu solve`'s budget when none is given (hill climbing stops at its local optimum)
-DEFAULT_SECONDS = 10.0
-#: a QAP on a GPU without --starts: this many tabu starts as islands (docs/benchmarks.md, "Defaults")
-QAP_GPU_STARTS, QAP_GPU_EXCHANGE = 256, 1000
-#: the ILS chains each whole in a GPU block (docs/benchmarks.md, "The don't-look ILS"); a TSP's
-#: default on a GPU is focused ACO (FACO), measured ahead of them with `lsmgpu solve --time 10` on the
-#: H100: pr2392 0.12 vs 0.20 %, rl11849 0.55 vs 0.77 %, d18512 0.27 vs 0.99 %, pla85900 (30 s) 0.68
-#: vs 1.94 % (docs/benchmarks.md, "Focused ACO")
-#: --polish: the ILS polish chain over the same candidate lists as the search's
-POLISH = {"oropt": lambda c: [OrOpt(c)], "3opt-candidates": lambda c: [CandidateThreeOpt(c)],
-          "oropt+3opt": candidate_polish}
-
-
-def _count(minimum: int):
-    """An argparse type: an integer of at least ``minimum`` (the error names the flag)."""
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be an integer, got {text!r}") from None
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
-        return value
-    return parse
-
-
-def _seconds(text: str) -> float:
-    """An argparse type: a finite number of seconds >= 0."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
-    if not math.isfinite(value) or value < 0:
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds >= 0, got {text}")
-    return value
-
-
-def _epilog() -> str:
-    from .problems import shipped_names
-    return ("instances: a path to a TSPLIB .tsp, a QAPLIB .dat, a permuted perceptron .ppp or a DIMACS .col "
-            f"graph (with --colors K), or a shipped instance by name: {', '.join(shipped_names())}")
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse's parser whose errors are one line naming the flag (not the usage block first)."""
-
-    def error(self, message):
-        self.exit(2, f"lsmgpu: {message} (see {self.prog} --help)\n")
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="lsmgpu", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    solve = sub.add_parser("solve", help="solve a TSPLIB (.tsp), QAPLIB (.dat), PPP (.ppp) or DIMACS (.col) instance",
-                           epilog=_epilog())
-    solve.add_argument("instance", help="path of a .tsp, .dat, .ppp or .col file, or the name of a shipped instance")
-    solve.add_argument("--algorithm", choices=sorted(ALGORITHMS) + sorted(POPULATION_METHODS) + [CHAINS, FACO],
-                       default=None,
-                       help="default, measured best per problem type and backend: for a TSP on a GPU faco "
-                            "(focused ACO, a thread block an ant); dontlook-ils: 256 ILS chains, each whole in a "
-                            "thread block; else ils (over candidate lists with "
-                            "the Or-opt + 3-opt polish); tabu for the rest, as 256 island starts for a QAP on a "
-                            "GPU; acs / mmas: the ant colonies; ga: the genetic algorithm")
-    solve.add_argument("--chains", type=_count(1), help="dontlook-ils: ILS chains (default 256 on a GPU, 1 on the CPU)")
-    solve.add_argument("--ants", type=_count(1), help="acs / mmas / faco: ants an iteration (default: the colony's)")
-    solve.add_argument("--genes", type=_count(4), help="ga: population size (default: 2,048; 128 with local search)")
-    solve.add_argument("--groups", type=_count(1), default=1, help="ga: island groups (default 1)")
-    solve.add_argument("--local-search", choices=["auto", "tabu", "dontlook", "none"], default=None,
-                       help="acs / mmas / ga: improve every new solution with the problem's measured chain (auto, "
-                            "the colonies' default), a short tabu search of 4 n iterations (tabu), don't-look 2-opt "
-                            "+ Or-opt descents of tours (dontlook) or not (none: the plain colony; the GA's default)")
-    solve.add_argument("--neighbourhood", choices=["swap", "2opt", "3exchange", "2opt-candidates", "oropt", "3opt-candidates"],
-                       default=None,
-                       help="TSP neighbourhood (default: 2opt, and for ils candidate 2-opt; swap is the paper's "
-                            "benchmark setting)")
-    solve.add_argument("--polish", choices=sorted(POLISH) + ["none"], default=None,
-                       help="ILS over a TSP's candidate lists: end each descent where this neighbourhood does not "
-                            "improve either (default oropt+3opt: Or-opt, then candidate 3-opt)")
-    solve.add_argument("--colors", type=_count(2), help="number of colours, for a DIMACS .col graph")
-    stop = solve.add_argument_group("stopping criteria")
-    budget = stop.add_mutually_exclusive_group()
-    budget.add_argument("--iterations", type=_count(0),
-                        help="iterations: moves (tabu, hc), kicks (ils, dontlook-ils: per chain), colony iterations "
-                             "(acs, mmas, faco) or generations (ga)")
-    budget.add_argument("--time", type=_seconds, dest="seconds",
-                        help=f"seconds from the command's start, reading included (default: {DEFAULT_SECONDS:g}; "
-                             "a run also stops at the instance's best known value)")
-    solve.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="auto",
-                       help="where the search runs: cuda (an NVIDIA GPU with PyCUDA), cpu (NumPy) or auto (the GPU "
-                            "where there is one, else the CPU, said; default)")
-    solve.add_argument("--seed", type=_count(0), default=0,
-                       help="seed of the run's random numbers (default 0): the same seed repeats the same run")
-    parallel = solve.add_argument_group("many starts")
-    parallel.add_argument("--starts", type=_count(1), default=None,
-                          help=f"independent starts (seeds spawned from --seed; default 1, {QAP_GPU_STARTS} islands "
-                               "for a QAP on a GPU)")
-    parallel.add_argument("--exchange-every", type=_count(1), metavar="K",
-                          help="islands: every K iterations the worse half of the tabu starts restart from "
-                               "kicked copies of the better half's best solutions; dontlook-ils: every K rounds "
-                               f"(default {CHAINS_EXCHANGE}) the worse half of the chains go on from the better "
-                               "half's best tours")
-    parallel.add_argument("--gpus", type=_count(1), help="spread the starts, or a population search's islands (acs, mmas, "
-                          "ga, dontlook-ils, faco), over this many Ray actors (one GPU each)")
-    parallel.add_argument("--address", help="Ray cluster address (default with --gpus: start Ray here)")
-    solve.add_argument("--out", help="write the best solution here (.tour for TSP, .sln for QAP)")
-    solve.add_argument("--plot", metavar="FILE.png",
-                       help="save a picture: the tour over the cities (TSP) and the best fitness against time")
-    solve.add_argument("--initial", metavar="FILE",
-                       help="start from this solution (a .tour or .sln file, e.g. an earlier --out)")
-    solve.add_argument("--quiet", action="store_true", help="no progress bar")
-
-    comp = sub.add_parser("compare", help="compare neighbourhood / selection / generation variants, same seeds")
-    comp.add_argument("instance")
-    comp.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="tabu")
-    comp.add_argument("--neighbourhood", default="", help="comma-separated, e.g. swap,2opt (default: the problem's)")
-    comp.add_argument("--selection", default="device", help="comma-separated: device (gpu), host")
-    comp.add_argument("--generation", default="device", help="comma-separated: device (gpu), host (cpu)")
-    comp.add_argument("--runs", type=_count(1), default=5)
-    budget = comp.add_mutually_exclusive_group()
-    budget.add_argument("--iterations", type=_count(0))
-    budget.add_argument("--time", type=_seconds, dest="seconds",
-                        help=f"seconds per run (default for hc: {DEFAULT_SECONDS:g})")
-    comp.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="auto", help="as for solve")
-    comp.add_argument("--seed", type=_count(0), default=0, help="seed of the first run (default 0)")
-    comp.add_argument("--plot", help="save best fitness against time to this image file")
-    return parser
 
 
 def compare_command(args) -> int:
@@ -421,7 +290,7 @@ def main(argv=None) -> int:
     args = None
     try:
         try:
-            args = _parser().parse_args(argv)
+            args = parser().parse_args(argv)
         except SystemExit as exit:           # --help, or a bad flag (said in one line): its exit code
             return exit.code
         args.t0 = t0

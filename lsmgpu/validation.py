@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["check_square", "check_size", "check_count", "check_seconds", "check_number", "check_flag",
-           "check_seed", "check_writable", "nearest_hint", "check_host_memory", "INT32_MAX"]
+           "check_seed", "check_writable", "nearest_hint", "check_host_memory", "check_points", "INT32_MAX"]
 
 #: the largest value a 32-bit signed integer holds (GPU edge lengths, tabu stamps, step counters)
 INT32_MAX = 2**31 - 1
@@ -78,15 +78,31 @@ def check_count(owner: str, name: str, value, minimum: int = 0, maximum: int | N
     return value
 
 
-def check_number(owner: str, name: str, value) -> float | None:
-    """``value`` as a finite real number (None passes through)."""
+def check_number(owner: str, name: str, value, minimum: float | None = None) -> float | None:
+    """``value`` as a finite real number, at least ``minimum`` where given (None passes through)."""
     if value is None:
         return None
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, np.integer, np.floating)):
         raise TypeError(f"{owner}: `{name}` must be a number, got {value!r} ({type(value).__name__})")
     if not np.isfinite(value):
         raise ValueError(f"{owner}: `{name}` must be a finite number, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{owner}: `{name}` must be >= {minimum}, got {value!r}")
     return value
+
+
+def check_points(owner: str, name: str, points) -> np.ndarray:
+    """``points`` as an (n, 2) float64 array of finite real coordinates, or ValueError naming it
+    (complex numbers, strings, NaN and a wrong shape refused, not converted with a warning)."""
+    a = np.asarray(points)
+    if a.dtype.kind not in "biuf":
+        raise ValueError(f"{owner}: `{name}` must hold real numbers, got {a.dtype} entries")
+    a = a.astype(np.float64)
+    if a.ndim != 2 or a.shape[1] != 2:
+        raise ValueError(f"{owner}: `{name}` must have shape (n, 2), got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{owner}: `{name}` contain NaN or infinite values")
+    return a
 
 
 def check_seconds(owner: str, value) -> float | None:

@@ -18,7 +18,7 @@ from lsmgpu.kernels import render_fragment
 from lsmgpu.problem import ColonyModel, DeviceArray, EdgeDistance, Problem
 from lsmgpu.budget import check_deadline, time_left
 from lsmgpu.neighbourhoods import OverCandidates
-from lsmgpu.validation import INT32_MAX, check_number, check_size, check_square
+from lsmgpu.validation import INT32_MAX, check_number, check_points, check_size, check_square
 
 from .candidates import greedy_tour, hilbert_tour, nearest_candidates, quadrant_candidates, strip_tour
 from .distances import distance, geo_radians
@@ -107,12 +107,8 @@ class TSP(Problem):
                              f"'random', got {start!r}")
         if start in ("greedy", "hilbert", "strips") and coords is None:
             raise ValueError(f"TSP: `start={start!r}` needs coordinates")
-        if not isinstance(weight_type, str):
-            raise TypeError(f"TSP: `weight_type` must be one of {COORDINATE_TYPES}, got {weight_type!r}")
-        best_known = check_number("TSP", "best_known", best_known)
-        if best_known is not None and best_known < 0:
-            raise ValueError(f"TSP: `best_known` is a tour length, >= 0; got {best_known!r}")
-        self.weight_type = "EXPLICIT" if matrix is not None else weight_type.upper()
+        best_known = check_number("TSP", "best_known", best_known, minimum=0)
+        self.weight_type = "EXPLICIT" if matrix is not None else str(weight_type).upper()
         self.coords = None
         if matrix is not None:
             m = check_square("TSP", "matrix", matrix)
@@ -129,14 +125,7 @@ class TSP(Problem):
         else:
             if self.weight_type not in COORDINATE_TYPES:
                 raise ValueError(f"TSP: `weight_type` must be one of {COORDINATE_TYPES}, got {weight_type!r}")
-            c = np.asarray(coords)
-            if c.dtype.kind not in "biuf":
-                raise ValueError(f"TSP: `coords` must hold real numbers, got {c.dtype} entries")
-            c = c.astype(np.float64)
-            if c.ndim != 2 or c.shape[1] != 2:
-                raise ValueError(f"TSP: `coords` must have shape (n, 2), got {c.shape}")
-            if not np.all(np.isfinite(c)):
-                raise ValueError("TSP: `coords` contain NaN or infinite values")
+            c = check_points("TSP", "coords", coords)
             n = c.shape[0]
             self.coords = geo_radians(c) if self.weight_type == "GEO" else c
             span = float(np.hypot(*(c.max(axis=0) - c.min(axis=0)))) if n else 0.0

@@ -222,7 +222,7 @@ def test_cuda_backend_unavailable_and_auto_falls_back():
     qap = QAP.from_file(QAP.shipped("tai12a"))
     with pytest.raises(BackendUnavailable):
         TabuSearch(qap, backend="cuda")
-    with pytest.warns(BackendFallback, match="using the CPU"):
+    with pytest.warns(BackendFallback, match="runs this search on the CPU"):
         search = TabuSearch(qap, backend="auto")
     assert search.backend.name == "cpu"
 

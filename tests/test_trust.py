@@ -123,9 +123,9 @@ def test_a_population_too_large_for_the_host_is_refused_before_allocating(tsp, m
     (lambda p: MultiStart("tabbu", p, starts=2), ValueError, "did you mean 'tabu'"),
     (lambda p: CandidateTwoOpt(10), ValueError, "row c the k candidate cities"),
     (lambda p: TSP(np.ones((5, 2)) * 1j), ValueError, "`coords` must hold real numbers"),
-    (lambda p: TSP(np.ones((5, 2)), weight_type=5), TypeError, "`weight_type` must be one of"),
+    (lambda p: TSP(np.ones((5, 2)), weight_type=5), ValueError, "`weight_type` must be one of"),
     (lambda p: TSP(np.ones((5, 2)), best_known="x"), TypeError, "`best_known` must be a number"),
-    (lambda p: TSP(np.ones((5, 2)), best_known=-5), ValueError, "`best_known` is a tour length"),
+    (lambda p: TSP(np.ones((5, 2)), best_known=-5), ValueError, "`best_known` must be >= 0"),
     (lambda p: QAP(np.ones((4, 4)), np.ones((4, 4)), best_known="x"), TypeError, "`best_known` must be a number"),
 ])
 def test_bad_input_is_refused_at_construction_by_name(tsp, make, error, match):

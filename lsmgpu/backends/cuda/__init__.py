@@ -14,7 +14,7 @@ from .colony import CudaColony
 from .dontlook import CudaChains, CudaDontLook
 from .focused import CudaFocusedAnts
 from .genetic import CudaGenetic
-from .driver import context, cuda
+from .driver import context, cuda, device_name, warm_up
 from .evaluator import CudaEvaluator
 from .population import CudaPopulation
 
@@ -48,13 +48,20 @@ class CudaBackend:
         self.selection, self.generation, self.memory = selection, generation, dict(memory or {})
         self.tune, self.threads, self.block, self.profile = tune, threads, block, profile
         self.tuner = tuner
-        self.context = context(device)
-        self.device_name = self.context.get_device().name()
+        self.ordinal = device
+        self.device_name = device_name(device)
+        warm_up(device)             # the context starts beside the caller's work, not in the constructor
+
+    @property
+    def context(self):
+        """The GPU's context, current in the calling thread (made, or waited for, on first use:
+        inside a run, whose budget counts it)."""
+        return context(self.ordinal)
 
     @staticmethod
     def probe(device: int = 0) -> str:
         """Name of the GPU the backend would use; BackendUnavailable when there is none."""
-        return context(device).get_device().name()
+        return device_name(device)
 
     @property
     def device(self) -> str:

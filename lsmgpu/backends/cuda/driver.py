@@ -31,7 +31,7 @@ from . import nvrtc
 
 log = logging.getLogger("lsmgpu")
 
-__all__ = ["cuda", "context", "warm_up", "compile_module", "load_module", "launch", "synchronize", "pack",
+__all__ = ["cuda", "context", "device_name", "warm_up", "compile_module", "load_module", "launch", "synchronize", "pack",
            "resident_threads"]
 
 try:
@@ -76,6 +76,25 @@ def context(ordinal: int):
             return current
         _primary(ordinal).push()     # current in this thread from now on
         return _contexts[ordinal]
+    except cuda.Error as exc:
+        raise BackendUnavailable(f"CUDA is not usable: {exc}") from None
+
+
+def device_name(ordinal: int) -> str:
+    """The name of GPU ``ordinal``, found without creating a context (the CUDA driver's start
+    only), with the same refusals as :func:`context`: BackendUnavailable without PyCUDA or such a
+    GPU, or where this thread already drives another GPU."""
+    if cuda is None:
+        raise BackendUnavailable(f"PyCUDA is not importable: {_IMPORT_ERROR}")
+    try:
+        cuda.init()
+        current = cuda.Context.get_current()
+        if current is not None and current.get_device().pci_bus_id() != _bus_id(ordinal):
+            raise BackendUnavailable(f"CUDA device {ordinal} asked for, but this thread already drives "
+                                     f"{current.get_device().name()} (another device); use one thread or Ray "
+                                     "actor per GPU")
+        _bus_id(ordinal)
+        return cuda.Device(ordinal).name()
     except cuda.Error as exc:
         raise BackendUnavailable(f"CUDA is not usable: {exc}") from None
 
