@@ -88,17 +88,24 @@ class EdgeDistance:
     ``table``: the one array the device code reads (coordinates, or an (n, n) matrix).
     ``device``: CUDA source defining ``table_t`` (the table's element type) and
     ``__device__ long long edge_distance(const table_t* table, long long n, int u, int v)``
-    (integer lengths: the GPU's crossover and tour length are exact).
+    (integer lengths: the GPU's crossover and tour length are exact), or a function returning it
+    (rendered only when a GPU kernel needs it: :meth:`device_source`).
     """
 
     between: object
     table: np.ndarray
-    device: str
+    device: object
 
     def __post_init__(self):
         if not callable(self.between):
             raise TypeError("EdgeDistance: `between` must be a function of two item arrays")
         self.table = np.ascontiguousarray(self.table)
+
+    def device_source(self) -> str:
+        """The CUDA source of ``device``, rendered on first use."""
+        if callable(self.device):
+            self.device = self.device()
+        return self.device
 
 def check_problem(owner: str, problem) -> None:
     """TypeError naming `problem` unless it is a Problem (a file name or path says how to load it)."""

@@ -196,9 +196,8 @@ class TSP(Problem):
         matrix where the move kernels read one, else from the coordinates."""
         matrix = self.gpu_matrix or self.coords is None
         table = self.matrix if matrix else self.coords.astype(np.float32 if self.integer_coords else np.float64)
-        source = render_fragment(self, "tsp_edge.cu.j2", use_matrix=matrix, weight_type=self.weight_type,
-                                 integer_coords=self.integer_coords)
-        return EdgeDistance(self.dist, table.ravel(), source)
+        return EdgeDistance(self.dist, table.ravel(), lambda: render_fragment(
+            self, "tsp_edge.cu.j2", use_matrix=matrix, weight_type=self.weight_type, integer_coords=self.integer_coords))
 
     @classmethod
     def from_file(cls, path, **options) -> "TSP":

@@ -147,7 +147,7 @@ def test_a_subclass_elsewhere_keeps_its_bases_templates():
     problem = MyTour(np.random.default_rng(0).uniform(0, 100, (30, 2)), name="mine")
     dirs = problem.template_dirs()
     assert dirs[0].name == "tests" and any((d / "tsp_edge.cu.j2").is_file() for d in dirs)
-    assert "__global__" in render(problem) and "edge_distance" in problem.edge_distance().device
+    assert "__global__" in render(problem) and "edge_distance" in problem.edge_distance().device_source()
     ad_hoc = type("AdHoc", (TSP,), {"__module__": "builtins"})       # no file: skipped, not an error
     assert ad_hoc(np.ones((5, 2)) * np.arange(5)[:, None]).template_dirs() == dirs[1:]
 

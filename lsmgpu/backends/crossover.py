@@ -70,7 +70,7 @@ def construct(parent0: np.ndarray, parent1: np.ndarray, between, privilege: np.n
     current = np.zeros(rows, dtype=parent0.dtype)
     child[:, 0] = current
     for t in range(n - 1):
-        if t % 256 == 255:
+        if t % 16 == 15:
             check_deadline("the children were made")
         after0, before0 = jumps[0].visit(current)
         after1, before1 = jumps[1].visit(current)

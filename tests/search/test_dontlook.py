@@ -193,7 +193,7 @@ def test_bad_dontlook_descents_are_named():
 def test_dontlook_kernel_compiles_for_sm90(kind, block):
     """The descents' block (BLOCK) and the chains' and focused ants' (CHAIN_BLOCK), the chains'
     tours in global or in shared memory."""
-    device = tsp_of(kind, 20).edge_distance().device
+    device = tsp_of(kind, 20).edge_distance().device_source()
     for or3, shared in ((0, False), (1, False), (0, True)):
         assert nvcc_compile(render_skeleton("dontlook.cu.j2", K=10, S=3, OR3=or3, BLOCK=block, DISTANCE=device,
                                             SHARED_ROWS=shared, WALK_TRIES=WALK_TRIES))

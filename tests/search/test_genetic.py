@@ -279,7 +279,7 @@ RENDERS = [(dict(CROSSOVER=c, LANES=lanes), kind) for c, lanes, kind in itertool
 @pytest.mark.parametrize("options,kind", RENDERS, ids=lambda o: str(o.get("CROSSOVER", "")) + str(o.get("LANES", ""))
                          if isinstance(o, dict) else o)
 def test_genetic_kernels_compile_for_sm90(options, kind):
-    device = None if kind == "none" else distances()[kind].edge_distance().device
+    device = None if kind == "none" else distances()[kind].edge_distance().device_source()
     assert nvcc_compile(render_skeleton("genetic.cu.j2", DISTANCE=device, **options))
 
 

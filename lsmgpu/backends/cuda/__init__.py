@@ -58,6 +58,11 @@ class CudaBackend:
         inside a run, whose budget counts it)."""
         return context(self.ordinal)
 
+    def memory_info(self) -> tuple[int, int]:
+        """(free, total) bytes of the GPU's memory, asked in its context."""
+        self.context
+        return cuda.mem_get_info()
+
     @staticmethod
     def probe(device: int = 0) -> str:
         """Name of the GPU the backend would use; BackendUnavailable when there is none."""

@@ -94,7 +94,7 @@ class CudaColony:
     def __init__(self, model: ColonyModel, construction: Construction, n: int, ants: int, options):
         self.model, self.c, self.n, self.ants = model, construction, int(n), int(ants)
         self.device = options.device
-        need, (free, _) = colony_bytes(model, construction, n, ants), cuda.mem_get_info()
+        need, (free, _) = colony_bytes(model, construction, n, ants), options.memory_info()
         if need > MEMORY_SHARE * free:
             held = "n x n pheromone, heuristic and weight matrices" if construction.memory == "matrix" else "arrays"
             raise ValueError(f"ant colony: {ants:,} ants on {n:,} items need {need / 2**30:,.2f} GiB of GPU memory "

@@ -88,7 +88,7 @@ class CudaDontLook:
         self.device = options.device
         table = distance.table
         fixed = table.nbytes + rules.candidates.nbytes + self.city_array_bytes(n, rules.k)
-        need, (free, _) = dontlook_bytes(self.rows, n, chains) + fixed, cuda.mem_get_info()
+        need, (free, _) = dontlook_bytes(self.rows, n, chains) + fixed, options.memory_info()
         if need > MEMORY_SHARE * free:
             fit = int((MEMORY_SHARE * free - fixed) // dontlook_bytes(1, n, chains))
             raise ValueError(f"{self.what}: {self.rows:,} tours of {n:,} cities need {need / 2**30:,.2f} GiB "
@@ -96,7 +96,7 @@ class CudaDontLook:
         device = options.context.get_device()
         self.row_shared = self.row_shared_bytes(device)
         source = render_skeleton("dontlook.cu.j2", K=rules.k, S=rules.segment, OR3=int(rules.or3), BLOCK=self.block,
-                                 DISTANCE=distance.device, SHARED_ROWS=bool(self.row_shared), WALK_TRIES=WALK_TRIES)
+                                 DISTANCE=distance.device_source(), SHARED_ROWS=bool(self.row_shared), WALK_TRIES=WALK_TRIES)
         self.module = load_module(source, "sm_%d%d" % device.compute_capability())
         self.kernel = self.module.get_function("descend")
         self.buffers = DeviceBuffers()

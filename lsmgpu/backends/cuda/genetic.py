@@ -42,7 +42,7 @@ class CudaGenetic:
         self.b, self.n = breeding, int(n)
         self.device = options.device
         table = None if distance is None else distance.table
-        need, (free, _) = genetic_bytes(breeding, n, 0 if table is None else table.nbytes), cuda.mem_get_info()
+        need, (free, _) = genetic_bytes(breeding, n, 0 if table is None else table.nbytes), options.memory_info()
         if need > MEMORY_SHARE * free:
             per_gene = max(1, (need - (0 if table is None else table.nbytes)) // breeding.genes)
             fit = int(MEMORY_SHARE * free // per_gene) // (4 * breeding.groups) * 4 * breeding.groups
@@ -51,7 +51,7 @@ class CudaGenetic:
                              f"{free / 2**30:,.1f} GiB are free: about {fit:,} genes would fit")
         self.lanes = lanes_for(breeding)
         source = render_skeleton("genetic.cu.j2", CROSSOVER=breeding.crossover, LANES=self.lanes,
-                                 DISTANCE=None if distance is None else distance.device)
+                                 DISTANCE=None if distance is None else distance.device_source())
         device = options.context.get_device()
         module = load_module(source, "sm_%d%d" % device.compute_capability())
         names = ["compete", "breed"] + (["lengths"] if distance is not None else [])

@@ -62,7 +62,7 @@ class CudaPopulation:
         self.problem = problem = self.steps[0]
         self.sense, self.n = problem.sense, problem.n
         self.device = options.device
-        need, (free, _) = population_bytes(self.steps, self.rows), cuda.mem_get_info()
+        need, (free, _) = population_bytes(self.steps, self.rows), options.memory_info()
         if need > MEMORY_SHARE * free:
             fit = int(MEMORY_SHARE * free // max(1, need // self.rows))
             raise ValueError(f"population: {self.rows:,} solutions of {problem.name} need {need / 2**30:,.2f} GiB of "
