@@ -64,8 +64,8 @@ def overrun_row(name: str, path: Path, backend: str, seconds: float, kill: float
     elif cache == "warm":
         env["LSMGPU_CACHE"] = str(Path(tempfile.gettempdir()) / f"lsmgpu-warm-{name}-{path.stem}")
         if not Path(env["LSMGPU_CACHE"]).exists():
-            subprocess.run([sys.executable, "-c", CHILD, name, str(path), backend, "3"], capture_output=True,
-                           timeout=3 + kill, env=env)
+            subprocess.run([sys.executable, "-c", CHILD, name, str(path), backend, "5"], capture_output=True,
+                           timeout=5 + kill, env=env)
     started = time.perf_counter()
     try:
         done = subprocess.run([sys.executable, "-c", CHILD, name, str(path), backend, str(seconds)],
