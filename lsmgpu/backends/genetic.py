@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..budget import check_deadline
 from ..neighbourhoods.crowns import counter_uniform
 from .crossover import arx_privilege, construct, order_crossover, reverse_segments
 from .fallback import kernel_or_host
@@ -181,9 +182,16 @@ class CpuGenetic:
         reverse_segments(self.genes, slots[hit], np.minimum(i, j)[hit], np.maximum(i, j)[hit])
 
     def tour_lengths(self, tours: np.ndarray) -> np.ndarray:
-        """The closed tours' lengths by the edge distance (the GA's fitness of a tour problem)."""
-        nxt = np.roll(tours, -1, axis=1)
-        return np.asarray(self.between(tours.ravel(), nxt.ravel()), dtype=np.float64).reshape(tours.shape).sum(axis=1)
+        """The closed tours' lengths by the edge distance (the GA's fitness of a tour problem), about
+        a million edges at a time, the run's deadline checked between them."""
+        rows = max(1, 2**20 // max(1, tours.shape[1]))
+        lengths = np.empty(len(tours))
+        for first in range(0, len(tours), rows):
+            check_deadline("the tours' lengths were summed")
+            part = tours[first:first + rows]
+            edges = self.between(part.ravel(), np.roll(part, -1, axis=1).ravel())
+            lengths[first:first + rows] = np.asarray(edges, dtype=np.float64).reshape(part.shape).sum(axis=1)
+        return lengths
 
 
 def migration(values: np.ndarray, breeding: Breeding, seed: int, generation: int) -> tuple[np.ndarray, np.ndarray]:
