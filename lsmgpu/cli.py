@@ -249,7 +249,7 @@ def _many_starts(args, problem, iterations, left):
     if bar is not None and batched:
         def on_chunk(done, best):
             bar.update(done - bar.n)
-            bar.set_postfix(best=f"{best:g}")
+            bar.set_postfix(best=f"{best:.10g}")
         hooks["on_chunk"] = on_chunk
     elif bar is not None:
         hooks["progress"] = lambda k, r: bar.update()

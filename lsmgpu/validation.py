@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 
 __all__ = ["check_square", "check_size", "check_count", "check_seconds", "check_number", "check_flag",
-           "check_seed", "check_writable", "nearest_hint", "check_host_memory", "check_points", "INT32_MAX"]
+           "check_seed", "check_writable", "nearest_hint", "check_host_memory", "check_points", "check_options",
+           "INT32_MAX"]
 
 #: the largest value a 32-bit signed integer holds (GPU edge lengths, tabu stamps, step counters)
 INT32_MAX = 2**31 - 1
@@ -37,6 +38,31 @@ def nearest_hint(name, names) -> str:
     import difflib
     near = difflib.get_close_matches(str(name), list(names), n=1)
     return f" (did you mean {near[0]!r}?)" if near else ""
+
+
+def check_options(owner: str, cls, options: dict, taken=()) -> None:
+    """Refuse, at construction, a keyword in ``options`` that ``cls``'s constructor (through its
+    base classes' where it passes ``**options`` on) does not take: TypeError naming it and the
+    nearest valid name (a typo would otherwise surface only when the search is made, at run()).
+    ``taken``: names the caller itself sets, refused too."""
+    import inspect
+    valid, open_ended = set(), True
+    for klass in getattr(cls, "__mro__", (cls,)):
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        params = inspect.signature(init).parameters.values()
+        valid |= {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)} - {"self"}
+        open_ended = any(p.kind is p.VAR_KEYWORD for p in params)
+        if not open_ended:
+            break
+    if open_ended:                      # a constructor that takes anything: nothing to check against
+        return
+    for name in options:
+        if name in taken:
+            raise TypeError(f"{owner}: `{name}` is set by {owner} itself, not passed to {cls.__name__}")
+        if name not in valid:
+            raise TypeError(f"{owner}: {cls.__name__} takes no option `{name}`{nearest_hint(name, valid)}")
 
 
 def check_host_memory(owner: str, what: str, need: int, each: int | None = None) -> None:

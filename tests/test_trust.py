@@ -232,3 +232,13 @@ def test_a_cold_kernel_cache_past_the_budget_returns_the_start(tsp, search, tmp_
     assert result.status == "seconds" and result.fitness == tsp.fitness(result.solution)
     assert sorted(result.solution) == list(range(tsp.n))
     assert "built a kernel" in caplog.text
+
+
+@pytest.mark.parametrize("make, match", [
+    (lambda p: MultiStart(TabuSearch, p, starts=2, tenur=3), "TabuSearch takes no option `tenur` .*'tenure'"),
+    (lambda p: MultiStart("ils", p, starts=2, polsh=[]), "IteratedLocalSearch takes no option `polsh` .*'polish'"),
+])
+def test_a_misspelt_option_of_many_starts_is_refused_at_construction(tsp, make, match):
+    with pytest.raises(TypeError, match=match):
+        make(tsp)
+    assert MultiStart(TabuSearch, tsp, starts=2, exchange_every=5, tenure=7, backend="cpu").run(10).best is not None

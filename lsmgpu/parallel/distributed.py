@@ -26,6 +26,7 @@ import time
 from ..budget import Budget
 from ..errors import BackendUnavailable
 from .result import MultiStartResult
+from ..validation import check_options
 from .seeds import search_class, spawn_seeds
 
 __all__ = ["RayMultiStart", "actor_device", "ray_module"]
@@ -110,6 +111,7 @@ class RayMultiStart:
     def __init__(self, search, problem, *, starts: int, seed=None, workers: int | None = None,
                  batch: int | None = None, address: str | None = None, **options):
         self.search = search_class(search)
+        check_options("RayMultiStart", self.search, options, taken=("problem", "seed", "initial"))
         self.problem, self.options = problem, options
         self.seeds = spawn_seeds(seed, starts)
         if workers is not None and (not isinstance(workers, int) or workers < 1):

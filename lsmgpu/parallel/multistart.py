@@ -18,13 +18,16 @@ import warnings
 from ..budget import Budget
 from ..problem import check_problem
 from ..search import IteratedLocalSearch, TabuSearch
-from ..validation import check_count, check_flag, check_host_memory
+from ..validation import check_count, check_flag, check_host_memory, check_options
 from .batch import BatchTabuSearch
 from .drivers import batch_driver
 from .result import MultiStartResult
 from .seeds import search_class, spawn_seeds, start_solutions
 
 __all__ = ["MultiStart", "MultiStartResult", "spawn_seeds", "search_class"]
+
+#: the batched starts' own options (islands), not their searches'
+ISLAND_OPTIONS = ("exchange_every", "exchange_strength")
 
 
 class MultiStart:
@@ -43,9 +46,11 @@ class MultiStart:
     def __init__(self, search, problem, *, starts: int, seed=None, batch: bool = True, initial=None, **options):
         check_problem("MultiStart", problem)
         self.search = search_class(search)
+        check_options("MultiStart", self.search, {k: v for k, v in options.items() if k not in ISLAND_OPTIONS},
+                      taken=("problem", "seed"))
         self.problem, self.options = problem, options
         self.initial = start_solutions(problem, initial, starts)
-        for name in ("exchange_every", "exchange_strength"):
+        for name in ISLAND_OPTIONS:
             check_count("MultiStart", name, options.get(name), 1)
         self.seeds = spawn_seeds(seed, starts)
         self.driver, why = batch_driver(self.search, options, problem) if check_flag("MultiStart", "batch", batch) \

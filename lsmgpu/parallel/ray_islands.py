@@ -29,8 +29,9 @@ import time
 
 import numpy as np
 
+from .. import search as searches
 from ..budget import Budget
-from ..validation import check_count
+from ..validation import check_count, check_options
 from .distributed import actor_device, ray_module
 from .result import MultiStartResult
 from .seeds import spawn_seeds
@@ -104,7 +105,6 @@ class IslandRunner:
     def run(self, island: int, seed, board, exchange_every: int, synchronous: bool, iterations, deadline, target):
         """One island until its budget or the driver's stop: (its SearchResult, the solutions it
         took from the board, its work: (count, unit))."""
-        from .. import search as searches
         import ray
         left = None if deadline is None else max(0.0, deadline - time.time())
         iterations_done, holder = [0], {}
@@ -164,6 +164,7 @@ class RayIslands:
             raise ValueError(f"RayIslands: `method` must be one of {sorted(METHODS)}, got {method!r}")
         if not 0 < gpus_per_island <= 1:
             raise ValueError(f"RayIslands: `gpus_per_island` must be in (0, 1], got {gpus_per_island!r}")
+        check_options("RayIslands", getattr(searches, METHODS[method][0]), options, taken=("problem", "seed"))
         self.problem, self.method = problem, METHODS[method][0]
         self.islands = check_count("RayIslands", "islands", islands, 1)
         every = METHODS[method][1] if exchange_every is None else exchange_every
