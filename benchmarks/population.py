@@ -275,7 +275,7 @@ def table_ray_islands(args, path_of, emit) -> list[dict]:
             made = sum(count for count, _ in islands.work)
             rate = made / result.seconds
             one = rate if count == 1 else one
-            rows.append(dict(table="ray-islands", instance=problem.name, n=problem.n, method=METHODS[method][0],
+            rows.append(dict(table="ray-islands", instance=problem.name, n=problem.n, method=METHODS[method].__name__,
                              strategy=f"RayIslands, {count} island(s) of {share:g} GPU", islands=count,
                              gpu_share=share, budget_s=seconds, seconds=round(result.seconds, 2),
                              length=int(result.fitness), gap_pct=round(100 * problem.gap(result.fitness), 3),

@@ -23,11 +23,15 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    """Imported on first use: ``RayMultiStart`` (Ray is an optional extra), ``load`` (a problem
-    from its file; lsmgpu.problems, whose problems import lsmgpu's modules) and ``compare``."""
+    """Imported on first use: ``RayMultiStart`` and ``RayIslands`` (Ray is an optional extra),
+    ``load`` (a problem from its file; lsmgpu.problems, whose problems import lsmgpu's modules)
+    and ``compare``."""
     if name == "RayMultiStart":
         from .parallel.distributed import RayMultiStart
         return RayMultiStart
+    if name == "RayIslands":
+        from .parallel.ray_islands import RayIslands
+        return RayIslands
     if name == "load":
         from .problems import load
         return load
@@ -43,4 +47,4 @@ __all__ = ["Callback", "State", "Binary", "Discrete", "Permutation", "Real",
            "BitFlip", "BlockExchange", "CandidateThreeOpt", "CandidateTwoOpt", "Crowns", "Neighbourhood", "OrOpt", "Swap", "ThreeExchange", "TwoOpt", "ValueChange", "candidate_polish",
            "ColonyModel", "DeviceArray", "Problem", "SearchResult",
            "HillClimbing", "IteratedLocalSearch", "LocalSearch", "TabuSearch", "AntColonySystem", "MaxMinAntSystem", "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS", "FocusedACO", "MultiStart", "MultiStartResult",
-           "RayMultiStart", "compare", "load"]
+           "RayMultiStart", "RayIslands", "compare", "load"]

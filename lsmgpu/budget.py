@@ -57,7 +57,7 @@ class Budget:
                      check_seconds(owner, seconds), check_number(owner, "target", target),
                      check_count(owner, "stagnation", stagnation))
         if required and budget.endless:
-            raise ValueError(f"{owner}: give a budget (iterations=, seconds=, evaluations= or stagnation=): "
+            raise ValueError(f"{owner}: give a budget (iterations=, seconds= or stagnation=): "
                              "this search never stops by itself")
         return budget
 

@@ -7,16 +7,14 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from .search import POPULATION_METHODS, DontLookILS, FocusedACO
+from .search import SEARCHES
 
-__all__ = ["CHAINS_EXCHANGE", "FACO", "CHAINS", "SEARCHES", "population"]
+__all__ = ["CHAINS_EXCHANGE", "FACO", "CHAINS", "population"]
 
 #: the don't-look ILS's islands' exchange when --exchange-every is not given (rounds)
 CHAINS_EXCHANGE = 50
 #: focused ACO's and the don't-look ILS's command-line names
 FACO, CHAINS = "faco", "dontlook-ils"
-#: the population searches by command-line name
-SEARCHES = {**POPULATION_METHODS, CHAINS: DontLookILS, FACO: FocusedACO}
 
 
 def _local_search(args):
@@ -48,7 +46,8 @@ def options(args) -> tuple[dict, callable]:
         return (dict(ants=args.ants, initial=args.initial_solution),
                 lambda s: f"{s.ants} ants moving {s.moves} cities each, 2-opt + Or-opt"
                           + (" + Or-3opt" if s.rules.or3 else "") + " descents")
-    return dict(ants=args.ants, local_search=_local_search(args)), lambda s: f"{s.ants} ants, {_chain(s)}"
+    return (dict(ants=args.ants, local_search=_local_search(args), initial=args.initial_solution),
+            lambda s: f"{s.ants} ants, {_chain(s)}")
 
 
 def population(args, problem, iterations, left, callbacks):

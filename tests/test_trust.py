@@ -242,3 +242,29 @@ def test_a_misspelt_option_of_many_starts_is_refused_at_construction(tsp, make, 
     with pytest.raises(TypeError, match=match):
         make(tsp)
     assert MultiStart(TabuSearch, tsp, starts=2, exchange_every=5, tenure=7, backend="cpu").run(10).best is not None
+
+
+def test_the_colonies_take_a_start_solution_and_the_ga_initial_none(tsp):
+    start = np.random.default_rng(5).permutation(tsp.n)
+    for search in (AntColonySystem, MaxMinAntSystem):
+        result = search(tsp, ants=4, initial=start, seed=0, backend="cpu").run(iterations=0)
+        assert np.array_equal(result.solution, start) and result.history[0] == tsp.fitness(start)
+    with pytest.raises(ValueError, match="not a permutation"):
+        AntColonySystem(tsp, initial=np.zeros(tsp.n, int), backend="cpu")
+    assert GeneticAlgorithm(tsp, genes=8, initial=None, seed=0, backend="cpu").run(iterations=1).iterations == 1
+
+
+def test_every_population_search_is_an_island_method_with_its_exchange_period():
+    from lsmgpu.parallel.ray_islands import METHODS
+    assert {name: cls.island_exchange_every for name, cls in METHODS.items()} == {
+        "acs": 10, "mmas": 10, "ga": 10, "dontlook-ils": 50, "faco": 100}
+
+
+def test_the_command_starts_a_colony_from_a_given_tour(tmp_path, capsys):
+    tsp = TSP.from_file(TSP.shipped("berlin52"))
+    start = np.random.default_rng(2).permutation(52)
+    path = tmp_path / "start.tour"
+    tsp.write_solution(start, path)
+    assert main(["solve", "berlin52", "--algorithm", "mmas", "--initial", str(path), "--iterations", "0",
+                 "--backend", "cpu", "--quiet"]) == 0
+    assert f"best fitness: {tsp.fitness(start)}" in capsys.readouterr().out

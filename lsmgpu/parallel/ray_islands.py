@@ -40,11 +40,9 @@ __all__ = ["RayIslands", "Board", "IslandRunner", "METHODS"]
 
 log = logging.getLogger("lsmgpu")
 
-#: the searches an island runs, by command-line name: (class in lsmgpu.search, default exchange
-#: period in its iterations: the ILS's rounds of 1,024 checks, focused ACO's iterations of a few
-#: milliseconds, the classic colonies' and the GA's of tens of milliseconds and more)
-METHODS = {"dontlook-ils": ("DontLookILS", 50), "faco": ("FocusedACO", 100), "acs": ("AntColonySystem", 10),
-           "mmas": ("MaxMinAntSystem", 10), "ga": ("GeneticAlgorithm", 10)}
+#: the searches an island runs, by command-line name: the population searches of lsmgpu.search's
+#: one registry (each class's ``island_exchange_every`` is its default exchange period)
+METHODS = {name: cls for name, cls in searches.SEARCHES.items() if issubclass(cls, searches.PopulationSearch)}
 
 #: seconds between two looks at the board while a synchronous exchange waits
 WAIT = 0.002
@@ -149,7 +147,7 @@ class RayIslands:
 
     ``method``: "dontlook-ils" (DontLookILS, the default), "faco", "acs", "mmas" or "ga" (METHODS);
     ``islands``: actors (default: one per GPU share Ray sees, else 2 on CPUs); ``exchange_every``:
-    the method's METHODS period when None; ``synchronous``: see the module's docstring;
+    the method's ``island_exchange_every`` when None; ``synchronous``: see the module's docstring;
     ``gpus_per_island``: the GPU share of an actor (1: a GPU each; 0.5: two islands a GPU);
     ``seed``: spawned one per island; ``address``: the Ray cluster (default: start one here);
     ``island_exchange``: the search's own ``exchange_every`` (DontLookILS among its chains, the GA
@@ -164,10 +162,10 @@ class RayIslands:
             raise ValueError(f"RayIslands: `method` must be one of {sorted(METHODS)}, got {method!r}")
         if not 0 < gpus_per_island <= 1:
             raise ValueError(f"RayIslands: `gpus_per_island` must be in (0, 1], got {gpus_per_island!r}")
-        check_options("RayIslands", getattr(searches, METHODS[method][0]), options, taken=("problem", "seed"))
-        self.problem, self.method = problem, METHODS[method][0]
+        check_options("RayIslands", METHODS[method], options, taken=("problem", "seed"))
+        self.problem, self.method = problem, METHODS[method].__name__
         self.islands = check_count("RayIslands", "islands", islands, 1)
-        every = METHODS[method][1] if exchange_every is None else exchange_every
+        every = METHODS[method].island_exchange_every if exchange_every is None else exchange_every
         self.exchange_every = check_count("RayIslands", "exchange_every", every, 1)
         self.synchronous, self.gpus_per_island = bool(synchronous), float(gpus_per_island)
         self.seed, self.address = seed, address

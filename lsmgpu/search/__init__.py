@@ -11,11 +11,12 @@ from .focused import FocusedACO
 from .genetic import GeneticAlgorithm
 from .hill_climbing import HillClimbing
 from .ils import IteratedLocalSearch
+from .population import PopulationSearch
 from .short_tabu import ShortTabuSearch
 from .tabu import TabuSearch
 from ..validation import nearest_hint
 
-__all__ = ["LocalSearch", "HillClimbing", "TabuSearch", "IteratedLocalSearch", "AntColonySystem", "MaxMinAntSystem",
+__all__ = ["LocalSearch", "PopulationSearch", "HillClimbing", "TabuSearch", "IteratedLocalSearch", "AntColonySystem", "MaxMinAntSystem",
            "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS", "FocusedACO",
            "ALGORITHMS", "COLONIES", "POPULATION_METHODS", "SEARCHES", "search_class"]
 

@@ -40,6 +40,8 @@ class AntColony(PopulationSearch):
     selection : "wrs" | "roulette"  node selection (weighted reservoir sampling or roulette wheel)
     tabu : "ct" | "lc" | "bt"     the GPU's visited set (compact tabu, list compression, bitmask)
     warps : int | None            warps per ant on the GPU (None: by size)
+    initial : array, optional     the start solution (else the problem's): the best so far from
+                                  the start, and the reference of the pheromone's first values
     local_search, rule, backend, seed, callbacks, history : as for every population method
         (lsmgpu.search.population)
     """
@@ -47,7 +49,8 @@ class AntColony(PopulationSearch):
     algorithm = "AntColony"
 
     def __init__(self, problem: Problem, *, ants: int | None = None, beta: float = 2.0, candidates: int | None = 32,
-                 selection: str = "wrs", tabu: str = "ct", local_search=None, warps: int | None = None, **options):
+                 selection: str = "wrs", tabu: str = "ct", local_search=None, warps: int | None = None, initial=None,
+                 **options):
         check_problem(self.algorithm, problem)
         if problem.maximize:
             raise ValueError(f"{self.algorithm}: the ants deposit 1 / fitness, so a colony minimises; "
@@ -58,6 +61,7 @@ class AntColony(PopulationSearch):
             raise TypeError(f"{self.algorithm}: ant colonies build permutations; {problem.name}'s encoding is "
                             f"{problem.encoding!r}")
         self.candidates, self.model = candidates, None      # the model (n x n tables) is built inside run()
+        self.initial = None if initial is None else problem.encoding.validate(initial)
         if ants is None:
             ants = self.default_ants(problem, local_search)
         if not isinstance(ants, (int, np.integer)) or ants < 1:
@@ -112,6 +116,9 @@ class AntColony(PopulationSearch):
         self.device = getattr(self.colony, "device", "")
         self._improver(self.ants)
         self.seed = int(self.rng.integers(2**63))        # the counter-based draws' key
+
+    def _start_solution(self) -> np.ndarray:
+        return super()._start_solution() if self.initial is None else self.initial.copy()
 
     def _firsts(self) -> np.ndarray:
         """Where each ant starts: a random item (tours), a random order of the rows (assignments)."""

@@ -84,6 +84,7 @@ class DontLookILS(PopulationSearch):
     """
 
     algorithm = "DontLookILS"
+    island_exchange_every = 50          # rounds of 1,024 checks
 
     def __init__(self, problem, *, chains: int | None = None, kick_segment: int = 300, kick_spread: float = KICK_SPREAD,
                  kick_walk: int | None = None, walk_share: float = 1.0, exchange_every: int | None = 50,

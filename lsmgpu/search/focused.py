@@ -69,6 +69,7 @@ class FocusedACO(PopulationSearch):
     """
 
     algorithm = "FocusedACO"
+    island_exchange_every = 100         # iterations of a few milliseconds
 
     def __init__(self, problem, *, ants: int | None = None, moves: int | None = None, rho: float = 0.5,
                  p_best: float = 0.1, beta: float = 1.0, global_best_source: float = 0.01, walk: int | None = None,

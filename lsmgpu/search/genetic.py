@@ -36,7 +36,7 @@ class GeneticAlgorithm(PopulationSearch):
         else "ox" (order crossover: QAP and any permutation problem)
     mutation : float               probability that a child gets a random 2-opt move
     exchange_every : int           generations between the groups' exchanges of their best genes
-    initial : "random" | "problem" | array (genes, n)
+    initial : "random" (or None) | "problem" | array (genes, n)
         the first genes: random permutations (the paper's), the problem's start solution and
         kicked copies of it (Problem.perturb), or the given ones; descended first where there is
         a local search
@@ -74,6 +74,8 @@ class GeneticAlgorithm(PopulationSearch):
         self._check_memory("genes", self.breeding.genes)
 
     def _initial(self, problem: Problem, initial):
+        if initial is None:
+            return "random"
         if isinstance(initial, str):
             if initial not in INITIAL:
                 raise ValueError(f"{self.algorithm}: `initial` must be one of {INITIAL} or an array of genes, "

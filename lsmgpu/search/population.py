@@ -53,6 +53,9 @@ class PopulationSearch:
     """
 
     algorithm = "PopulationSearch"
+    #: islands over Ray exchange every this many of its iterations by default (tens of milliseconds
+    #: and more each: the classic colonies', the GA's; lsmgpu.parallel.ray_islands)
+    island_exchange_every = 10
 
     def __init__(self, problem: Problem, *, local_search=None, rule: str = "best", backend="auto", seed=None,
                  callbacks=None, history: str = "improvements"):
