@@ -102,3 +102,17 @@ def test_scheduling_example_reaches_smiths_optimum_with_the_colonies():
         assert result.fitness == optimum
     plain = MaxMinAntSystem(problem, backend="cpu", seed=0).run(iterations=50)
     assert plain.fitness <= 1.05 * optimum                   # the heuristic alone guides the ants well
+
+
+def test_the_readmes_python_example_runs_from_the_repository_alone(tmp_path, monkeypatch):
+    """The README's Python block reads only shipped instances and runs as written (here on the CPU)."""
+    import re
+    import warnings
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    block = re.search(r"## Python API\n\n```python\n(.*?)```", text, re.S).group(1)
+    monkeypatch.chdir(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")              # backend="auto" without a GPU says so
+        exec(compile(block, "README.md", "exec"), {})
+    assert (tmp_path / "kroA100.tour").is_file()
