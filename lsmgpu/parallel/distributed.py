@@ -77,7 +77,11 @@ class StartRunner:
             batch = driver(self.problem, seeds, **self.options)
             result = batch.run(iterations, seconds=left, target=target, stagnation=stagnation,
                                should_stop=lambda: self.stopping)
-            return starts, result.results
+            if not self.stopping:
+                return starts, result.results
+            # stopped by the driver (its deadline, another start's target, Ctrl-C): say why
+            return starts, [r if r is None or r.status != "interrupted" else dataclasses.replace(r, status=self.stopping)
+                            for r in result.results]
         results = []
         for seed in seeds:
             left = None if deadline is None else deadline - time.time()
