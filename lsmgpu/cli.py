@@ -223,6 +223,8 @@ def _run(args, problem, iterations):
     polish = "".join(f" + {p.neighbourhood!r}" for p in getattr(search, "polish", []))
     print(f"{search.algorithm} on {problem.name} (n = {problem.n}, {search.neighbourhood!r}{polish}), "
           f"backend {search.backend.name}", file=sys.stderr)
+    for callback in callbacks:
+        callback.show()
     return search.run(iterations, seconds=left(), target=problem.best_known)
 
 

@@ -59,6 +59,8 @@ def population(args, problem, iterations, left, callbacks):
     search = SEARCHES[args.algorithm](problem, backend=args.backend, seed=args.seed, callbacks=callbacks, **chosen)
     print(f"{search.algorithm} on {problem.name} (n = {problem.n}, {describe(search)}), backend "
           f"{search.backend.name}", file=sys.stderr)
+    for callback in callbacks:
+        callback.show()                   # the progress bar, on the line after the header
     return search.run(iterations, seconds=left(), target=problem.best_known)
 
 

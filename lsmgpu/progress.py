@@ -15,16 +15,21 @@ SECONDS_FORMAT = "{l_bar}{bar}| {n:.1f}/{total:.1f} s{postfix}"
 
 class ProgressBar(Callback):
     """A tqdm bar over iterations (or over seconds with --time) showing the best fitness so far.
-    The bar appears when the search starts (after the command's header line, not on it)."""
+    It appears at ``show()`` (the command calls it after its header line, so the bar is not drawn
+    on that line), or at the search's start at the latest."""
 
     def __init__(self, iterations: int | None, seconds: float | None):
         self.by_time = iterations is None and seconds is not None
         self.total = seconds if self.by_time else iterations
         self.bar = None
 
+    def show(self) -> None:
+        if self.bar is None:
+            self.bar = tqdm(total=self.total, unit="s" if self.by_time else "it", dynamic_ncols=True,
+                            file=sys.stderr, disable=None, bar_format=SECONDS_FORMAT if self.by_time else None)
+
     def on_start(self, search):
-        self.bar = tqdm(total=self.total, unit="s" if self.by_time else "it", dynamic_ncols=True, file=sys.stderr,
-                        disable=None, bar_format=SECONDS_FORMAT if self.by_time else None)
+        self.show()
 
     def on_iteration(self, state):
         if self.bar is None:
