@@ -35,6 +35,7 @@ from collections import deque
 
 import numpy as np
 
+from ..budget import check_deadline
 from ..neighbourhoods.crowns import counter_uniform
 from .dontlook import apply_steps, enqueue, improve_city
 
@@ -97,7 +98,8 @@ def kick_spans(n: int, segment: int, chains: int, spread: float) -> np.ndarray:
     segment * spread (the last chain), each a ``kick_span`` on n cities: chains that kick harder
     or softer, so the islands keep the ones whose kicks suit the instance."""
     exponents = np.linspace(-1.0, 1.0, chains) if chains > 1 else np.zeros(1)
-    return np.array([kick_span(n, round(segment * spread ** e)) for e in exponents], dtype=np.int64)
+    # np.round rounds halves to even, as Python's round: kick_span of each, for a million chains at once
+    return np.clip(np.round(segment * spread ** exponents), 1, max(1, (n - 3) // 2)).astype(np.int64)
 
 
 def kick_walks(chains: int, walk: int, share: float) -> np.ndarray:
@@ -157,14 +159,22 @@ class CpuChains:
         kicks.for_rows(self.rows)                       # a span for every chain, or one for all
 
     def load(self, xs) -> None:
-        """Start tours (rows x n): every city queued, no best yet."""
-        self.x = np.array(xs, dtype=np.int64)
-        B, n = self.x.shape
-        self.pos = np.empty_like(self.x)
-        np.put_along_axis(self.pos, self.x, np.broadcast_to(np.arange(n), self.x.shape), axis=1)
-        self.current = self.between(self.x, np.roll(self.x, -1, axis=1)).sum(axis=1).astype(np.float64)
+        """Start tours (rows x n): every city queued, no best yet. Rows are set up in blocks of
+        about a million cities, the run's deadline checked between them (a million chains take
+        seconds)."""
+        xs = np.asarray(xs)
+        B, n = xs.shape
+        self.x, self.pos = np.empty((B, n), dtype=np.int64), np.empty((B, n), dtype=np.int64)
+        self.current, self.queues = np.empty(B), []
+        rows = max(1, 2**20 // n)
+        for first in range(0, B, rows):
+            check_deadline("the chains' start tours were loaded")
+            x = self.x[first:first + rows]
+            x[:] = xs[first:first + rows]
+            np.put_along_axis(self.pos[first:first + rows], x, np.broadcast_to(np.arange(n), x.shape), axis=1)
+            self.current[first:first + rows] = self.between(x, np.roll(x, -1, axis=1)).sum(axis=1)
+            self.queues.extend(deque(row) for row in x.tolist())
         self.best, self.best_x = np.full(B, np.inf), self.x.copy()
-        self.queues = [deque(int(c) for c in row) for row in self.x]
         self.queued = np.ones((B, n), dtype=bool)
         self.kicks, self.checks, self.made = (np.zeros(B, dtype=np.int64) for _ in range(3))
         self.idle = np.zeros(B, dtype=bool)

@@ -98,20 +98,24 @@ class GeneticAlgorithm(PopulationSearch):
 
     # --- the run -----------------------------------------------------------------------------
     def _start_solution(self) -> np.ndarray:
-        """The first genes, drawn before anything else (after the counter-based draws' key); the first
-        of them is the run's start."""
+        """The first block of first genes, drawn before anything else (after the counter-based
+        draws' key); its first gene is the run's start."""
         self.seed = int(self.rng.integers(2**63))
-        self._genes = self._first_genes()
-        return self.problem.encoding.validate(self._genes[0])
+        self._blocks = self._gene_blocks()
+        self._genes = [next(self._blocks)]
+        return self.problem.encoding.validate(self._genes[0][0])
 
     def _set_up(self) -> None:
         problem, b = self.problem, self.breeding
+        for block in self._blocks:                       # the rest of the first genes
+            check_deadline("the genetic algorithm's first genes were drawn")
+            self._genes.append(block)
+        genes, self._genes, self._blocks = np.concatenate(self._genes), None, None
         self.breeder = genetic_for(self.backend, b, problem.n, self.distance, announce=self.algorithm)
         self.parts.append(self.breeder)
         self.device = getattr(self.breeder, "device", "")
         self._improver(b.groups * b.children_per_group)
-        genes, self._genes = self._genes, None
-        check_deadline("the genetic algorithm's first genes")
+        check_deadline("the genetic algorithm's first genes were evaluated")
         if self.improver is None and self.distance is not None:
             self.breeder.load(genes)                     # lengths on the backend
             values = self.breeder.value_array()
@@ -122,14 +126,23 @@ class GeneticAlgorithm(PopulationSearch):
         best = int(np.argmin(values))
         self._record(genes[best], values[best])
 
-    def _first_genes(self) -> np.ndarray:
+    def _gene_blocks(self):
+        """The first genes in blocks of about a million items (a budget can end between two): the
+        given ones, random permutations (the same stream as one draw of them all), or the problem's
+        start and kicked copies of it."""
         n, m = self.problem.n, self.genes
         if not isinstance(self.initial, str):
-            return self.initial.copy()
+            yield self.initial.copy()
+            return
+        rows = max(1, 2**20 // n)
         if self.initial == "random":
-            return self.rng.permuted(np.tile(np.arange(n, dtype=np.int32), (m, 1)), axis=1)
+            for first in range(0, m, rows):
+                yield self.rng.permuted(np.tile(np.arange(n, dtype=np.int32), (min(rows, m - first), 1)), axis=1)
+            return
         start = self.problem.encoding.validate(self.problem.initial_solution(self.rng))
-        return np.stack([start] + [self.problem.perturb(start.copy(), self.rng, 1) for _ in range(m - 1)])
+        yield start[None, :]
+        for first in range(1, m, 64):
+            yield np.stack([self.problem.perturb(start.copy(), self.rng, 1) for _ in range(min(64, m - first))])
 
     def _values(self, genes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Genes (descended where there is a local search) and their minimised values, in chunks
