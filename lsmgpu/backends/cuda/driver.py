@@ -63,16 +63,10 @@ def context(ordinal: int):
     concurrent call) gets the primary context pushed for it. A thread whose current context is
     another GPU's gets BackendUnavailable, not that GPU: one thread drives one GPU (a thread or a
     Ray actor per GPU drives several)."""
-    if cuda is None:
-        raise BackendUnavailable(f"PyCUDA is not importable: {_IMPORT_ERROR}")
+    _require_pycuda()
     try:
-        cuda.init()
-        current = cuda.Context.get_current()
+        current = _current_on(ordinal)
         if current is not None:
-            held = current.get_device()
-            if held.pci_bus_id() != _bus_id(ordinal):
-                raise BackendUnavailable(f"CUDA device {ordinal} asked for, but this thread already drives "
-                                         f"{held.name()} (another device); use one thread or Ray actor per GPU")
             return current
         _primary(ordinal).push()     # current in this thread from now on
         return _contexts[ordinal]
@@ -82,21 +76,32 @@ def context(ordinal: int):
 
 def device_name(ordinal: int) -> str:
     """The name of GPU ``ordinal``, found without creating a context (the CUDA driver's start
-    only), with the same refusals as :func:`context`: BackendUnavailable without PyCUDA or such a
-    GPU, or where this thread already drives another GPU."""
-    if cuda is None:
-        raise BackendUnavailable(f"PyCUDA is not importable: {_IMPORT_ERROR}")
+    only), with the same refusals as :func:`context`."""
+    _require_pycuda()
     try:
-        cuda.init()
-        current = cuda.Context.get_current()
-        if current is not None and current.get_device().pci_bus_id() != _bus_id(ordinal):
-            raise BackendUnavailable(f"CUDA device {ordinal} asked for, but this thread already drives "
-                                     f"{current.get_device().name()} (another device); use one thread or Ray "
-                                     "actor per GPU")
-        _bus_id(ordinal)
+        _current_on(ordinal)
         return cuda.Device(ordinal).name()
     except cuda.Error as exc:
         raise BackendUnavailable(f"CUDA is not usable: {exc}") from None
+
+
+def _require_pycuda() -> None:
+    if cuda is None:
+        raise BackendUnavailable(f"PyCUDA is not importable: {_IMPORT_ERROR}")
+
+
+def _current_on(ordinal: int):
+    """The CUDA driver started and this thread's current context (None: none), after the checks
+    :func:`context` and :func:`device_name` share: BackendUnavailable without GPU ``ordinal``, or
+    where this thread already drives another GPU."""
+    cuda.init()
+    bus = _bus_id(ordinal)
+    current = cuda.Context.get_current()
+    if current is not None and current.get_device().pci_bus_id() != bus:
+        raise BackendUnavailable(f"CUDA device {ordinal} asked for, but this thread already drives "
+                                 f"{current.get_device().name()} (another device); use one thread or Ray actor "
+                                 "per GPU")
+    return current
 
 
 def _primary(ordinal: int):
