@@ -87,10 +87,12 @@ class KickRules:
         return tuple(np.ascontiguousarray(np.broadcast_to(v, (rows,))) for v in (self.spans, self.walks))
 
 
-def kick_span(n: int, segment: int) -> int:
-    """The longest kicked segment on n cities: ``segment``, at most (n - 3) // 2 (the two segments
-    and their ends a, d are then distinct)."""
-    return max(1, min(int(segment), (n - 3) // 2))
+def kick_span(n: int, segment):
+    """The longest kicked segment on n cities: ``segment``, at least 1 and at most (n - 3) // 2 (the
+    two segments and their ends a, d are then distinct); of one segment an int, of an array of
+    them an int64 array."""
+    spans = np.clip(np.asarray(segment).astype(np.int64), 1, max(1, (n - 3) // 2))
+    return int(spans) if spans.ndim == 0 else spans
 
 
 def kick_spans(n: int, segment: int, chains: int, spread: float) -> np.ndarray:
@@ -98,8 +100,7 @@ def kick_spans(n: int, segment: int, chains: int, spread: float) -> np.ndarray:
     segment * spread (the last chain), each a ``kick_span`` on n cities: chains that kick harder
     or softer, so the islands keep the ones whose kicks suit the instance."""
     exponents = np.linspace(-1.0, 1.0, chains) if chains > 1 else np.zeros(1)
-    # np.round rounds halves to even, as Python's round: kick_span of each, for a million chains at once
-    return np.clip(np.round(segment * spread ** exponents), 1, max(1, (n - 3) // 2)).astype(np.int64)
+    return kick_span(n, np.round(segment * spread ** exponents))       # halves to even, as Python's round
 
 
 def kick_walks(chains: int, walk: int, share: float) -> np.ndarray:
