@@ -1,4 +1,8 @@
-"""Exceptions for backend failures. Bad input raises the built-in ValueError / TypeError."""
+"""Exceptions for backend failures, and the warning that announces a fallback to the CPU. Bad input
+raises the built-in ValueError / TypeError."""
+import os
+import sys
+import warnings
 
 
 class LsmgpuError(Exception):
@@ -33,9 +37,6 @@ class BackendFallback(UserWarning):
 def announce_fallback(message: str) -> None:
     """A BackendFallback warning pointing at the user's line (the first frame outside lsmgpu),
     not at the library line that noticed it."""
-    import os
-    import sys
-    import warnings
     package = os.path.dirname(os.path.abspath(__file__))
     problems = os.path.join(os.path.dirname(package), "problems")
     level, frame = 2, sys._getframe(1)

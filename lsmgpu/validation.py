@@ -2,6 +2,8 @@
 or TypeError naming the argument (and its owner), never a NumPy message without the name."""
 from __future__ import annotations
 
+import difflib
+import inspect
 import numbers
 import os
 from pathlib import Path
@@ -35,7 +37,6 @@ def check_square(owner: str, name: str, a, dtype=None) -> np.ndarray:
 
 def nearest_hint(name, names) -> str:
     """" (did you mean 'x'?)" for the valid name nearest to a misspelt ``name``, else ""."""
-    import difflib
     near = difflib.get_close_matches(str(name), list(names), n=1)
     return f" (did you mean {near[0]!r}?)" if near else ""
 
@@ -45,7 +46,6 @@ def check_options(owner: str, cls, options: dict, taken=()) -> None:
     base classes' where it passes ``**options`` on) does not take: TypeError naming it and the
     nearest valid name (a typo would otherwise surface only when the search is made, at run()).
     ``taken``: names the caller itself sets, refused too."""
-    import inspect
     valid, open_ended = set(), True
     for klass in getattr(cls, "__mro__", (cls,)):
         init = klass.__dict__.get("__init__")
