@@ -14,7 +14,7 @@ from tqdm import tqdm
 from .backends import cuda_available
 from .errors import BackendUnavailable, KernelCompileError
 from .cli_parser import DEFAULT_ITERATIONS, DEFAULT_SECONDS, POLISH, QAP_GPU_EXCHANGE, QAP_GPU_STARTS, parser
-from .cli_population import CHAINS, FACO, population
+from .cli_population import CHAINS, FACO, population, run_search
 from .plotting import plot_result, pyplot
 from .progress import ProgressBar
 from .search import ALGORITHMS, COLONIES, POPULATION_METHODS
@@ -63,18 +63,19 @@ def _polish_option(args, problem) -> dict:
 def choose_method(args, problem) -> None:
     """Fill in --algorithm and --starts where not given, with what measured best for the problem
     type and backend (docs/benchmarks.md, "Defaults"): for a TSP on a GPU focused ACO (a colony, one
-    a GPU with --gpus: not with --starts, --neighbourhood or --polish), else an ILS; for a QAP on a GPU, 256
-    tabu starts as islands exchanging every 1,000 iterations; else one tabu search."""
+    a GPU with --gpus: not with --starts, --neighbourhood, --polish, --checkpoint or --resume, which it
+    does not take), else an ILS; for a QAP on a GPU, 256 tabu starts as islands exchanging every 1,000
+    iterations (one start with --checkpoint or --resume); else one tabu search."""
     on_gpu, why = cuda_available() if args.backend != "cpu" else (False, "--backend cpu")
     if args.backend == "cuda" and not on_gpu:
         raise ValueError(f"--backend cuda: {why}")
     tsp = type(problem).__name__ == "TSP"
     if args.algorithm is None and tsp and on_gpu and problem.n >= 8 and not any(
-            (args.starts, args.neighbourhood, args.polish)):
+            (args.starts, args.neighbourhood, args.polish, args.checkpoint, args.resume)):
         args.algorithm = FACO
     if args.algorithm is None:
         args.algorithm = "ils" if tsp else "tabu"
-        if type(problem).__name__ == "QAP" and args.starts is None and on_gpu:
+        if type(problem).__name__ == "QAP" and args.starts is None and on_gpu and not (args.checkpoint or args.resume):
             args.starts = QAP_GPU_STARTS
             if args.exchange_every is None:
                 args.exchange_every = QAP_GPU_EXCHANGE
@@ -161,10 +162,11 @@ def solve(args) -> int:
         problem = args.problem = _load_problem(args)
         args.initial_solution = None if args.initial is None else problem.read_solution(args.initial)
         choose_method(args, problem)
+        check_one_search(args)
     except (ValueError, TypeError, OSError, ImportError) as exc:
         print(f"lsmgpu: {exc}", file=sys.stderr)
         return 2
-    if args.iterations is None and args.seconds is None:
+    if args.iterations is None and args.seconds is None and args.resume is None:
         args.seconds = DEFAULT_SECONDS
     try:
         result = _run(args, problem, args.iterations)
@@ -174,6 +176,19 @@ def solve(args) -> int:
     if result is None:
         return 2
     return _report(args, problem, result)
+
+
+def check_one_search(args) -> None:
+    """Checkpoints are of one search: --checkpoint / --resume with --starts or --gpus are refused,
+    and so is --stagnation with --gpus islands (each island runs until the budget's end)."""
+    many = args.starts > 1 or args.gpus or args.address
+    for flag in ("checkpoint", "resume"):
+        if getattr(args, flag) and many:
+            raise ValueError(f"--{flag} saves one search's run; it does not go with --starts or --gpus")
+    if args.stagnation is not None and (args.gpus or args.address) and args.starts == 1:
+        raise ValueError("--stagnation is not taken by islands over --gpus (they run to the budget's end)")
+    if args.checkpoint_every is not None and not args.checkpoint:
+        raise ValueError("--checkpoint-every needs --checkpoint FILE")
 
 
 def _value(problem, value) -> str:
@@ -225,7 +240,7 @@ def _run(args, problem, iterations):
           f"backend {search.backend.name}", file=sys.stderr)
     for callback in callbacks:
         callback.show()
-    return search.run(iterations, seconds=left(), target=problem.best_known)
+    return run_search(args, search, iterations, left)
 
 
 def _many_starts(args, problem, iterations, left):
@@ -256,7 +271,8 @@ def _many_starts(args, problem, iterations, left):
     elif bar is not None:
         hooks["progress"] = lambda k, r: bar.update()
     try:
-        multi = runner.run(iterations, seconds=left(), target=problem.best_known, **hooks)
+        multi = runner.run(iterations, seconds=left(), target=problem.best_known if args.target is None else args.target,
+                           stagnation=args.stagnation, **hooks)
     finally:
         if bar is not None:
             bar.close()

@@ -50,6 +50,17 @@ def _seconds(text: str) -> float:
     return value
 
 
+def _number(text: str) -> float:
+    """An argparse type: a finite number."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+    return value
+
+
 def _epilog() -> str:
     from .problems import shipped_names
     return ("instances: a path to a TSPLIB .tsp, a QAPLIB .dat, a permuted perceptron .ppp or a DIMACS .col "
@@ -94,14 +105,23 @@ def parser() -> argparse.ArgumentParser:
                        help="ILS over a TSP's candidate lists: end each descent where this neighbourhood does not "
                             "improve either (default oropt+3opt: Or-opt, then candidate 3-opt)")
     solve.add_argument("--colors", type=_count(2), help="number of colours, for a DIMACS .col graph")
-    stop = solve.add_argument_group("stopping criteria")
-    budget = stop.add_mutually_exclusive_group()
-    budget.add_argument("--iterations", type=_count(0),
-                        help="iterations: moves (tabu, hc), kicks (ils, dontlook-ils: per chain), colony iterations "
-                             "(acs, mmas, faco) or generations (ga)")
-    budget.add_argument("--time", type=_seconds, dest="seconds",
-                        help=f"seconds from the command's start, reading included (default: {DEFAULT_SECONDS:g}; "
-                             "a run also stops at the instance's best known value)")
+    stop = solve.add_argument_group("stopping criteria (the first to fire ends the run)")
+    stop.add_argument("--iterations", type=_count(0),
+                      help="iterations: moves (tabu, hc), kicks (ils, dontlook-ils: per chain), colony iterations "
+                           "(acs, mmas, faco) or generations (ga)")
+    stop.add_argument("--seconds", "--time", type=_seconds, dest="seconds",
+                      help=f"seconds from the command's start, reading included (default without --iterations: "
+                           f"{DEFAULT_SECONDS:g})")
+    stop.add_argument("--target", type=_number,
+                      help="stop at this objective value or better (default: the instance's best known, if it has one)")
+    stop.add_argument("--stagnation", type=_count(1), help="stop after this many iterations without a new best")
+    saved = solve.add_argument_group("checkpoints (one search, not --starts or --gpus)")
+    saved.add_argument("--checkpoint", metavar="FILE", help="write the run's state here every --checkpoint-every "
+                       "seconds and at the end (a run cut by Ctrl-C keeps the last one)")
+    saved.add_argument("--checkpoint-every", type=_seconds, metavar="S", help="seconds between checkpoints (default 60)")
+    saved.add_argument("--resume", metavar="FILE", help="go on from this checkpoint (same algorithm, options and "
+                       "instance); --iterations / --seconds then count the whole run, the checkpoint's own where not "
+                       "given")
     solve.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="auto",
                        help="where the search runs: cuda (an NVIDIA GPU with PyCUDA), cpu (NumPy) or auto (the GPU "
                             "where there is one, else the CPU, said; default)")
@@ -135,7 +155,7 @@ def parser() -> argparse.ArgumentParser:
     comp.add_argument("--runs", type=_count(1), default=5)
     budget = comp.add_mutually_exclusive_group()
     budget.add_argument("--iterations", type=_count(0))
-    budget.add_argument("--time", type=_seconds, dest="seconds",
+    budget.add_argument("--seconds", "--time", type=_seconds, dest="seconds",
                         help=f"seconds per run (default for hc: {DEFAULT_SECONDS:g})")
     comp.add_argument("--backend", choices=["auto", "cpu", "cuda"], default="auto", help="as for solve")
     comp.add_argument("--seed", type=_count(0), default=0, help="seed of the first run (default 0)")

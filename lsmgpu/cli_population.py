@@ -61,7 +61,18 @@ def population(args, problem, iterations, left, callbacks):
           f"{search.backend.name}", file=sys.stderr)
     for callback in callbacks:
         callback.show()                   # the progress bar, on the line after the header
-    return search.run(iterations, seconds=left(), target=problem.best_known)
+    return run_search(args, search, iterations, left)
+
+
+def run_search(args, search, iterations, left):
+    """One search's run (or resume: --resume) with the command's budget and checkpoints; the
+    target is the instance's best known unless --target gives one."""
+    target = args.target if args.target is not None else args.problem.best_known
+    budget = dict(target=target, stagnation=args.stagnation, checkpoint=args.checkpoint,
+                  checkpoint_every=args.checkpoint_every)
+    if args.resume:
+        return search.resume(args.resume, iterations=iterations, seconds=args.seconds, **budget)
+    return search.run(iterations, seconds=left(), **budget)
 
 
 def _islands(args, problem, iterations, left, chosen):
@@ -73,7 +84,7 @@ def _islands(args, problem, iterations, left, chosen):
                          island_exchange=exchange, backend=args.backend, **chosen)
     print(f"{islands.method} islands on {problem.name} (n = {problem.n}, {args.gpus or 'one per'} GPU(s), best "
           f"solutions exchanged every {islands.exchange_every} iterations)", file=sys.stderr)
-    multi = islands.run(iterations, seconds=left(), target=problem.best_known)
+    multi = islands.run(iterations, seconds=left(), target=problem.best_known if args.target is None else args.target)
     print(multi.summary().replace("starts", "islands"), file=sys.stderr)
     if multi.best is None:
         if multi.status == "interrupted":

@@ -1,18 +1,22 @@
 """Checks for users who add a problem: its delta against full re-evaluation, and its CUDA kernel
 against its NumPy code, with messages that say which move disagreed.
 
-    from lsmgpu.testing import check_delta, check_device
+    from lsmgpu.testing import check_compiles, check_delta, check_device
     check_delta(MyProblem(...))            # AssertionError naming the first wrong move, else None
+    check_compiles(MyProblem(...))         # every kernel built with nvcc, no GPU needed
     check_device(MyProblem(...))           # the same for the GPU's deltas; False where no GPU
 """
 from __future__ import annotations
+
+import re
+from pathlib import Path
 
 import numpy as np
 
 from .backends import cuda_available
 from .backends.cpu import CpuBackend
 
-__all__ = ["check_delta", "check_delta_at", "check_device"]
+__all__ = ["check_compiles", "check_delta", "check_delta_at", "check_device"]
 
 
 def _sample(size: int, rng, count: int) -> np.ndarray:
@@ -90,3 +94,40 @@ def check_device(problem, neighbourhood=None, *, solutions: int = 3, seed: int =
     finally:
         gpu.close()
     return True
+
+
+def check_compiles(problem, neighbourhoods=(), *, arch: str = "sm_90") -> dict:
+    """Render the kernel of ``problem`` for its default neighbourhood and each of
+    ``neighbourhoods`` that its template evaluates, and compile each with nvcc (no GPU needed):
+    {neighbourhood's repr: cubin bytes}. A compile error is a KernelCompileError whose message
+    starts with the template lines nvcc's errors point at ("template.cu.j2 line 12: ...")."""
+    from .errors import KernelCompileError
+    from .kernels import nvcc_compile, render
+    built = {}
+    for nb in (problem.neighbourhood, *neighbourhoods):
+        bound = problem.with_neighbourhood(nb)
+        if nb is not problem.neighbourhood and problem.unsupported(bound.neighbourhood, "cuda"):
+            continue
+        source = render(bound)
+        try:
+            built[repr(bound.neighbourhood)] = len(nvcc_compile(source, arch))
+        except KernelCompileError as error:
+            where = _template_lines(problem, source, str(error))
+            raise KernelCompileError(f"{problem.name} ({bound.neighbourhood!r}): {where}\n{error}",
+                                     error.source_path) from None
+    return built
+
+
+def _template_lines(problem, source: str, stderr: str) -> str:
+    """The template file and line of each rendered line nvcc's errors name ("x.cu(12): error"),
+    found by the line's text among the problem's and the engine's templates."""
+    from .kernels import TEMPLATE_DIR
+    rendered = source.splitlines()
+    files = [f for d in (*problem.template_dirs(), TEMPLATE_DIR) for f in sorted(Path(d).rglob("*.j2"))]
+    found = []
+    for number, message in re.findall(r"\.cu\((\d+)\): (error[^\n]*)", stderr):
+        text = rendered[int(number) - 1].strip() if 0 < int(number) <= len(rendered) else ""
+        place = next((f"{f.name} line {k}" for f in files for k, line in enumerate(f.read_text().splitlines(), 1)
+                      if text and line.strip() == text), f"rendered line {number}")
+        found.append(f"{place}: {message}")
+    return "; ".join(found) or "nvcc failed"

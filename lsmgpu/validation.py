@@ -131,11 +131,11 @@ def check_points(owner: str, name: str, points) -> np.ndarray:
     return a
 
 
-def check_seconds(owner: str, value) -> float | None:
+def check_seconds(owner: str, value, name: str = "seconds") -> float | None:
     """A time budget: a finite number of seconds >= 0 (None passes through)."""
-    value = check_number(owner, "seconds", value)
+    value = check_number(owner, name, value)
     if value is not None and value < 0:
-        raise ValueError(f"{owner}: `seconds` must be >= 0, got {value!r}")
+        raise ValueError(f"{owner}: `{name}` must be >= 0, got {value!r}")
     return None if value is None else float(value)
 
 

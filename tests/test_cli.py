@@ -209,3 +209,40 @@ def test_solve_with_the_genetic_algorithm(tmp_path, capsys):
     assert "--genes and --groups apply to --algorithm ga" in capsys.readouterr().err
     assert main(["solve", "berlin52", "--algorithm", "ga", "--ants", "16", "--iterations", "3",
                  "--backend", "cpu", "--quiet"]) != 0
+
+
+def test_solve_checkpoint_and_resume_end_as_one_run(tmp_path, capsys):
+    """--checkpoint after 150 iterations, then --resume to 300, prints the same best fitness and
+    writes the same solution as one run of 300 iterations (seeded, iteration budgets)."""
+    whole, part, resumed = tmp_path / "whole.sln", tmp_path / "part.sln", tmp_path / "resumed.sln"
+    saved = tmp_path / "run.ckpt"
+    common = ["solve", "tai12a", "--backend", "cpu", "--quiet", "--seed", "4"]
+    assert main(common + ["--iterations", "300", "--out", str(whole)]) == 0
+    one = capsys.readouterr().out
+    assert main(common + ["--iterations", "150", "--checkpoint", str(saved), "--out", str(part)]) == 0
+    capsys.readouterr()
+    assert saved.exists()
+    assert main(common + ["--iterations", "300", "--resume", str(saved), "--out", str(resumed)]) == 0
+    two = capsys.readouterr().out
+    assert one.splitlines()[0] == two.splitlines()[0]          # best fitness
+    assert "300 iterations" in two
+    assert whole.read_text() == resumed.read_text()
+
+
+def test_solve_budget_flags(capsys):
+    """--seconds (with --time its alias), --target and --stagnation end a run by their own status."""
+    assert main(["solve", "tai12a", "--backend", "cpu", "--quiet", "--seconds", "0.5", "--target", "1e12"]) == 0
+    assert "stopped by target" in capsys.readouterr().out
+    assert main(["solve", "tai12a", "--backend", "cpu", "--quiet", "--time", "30", "--stagnation", "40"]) == 0
+    assert "stopped by stagnation" in capsys.readouterr().out
+    assert main(["solve", "tai12a", "--backend", "cpu", "--quiet", "--target", "nan"]) == 2
+    assert "--target: must be a finite number" in capsys.readouterr().err
+
+
+def test_checkpoint_flags_are_refused_with_many_starts(tmp_path, capsys):
+    """A checkpoint is of one search: --checkpoint with --starts, and --checkpoint-every alone, are
+    refused in one line."""
+    assert main(["solve", "tai12a", "--backend", "cpu", "--starts", "3", "--checkpoint", str(tmp_path / "a")]) == 2
+    assert "does not go with --starts" in capsys.readouterr().err
+    assert main(["solve", "tai12a", "--backend", "cpu", "--checkpoint-every", "5"]) == 2
+    assert "--checkpoint-every needs --checkpoint" in capsys.readouterr().err

@@ -299,3 +299,18 @@ def test_batch_kernels_take_fewer_lanes_as_starts_fill_the_gpu():
     # one block per start: at most 8 lane-tasks per thread (780 moves, 16 lanes by default)
     assert [resident_lanes(small, small.neighbourhood, b) for b in (256, 1024)] == [2, 8]
     assert "#define LANES 1\n" in render(problem, lanes=1) and "#define LANES 32\n" in render(problem)
+
+
+@pytest.mark.nvcc
+def test_check_compiles_builds_the_kernels_and_names_the_template_line_of_an_error(broken):
+    """lsmgpu.testing.check_compiles: the QAP's kernels for its neighbourhoods build without a GPU;
+    a template with a CUDA error fails naming the template file and line nvcc pointed at."""
+    from lsmgpu.neighbourhoods import ThreeExchange
+    from lsmgpu.testing import check_compiles
+    qap = QAP.from_file(QAP.shipped("nug12"))
+    built = check_compiles(qap, [ThreeExchange()])
+    assert len(built) == 2 and all(size > 1000 for size in built.values())
+    problem = broken("\n__device__ fitness_t delta(const sol_t* x, const move_t m, const data_t& d) {\n"
+                     "    return no_such_variable;\n}\n")
+    with pytest.raises(KernelCompileError, match=r"broken.cu.j2 line 3: error.*no_such_variable"):
+        check_compiles(problem)

@@ -117,6 +117,8 @@ class Evaluator:
         self.sense = problem.sense
         self.timings: dict[str, float] = {}
         self.x: np.ndarray | None = None
+        #: the host tabu matrix, where the backend keeps it on the host
+        self.tabu: np.ndarray | None = None
 
     def enable_tabu(self) -> None:
         """Allocate the tabu matrix (all attributes free)."""
@@ -124,6 +126,14 @@ class Evaluator:
 
     def load(self, x: np.ndarray) -> None:
         raise NotImplementedError
+
+    def tabu_memory(self) -> np.ndarray | None:
+        """A copy of the tabu matrix (int64 stamps; None before enable_tabu), for a checkpoint."""
+        return None if self.tabu is None else self.tabu.copy()
+
+    def set_tabu_memory(self, stamps: np.ndarray) -> None:
+        """Take back a tabu matrix written by ``tabu_memory`` (after enable_tabu)."""
+        self.tabu[...] = stamps
 
     def load_from(self, other: "Evaluator") -> None:
         """Take ``other``'s current solution (another neighbourhood's evaluator of the same

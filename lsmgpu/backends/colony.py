@@ -30,6 +30,7 @@ the atomics (ACS-GPU-Alt: lost updates accepted by design).
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import numpy as np
@@ -154,6 +155,14 @@ class CpuColony:
 
     def matrix(self) -> np.ndarray:
         return self.pheromone.matrix()
+
+    def memory(self):
+        """A copy of the pheromone memory (MatrixPheromone or SelectivePheromone), for a checkpoint."""
+        return copy.deepcopy(self.pheromone)
+
+    def load_memory(self, memory) -> None:
+        """Take back a memory written by ``memory()``."""
+        self.pheromone = copy.deepcopy(memory)
 
     def close(self) -> None:
         """Nothing to free on the host."""

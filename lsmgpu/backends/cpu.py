@@ -48,7 +48,6 @@ class CpuEvaluator(Evaluator):
         super().__init__(problem, neighbourhood)
         self.device = CpuBackend().device
         self.chunk = chunk
-        self.tabu: np.ndarray | None = None
         size = neighbourhood.size
         self._cached = (neighbourhood.decode(np.arange(size, dtype=np.int64))
                         if neighbourhood.static and size <= chunk else None)

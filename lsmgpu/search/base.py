@@ -1,25 +1,24 @@
-"""The one loop every local search shares (ParadisEO's moLocalSearch, in Python).
+"""Local search over one solution (ParadisEO's moLocalSearch, in Python): hill climbing, tabu
+search and ILS on the problem's neighbourhood, evaluated by the backend.
 
-``start()`` draws or takes the start solution and loads it into the backend;
-``step()`` runs one iteration (explore, select, apply, bookkeeping) and says whether a
-stop criterion fired; ``result()`` builds the SearchResult. ``run()`` chains them and
-turns Ctrl-C into ``status="interrupted"`` with the best solution so far. What differs
-between algorithms lives in :meth:`LocalSearch._iterate`.
+The run loop is lsmgpu.search.loop.Search's; ``_start()`` draws or takes the start solution and
+loads it into the backend, ``step()`` runs one iteration (explore, select, apply, bookkeeping).
+What differs between algorithms lives in :meth:`LocalSearch._iterate`.
 """
 from __future__ import annotations
 
+import copy
 import logging
-import time
 
 import numpy as np
 
 from ..backends import resolve
 from ..backends.base import Query
-from ..budget import Budget, DeadlineReached, check_deadline, deadline_scope
-from ..callbacks import CallbackList, State
+from ..budget import check_deadline
+from ..callbacks import State
 from ..problem import Problem, check_problem
-from ..result import HISTORIES, SearchResult
-from ..validation import check_seed
+from ..result import SearchResult
+from .loop import Search
 
 __all__ = ["LocalSearch", "Stop"]
 
@@ -34,8 +33,8 @@ class Stop(Exception):
         self.status = status
 
 
-class LocalSearch:
-    """Base of the searches. Subclasses implement ``_iterate``.
+class LocalSearch(Search):
+    """Base of the single-solution searches. Subclasses implement ``_iterate``.
 
     Parameters
     ----------
@@ -55,8 +54,6 @@ class LocalSearch:
 
     algorithm = "LocalSearch"
     uses_tabu = False
-    #: the search never stops by itself (tabu search, ILS): run() refuses a budget that cannot end it
-    needs_budget = False
 
     def __init__(self, problem: Problem, *, neighbourhood=None, backend="auto", seed=None,
                  initial=None, callbacks=None, history: str = "improvements"):
@@ -66,40 +63,27 @@ class LocalSearch:
         self.problem = problem
         self.neighbourhood = problem.neighbourhood
         self.backend = resolve(backend, problem)
-        self.rng = np.random.default_rng(check_seed(self.algorithm, seed))
+        self._init_run(seed, callbacks, history)
         self.initial = None if initial is None else problem.encoding.validate(initial)
-        self.callbacks = CallbackList(callbacks)
-        if history not in HISTORIES:
-            raise ValueError(f"{self.algorithm}: `history` must be one of {HISTORIES}, got {history!r}")
-        self.keep_every_iteration = history == "all"
         self.evaluator = None
 
-    # --- the step API ---------------------------------------------------------------------
-    def start(self, iterations=None, evaluations=None, seconds=None, target=None, stagnation=None, *,
-              t0: float | None = None) -> None:
-        """Prepare a run with the given budget (any combination; the step API may give none and
-        drive the iterations itself). The clock starts at ``t0`` (``run``'s call), else now: the start
-        solution, the backend's set-up (kernel builds, tuning) and a first descent all count.
-        The start solution is the best so far from the moment it exists."""
-        self.budget = Budget.checked(self.algorithm, iterations, evaluations, seconds, target, stagnation)
-        self.t0 = time.perf_counter() if t0 is None else t0
-        self.target = None if target is None else self.problem.sense * target
-        self.iteration, self.evaluations, self.status = 0, 0, None
-        self.improvements: list[tuple[int, float, float]] = []
+    def _start(self) -> None:
         x = self.initial if self.initial is not None else self.problem.encoding.validate(
             self.problem.initial_solution(self.rng))
         self.current = self.problem.sense * self.problem.fitness(x)
         self.best_x, self.best = np.array(x, dtype=self.problem.encoding.dtype), self.current
         self.history = [self.current * self.problem.sense]
+        self._set_up_evaluator()
+        self.evaluator.load(x)           # (its fitness is self.current, evaluated above)
+        self._start_hook()
+
+    def _set_up_evaluator(self) -> None:
+        """The backend's evaluator (built once per search), with a fresh tabu memory for a run."""
         if self.evaluator is None:
             check_deadline("the backend's set-up")
             self.evaluator = self.backend.evaluator(self.problem, self.neighbourhood)
         if self.uses_tabu:
-            self.evaluator.enable_tabu()  # a fresh tabu memory for every run
-        self.evaluator.load(x)           # (its fitness is self.current, evaluated above)
-        self._since_best = 0
-        self._start_hook()
-        self.callbacks.on_start(self)
+            self.evaluator.enable_tabu()
 
     def _load(self, x) -> None:
         """Make ``x`` the current solution (on the backend too) and evaluate it."""
@@ -108,6 +92,27 @@ class LocalSearch:
 
     def _start_hook(self) -> None:
         """Per-algorithm set-up after the start solution is loaded."""
+
+    # --- checkpoints -------------------------------------------------------------------------
+    #: a subclass's own fields that a checkpoint keeps
+    state_fields: tuple[str, ...] = ()
+
+    def state(self) -> dict:
+        state = super().state()
+        state.update(current=self.current, x=self.evaluator.x.copy(),
+                     tabu=self.evaluator.tabu_memory() if self.uses_tabu else None,
+                     own={name: copy.deepcopy(getattr(self, name)) for name in self.state_fields})
+        return state
+
+    def _restore(self, state: dict) -> None:
+        super()._restore(state)
+        self.current = state["current"]
+        self._set_up_evaluator()
+        self.evaluator.load(state["x"])
+        if state["tabu"] is not None:
+            self.evaluator.set_tabu_memory(state["tabu"])
+        for name, value in state["own"].items():
+            setattr(self, name, copy.deepcopy(value))
 
     def step(self) -> bool:
         """One iteration; True once a stop criterion has fired."""
@@ -136,9 +141,7 @@ class LocalSearch:
         return self.status is not None
 
     def _budget_spent(self) -> str | None:
-        status = self.budget.spent(reached=self.target is not None and self.best <= self.target,
-                                   iteration=self.iteration, elapsed=self.elapsed, since_best=self._since_best,
-                                   evaluations=self.evaluations)
+        status = super()._budget_spent()
         limit = self.evaluator.max_steps if self.evaluator is not None else None
         if status not in ("target", "iterations") and limit is not None and self.iteration >= limit:
             log.warning("%s: %d iterations is the most the %s backend counts in one run (32-bit counters "
@@ -149,10 +152,6 @@ class LocalSearch:
     def _in_time(self) -> bool:
         """Whether the time budget leaves room for more work (long phases look at it inside)."""
         return self.budget.seconds is None or self.elapsed < self.budget.seconds
-
-    @property
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.t0
 
     def _state(self, move) -> State:
         s = self.problem.sense
@@ -183,35 +182,6 @@ class LocalSearch:
             backend=self.backend.name, device=evaluator.device if evaluator else getattr(self.backend, "device", ""),
             status=self.status or "interrupted", timings=dict(evaluator.timings) if evaluator else {},
             algorithm=self.algorithm, problem=self.problem.name)
-
-    def run(self, iterations=None, *, evaluations=None, seconds=None, target=None, stagnation=None) -> SearchResult:
-        """Run until a stop criterion fires; ``seconds`` counts from this call, set-up included.
-        Ctrl-C at any phase (start solution, kernel builds, first descent, iterations) returns
-        the best solution so far with status "interrupted"."""
-        t0 = time.perf_counter()
-        budget = Budget.checked(self.algorithm, iterations, evaluations, seconds, target, stagnation,
-                                required=self.needs_budget)
-        self.status, self.best_x = None, None
-        try:
-            with deadline_scope(None if budget.seconds is None else t0 + budget.seconds):
-                self.start(iterations, evaluations, seconds, target, stagnation, t0=t0)
-                self.status = self._budget_spent()
-                while self.status is None and not self.step():
-                    pass
-        except DeadlineReached as reached:
-            log.info("%s: %s; returning the best so far", self.algorithm, reached)
-            self.status = "seconds"
-            if self.best_x is None:
-                raise
-        except KeyboardInterrupt:
-            self.status = "interrupted"
-            log.warning("%s interrupted at iteration %d; returning the best so far", self.algorithm,
-                        getattr(self, "iteration", 0))
-            if self.best_x is None:
-                raise      # not even a start solution yet: nothing to return
-        result = self.result()
-        self.callbacks.on_end(result)
-        return result
 
     # --- shared pieces of an iteration ---------------------------------------------------------
     def _iterate(self):

@@ -47,6 +47,7 @@ class AntColony(PopulationSearch):
     """
 
     algorithm = "AntColony"
+    state_fields = ("seed",)
 
     def __init__(self, problem: Problem, *, ants: int | None = None, beta: float = 2.0, candidates: int | None = 32,
                  selection: str = "wrs", tabu: str = "ct", local_search=None, warps: int | None = None, initial=None,
@@ -96,8 +97,13 @@ class AntColony(PopulationSearch):
 
     # --- the iteration -----------------------------------------------------------------------
     def _set_up(self) -> None:
+        self._build(float(self.best))
+        self._improver(self.ants)
+        self.seed = int(self.rng.integers(2**63))        # the counter-based draws' key
+
+    def _build(self, reference: float) -> None:
+        """The colony model and the pheromone, tau0 from the ``reference`` solution's fitness."""
         problem = self.problem
-        reference = float(self.best)
         if not reference > 0:
             raise ValueError(f"{self.algorithm}: a solution of {problem.name} has fitness {reference:g}; the "
                              "ants deposit 1 / fitness and need fitness > 0")
@@ -114,11 +120,19 @@ class AntColony(PopulationSearch):
                                  announce=self.algorithm)
         self.parts.append(self.colony)
         self.device = getattr(self.colony, "device", "")
-        self._improver(self.ants)
-        self.seed = int(self.rng.integers(2**63))        # the counter-based draws' key
 
     def _start_solution(self) -> np.ndarray:
         return super()._start_solution() if self.initial is None else self.initial.copy()
+
+    def _part_states(self) -> dict:
+        return {**super()._part_states(), "pheromone": self.colony.memory()}
+
+    def _restore_parts(self, parts: dict) -> None:
+        """The model and the colony as the start builds them (its reference: the start solution),
+        then the checkpoint's pheromone and local search."""
+        self._build(self.problem.sense * float(self.problem.fitness(self.start_x)))
+        self.colony.load_memory(parts["pheromone"])
+        self._restore_improver(parts, self.ants)
 
     def _firsts(self) -> np.ndarray:
         """Where each ant starts: a random item (tours), a random order of the rows (assignments)."""
@@ -208,6 +222,7 @@ class MaxMinAntSystem(AntColony):
     """
 
     algorithm = "MaxMinAntSystem"
+    state_fields = ("seed", "tau_min", "tau_max", "restart_x", "restart_best", "restart_iteration")
     RESTART_EVERY, RESTART_AFTER, LAMBDA, BRANCHING = 100, 250, 0.05, 1.00001
 
     def __init__(self, problem: Problem, *, rho: float = 0.5, alpha: float = 1.0, p_best: float = 0.01,

@@ -84,6 +84,7 @@ class DontLookILS(PopulationSearch):
     """
 
     algorithm = "DontLookILS"
+    checkpoint_refused = "its chains' state on the backend (tours, don't-look bits, kick counters) and the background merge are not read back yet"
     island_exchange_every = 50          # rounds of 1,024 checks
 
     def __init__(self, problem, *, chains: int | None = None, kick_segment: int = 300, kick_spread: float = KICK_SPREAD,

@@ -69,6 +69,7 @@ class FocusedACO(PopulationSearch):
     """
 
     algorithm = "FocusedACO"
+    checkpoint_refused = "its ants' state on the backend (source tour, trail, don't-look bits) is not read back yet"
     island_exchange_every = 100         # iterations of a few milliseconds
 
     def __init__(self, problem, *, ants: int | None = None, moves: int | None = None, rho: float = 0.5,

@@ -46,6 +46,7 @@ class GeneticAlgorithm(PopulationSearch):
     """
 
     algorithm = "GeneticAlgorithm"
+    state_fields = ("seed",)
 
     def __init__(self, problem: Problem, *, genes: int | None = None, groups: int = 1, crossover: str = "auto",
                  mutation: float = 0.1, exchange_every: int = 10, initial="random", lanes: int | None = None,
@@ -106,15 +107,12 @@ class GeneticAlgorithm(PopulationSearch):
         return self.problem.encoding.validate(self._genes[0][0])
 
     def _set_up(self) -> None:
-        problem, b = self.problem, self.breeding
         for block in self._blocks:                       # the rest of the first genes
             check_deadline("the genetic algorithm's first genes were drawn")
             self._genes.append(block)
         genes, self._genes, self._blocks = np.concatenate(self._genes), None, None
-        self.breeder = genetic_for(self.backend, b, problem.n, self.distance, announce=self.algorithm)
-        self.parts.append(self.breeder)
-        self.device = getattr(self.breeder, "device", "")
-        self._improver(b.groups * b.children_per_group)
+        self._build()
+        self._improver(self.breeding.groups * self.breeding.children_per_group)
         check_deadline("the genetic algorithm's first genes were evaluated")
         if self.improver is None and self.distance is not None:
             self.breeder.load(genes)                     # lengths on the backend
@@ -125,6 +123,21 @@ class GeneticAlgorithm(PopulationSearch):
             self.breeder.load(genes, values)
         best = int(np.argmin(values))
         self._record(genes[best], values[best])
+
+    def _build(self) -> None:
+        """The population's place on the backend."""
+        self.breeder = genetic_for(self.backend, self.breeding, self.problem.n, self.distance, announce=self.algorithm)
+        self.parts.append(self.breeder)
+        self.device = getattr(self.breeder, "device", "")
+
+    def _part_states(self) -> dict:
+        every = np.arange(self.genes)
+        return {**super()._part_states(), "genes": self.breeder.rows(every), "values": self.breeder.value_array()}
+
+    def _restore_parts(self, parts: dict) -> None:
+        self._build()
+        self.breeder.load(parts["genes"], parts["values"])
+        self._restore_improver(parts, self.breeding.groups * self.breeding.children_per_group)
 
     def _gene_blocks(self):
         """The first genes in blocks of about a million items (a budget can end between two): the

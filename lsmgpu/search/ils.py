@@ -43,6 +43,7 @@ class IteratedLocalSearch(LocalSearch):
 
     algorithm = "IteratedLocalSearch"
     needs_budget = True
+    state_fields = ("home", "_draws")
 
     def __init__(self, problem, *, local_search: str = "best", strength: int = 1,
                  acceptance="better-equal", polish=None, patience: int = 1,
@@ -118,16 +119,29 @@ class IteratedLocalSearch(LocalSearch):
         self._draws = 0
         self._descend()
         self.home = self.current
-        # the accepted solution (its host copy is _home.x), kept where the backend keeps
-        # solutions: going back to it after a rejected kick is then a copy on the GPU, not a
-        # host recomputation and an upload
-        if self._home is None:
-            check_deadline("the accepted solution's copy was set up")
-            self._home = self.backend.evaluator(self.problem, self.neighbourhood)
+        self._set_up_home()
         self._home.load_from(self.evaluator)
         if self.current < self.best:
             self.best, self.best_x = self.current, self._home.x.copy()
         self.history[0] = self.current * self.problem.sense
+
+    def _set_up_home(self) -> None:
+        """The accepted solution's place (its host copy is _home.x), kept where the backend keeps
+        solutions: going back to it after a rejected kick is then a copy on the GPU, not a host
+        recomputation and an upload."""
+        if self._home is None:
+            check_deadline("the accepted solution's copy was set up")
+            self._home = self.backend.evaluator(self.problem, self.neighbourhood)
+
+    def state(self) -> dict:
+        state = super().state()
+        state["home_x"] = self._home.x.copy()
+        return state
+
+    def _restore(self, state: dict) -> None:
+        super()._restore(state)
+        self._set_up_home()
+        self._home.load(state["home_x"])
 
     def _accepts(self, candidate: float) -> bool:
         if self.acceptance == "better":

@@ -15,6 +15,7 @@ deadline (lsmgpu.budget.check_deadline), so a budget ends inside them, not after
 """
 from __future__ import annotations
 
+import copy
 import logging
 import time
 
@@ -22,13 +23,13 @@ import numpy as np
 
 from ..backends import resolve
 from ..backends.population import RULES, auto_chain, population_for
-from ..budget import Budget, DeadlineReached, deadline_scope
-from ..callbacks import CallbackList, State
+from ..callbacks import State
 from ..neighbourhoods import Neighbourhood
 from ..problem import Problem, check_problem
-from ..result import HISTORIES, SearchResult
-from ..validation import check_host_memory, check_seed
+from ..result import SearchResult
+from ..validation import check_host_memory
 from .dontlook import DontLookDescent
+from .loop import Search
 from .short_tabu import ShortTabuSearch
 
 __all__ = ["PopulationSearch"]
@@ -39,7 +40,7 @@ log = logging.getLogger("lsmgpu")
 IMPROVEMENTS = {"tabu": ShortTabuSearch, "dontlook": DontLookDescent}
 
 
-class PopulationSearch:
+class PopulationSearch(Search):
     """The shared part of the population methods.
 
     local_search : None, "auto", "tabu", "dontlook", a Neighbourhood, a sequence of them, a
@@ -53,6 +54,7 @@ class PopulationSearch:
     """
 
     algorithm = "PopulationSearch"
+    needs_budget = True
     #: islands over Ray exchange every this many of its iterations by default (tens of milliseconds
     #: and more each: the classic colonies', the GA's; lsmgpu.parallel.ray_islands)
     island_exchange_every = 10
@@ -62,8 +64,6 @@ class PopulationSearch:
         check_problem(self.algorithm, problem)
         if rule not in RULES:
             raise ValueError(f"{self.algorithm}: `rule` must be one of {RULES}, got {rule!r}")
-        if history not in HISTORIES:
-            raise ValueError(f"{self.algorithm}: `history` must be one of {HISTORIES}, got {history!r}")
         self.problem, self.rule = problem, rule
         if isinstance(local_search, str) and local_search in IMPROVEMENTS:
             local_search = IMPROVEMENTS[local_search]()
@@ -75,9 +75,7 @@ class PopulationSearch:
             self.improvement, self.chain = None, self._chain(local_search)
             bound = problem.with_neighbourhood(self.chain[0]) if self.chain else problem
         self.backend = resolve(backend, bound)
-        self.rng = np.random.default_rng(check_seed(self.algorithm, seed))
-        self.callbacks = CallbackList(callbacks)
-        self.keep_every_iteration = history == "all"
+        self._init_run(seed, callbacks, history)
         self._migrant, self.migrants = None, 0         # an offered solution (offer), those taken
 
     def _chain(self, local_search) -> list[Neighbourhood]:
@@ -152,44 +150,33 @@ class PopulationSearch:
                 self.status = self._budget_spent()
 
     # --- the run -----------------------------------------------------------------------------
-    def run(self, iterations=None, *, seconds=None, target=None, stagnation=None) -> SearchResult:
-        """Iterate until a stop criterion fires; ``seconds`` counts from this call, set-up
-        included; Ctrl-C returns the best so far (status "interrupted")."""
-        self.t0 = time.perf_counter()
-        self.budget = Budget.checked(self.algorithm, iterations, None, seconds, target, stagnation, required=True)
-        self.status, self.best_x, self.best = None, None, np.inf
-        self.iteration, self.evaluations, self.history, self.improvements = 0, 0, [], []
-        self.parts, self.improver = [], None
-        self._since_best = self.migrants = 0
-        self._iteration_took = 0.0
-        try:
-            with deadline_scope(None if seconds is None else self.t0 + seconds):
-                self.start_x = self._start_solution()
-                self._record(self.start_x, self.problem.sense * float(self.problem.fitness(self.start_x)))
-                self.status = self._budget_spent()      # iterations=0, seconds=0: the start, nothing more
-                if self.status is None:
-                    self._set_up()
-                    self.callbacks.on_start(self)
-                while self.status is None and not self._no_time_for_another():
-                    started = time.perf_counter()
-                    self._iterate()
-                    self._iteration_took = time.perf_counter() - started
-                    if self._migrant is not None and self.status is None:
-                        self._take_migrant()
-        except DeadlineReached as reached:
-            log.info("%s: %s; returning the best so far", self.algorithm, reached)
-            self.status = "seconds"
-        except KeyboardInterrupt:
-            self.status = "interrupted"
-            log.warning("%s interrupted at iteration %d; returning the best so far", self.algorithm, self.iteration)
-        finally:
-            for part in self.parts:
-                part.close()
-        if self.best_x is None:
-            raise KeyboardInterrupt      # interrupted before the start solution existed: nothing to return
-        result = self._result()
-        self.callbacks.on_end(result)
-        return result
+    def _start(self) -> None:
+        """The start solution, recorded as the best so far before any other set-up, then the
+        search's parts (unless the budget is spent already: iterations=0, seconds=0)."""
+        self.parts, self.improver, self.improver_rng, self.migrants, self._iteration_took = [], None, None, 0, 0.0
+        self.start_x = self._start_solution()
+        self._record(self.start_x, self.problem.sense * float(self.problem.fitness(self.start_x)))
+        self.status = self._budget_spent()
+        if self.status is None:
+            self._set_up()
+
+    def step(self) -> bool:
+        """One iteration (the class docstring says what that is), unless one as long as the last
+        would end past the budget's seconds (status "seconds"); then an offered solution is taken
+        in. True once a stop criterion has fired."""
+        if self.status is not None or self._no_time_for_another():
+            return True
+        started = time.perf_counter()
+        self._iterate()
+        self._iteration_took = time.perf_counter() - started
+        if self._migrant is not None and self.status is None:
+            self._take_migrant()
+        return self.status is not None
+
+    def _release(self) -> None:
+        for part in getattr(self, "parts", ()):
+            part.close()
+        self.parts = []
 
     def _start_solution(self) -> np.ndarray:
         """The solution the run starts from, recorded as the best so far before any other set-up, so
@@ -207,6 +194,44 @@ class PopulationSearch:
         self.status = "seconds"
         return True
 
+    # --- checkpoints -------------------------------------------------------------------------
+    #: a subclass's own host fields that a checkpoint keeps (its parts on the backend: _part_states)
+    state_fields: tuple[str, ...] = ()
+
+    def state(self) -> dict:
+        state = super().state()
+        state.update(start_x=self.start_x.copy(), migrants=self.migrants,
+                     own={name: copy.deepcopy(getattr(self, name)) for name in self.state_fields},
+                     parts=self._part_states())
+        return state
+
+    def _restore(self, state: dict) -> None:
+        super()._restore(state)
+        self.parts, self.improver, self.improver_rng, self._iteration_took = [], None, None, 0.0
+        self.start_x = state["start_x"]
+        self._restore_parts(state["parts"])
+        for name, value in state["own"].items():          # (over what the parts' set-up set)
+            setattr(self, name, copy.deepcopy(value))
+        self.migrants = state["migrants"]
+        self.rng.bit_generator.state = state["rng"]      # (whatever the parts' set-up drew)
+
+    def _part_states(self) -> dict:
+        """The state of the search's parts on the backend (a subclass adds its pheromone or
+        population): here the local search's own generator (a short tabu search's tenures)."""
+        rng = self.improver_rng
+        return {"improver_rng": None if rng is None else rng.bit_generator.state}
+
+    def _restore_parts(self, parts: dict) -> None:
+        """Build the search's parts as a run's set-up does, without its start (no first
+        population to draw and improve), and give them the checkpoint's state."""
+        raise NotImplementedError(f"{self.algorithm} cannot be checkpointed")
+
+    def _restore_improver(self, parts: dict, rows: int) -> None:
+        """The local search of ``rows`` solutions, its generator where it has one as checkpointed."""
+        self._improver(rows)
+        if parts["improver_rng"] is not None:
+            self.improver_rng.bit_generator.state = parts["improver_rng"]
+
     @property
     def local_search(self) -> bool:
         """Whether every new solution is improved."""
@@ -215,8 +240,8 @@ class PopulationSearch:
     def _improver(self, rows: int):
         """The population that improves ``rows`` solutions at once (None without local search)."""
         if self.improvement is not None:
-            rng = np.random.default_rng(self.rng.integers(2**63))       # the tenures' own stream
-            self.improver = self.improvement.population(self.backend, self.problem, rows, rng)
+            self.improver_rng = np.random.default_rng(self.rng.integers(2**63))       # the tenures' own stream
+            self.improver = self.improvement.population(self.backend, self.problem, rows, self.improver_rng)
         elif self.chain:
             steps = [self.problem.with_neighbourhood(nb) for nb in self.chain]
             self.improver = population_for(self.backend, steps, rows, announce=self.algorithm)
@@ -262,19 +287,11 @@ class PopulationSearch:
             self.history.append(self.problem.sense * self.best)
         return True
 
-    def _budget_spent(self) -> str | None:
-        target, sense = self.budget.target, self.problem.sense
-        return self.budget.spent(reached=target is not None and sense * self.best <= sense * target,
-                                 iteration=self.iteration, elapsed=self.elapsed, since_best=self._since_best)
-
-    @property
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.t0
-
-    def _result(self) -> SearchResult:
+    def result(self) -> SearchResult:
+        """The SearchResult of the run so far: the best solution, re-evaluated exactly."""
         fitness = self.problem.fitness(self.best_x)          # exact
         return SearchResult(
             solution=self.best_x.copy(), fitness=fitness, iterations=self.iteration, evaluations=self.evaluations,
             seconds=self.elapsed, history=np.asarray(self.history), improvements=list(self.improvements),
-            backend=self.backend.name, device=getattr(self, "device", "") or getattr(self.backend, "device", ""), status=self.status,
+            backend=self.backend.name, device=getattr(self, "device", "") or getattr(self.backend, "device", ""), status=self.status or "interrupted",
             algorithm=self.algorithm, problem=self.problem.name)

@@ -53,6 +53,7 @@ class TabuSearch(LocalSearch):
     algorithm = "TabuSearch"
     uses_tabu = True
     needs_budget = True
+    state_fields = ("_tenures",)
 
     def __init__(self, problem, *, tenure=None, aspiration: bool = True, forced_after=None,
                  neighbourhood=None, backend="auto", seed=None, initial=None, callbacks=None,

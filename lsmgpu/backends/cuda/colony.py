@@ -210,6 +210,19 @@ class CudaColony:
             cuda.memcpy_dtoh(memory.tau.reshape(-1), self.tau)
         return memory
 
+    def memory(self):
+        """The pheromone memory copied to the host, for a checkpoint."""
+        return self._host_memory()
+
+    def load_memory(self, memory) -> None:
+        """Take back a memory written by ``memory()`` (CpuColony's or this class's)."""
+        if self.c.memory == "spm":
+            cuda.memcpy_htod(self.spm_items, np.ascontiguousarray(memory.items, dtype=np.int32))
+            cuda.memcpy_htod(self.spm_taus, np.ascontiguousarray(memory.taus, dtype=np.float32))
+            cuda.memcpy_htod(self.spm_tail, np.ascontiguousarray(memory.tail, dtype=np.int32))
+        else:
+            cuda.memcpy_htod(self.tau, np.ascontiguousarray(memory.tau, dtype=np.float32))
+
     def values(self, rows, items) -> np.ndarray:
         return self._host_memory().values(rows, items)
 

@@ -59,7 +59,7 @@ class CudaEvaluator(Evaluator):
         if neighbourhood.device_decoded:
             self.chosen_move = cuda.pagelocked_empty(4, np.int32, mem_flags=mapped)
             chosen_ptr = self.chosen_move.base.get_device_pointer()
-        self.tabu_gpu, self.tabu_host = None, None
+        self.tabu_gpu = None
         self.moves_gpu = None
         if options.generation == "host":
             self.moves_gpu = cuda.mem_alloc(max(1, self.size * max(1, neighbourhood.arity)) * 4)
@@ -97,13 +97,27 @@ class CudaEvaluator(Evaluator):
         if shape is None:
             raise TypeError(f"{self.neighbourhood!r} defines no tabu attributes")
         if self.options.selection == "host":
-            self.tabu_host = np.zeros(shape, dtype=np.int64)
+            self.tabu = np.zeros(shape, dtype=np.int64)
         else:      # zeroed on the device: a 11,849-city 2-opt matrix is 560 MB, no host copy of it
             entries = int(shape[0]) * int(shape[1])
             if self.tabu_gpu is None:
                 self.tabu_gpu = cuda.mem_alloc(entries * 4)
             cuda.memset_d32(self.tabu_gpu, 0, entries)
             self._set_head()
+
+    def tabu_memory(self):
+        """The tabu matrix, read back from the GPU where the device keeps it (int32 stamps there)."""
+        if self.tabu_gpu is None:
+            return super().tabu_memory()
+        stamps = np.empty(self.neighbourhood.tabu_shape(), dtype=np.int32)
+        cuda.memcpy_dtoh(stamps, self.tabu_gpu)
+        return stamps.astype(np.int64)
+
+    def set_tabu_memory(self, stamps):
+        if self.tabu_gpu is None:
+            super().set_tabu_memory(stamps)
+        else:
+            cuda.memcpy_htod(self.tabu_gpu, np.ascontiguousarray(stamps, dtype=np.int32))
 
     def load(self, x):
         self.x = np.array(x, dtype=self.problem.encoding.dtype)
@@ -295,7 +309,7 @@ class CudaEvaluator(Evaluator):
         if query.tabu:
             if self._all_moves is None:  # decoded once: the neighbourhood is static
                 self._all_moves = self.neighbourhood.decode(np.arange(self.size, dtype=np.int64))
-            stamps = self.tabu_stamps(self.tabu_host, self._all_moves)
+            stamps = self.tabu_stamps(self.tabu, self._all_moves)
         k = select_in(self.sense * d, stamps, query)
         self._time("select", time.perf_counter() - t0)
         delta = (int(d[k]) if self.integer else float(d[k])) if k >= 0 else 0
@@ -306,7 +320,7 @@ class CudaEvaluator(Evaluator):
         t0 = time.perf_counter()
         if move is None:
             move = self.move_at(index, step)
-        self.forbid(self.tabu_host, move, tabu_until)
+        self.forbid(self.tabu, move, tabu_until)
         tabu = np.intp(int(self.tabu_gpu)) if self.tabu_gpu is not None else np.intp(0)
         try:
             self.k_apply.prepared_call((1, 1), (256, 1, 1), np.intp(int(self.x_gpu)), tabu,

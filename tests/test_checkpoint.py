@@ -1,0 +1,164 @@
+"""Checkpoints and resume: a resumed seeded run equals the uninterrupted one exactly (every search,
+both backends), the file is written atomically, and a checkpoint of another search, problem or
+version is refused naming the mismatch."""
+import pickle
+
+import numpy as np
+import pytest
+
+from lsmgpu import (AntColonySystem, GeneticAlgorithm, HillClimbing, IteratedLocalSearch, MaxMinAntSystem,
+                    ShortTabuSearch, TabuSearch)
+from lsmgpu.checkpoint import VERSION, read_checkpoint
+from lsmgpu.problems import QAP, TSP
+
+
+def tsp(n=40, seed=5):
+    return TSP(np.round(np.random.default_rng(seed).uniform(0, 1000, (n, 2))), name=f"tsp{n}")
+
+
+#: (name, a function of (backend, options) building the search, the iteration budget)
+SEARCHES = [
+    ("tabu-qap", lambda backend, **o: TabuSearch(QAP.from_file(QAP.shipped("tai12a")), seed=3, backend=backend,
+                                                tenure=(4, 9), **o), 120),
+    ("hc-restarts", lambda backend, **o: HillClimbing(tsp(), strategy="first",
+                                                     restarts=30, seed=4, backend=backend, **o), 160),
+    ("ils-tsp", lambda backend, **o: IteratedLocalSearch(tsp(), seed=5, backend=backend, strength=2, **o), 24),
+    ("mmas", lambda backend, **o: MaxMinAntSystem(tsp(), ants=8, seed=6, backend=backend, local_search="auto", **o),
+     10),
+    ("acs", lambda backend, **o: AntColonySystem(tsp(), ants=8, seed=7, backend=backend, local_update="none", **o), 10),
+    ("ga", lambda backend, **o: GeneticAlgorithm(tsp(), genes=32, groups=2, exchange_every=3, seed=8,
+                                                 backend=backend, **o), 12),
+    ("ga-short-tabu", lambda backend, **o: GeneticAlgorithm(tsp(), genes=16, seed=9, backend=backend,
+                                                            local_search=ShortTabuSearch(20, tenure=(2, 6)), **o), 5),
+]
+IDS = [name for name, _, _ in SEARCHES]
+
+
+def same_run(a, b):
+    """Two results of the same trajectory: solution, fitness, counters, history, improvements."""
+    assert np.array_equal(a.solution, b.solution)
+    assert a.fitness == b.fitness
+    assert (a.iterations, a.evaluations, a.status) == (b.iterations, b.evaluations, b.status)
+    assert np.array_equal(a.history, b.history)
+    assert [(i, f) for i, _, f in a.improvements] == [(i, f) for i, _, f in b.improvements]
+
+
+def check_resume_equals(build, iterations, backend, tmp_path):
+    whole = build(backend).run(iterations)
+    path = tmp_path / "run.ckpt"
+    half = build(backend).run(iterations // 2, checkpoint=path)
+    assert half.iterations == iterations // 2 and read_checkpoint(path, build(backend))["state"]["iteration"] == \
+        iterations // 2
+    same_run(build(backend).resume(path, iterations=iterations), whole)
+
+
+@pytest.mark.parametrize("name, build, iterations", SEARCHES, ids=IDS)
+def test_resume_equals_the_uninterrupted_run(name, build, iterations, tmp_path):
+    """Half the iterations, a checkpoint, a fresh search resumed to the whole budget: the same
+    solution, fitness, counters and history as one run of the whole budget."""
+    check_resume_equals(build, iterations, "cpu", tmp_path)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name, build, iterations", SEARCHES, ids=IDS)
+def test_resume_equals_the_uninterrupted_run_on_the_gpu(name, build, iterations, tmp_path):
+    """As on the CPU, with the tabu matrix, pheromone and population read back from the GPU."""
+    check_resume_equals(build, iterations, "cuda", tmp_path)
+
+
+def test_resume_keeps_the_checkpointed_budget(tmp_path):
+    """A run stopped by its callback resumes under its own iteration budget, to the same end."""
+    build = SEARCHES[0][1]
+    whole = build("cpu").run(120)
+    path = tmp_path / "run.ckpt"
+    stopped = build("cpu", callbacks=lambda state: state.iteration >= 50).run(120, checkpoint=path)
+    assert stopped.status == "callback" and stopped.iterations == 50
+    same_run(build("cpu").resume(path), whole)
+
+
+def test_an_interrupted_run_keeps_its_last_checkpoint(tmp_path):
+    """Ctrl-C inside an iteration leaves the checkpoint written after the iteration before it, and the
+    run resumed from there ends as the uninterrupted one."""
+    build = SEARCHES[0][1]
+    whole = build("cpu").run(120)
+
+    def interrupt(state):
+        if state.iteration == 40:
+            raise KeyboardInterrupt
+
+    path = tmp_path / "run.ckpt"
+    cut = build("cpu", callbacks=interrupt).run(120, checkpoint=path, checkpoint_every=0)
+    assert cut.status == "interrupted"
+    assert read_checkpoint(path, build("cpu"))["state"]["iteration"] == 39
+    same_run(build("cpu").resume(path), whole)
+
+
+def test_checkpoints_are_written_every_period(tmp_path):
+    """``checkpoint_every=0``: a checkpoint after every iteration (read back by a callback)."""
+    path = tmp_path / "run.ckpt"
+    seen = []
+
+    def look(state):
+        if path.exists():
+            seen.append(read_checkpoint(path, TabuSearch(QAP.from_file(QAP.shipped("tai12a"))))["state"]["iteration"])
+
+    SEARCHES[0][1]("cpu", callbacks=look).run(10, checkpoint=path, checkpoint_every=0)
+    assert seen == list(range(1, 10))
+
+
+def test_a_crash_while_writing_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
+    """The file is written beside the target and moved over it: a failure while writing leaves
+    the previous checkpoint whole and no temporary file behind."""
+    path = tmp_path / "run.ckpt"
+    SEARCHES[0][1]("cpu").run(20, checkpoint=path)
+    before = path.read_bytes()
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(pickle, "dump", broken)
+    with pytest.raises(OSError, match="disk full"):
+        SEARCHES[0][1]("cpu").run(30, checkpoint=path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["run.ckpt"]
+
+
+def test_a_checkpoint_of_another_search_problem_or_version_is_refused(tmp_path):
+    """Resume names the mismatch: the algorithm, the problem, the file's version, not a checkpoint."""
+    path = tmp_path / "run.ckpt"
+    SEARCHES[0][1]("cpu").run(10, checkpoint=path)
+    with pytest.raises(ValueError, match="checkpoint of TabuSearch, not of HillClimbing"):
+        HillClimbing(QAP.from_file(QAP.shipped("tai12a"))).resume(path)
+    with pytest.raises(ValueError, match="checkpoint of problem 'tai12a', not of 'nug12'"):
+        TabuSearch(QAP.from_file(QAP.shipped("nug12"))).resume(path)
+    payload = pickle.loads(path.read_bytes())
+    payload["version"] = VERSION + 1
+    path.write_bytes(pickle.dumps(payload))
+    with pytest.raises(ValueError, match=f"version {VERSION + 1} checkpoint"):
+        TabuSearch(QAP.from_file(QAP.shipped("tai12a"))).resume(path)
+    path.write_bytes(b"not a pickle")
+    with pytest.raises(ValueError, match="is not an lsmgpu checkpoint"):
+        TabuSearch(QAP.from_file(QAP.shipped("tai12a"))).resume(path)
+    with pytest.raises(FileNotFoundError, match="no checkpoint at"):
+        TabuSearch(QAP.from_file(QAP.shipped("tai12a"))).resume(tmp_path / "missing.ckpt")
+
+
+def test_bad_checkpoint_options_are_refused(tmp_path):
+    """``checkpoint_every`` without a file, a negative period, a directory that does not exist."""
+    search = SEARCHES[0][1]("cpu")
+    with pytest.raises(ValueError, match="`checkpoint_every` needs `checkpoint`"):
+        search.run(5, checkpoint_every=1)
+    with pytest.raises(ValueError, match="`checkpoint_every` must be >= 0"):
+        search.run(5, checkpoint=tmp_path / "a.ckpt", checkpoint_every=-1)
+    with pytest.raises(FileNotFoundError, match="no directory"):
+        search.run(5, checkpoint=tmp_path / "nowhere" / "a.ckpt")
+
+
+@pytest.mark.parametrize("search", ["dontlook-ils", "faco"])
+def test_a_search_that_cannot_be_checkpointed_says_so_before_running(search, tmp_path):
+    """The two searches whose backend state is not read back refuse a checkpoint at run(), naming why."""
+    from lsmgpu.search import search_class
+    built = search_class(search)(tsp(), backend="cpu", seed=1)
+    with pytest.raises(ValueError, match="cannot be checkpointed"):
+        built.run(5, checkpoint=tmp_path / "a.ckpt")
+    assert not (tmp_path / "a.ckpt").exists()
