@@ -26,7 +26,8 @@ class SearchResult:
     iteration);
     ``improvements`` holds (iteration, seconds, best fitness) each time the best improved;
     ``timings`` holds seconds per phase (``evaluate``, ``select``, ``apply``, ``transfer``,
-    ``host``) as measured by the backend.
+    ``host``) as measured by the backend; ``work`` what the search made (moves, kicks, ant
+    tours, children), counted in its own unit.
     """
 
     solution: np.ndarray
@@ -42,6 +43,8 @@ class SearchResult:
     timings: dict[str, float] = field(default_factory=dict)
     algorithm: str = ""
     problem: str = ""
+    #: what the search made, for throughput: (count, unit), e.g. (1200, "moves"), (640, "ant tours")
+    work: tuple[int, str] = (0, "")
 
     def __post_init__(self):
         if self.status not in STATUSES:
@@ -58,7 +61,8 @@ class SearchResult:
         """A few readable lines."""
         lines = [f"{self.algorithm} on {self.problem} [{self.backend}: {self.device}]",
                  f"  best fitness  {self.fitness:g}",
-                 f"  iterations    {self.iterations}   evaluations {self.evaluations:,}",
+                 f"  iterations    {self.iterations}   evaluations {self.evaluations:,}"
+                 + (f"   work {self.work[0]:,} {self.work[1]}" if self.work[1] else ""),
                  f"  seconds       {self.seconds:.3f}   ({self.moves_per_second:,.0f} moves/s)",
                  f"  stopped by    {self.status}"]
         if self.timings:

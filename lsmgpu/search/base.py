@@ -181,7 +181,7 @@ class LocalSearch(Search):
             history=np.asarray(self.history), improvements=list(self.improvements),
             backend=self.backend.name, device=evaluator.device if evaluator else getattr(self.backend, "device", ""),
             status=self.status or "interrupted", timings=dict(evaluator.timings) if evaluator else {},
-            algorithm=self.algorithm, problem=self.problem.name)
+            algorithm=self.algorithm, problem=self.problem.name, work=self.work)
 
     # --- shared pieces of an iteration ---------------------------------------------------------
     def _iterate(self):

@@ -47,6 +47,7 @@ class AntColony(PopulationSearch):
     """
 
     algorithm = "AntColony"
+    iteration_unit = "colony iterations"
     state_fields = ("seed",)
 
     def __init__(self, problem: Problem, *, ants: int | None = None, beta: float = 2.0, candidates: int | None = 32,

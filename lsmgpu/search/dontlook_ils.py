@@ -84,6 +84,7 @@ class DontLookILS(PopulationSearch):
     """
 
     algorithm = "DontLookILS"
+    iteration_unit = "rounds"
     checkpoint_refused = "its chains' state on the backend (tours, don't-look bits, kick counters) and the background merge are not read back yet"
     island_exchange_every = 50          # rounds of 1,024 checks
 

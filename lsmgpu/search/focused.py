@@ -69,6 +69,7 @@ class FocusedACO(PopulationSearch):
     """
 
     algorithm = "FocusedACO"
+    iteration_unit = "colony iterations"
     checkpoint_refused = "its ants' state on the backend (source tour, trail, don't-look bits) is not read back yet"
     island_exchange_every = 100         # iterations of a few milliseconds
 

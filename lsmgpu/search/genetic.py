@@ -46,6 +46,7 @@ class GeneticAlgorithm(PopulationSearch):
     """
 
     algorithm = "GeneticAlgorithm"
+    iteration_unit = "generations"
     state_fields = ("seed",)
 
     def __init__(self, problem: Problem, *, genes: int | None = None, groups: int = 1, crossover: str = "auto",

@@ -24,6 +24,7 @@ class HillClimbing(LocalSearch):
     """
 
     algorithm = "HillClimbing"
+    iteration_unit = "descent steps"
     state_fields = ("local_optima", "_failures")
 
     def __init__(self, problem, *, strategy: str = "best", restarts: int = 0, patience: int | None = None,

@@ -42,6 +42,7 @@ class IteratedLocalSearch(LocalSearch):
     """
 
     algorithm = "IteratedLocalSearch"
+    iteration_unit = "kicks"
     needs_budget = True
     state_fields = ("home", "_draws")
 

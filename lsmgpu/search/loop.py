@@ -54,7 +54,7 @@ class Search:
         if history not in HISTORIES:
             raise ValueError(f"{self.algorithm}: `history` must be one of {HISTORIES}, got {history!r}")
         self.keep_every_iteration = history == "all"
-        self.status, self.best_x = None, None
+        self.status, self.best_x, self.iteration = None, None, 0
 
     # --- the step API ------------------------------------------------------------------------
     def start(self, iterations=None, evaluations=None, seconds=None, target=None, stagnation=None, *,
@@ -83,6 +83,14 @@ class Search:
 
     def result(self) -> SearchResult:
         raise NotImplementedError
+
+    #: what one iteration is (the docs and ``work`` of a search whose iteration is its unit of work)
+    iteration_unit = "iterations"
+
+    @property
+    def work(self) -> tuple[int, str]:
+        """What the search has made so far, for throughput: (count, unit)."""
+        return self.iteration, self.iteration_unit
 
     def _release(self) -> None:
         """Free what a run holds on its backend (the end of run())."""

@@ -122,11 +122,6 @@ class PopulationSearch(Search):
         whether it was taken (the best so far is the caller's to record)."""
         raise NotImplementedError(f"{self.algorithm} takes no solutions from elsewhere")
 
-    @property
-    def work(self) -> tuple[int, str]:
-        """What the search has made so far, for throughput: (count, unit)."""
-        raise NotImplementedError
-
     # --- islands -----------------------------------------------------------------------------
     def offer(self, solution) -> None:
         """A solution from elsewhere (another island: lsmgpu.parallel.ray_islands), taken in after
@@ -294,4 +289,4 @@ class PopulationSearch(Search):
             solution=self.best_x.copy(), fitness=fitness, iterations=self.iteration, evaluations=self.evaluations,
             seconds=self.elapsed, history=np.asarray(self.history), improvements=list(self.improvements),
             backend=self.backend.name, device=getattr(self, "device", "") or getattr(self.backend, "device", ""), status=self.status or "interrupted",
-            algorithm=self.algorithm, problem=self.problem.name)
+            algorithm=self.algorithm, problem=self.problem.name, work=self.work)

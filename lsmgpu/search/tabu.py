@@ -51,6 +51,7 @@ class TabuSearch(LocalSearch):
     """
 
     algorithm = "TabuSearch"
+    iteration_unit = "moves"
     uses_tabu = True
     needs_budget = True
     state_fields = ("_tenures",)

@@ -4,6 +4,7 @@ import pytest
 
 from lsmgpu import Callback, HillClimbing, IteratedLocalSearch, Swap, TabuSearch, TwoOpt
 from lsmgpu.problems import QAP, TSP
+from lsmgpu.search import SEARCHES
 
 
 @pytest.fixture
@@ -292,3 +293,16 @@ def test_ils_polish_chain_ends_in_a_local_optimum_of_every_neighbourhood():
     assert problem.evaluate(best) == result.fitness
     only_oropt = IteratedLocalSearch(problem, seed=0, backend="cpu", polish=chain[:1]).run(iterations=20)
     assert not np.array_equal(only_oropt.history, result.history)
+
+
+@pytest.mark.parametrize("name", sorted(SEARCHES))
+def test_every_search_reports_its_work_and_runs_on_the_one_loop(name):
+    """Each registered search is a lsmgpu.search.loop.Search; its result says what it made in its
+    own unit (moves, kicks, ant tours, children ...), at least one per iteration it counted."""
+    from lsmgpu.search.loop import Search
+    problem = TSP(np.round(np.random.default_rng(2).uniform(0, 1000, (30, 2))), name="tsp30")
+    search = SEARCHES[name](problem, backend="cpu", seed=0)
+    assert isinstance(search, Search)
+    result = search.run(iterations=3)
+    count, unit = result.work
+    assert unit and count >= result.iterations >= 1 and unit in result.summary()
