@@ -8,7 +8,7 @@ iterations), and a batched tabu multi-start on tai100a (64 starts x 2,000 moves)
 median wall time of ``repeats`` runs after one warm-up run, and the final fitness (equal at two
 commits where the trajectory is the same).
 
-    python -m benchmarks.loop_speed --data .data --out DIR [--backend cuda] [--repeats 5]
+    python -m benchmarks.loop_speed --data .data --out DIR [--backend cuda] [--repeats 5] [--runs tabu,ils]
 
 It imports whichever lsmgpu is first on the path, so one copy of this file times two commits.
 """
@@ -57,7 +57,9 @@ def main(argv=None) -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--backend", default="cuda")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--runs", default="", help="comma-separated names' first words (default: every run)")
     args = parser.parse_args(argv)
+    chosen = set(filter(None, args.runs.split(",")))
     args.out.mkdir(parents=True, exist_ok=True)
     path = args.out / "loop_speed.csv"
     new = not path.exists()
@@ -66,6 +68,8 @@ def main(argv=None) -> None:
         if new:
             writer.writerow(["commit", "lsmgpu_file", "run", "iterations", "median_s", "min_s", "max_s", "fitness"])
         for name, (make, iterations) in runs(args.data, args.backend).items():
+            if chosen and name.split()[0] not in chosen:
+                continue
             result = make().run(iterations)                      # warm-up: kernels built and tuned
             times = []
             for _ in range(args.repeats):
