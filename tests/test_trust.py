@@ -159,9 +159,10 @@ def test_the_command_prints_integer_objectives_exactly(capsys):
 
 
 def test_the_command_takes_a_shipped_file_name_and_names_its_flags(capsys):
+    """A shipped instance by file name runs; a bad flag value is one line naming the flag."""
     assert main(["solve", "berlin52.tsp", "--iterations", "5", "--backend", "cpu", "--quiet"]) == 0
     capsys.readouterr()
-    for flags, said in ((["--time", "-1"], "argument --time: must be a finite number of seconds >= 0"),
+    for flags, said in ((["--time", "-1"], "argument --seconds/--time: must be a finite number of seconds >= 0"),
                         (["--seed", "-3"], "argument --seed: must be at least 0"),
                         (["--starts", "0"], "argument --starts: must be at least 1")):
         assert main(["solve", "berlin52", *flags]) == 2
