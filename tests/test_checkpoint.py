@@ -6,8 +6,8 @@ import pickle
 import numpy as np
 import pytest
 
-from lsmgpu import (AntColonySystem, GeneticAlgorithm, HillClimbing, IteratedLocalSearch, MaxMinAntSystem,
-                    ShortTabuSearch, TabuSearch)
+from lsmgpu import (AntColonySystem, FocusedACO, GeneticAlgorithm, HillClimbing, IteratedLocalSearch,
+                    MaxMinAntSystem, ShortTabuSearch, TabuSearch)
 from lsmgpu.checkpoint import VERSION, read_checkpoint
 from lsmgpu.problems import QAP, TSP
 
@@ -28,6 +28,7 @@ SEARCHES = [
     ("acs", lambda backend, **o: AntColonySystem(tsp(), ants=8, seed=7, backend=backend, local_update="none", **o), 10),
     ("ga", lambda backend, **o: GeneticAlgorithm(tsp(), genes=32, groups=2, exchange_every=3, seed=8,
                                                  backend=backend, **o), 12),
+    ("faco", lambda backend, **o: FocusedACO(tsp(), ants=6, seed=10, backend=backend, **o), 12),
     ("ga-short-tabu", lambda backend, **o: GeneticAlgorithm(tsp(), genes=16, seed=9, backend=backend,
                                                             local_search=ShortTabuSearch(20, tenure=(2, 6)), **o), 5),
 ]
@@ -154,11 +155,13 @@ def test_bad_checkpoint_options_are_refused(tmp_path):
         search.run(5, checkpoint=tmp_path / "nowhere" / "a.ckpt")
 
 
-@pytest.mark.parametrize("search", ["dontlook-ils", "faco"])
-def test_a_search_that_cannot_be_checkpointed_says_so_before_running(search, tmp_path):
-    """The two searches whose backend state is not read back refuse a checkpoint at run(), naming why."""
-    from lsmgpu.search import search_class
-    built = search_class(search)(tsp(), backend="cpu", seed=1)
+def test_a_search_that_cannot_be_checkpointed_says_so_before_running(tmp_path):
+    """DontLookILS, whose chains' state on the backend is not read back, refuses a checkpoint at
+    run() and resume(), naming why, and writes nothing."""
+    from lsmgpu import DontLookILS
+    built = DontLookILS(tsp(), backend="cpu", seed=1)
     with pytest.raises(ValueError, match="cannot be checkpointed"):
         built.run(5, checkpoint=tmp_path / "a.ckpt")
+    with pytest.raises(ValueError, match="no run of it is checkpointed"):
+        built.resume(tmp_path / "a.ckpt")
     assert not (tmp_path / "a.ckpt").exists()

@@ -212,6 +212,20 @@ class CpuFocusedAnts:
         """tau (n, K)."""
         return self.pheromone_state.tau.copy()
 
+    def memory(self) -> dict:
+        """What the ants keep between iterations (the source and its length, the best tour, tau,
+        the checks counted), for a checkpoint."""
+        return {"source": self.source.copy(), "length": self.length, "best": self.best.copy(),
+                "tau": self.pheromone_state.tau.copy(), "checks": self.checks.copy()}
+
+    def load_memory(self, memory: dict) -> None:
+        """Take back what ``memory()`` wrote (CpuFocusedAnts' or CudaFocusedAnts')."""
+        self.source, self.length = np.array(memory["source"], dtype=np.int64), float(memory["length"])
+        self.best = np.array(memory["best"], dtype=np.int64)
+        self.x = np.tile(self.source, (self.ants, 1))
+        self.pheromone_state.tau = np.array(memory["tau"], dtype=np.float64)
+        self.checks = np.array(memory["checks"], dtype=np.int64)
+
     def tour(self, k: int) -> np.ndarray:
         return self.x[k].astype(np.int32)
 

@@ -70,7 +70,7 @@ class FocusedACO(PopulationSearch):
 
     algorithm = "FocusedACO"
     iteration_unit = "colony iterations"
-    checkpoint_refused = "its ants' state on the backend (source tour, trail, don't-look bits) is not read back yet"
+    state_fields = ("tau_min", "tau_max", "focus_seed")
     island_exchange_every = 100         # iterations of a few milliseconds
 
     def __init__(self, problem, *, ants: int | None = None, moves: int | None = None, rho: float = 0.5,
@@ -116,12 +116,26 @@ class FocusedACO(PopulationSearch):
         source, length = first.solutions()[0], float(first.values()[0])
         self.device = getattr(first, "device", "")
         self.tau_min, self.tau_max = trail_limits(length, self.rules.k, self.rho, self.p_best)
-        focus = FocusRules(int(self.rng.integers(2**63)), self.moves, self.walk)
+        self.focus_seed = int(self.rng.integers(2**63))
+        self._build_colony(distance)
+        self.colony.start(source, length, self.tau_max)
+        self._record(source, length)
+
+    def _build_colony(self, distance) -> None:
+        """The ants on the backend, their walks keyed by ``focus_seed``."""
+        focus = FocusRules(self.focus_seed, self.moves, self.walk)
         self.colony = dontlook_for(self.backend, "focused_ants", CpuFocusedAnts, self.rules, focus, distance,
                                    self.ants, self.beta, announce="FocusedACO", what="the ants")
         self.parts.append(self.colony)
-        self.colony.start(source, length, self.tau_max)
-        self._record(source, length)
+        self.device = getattr(self.colony, "device", "")
+
+    def _part_states(self) -> dict:
+        return {**super()._part_states(), "ants": self.colony.memory()}
+
+    def _restore_parts(self, parts: dict) -> None:
+        """The ants as the start builds them (no first descent: the source is the checkpoint's)."""
+        self._build_colony(self.problem.edge_distance())
+        self.colony.load_memory(parts["ants"])
 
     def _start_solution(self) -> np.ndarray:
         return super()._start_solution() if self.initial is None else self.initial

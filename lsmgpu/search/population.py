@@ -204,11 +204,15 @@ class PopulationSearch(Search):
         super()._restore(state)
         self.parts, self.improver, self.improver_rng, self._iteration_took = [], None, None, 0.0
         self.start_x = state["start_x"]
+        self._set_own(state["own"])                        # the parts' set-up may read them (a key)
         self._restore_parts(state["parts"])
-        for name, value in state["own"].items():          # (over what the parts' set-up set)
-            setattr(self, name, copy.deepcopy(value))
+        self._set_own(state["own"])                        # and may have set them anew (MMAS's bounds)
         self.migrants = state["migrants"]
         self.rng.bit_generator.state = state["rng"]      # (whatever the parts' set-up drew)
+
+    def _set_own(self, fields: dict) -> None:
+        for name, value in fields.items():
+            setattr(self, name, copy.deepcopy(value))
 
     def _part_states(self) -> dict:
         """The state of the search's parts on the backend (a subclass adds its pheromone or

@@ -90,6 +90,26 @@ class CudaFocusedAnts(CudaDontLook):
         cuda.memcpy_dtoh(out, self.tau)
         return out
 
+    def memory(self) -> dict:
+        """What the ants keep between iterations, read back (as CpuFocusedAnts.memory)."""
+        source, best = np.empty(self.n, np.int32), np.empty(self.n, np.int32)
+        checks = np.empty(self.rows, np.int64)
+        synchronize("the focused ants")
+        cuda.memcpy_dtoh(source, self.source)
+        cuda.memcpy_dtoh(best, self.best)
+        cuda.memcpy_dtoh(checks, self.checks)
+        return {"source": source, "length": self.length, "best": best, "tau": self.pheromone(), "checks": checks}
+
+    def load_memory(self, memory: dict) -> None:
+        """Take back what ``memory()`` wrote (this class's or CpuFocusedAnts')."""
+        self._upload(memory["source"], (self.source, self.source_pos))
+        self._upload(memory["best"], (self.best, self.best_pos))
+        tau = np.ascontiguousarray(memory["tau"], dtype=np.float64)
+        cuda.memcpy_htod(self.tau, tau)
+        cuda.memcpy_htod(self.weights, tau * self.eta_host)
+        cuda.memcpy_htod(self.checks, np.ascontiguousarray(memory["checks"], dtype=np.int64))
+        self.length = float(memory["length"])
+
     def checked(self) -> int:
         """Cities the ants' descents have checked."""
         checks = np.empty(self.rows, np.int64)
