@@ -291,8 +291,8 @@ def table_multistart(args):
         gap = problem.gap(result.fitness)
         label = f"{starts} starts, batched" + (", no long-term aspiration" if forced == 0 else "")
         rows.append(dict(table="multistart", instance=problem.name, n=problem.n,
-                         backend=result.best.backend, strategy=label, starts=starts,
-                         seconds=round(result.seconds, 2), iterations_per_start=result.best.iterations,
+                         backend=result.backend, strategy=label, starts=starts,
+                         seconds=round(result.seconds, 2), iterations_per_start=max(r.iterations for r in result.runs if r is not None),
                          evaluations_per_s=f"{rate:.3e}",
                          x_single_start=round(rate / single_rate, 1),
                          best_fitness=result.fitness, gap_pct=None if gap is None else round(100 * gap, 3),
@@ -323,11 +323,11 @@ def table_islands(args):
                                 seconds=args.multistart_seconds)
         gaps = [problem.gap(f) for f in result.fitnesses]
         kick = f", kick {strength or max(1, problem.n // 4)} swaps"
-        rows.append(dict(table="islands", instance=problem.name, n=problem.n, backend=result.best.backend,
+        rows.append(dict(table="islands", instance=problem.name, n=problem.n, backend=result.backend,
                          strategy=f"{starts} starts, " + (f"islands, exchange every {every}{kick}" if every
                                                           else "independent"),
                          starts=starts, seed=seed, seconds=round(result.seconds, 2),
-                         iterations_per_start=result.best.iterations,
+                         iterations_per_start=max(r.iterations for r in result.runs if r is not None),
                          best_fitness=result.fitness, gap_pct=round(100 * problem.gap(result.fitness), 3),
                          mean_gap_pct=round(100 * float(np.mean(gaps)), 3)))
         emit(rows[-1])
@@ -360,12 +360,12 @@ def table_ray_gpus(args):
     for workers in sorted({1, max(1, gpus)}):
         result = RayMultiStart(TabuSearch, problem, starts=batch * workers, seed=0, workers=workers, batch=batch,
                                backend="cuda" if gpus else "cpu").run(seconds=args.multistart_seconds)
-        done = [r for r in result.results if r is not None]
+        done = [r for r in result.runs if r is not None]
         rate = sum(r.evaluations / r.seconds for r in done)
         one = one or rate
         rows.append(dict(table="ray-gpus", instance=problem.name, n=problem.n, backend=done[0].backend,
                          strategy=f"{workers} actor(s) x {batch} starts", workers=workers,
-                         devices=" | ".join(sorted(set(result.workers.values()))),
+                         devices=" | ".join(sorted({r.device for r in result.runs if r is not None})),
                          evaluations_per_s=f"{rate:.3e}", x_one_gpu=round(rate / one, 2),
                          best_fitness=result.fitness, gap_pct=round(100 * problem.gap(result.fitness), 3)))
         emit(rows[-1])

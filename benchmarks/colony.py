@@ -246,7 +246,7 @@ def table_colony_quality(args, path_of, emit) -> list[dict]:
                 else:
                     result = MultiStart(TabuSearch, problem, starts=256, seed=0, backend=backend,
                                         exchange_every=1000).run(seconds=seconds, target=problem.best_known)
-                    iterations = result.best.iterations
+                    iterations = max(r.iterations for r in result.runs if r is not None)
                 rows.append(dict(table="colony-quality", instance=problem.name, n=problem.n, strategy=strategy,
                                  budget_s=seconds, seconds=round(result.seconds, 2), iterations=iterations,
                                  gap_pct=round(100 * problem.gap(result.fitness), 3), status=result.status))

@@ -184,7 +184,7 @@ def table_batch_ils(args, path_of, emit) -> list[dict]:
                         result = MultiStart(IteratedLocalSearch, problem, starts=chains, seed=0, backend=backend,
                                             exchange_every=every, initial=start).run(seconds=seconds)
                         label = f"batched ILS, {chains} islands (exchange every {every})"
-                        work = f"{sum(r.iterations for r in result.results if r is not None)} kicks"
+                        work = f"{sum(r.iterations for r in result.runs if r is not None)} kicks"
                     assert problem.evaluate(result.solution) == result.fitness
                     rows.append(dict(table="batch-ils", instance=problem.name, n=problem.n, strategy=label, backend=backend,
                                      budget_s=seconds, seconds=round(result.seconds, 2), length=int(result.fitness),
@@ -281,6 +281,6 @@ def table_ray_islands(args, path_of, emit) -> list[dict]:
                              length=int(result.fitness), gap_pct=round(100 * problem.gap(result.fitness), 3),
                              work=made, unit=islands.work[0][1], per_s=round(rate, 1),
                              vs_one=round(rate / one, 2) if one else "", migrants=sum(islands.migrants),
-                             devices=" | ".join(sorted(set(result.workers.values())))))
+                             devices=" | ".join(sorted({r.device for r in result.runs if r is not None}))))
             emit(rows[-1])
     return rows

@@ -13,7 +13,7 @@ from .encodings import Binary, Discrete, Permutation, Real
 from .errors import BackendFallback, BackendUnavailable, KernelCompileError, KernelLaunchError
 from .neighbourhoods import (BitFlip, BlockExchange, CandidateThreeOpt, CandidateTwoOpt, Crowns, Neighbourhood, OrOpt,
                              Swap, ThreeExchange, TwoOpt, ValueChange, candidate_polish)
-from .parallel import MultiStart, MultiStartResult
+from .parallel import MultiStart
 from .problem import ColonyModel, DeviceArray, Problem
 from .result import SearchResult
 from .search import (AntColonySystem, DontLookDescent, DontLookILS, FocusedACO, GeneticAlgorithm, HillClimbing, IteratedLocalSearch,
@@ -46,5 +46,5 @@ __all__ = ["Callback", "State", "Binary", "Discrete", "Permutation", "Real",
            "BackendFallback", "BackendUnavailable", "KernelCompileError", "KernelLaunchError",
            "BitFlip", "BlockExchange", "CandidateThreeOpt", "CandidateTwoOpt", "Crowns", "Neighbourhood", "OrOpt", "Swap", "ThreeExchange", "TwoOpt", "ValueChange", "candidate_polish",
            "ColonyModel", "DeviceArray", "Problem", "SearchResult",
-           "HillClimbing", "IteratedLocalSearch", "LocalSearch", "TabuSearch", "AntColonySystem", "MaxMinAntSystem", "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS", "FocusedACO", "MultiStart", "MultiStartResult",
+           "HillClimbing", "IteratedLocalSearch", "LocalSearch", "TabuSearch", "AntColonySystem", "MaxMinAntSystem", "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS", "FocusedACO", "MultiStart",
            "RayMultiStart", "RayIslands", "compare", "load"]

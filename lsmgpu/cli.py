@@ -1,7 +1,6 @@
 """The ``lsmgpu`` command: ``lsmgpu solve INSTANCE`` runs a search on a TSPLIB or QAPLIB file."""
 from __future__ import annotations
 
-import dataclasses
 import logging
 import signal
 import sys
@@ -14,7 +13,7 @@ from tqdm import tqdm
 from .backends import cuda_available
 from .errors import BackendUnavailable, KernelCompileError
 from .cli_parser import DEFAULT_ITERATIONS, DEFAULT_SECONDS, POLISH, QAP_GPU_EXCHANGE, QAP_GPU_STARTS, parser
-from .cli_population import CHAINS, FACO, population, run_search
+from .cli_population import CHAINS, FACO, combined_result, population, run_search
 from .plotting import plot_result, pyplot
 from .progress import ProgressBar
 from .search import ALGORITHMS, COLONIES, POPULATION_METHODS
@@ -276,15 +275,7 @@ def _many_starts(args, problem, iterations, left):
     finally:
         if bar is not None:
             bar.close()
-    print(multi.summary(), file=sys.stderr)
-    if multi.best is None:
-        if multi.status == "interrupted":
-            raise KeyboardInterrupt        # nothing ran: main() says so
-        print("lsmgpu: no start finished", file=sys.stderr)
-        return None
-    if multi.status == "interrupted":
-        return dataclasses.replace(multi.best, status="interrupted")
-    return multi.best
+    return combined_result(problem, multi, "start")
 
 
 def _start_result(args, problem):

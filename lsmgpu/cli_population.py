@@ -85,10 +85,20 @@ def _islands(args, problem, iterations, left, chosen):
     print(f"{islands.method} islands on {problem.name} (n = {problem.n}, {args.gpus or 'one per'} GPU(s), best "
           f"solutions exchanged every {islands.exchange_every} iterations)", file=sys.stderr)
     multi = islands.run(iterations, seconds=left(), target=problem.best_known if args.target is None else args.target)
-    print(multi.summary().replace("starts", "islands"), file=sys.stderr)
-    if multi.best is None:
+    return combined_result(problem, multi, "island")
+
+
+def combined_result(problem, multi, what: str):
+    """The result of many starts or islands as the command reports it (None, said, when none
+    finished; KeyboardInterrupt when Ctrl-C came before any did): stopped by the best run's own
+    criterion where each ran to its own."""
+    print(multi.summary(), file=sys.stderr)
+    if multi.solution is None:
         if multi.status == "interrupted":
             raise KeyboardInterrupt        # nothing ran: main() says so
-        print("lsmgpu: no island finished", file=sys.stderr)
+        print(f"lsmgpu: no {what} finished", file=sys.stderr)
         return None
-    return dataclasses.replace(multi.best, status="interrupted") if multi.status == "interrupted" else multi.best
+    if multi.status == "done":
+        best = min((r for r in multi.runs if r is not None), key=lambda r: problem.sense * r.fitness)
+        return dataclasses.replace(multi, status=best.status)
+    return multi

@@ -67,7 +67,7 @@ def test_solve_many_starts(capsys):
     from lsmgpu.cli import main
     assert main(["solve", "chr12a", "--starts", "3", "--iterations", "50", "--backend", "cpu", "--quiet"]) == 0
     out, err = capsys.readouterr()
-    assert "3 starts of tabu" in err and "starts ran" in err and "best fitness:" in out
+    assert "3 starts of tabu" in err and "3 of 3 ran" in err and "best fitness:" in out
     assert main(["solve", "chr12a", "--starts", "0", "--backend", "cpu"]) == 2
     # islands: exchanges between the batched starts; refused with one start after another
     assert main(["solve", "chr12a", "--starts", "4", "--exchange-every", "64", "--iterations", "256",

@@ -58,9 +58,9 @@ def test_same_starts_as_the_sequential_run(qap):
     local = MultiStart(TabuSearch, qap, starts=4, seed=3, backend="cpu").run(200)
     assert ray_result.status == "done" and not ray_result.lost
     assert ray_result.fitness == local.fitness
-    for mine, theirs in zip(ray_result.results, local.results):
+    for mine, theirs in zip(ray_result.runs, local.runs):
         assert np.array_equal(mine.history, theirs.history)
-    devices = set(ray_result.workers.values())
+    devices = {r.device for r in ray_result.runs}
     assert len(devices) == 2 and all(d.startswith("cpu:") and "CUDA_VISIBLE_DEVICES" in d for d in devices)
 
 
@@ -70,7 +70,7 @@ def test_a_dead_actor_start_is_rerun(qap, tmp_path):
     problem.marker = str(tmp_path / "crashed")
     result = RayMultiStart(TabuSearch, problem, starts=3, seed=1, backend="cpu").run(100)
     assert Path(problem.marker).exists()
-    assert not result.lost and all(r is not None for r in result.results)
+    assert not result.lost and all(r is not None for r in result.runs)
     local = MultiStart(TabuSearch, qap, starts=3, seed=1, backend="cpu").run(100)
     assert np.array_equal(result.fitnesses, local.fitnesses)
 
@@ -80,9 +80,9 @@ def test_time_limit_returns_the_best_so_far(qap):
     runner = RayMultiStart(HillClimbing, qap, starts=6, seed=0, backend="cpu", restarts=10**9)
     runner.start_actors()                  # a loaded machine's slow actor start-up is not the budget's
     result = runner.run(seconds=6)
-    assert result.status == "seconds" and result.best is not None
+    assert result.status == "seconds" and result.solution is not None
     assert result.fitness == qap.evaluate(result.solution)
-    assert {r.status for r in result.results if r is not None} <= {"seconds"}      # the driver's deadline
+    assert {r.status for r in result.runs if r is not None} <= {"seconds"}      # the driver's deadline
 
 
 class MarkRunning:
@@ -115,8 +115,8 @@ def test_ctrl_c_returns_the_best_so_far(qap, tmp_path):
                            callbacks=[MarkRunning(tmp_path)])
     interrupt_when(tmp_path, 2)
     result = runner.run()
-    assert result.status == "interrupted" and result.best is not None
-    assert all(r is not None and r.status == "interrupted" for r in result.results)   # said why, not "callback"
+    assert result.status == "interrupted" and result.solution is not None
+    assert all(r is not None and r.status == "interrupted" for r in result.runs)   # said why, not "callback"
 
 
 def test_actors_run_their_starts_as_batches(qap):
@@ -124,12 +124,12 @@ def test_actors_run_their_starts_as_batches(qap):
     the sequential run; a time limit stops every batch with its best so far."""
     result = RayMultiStart(TabuSearch, qap, starts=6, seed=4, backend="cpu", batch=3).run(150)
     local = MultiStart(TabuSearch, qap, starts=6, seed=4, backend="cpu", batch=False).run(150)
-    for mine, theirs in zip(result.results, local.results):
+    for mine, theirs in zip(result.runs, local.runs):
         assert np.array_equal(mine.history, theirs.history)
     runner = RayMultiStart(TabuSearch, qap, starts=4, seed=0, backend="cpu")
     runner.start_actors()                  # their start-up is not the budget's: every actor runs its batch
     timed = runner.run(seconds=3)
-    ran = [r for r in timed.results if r is not None]
+    ran = [r for r in timed.runs if r is not None]
     assert timed.status == "seconds" and ran
     assert {r.status for r in ran} == {"seconds"} and timed.fitness == qap.evaluate(timed.solution)
     with pytest.raises(ValueError, match="batch"):
@@ -142,7 +142,7 @@ def test_islands_post_and_take_best_tours():
     problem = TSP(np.round(np.random.default_rng(4).uniform(0, 1000, (150, 2))), name="rand150")
     islands = RayIslands(problem, islands=2, exchange_every=1, seed=0, backend="cpu", chains=2, round_checks=40)
     result = islands.run(iterations=60)
-    assert result.status == "done" and not result.lost and all(r.status == "iterations" for r in result.results)
+    assert result.status == "done" and not result.lost and all(r.status == "iterations" for r in result.runs)
     assert islands.work == [(120, "kicks")] * 2 and islands.posts >= 4
     assert islands.board_value == result.fitness == problem.fitness(result.solution)
     assert np.array_equal(islands.board_tour, result.solution) or problem.fitness(islands.board_tour) == result.fitness
@@ -162,7 +162,7 @@ def test_synchronous_islands_of_every_method_are_reproducible(method, options, u
         result = islands.run(iterations=6)
         assert result.status == "done" and not result.lost and islands.board_value == result.fitness
         assert [w[1] for w in islands.work] == [unit] * 2 and all(w[0] > 0 for w in islands.work)
-        runs.append((islands.migrants, [(r.fitness, r.solution.tolist(), r.iterations) for r in result.results]))
+        runs.append((islands.migrants, [(r.fitness, r.solution.tolist(), r.iterations) for r in result.runs]))
     assert runs[0] == runs[1] and sum(runs[0][0]) >= 1
     assert problem.fitness(result.solution) == result.fitness
 
@@ -192,7 +192,7 @@ def test_a_lost_island_is_reported_and_the_other_returns(tmp_path):
     result = islands.run(iterations=30)
     assert Path(problem.marker).exists() and len(result.lost) == 1
     survivor = 1 - result.lost[0]
-    assert result.results[result.lost[0]] is None and result.results[survivor].status == "iterations"
+    assert result.runs[result.lost[0]] is None and result.runs[survivor].status == "iterations"
     assert result.fitness == problem.fitness(result.solution) == islands.board_value
 
 
@@ -205,7 +205,7 @@ def test_a_synchronous_exchange_does_not_wait_for_a_lost_island(tmp_path):
     islands.start_actors()
     result = islands.run(iterations=5, seconds=60)     # the seconds: a safety net, never reached
     assert len(result.lost) == 1 and result.status == "done"
-    assert result.results[1 - result.lost[0]].status == "iterations"
+    assert result.runs[1 - result.lost[0]].status == "iterations"
 
 
 def test_solve_spreads_dontlook_islands_over_gpus(capsys):
@@ -214,7 +214,7 @@ def test_solve_spreads_dontlook_islands_over_gpus(capsys):
                  "--iterations", "100", "--backend", "cpu", "--quiet"]) == 0
     captured = capsys.readouterr()
     assert "DontLookILS islands on berlin52 (n = 52, 2 GPU(s)" in captured.err and "best fitness: 7542" in captured.out
-    assert "2 of 2 islands ran" in captured.err
+    assert "2 of 2 ran" in captured.err
 
 
 @pytest.mark.parametrize("algorithm, flags", [("faco", ["--ants", "2"]), ("ga", ["--genes", "8"]),
@@ -224,7 +224,7 @@ def test_solve_spreads_population_islands_over_gpus(algorithm, flags, capsys):
     assert main(["solve", "berlin52", "--algorithm", algorithm, "--gpus", "2", *flags, "--iterations", "3",
                  "--backend", "cpu", "--quiet"]) == 0
     captured = capsys.readouterr()
-    assert "islands on berlin52 (n = 52, 2 GPU(s)" in captured.err and "2 of 2 islands ran" in captured.err
+    assert "islands on berlin52 (n = 52, 2 GPU(s)" in captured.err and "2 of 2 ran" in captured.err
     assert "best fitness:" in captured.out
 
 
@@ -240,7 +240,7 @@ def test_ctrl_c_while_the_actors_start_returns_nothing_ran(runner, qap, monkeypa
     else:
         monkeypatch.setattr(RayIslands, "_start", interrupted)
         result = RayIslands(TSP.from_file(TSP.shipped("berlin52")), islands=2, backend="cpu").run(10)
-    assert result.status == "interrupted" and result.best is None and all(r is None for r in result.results)
+    assert result.status == "interrupted" and result.solution is None and all(r is None for r in result.runs)
 
 
 def test_islands_name_a_bad_option_with_the_islands_own_error():

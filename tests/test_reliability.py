@@ -48,8 +48,8 @@ def test_a_batched_multistart_honours_seconds():
     0.5 s (the chunk is sized from the measured iteration), not after a 64-iteration chunk."""
     tsp = random_tsp(600)
     result = MultiStart(TabuSearch, tsp, starts=8, seed=0, backend="cpu").run(seconds=0.5)
-    assert result.status == "seconds" and all(r.status == "seconds" for r in result.results)
-    assert all(r.fitness == tsp.evaluate(r.solution) for r in result.results)
+    assert result.status == "seconds" and all(r.status == "seconds" for r in result.runs)
+    assert all(r.fitness == tsp.evaluate(r.solution) for r in result.runs)
 
 
 class SlowBackend(CpuBackend):
@@ -113,7 +113,7 @@ def test_ctrl_c_while_a_batch_is_set_up_returns_the_start_solutions(qap):
     with Interrupt(CpuBatchEvaluator, "load", 1):
         result = MultiStart(TabuSearch, qap, starts=3, seed=0, backend="cpu").run(100)
     assert result.status == "interrupted"
-    assert all(r.iterations == 0 and r.fitness == qap.evaluate(r.solution) for r in result.results)
+    assert all(r.iterations == 0 and r.fitness == qap.evaluate(r.solution) for r in result.runs)
 
 
 def run_cli(args, **kwargs):
@@ -314,7 +314,7 @@ def test_a_tour_round_trips_and_continues_a_run(tmp_path):
     again = TabuSearch(berlin, seed=1, backend="cpu", initial=tour).run(1)
     assert again.history[0] == first.fitness
     multi = MultiStart(TabuSearch, berlin, starts=3, seed=0, backend="cpu", initial=tour, history="all").run(1)
-    assert all(r.history[0] == first.fitness for r in multi.results)
+    assert all(r.history[0] == first.fitness for r in multi.runs)
 
 
 def test_an_assignment_round_trips(tmp_path, qap):

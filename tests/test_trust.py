@@ -100,7 +100,7 @@ def test_the_focused_ants_are_cut_by_the_deadline(tsp):
 
 def test_a_batch_of_tabu_starts_stops_inside_an_iteration_at_the_deadline(tsp):
     result = MultiStart(TabuSearch, tsp, starts=3, seed=0, backend="cpu").run(seconds=0)
-    assert result.best is not None and result.best.fitness == tsp.fitness(result.best.solution)
+    assert result.solution is not None and result.fitness == tsp.fitness(result.solution)
 
 
 @pytest.mark.parametrize("make, name", [
@@ -227,7 +227,7 @@ def test_a_cold_kernel_cache_past_the_budget_returns_the_start(tsp, search, tmp_
     monkeypatch.setattr(driver, "_build", slow_build)
     caplog.set_level(logging.INFO, logger="lsmgpu")
     if search == "multistart":
-        result = MultiStart(TabuSearch, tsp, starts=4, seed=0, backend="cuda").run(seconds=0.5).best
+        result = MultiStart(TabuSearch, tsp, starts=4, seed=0, backend="cuda").run(seconds=0.5)
     else:
         result = search(tsp, seed=0, backend="cuda").run(seconds=0.5)
     assert result.status == "seconds" and result.fitness == tsp.fitness(result.solution)
@@ -242,7 +242,7 @@ def test_a_cold_kernel_cache_past_the_budget_returns_the_start(tsp, search, tmp_
 def test_a_misspelt_option_of_many_starts_is_refused_at_construction(tsp, make, match):
     with pytest.raises(TypeError, match=match):
         make(tsp)
-    assert MultiStart(TabuSearch, tsp, starts=2, exchange_every=5, tenure=7, backend="cpu").run(10).best is not None
+    assert MultiStart(TabuSearch, tsp, starts=2, exchange_every=5, tenure=7, backend="cpu").run(10).solution is not None
 
 
 def test_the_colonies_take_a_start_solution_and_the_ga_initial_none(tsp):

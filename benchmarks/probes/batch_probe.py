@@ -28,6 +28,6 @@ for problem in problems:
             result = search.run(2000)
             seconds = time.perf_counter() - t0
             row.append(f"{mode} {1e6 * seconds / 2000:.1f} us/it")
-            assert result.results[0].iterations == 2000
+            assert result.runs[0].iterations == 2000
         print(f"{problem.name} ({problem.neighbourhood.size} moves) x {starts} starts: " + ", ".join(row), flush=True)
 cuda_batch.RESIDENT_MAX_MOVES, cuda_batch.RESIDENT_MAX_BATCH = limits

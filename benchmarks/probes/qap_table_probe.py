@@ -51,9 +51,9 @@ for starts in (16, 64, 256):
         problem = QAP.from_file(problem_paths, delta_table=table)
         seconds, result = per_iteration(
             lambda: BatchTabuSearch(problem, spawn_seeds(0, starts), backend=CudaBackend(tune=False), history="all"), 2000)
-        histories.append([r.history for r in result.results])
+        histories.append([r.history for r in result.runs])
         rate = starts * problem.neighbourhood.size / seconds
-        kernel = result.results[0].timings["kernel"] / result.seconds
+        kernel = result.runs[0].timings["kernel"] / result.seconds
         row.append(f"{'table' if table else 'O(n) sum'} {1e6 * seconds:.1f} us/it, {rate:.3e} evaluations/s "
                    f"({100 * kernel:.0f} % in launches)")
     assert all(np.array_equal(a, b) for a, b in zip(*histories))

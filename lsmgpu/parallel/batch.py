@@ -29,7 +29,6 @@ from ..result import SearchResult
 from ..search import TabuSearch
 from ..validation import check_count
 from ..backends.ledger import Ledger
-from .result import MultiStartResult
 from .seeds import start_solutions
 
 __all__ = ["BatchTabuSearch", "batch_unsupported"]
@@ -109,7 +108,7 @@ class BatchTabuSearch:
 
     def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None,
             should_stop=None, on_chunk=None):
-        """Run every start; returns a MultiStartResult (``progress(k, result)`` per start at the
+        """Run every start; returns their SearchResult.combined (``progress(k, result)`` per start at the
         end). ``seconds`` counts from this call, the start solutions and the backend's set-up
         included; a chunk of iterations is sized from the measured time of an iteration so that
         the batch ends within about one iteration of the budget. ``should_stop()``, asked between
@@ -136,7 +135,7 @@ class BatchTabuSearch:
         elapsed = time.perf_counter() - t0
         ledger, xs, evaluator = self._made.get("ledger"), self._made.get("xs"), self._made.get("evaluator")
         if ledger is None:          # interrupted before the start solutions existed
-            return MultiStartResult.gather([None] * B, elapsed, overall, sense)
+            return SearchResult.combined([None] * B, elapsed, overall, sense, algorithm="TabuSearch", problem=problem.name)
         done = iterations is not None and step >= iterations
         ledger.stop(ledger.active, "iterations" if done else ("seconds" if overall == "seconds" else "interrupted"))
         best_x = evaluator.best_solutions() if loaded else xs
@@ -154,7 +153,7 @@ class BatchTabuSearch:
                 progress(k, results[k])
         if evaluator is not None:
             evaluator.close()
-        return MultiStartResult.gather(results, elapsed, overall, sense, {k: device for k in range(B)})
+        return SearchResult.combined(results, elapsed, overall, sense)
 
     def _set_up(self, problem, sense, B):
         """The start solutions, the ledger and the batch evaluator, each kept in ``self._made`` as

@@ -31,7 +31,6 @@ from ..result import SearchResult
 from ..search import IteratedLocalSearch
 from ..validation import check_count
 from ..backends.ledger import Ledger
-from .result import MultiStartResult
 from .seeds import start_solutions
 
 __all__ = ["BatchIteratedLocalSearch", "batch_ils_unsupported"]
@@ -80,8 +79,8 @@ class BatchIteratedLocalSearch:
 
     # --- the run --------------------------------------------------------------------------------
     def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None,
-            should_stop=None, on_chunk=None) -> MultiStartResult:
-        """Run every chain; returns a MultiStartResult (``progress(k, result)`` per chain at the end,
+            should_stop=None, on_chunk=None) -> SearchResult:
+        """Run every chain; returns their SearchResult.combined (``progress(k, result)`` per chain at the end,
         ``on_chunk(iterations, best)`` after every iteration of the batch, ``should_stop()`` asked
         between iterations ends the batch like Ctrl-C). Ctrl-C in any phase returns every chain's best."""
         t0 = time.perf_counter()
@@ -202,7 +201,7 @@ class BatchIteratedLocalSearch:
             population.set_rows(*exchanged, home=True)
 
     # --- the results ----------------------------------------------------------------------------
-    def _results(self, iterations, overall: str, step: int, elapsed: float, progress) -> MultiStartResult:
+    def _results(self, iterations, overall: str, step: int, elapsed: float, progress) -> SearchResult:
         """Every chain's SearchResult: its best solution, or a solution it holds that is better (a
         descent cut short by the clock or Ctrl-C), re-evaluated exactly."""
         problem, sense, B = self.problem, self.problem.sense, len(self.seeds)
@@ -211,7 +210,8 @@ class BatchIteratedLocalSearch:
             if population is None or not self._made.get("loaded"):
                 xs = self._made.get("xs")
                 if xs is None:      # interrupted before the start solutions existed
-                    return MultiStartResult.gather([None] * B, elapsed, overall, sense)
+                    return SearchResult.combined([None] * B, elapsed, overall, sense, algorithm="IteratedLocalSearch",
+                                                   problem=self.problem.name)
                 held = [xs]
             else:
                 held = [population.best_solutions(), population.solutions(), population.home_solutions()]
@@ -238,4 +238,4 @@ class BatchIteratedLocalSearch:
                 problem=problem.name))
             if progress is not None:
                 progress(k, results[-1])
-        return MultiStartResult.gather(results, elapsed, overall, sense, {k: device for k in range(B)})
+        return SearchResult.combined(results, elapsed, overall, sense)

@@ -11,7 +11,7 @@ when it returns one, so fast and slow GPUs share the work), gathers the results 
   every actor is told to stop, which ends its current search with the best so far;
 * on Ctrl-C does the same and returns the best of everything gathered;
 * survives an actor that dies: its batch is rerun on another actor (once), or its starts are
-  reported in ``MultiStartResult.lost``; none is silently dropped.
+  reported in the result's ``lost``; none is silently dropped.
 
 ``ray.init()`` with no ``address`` starts Ray on this machine, so the same code serves one
 multi-GPU host and a cluster (``address="ray://..."`` or ``"auto"``).
@@ -25,7 +25,7 @@ import time
 
 from ..budget import Budget
 from ..errors import BackendUnavailable
-from .result import MultiStartResult
+from ..result import SearchResult
 from ..validation import check_options
 from .seeds import search_class, spawn_seeds
 
@@ -78,10 +78,10 @@ class StartRunner:
             result = batch.run(iterations, seconds=left, target=target, stagnation=stagnation,
                                should_stop=lambda: self.stopping)
             if not self.stopping:
-                return starts, result.results
+                return starts, result.runs
             # stopped by the driver (its deadline, another start's target, Ctrl-C): say why
             return starts, [r if r is None or r.status != "interrupted" else dataclasses.replace(r, status=self.stopping)
-                            for r in result.results]
+                            for r in result.runs]
         results = []
         for seed in seeds:
             left = None if deadline is None else deadline - time.time()
@@ -144,7 +144,7 @@ class RayMultiStart:
         self.actors = [Actor.remote(self.search, self.problem, self.options) for _ in range(count)]
         return ray.get([a.device.remote() for a in self.actors])
 
-    def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None) -> MultiStartResult:
+    def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None) -> SearchResult:
         """Run the starts; ``progress(k, result)`` is called as each start's result arrives.
         ``seconds`` counts from this call, the actors' start-up included."""
         Budget.checked("RayMultiStart", iterations, None, seconds, target, stagnation,
@@ -157,7 +157,7 @@ class RayMultiStart:
             for actor in self.actors:
                 ray.kill(actor)
             self.actors = []
-            return MultiStartResult.gather([None] * len(self.seeds), time.time() - t0, "interrupted",
+            return SearchResult.combined([None] * len(self.seeds), time.time() - t0, "interrupted",
                                            self.problem.sense)
         deadline = None if seconds is None else t0 + seconds
         size = self.batch or -(-len(self.seeds) // len(self.actors))
@@ -226,4 +226,5 @@ class RayMultiStart:
             for actor in self.actors:
                 ray.kill(actor)
             self.actors = []
-        return MultiStartResult.gather(results, time.time() - t0, status, self.problem.sense, workers, lost)
+        return SearchResult.combined(results, time.time() - t0, status, self.problem.sense, workers, lost,
+                                     algorithm=self.search.__name__, problem=self.problem.name)

@@ -4,7 +4,7 @@ Start k is seeded from ``SeedSequence(seed).spawn(starts)[k]``, so its run equal
 search created with that seed, whichever machine or process runs it. :class:`MultiStart` runs
 tabu search starts together on one device (:mod:`lsmgpu.parallel.batch`), other searches one
 after the other in this process; :mod:`lsmgpu.parallel.distributed` spreads them over
-Ray actors (one per GPU). Both return a :class:`MultiStartResult`.
+Ray actors (one per GPU). Both return one SearchResult, ``SearchResult.combined`` of the starts.
 
 Budgets: ``iterations``, ``stagnation`` and ``target`` apply to each start; ``seconds`` is the
 wall time of the whole multi-start (a start begun late gets what is left; starts that get
@@ -17,14 +17,14 @@ import warnings
 
 from ..budget import Budget
 from ..problem import check_problem
+from ..result import SearchResult
 from ..search import IteratedLocalSearch, TabuSearch
 from ..validation import check_count, check_flag, check_host_memory, check_options
 from .batch import BatchTabuSearch
 from .drivers import batch_driver
-from .result import MultiStartResult
 from .seeds import search_class, spawn_seeds, start_solutions
 
-__all__ = ["MultiStart", "MultiStartResult", "spawn_seeds", "search_class"]
+__all__ = ["MultiStart", "spawn_seeds", "search_class"]
 
 #: the batched starts' own options (islands), not their searches'
 ISLAND_OPTIONS = ("exchange_every", "exchange_strength")
@@ -71,7 +71,7 @@ class MultiStart:
         return self.search(self.problem, seed=self.seeds[k], initial=initial, **self.options)
 
     def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None,
-            on_chunk=None) -> MultiStartResult:
+            on_chunk=None) -> SearchResult:
         """Run the starts; ``progress(k, result)`` is called as each start ends, and for batched
         starts ``on_chunk(iterations, best)`` after every chunk of iterations."""
         t0 = time.perf_counter()
@@ -97,8 +97,8 @@ class MultiStart:
                     break
         except KeyboardInterrupt:
             status = "interrupted"
-        return MultiStartResult.gather(results, time.perf_counter() - t0, status, self.problem.sense,
-                                       {k: r.device for k, r in enumerate(results) if r is not None})
+        return SearchResult.combined(results, time.perf_counter() - t0, status, self.problem.sense,
+                                     algorithm=self.search.algorithm, problem=self.problem.name)
 
 
 def check_batch_memory(problem, starts: int) -> None:

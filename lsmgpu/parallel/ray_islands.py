@@ -18,7 +18,7 @@ iteration budget a seeded run is then reproducible, the faster islands waiting f
 
 As for ``RayMultiStart``: ``seconds`` is the whole run's (the actors' start-up included); at the
 deadline, on a target reached or on Ctrl-C every island is told to stop and returns its best so
-far; an island whose actor dies is reported in ``MultiStartResult.lost`` (the others stop waiting
+far; an island whose actor dies is reported in the result's ``lost`` (the others stop waiting
 for it), and the best solution it posted stays on the board (``board_value``, ``board_tour``).
 """
 from __future__ import annotations
@@ -33,7 +33,7 @@ from .. import search as searches
 from ..budget import Budget
 from ..validation import check_count, check_options
 from .distributed import actor_device, ray_module
-from .result import MultiStartResult
+from ..result import SearchResult
 from .seeds import spawn_seeds
 
 __all__ = ["RayIslands", "Board", "IslandRunner", "METHODS"]
@@ -198,7 +198,7 @@ class RayIslands:
         self.board = ray.remote(Board).options(num_cpus=0).remote(count)
         return ray.get([a.device.remote() for a in self.actors])
 
-    def run(self, iterations=None, *, seconds=None, target=None, progress=None) -> MultiStartResult:
+    def run(self, iterations=None, *, seconds=None, target=None, progress=None) -> SearchResult:
         """Run the islands (``iterations``: each search's own: kicks a chain makes, colony
         iterations, generations); ``progress(k, result)`` as each island's result arrives. After
         it, per island: ``work`` ((count, unit): kicks, ant tours, children) and ``migrants``
@@ -212,7 +212,8 @@ class RayIslands:
         except KeyboardInterrupt:           # Ctrl-C while the actors start: nothing ran yet
             count = len(self.actors)
             self._stop_actors(ray)
-            return MultiStartResult.gather([None] * count, time.time() - t0, "interrupted", self.problem.sense)
+            return SearchResult.combined([None] * count, time.time() - t0, "interrupted", self.problem.sense,
+                                         algorithm=self.method, problem=self.problem.name)
         deadline = None if seconds is None else t0 + seconds
         seeds = spawn_seeds(self.seed, len(self.actors))
         pending = {self.actors[a].run.remote(a, seeds[a], self.board, self.exchange_every, self.synchronous,
@@ -261,4 +262,5 @@ class RayIslands:
         finally:
             self.board_value, self.board_tour, self.posts = ray.get(self.board.best.remote())
             self._stop_actors(ray)
-        return MultiStartResult.gather(results, time.time() - t0, status, self.problem.sense, workers, lost)
+        return SearchResult.combined(results, time.time() - t0, status, self.problem.sense, workers, lost,
+                                     algorithm=self.method, problem=self.problem.name)

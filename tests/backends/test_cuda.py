@@ -327,7 +327,7 @@ def test_batched_starts_follow_the_cpu(problem, tenure):
     from lsmgpu.parallel.multistart import MultiStart
     runs = [MultiStart(TabuSearch, problem, starts=7, seed=5, history="all", backend=b, tenure=tenure).run(400, stagnation=150)
             for b in ("cpu", cuda(tune=False))]
-    for cpu_run, gpu_run in zip(*(r.results for r in runs)):
+    for cpu_run, gpu_run in zip(*(r.runs for r in runs)):
         assert np.array_equal(gpu_run.history, cpu_run.history)
         assert np.array_equal(gpu_run.solution, cpu_run.solution)
         assert (gpu_run.iterations, gpu_run.status) == (cpu_run.iterations, cpu_run.status)
@@ -341,7 +341,7 @@ def test_a_full_batch_with_one_lane_per_move_follows_the_cpu():
     from lsmgpu.parallel.multistart import MultiStart
     problem = random_qap(100, 7, False)
     runs = [MultiStart(TabuSearch, problem, starts=112, seed=1, history="all", backend=b).run(60) for b in ("cpu", cuda(tune=False))]
-    for cpu_run, gpu_run in zip(*(r.results for r in runs)):
+    for cpu_run, gpu_run in zip(*(r.runs for r in runs)):
         assert np.array_equal(gpu_run.history, cpu_run.history)
     assert CudaBatchEvaluator(problem, problem.neighbourhood, cuda(tune=False), 112).program.lanes == 1
 
@@ -356,7 +356,7 @@ def test_batched_target_and_stagnation_stops_match_the_cpu():
                                                                                stagnation=400)
             for b in ("cpu", cuda(tune=False))]
     assert runs[0].status == runs[1].status
-    for cpu_run, gpu_run in zip(*(r.results for r in runs)):
+    for cpu_run, gpu_run in zip(*(r.runs for r in runs)):
         assert np.array_equal(gpu_run.history, cpu_run.history)
         assert (gpu_run.iterations, gpu_run.status) == (cpu_run.iterations, cpu_run.status)
 
@@ -370,7 +370,7 @@ def test_islands_follow_the_cpu(problem):
     from lsmgpu.parallel.multistart import MultiStart
     runs = [MultiStart(TabuSearch, problem, starts=6, seed=2, history="all", backend=b, exchange_every=128).run(640)
             for b in ("cpu", cuda(tune=False))]
-    for cpu_run, gpu_run in zip(*(r.results for r in runs)):
+    for cpu_run, gpu_run in zip(*(r.runs for r in runs)):
         assert np.array_equal(gpu_run.history, cpu_run.history)
         assert np.array_equal(gpu_run.solution, cpu_run.solution)
 

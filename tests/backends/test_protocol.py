@@ -134,6 +134,6 @@ def test_a_batched_multistart_runs_on_the_protocol():
     qap = QAP.from_file(QAP.shipped("tai12a"))
     fake = MultiStart(TabuSearch, qap, starts=3, seed=1, backend=FakeBackend()).run(30)
     cpu = MultiStart(TabuSearch, qap, starts=3, seed=1, backend="cpu").run(30)
-    assert fake.results[0].backend == "fake"
-    for got, want in zip(fake.results, cpu.results):
+    assert fake.runs[0].backend == "fake"
+    for got, want in zip(fake.runs, cpu.runs):
         assert np.array_equal(got.history, want.history) and got.fitness == want.fitness

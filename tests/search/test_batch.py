@@ -26,7 +26,7 @@ def tenure_of(problem):
 
 
 def assert_same_runs(batched, singles):
-    for got, want in zip(batched.results, singles):
+    for got, want in zip(batched.runs, singles):
         assert np.array_equal(got.history, want.history)
         assert (got.iterations, got.evaluations, got.status) == (want.iterations, want.evaluations, want.status)
         assert np.array_equal(got.solution, want.solution) and got.fitness == want.fitness
@@ -53,15 +53,15 @@ def test_stagnation_stops_starts_one_by_one(monkeypatch, flush):
     batched = MultiStart(TabuSearch, problem, starts=6, seed=2, history="all", backend="cpu").run(3000, stagnation=300)
     singles = [TabuSearch(problem, seed=s, history="all", backend="cpu").run(3000, stagnation=300) for s in spawn_seeds(2, 6)]
     assert_same_runs(batched, singles)
-    assert len({r.iterations for r in batched.results}) > 1
+    assert len({r.iterations for r in batched.runs}) > 1
 
 
 def test_seconds_stop_the_whole_batch():
     problem = QAP.from_file(QAP.shipped("tai12a"))
     result = MultiStart(TabuSearch, problem, starts=8, seed=0, backend="cpu").run(seconds=0.3)
     assert result.status == "seconds"
-    assert {r.status for r in result.results} == {"seconds"}
-    assert len({r.iterations for r in result.results}) == 1
+    assert {r.status for r in result.runs} == {"seconds"}
+    assert len({r.iterations for r in result.runs}) == 1
 
 
 def test_ctrl_c_returns_the_best_so_far(monkeypatch):
@@ -81,7 +81,7 @@ def test_ctrl_c_returns_the_best_so_far(monkeypatch):
     monkeypatch.setattr(CpuBatchEvaluator, "iterate", interrupted)
     result = search.run(1000)
     assert result.status == "interrupted"
-    for r in result.results:
+    for r in result.runs:
         assert r.status == "interrupted" and r.iterations == 49
         assert r.fitness == problem.fitness(r.solution) == r.history.min()
 
@@ -119,17 +119,17 @@ def test_islands_exchange_the_best_solutions():
     islands = [MultiStart(TabuSearch, problem, starts=6, seed=4, backend="cpu", exchange_every=128,
                           exchange_strength=3, history="all").run(512) for _ in range(2)]
     independent = MultiStart(TabuSearch, problem, starts=6, seed=4, backend="cpu", history="all").run(512)
-    for a, b in zip(*(run.results for run in islands)):
+    for a, b in zip(*(run.runs for run in islands)):
         assert np.array_equal(a.history, b.history)
-    changed = [k for k, (a, b) in enumerate(zip(islands[0].results, independent.results))
+    changed = [k for k, (a, b) in enumerate(zip(islands[0].runs, independent.runs))
                if not np.array_equal(a.history, b.history)]
     assert len(changed) >= 3          # the worse half, restarted at iteration 128
-    for r in islands[0].results:
+    for r in islands[0].runs:
         assert r.iterations == 512 and len(r.history) == 513
         assert problem.evaluate(r.solution) == r.fitness == r.history.min()
     # the restarted starts' first iterations match: identical up to the exchange
     for k in changed:
-        assert np.array_equal(islands[0].results[k].history[:129], independent.results[k].history[:129])
+        assert np.array_equal(islands[0].runs[k].history[:129], independent.runs[k].history[:129])
 
 
 def test_islands_need_a_batch():

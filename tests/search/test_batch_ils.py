@@ -29,7 +29,7 @@ def test_each_chain_equals_the_single_ils_with_its_seed(problem, options):
     got = batch.run(8)
     for k, seed in enumerate(spawn_seeds(11, 4)):
         alone = IteratedLocalSearch(problem, seed=seed, backend="cpu", **options).run(8)
-        mine = got.results[k]
+        mine = got.runs[k]
         assert mine.fitness == alone.fitness and np.array_equal(mine.solution, alone.solution)
         assert np.array_equal(mine.history, alone.history) and mine.iterations == alone.iterations == 8
         assert [i for i, _, f in mine.improvements] == [i for i, _, f in alone.improvements]
@@ -41,37 +41,37 @@ def test_every_iteration_history_equals_the_single_search():
     got = MultiStart(IteratedLocalSearch, problem, starts=2, seed=3, backend="cpu", history="all").run(6)
     for k, seed in enumerate(spawn_seeds(3, 2)):
         alone = IteratedLocalSearch(problem, seed=seed, backend="cpu", history="all").run(6)
-        assert np.array_equal(got.results[k].history, alone.history)
+        assert np.array_equal(got.runs[k].history, alone.history)
 
 
 def test_islands_are_reproducible_and_exchange():
     problem = tsp(n=120)
     runs = [MultiStart(IteratedLocalSearch, problem, starts=6, seed=2, backend="cpu", exchange_every=3).run(9)
             for _ in range(2)]
-    assert [r.fitness for r in runs[0].results] == [r.fitness for r in runs[1].results]
+    assert [r.fitness for r in runs[0].runs] == [r.fitness for r in runs[1].runs]
     independent = MultiStart(IteratedLocalSearch, problem, starts=6, seed=2, backend="cpu").run(9)
-    assert [r.fitness for r in runs[0].results] != [r.fitness for r in independent.results]
-    assert all(r.fitness == problem.fitness(r.solution) for r in runs[0].results)
+    assert [r.fitness for r in runs[0].runs] != [r.fitness for r in independent.runs]
+    assert all(r.fitness == problem.fitness(r.solution) for r in runs[0].runs)
 
 
 def test_target_stops_the_batch_and_stagnation_each_chain():
     problem = tsp()
     free = MultiStart(IteratedLocalSearch, problem, starts=3, seed=1, backend="cpu").run(6)
-    goal = max(r.fitness for r in free.results)
+    goal = max(r.fitness for r in free.runs)
     hit = MultiStart(IteratedLocalSearch, problem, starts=3, seed=1, backend="cpu").run(50, target=goal)
-    assert hit.status == "target" and "target" in [r.status for r in hit.results]
-    assert {r.status for r in hit.results} <= {"target", "stopped"}
+    assert hit.status == "target" and "target" in [r.status for r in hit.runs]
+    assert {r.status for r in hit.runs} <= {"target", "stopped"}
     stale = MultiStart(IteratedLocalSearch, problem, starts=3, seed=1, backend="cpu").run(200, stagnation=3)
     for k, seed in enumerate(spawn_seeds(1, 3)):
         alone = IteratedLocalSearch(problem, seed=seed, backend="cpu").run(200, stagnation=3)
-        assert stale.results[k].status == alone.status == "stagnation"
-        assert stale.results[k].iterations == alone.iterations and stale.results[k].fitness == alone.fitness
+        assert stale.runs[k].status == alone.status == "stagnation"
+        assert stale.runs[k].iterations == alone.iterations and stale.runs[k].fitness == alone.fitness
 
 
 def test_seconds_is_the_batch_wall_time():
     problem = tsp(n=200)
     result = MultiStart(IteratedLocalSearch, problem, starts=3, seed=0, backend="cpu").run(seconds=0.5)
-    assert result.status == "seconds" and all(r.fitness == problem.fitness(r.solution) for r in result.results)
+    assert result.status == "seconds" and all(r.fitness == problem.fitness(r.solution) for r in result.runs)
 
 
 def test_per_search_options_run_one_after_the_other_and_say_so():
@@ -87,7 +87,7 @@ def test_a_polish_chain_is_batched():
     chain = {"polish": [OrOpt(problem.neighbourhood.candidates)]}
     got = BatchIteratedLocalSearch(problem, spawn_seeds(4, 2), backend="cpu", **chain).run(5)
     for k, seed in enumerate(spawn_seeds(4, 2)):
-        assert got.results[k].fitness == IteratedLocalSearch(problem, seed=seed, backend="cpu", **chain).run(5).fitness
+        assert got.runs[k].fitness == IteratedLocalSearch(problem, seed=seed, backend="cpu", **chain).run(5).fitness
 
 
 @pytest.mark.gpu
@@ -96,12 +96,12 @@ def test_cuda_batched_ils_equals_the_cpu(problem, options):
     """The chains on the GPU (kicks, descents, acceptance on the device) follow the CPU's chains."""
     cpu = MultiStart(IteratedLocalSearch, problem, starts=16, seed=7, backend="cpu", **options).run(6)
     gpu = MultiStart(IteratedLocalSearch, problem, starts=16, seed=7, backend="cuda", **options).run(6)
-    for mine, want in zip(gpu.results, cpu.results):
+    for mine, want in zip(gpu.runs, cpu.runs):
         assert mine.fitness == want.fitness and np.array_equal(mine.solution, want.solution)
         assert np.array_equal(mine.history, want.history)
     islands = [MultiStart(IteratedLocalSearch, problem, starts=16, seed=7, backend=b, exchange_every=2, **options).run(6)
                for b in ("cpu", "cuda")]
-    assert [r.fitness for r in islands[0].results] == [r.fitness for r in islands[1].results]
+    assert [r.fitness for r in islands[0].runs] == [r.fitness for r in islands[1].runs]
 
 
 @pytest.mark.gpu

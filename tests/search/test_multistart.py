@@ -17,7 +17,7 @@ def test_each_start_equals_a_single_run_with_its_spawned_seed(qap):
     result = MultiStart(TabuSearch, qap, starts=4, seed=7, backend="cpu").run(300)
     for k, seed in enumerate(np.random.SeedSequence(7).spawn(4)):
         single = TabuSearch(qap, seed=seed, backend="cpu").run(300)
-        assert np.array_equal(result.results[k].history, single.history)
+        assert np.array_equal(result.runs[k].history, single.history)
     assert result.fitness == np.nanmin(result.fitnesses) and result.status == "done"
     assert len(set(result.fitnesses.tolist())) > 1 or result.fitness == qap.best_known
 
@@ -27,16 +27,16 @@ def test_target_ends_the_multistart(qap):
     they all stop at that iteration ("stopped")."""
     result = MultiStart("tabu", qap, starts=20, seed=0, backend="cpu", batch=False).run(5000, target=qap.best_known)
     assert result.status == "target" and result.fitness == qap.best_known
-    assert any(r is None for r in result.results)
+    assert any(r is None for r in result.runs)
     batched = MultiStart("tabu", qap, starts=20, seed=0, backend="cpu").run(5000, target=qap.best_known)
     assert batched.status == "target" and batched.fitness == qap.best_known
-    statuses = [r.status for r in batched.results]
+    statuses = [r.status for r in batched.runs]
     assert "target" in statuses and set(statuses) <= {"target", "stopped"}
 
 
 def test_time_limit_is_honoured(qap):
     result = MultiStart(HillClimbing, qap, starts=10_000, seed=0, backend="cpu", restarts=10**6).run(seconds=0.3)
-    assert result.status == "seconds" and result.best is not None
+    assert result.status == "seconds" and result.solution is not None
 
 
 def test_bad_arguments(qap):
@@ -46,3 +46,22 @@ def test_bad_arguments(qap):
         MultiStart("anneal", qap, starts=2)
     with pytest.raises(TypeError, match="LocalSearch"):
         MultiStart(int, qap, starts=2)
+
+
+def test_a_combined_result_is_the_best_run_with_the_counters_summed(qap):
+    """SearchResult.combined: the best run's solution and history by the problem's sense, the
+    iterations, evaluations and work summed, each run's device replaced where given, and no
+    solution (NaN fitness) where no run finished."""
+    from lsmgpu import SearchResult
+    runs = [TabuSearch(qap, seed=s, backend="cpu").run(30 + 10 * s) for s in range(3)]
+    combined = SearchResult.combined([runs[0], None, runs[1], runs[2]], 1.5, "done", qap.sense, {2: "gpu 7"})
+    best = min(runs, key=lambda r: r.fitness)
+    assert combined.fitness == best.fitness and np.array_equal(combined.solution, best.solution)
+    assert np.array_equal(combined.history, best.history)
+    assert combined.iterations == 30 + 40 + 50 and combined.evaluations == sum(r.evaluations for r in runs)
+    assert combined.work == (120, "moves") and combined.seconds == 1.5 and combined.status == "done"
+    assert combined.runs[1] is None and combined.runs[2].device == "gpu 7" and combined.runs[0].device == runs[0].device
+    assert np.isnan(combined.fitnesses[1]) and combined.fitnesses[0] == runs[0].fitness
+    assert "3 of 4 ran" in combined.summary()
+    empty = SearchResult.combined([None, None], 0.1, "interrupted", 1, algorithm="TabuSearch", problem="tai12a")
+    assert empty.solution is None and np.isnan(empty.fitness) and empty.runs == (None, None)
