@@ -62,7 +62,7 @@ API = [
     ("initial of the wrong shape", lambda: TabuSearch(qap(), initial=[0, 1, 2], backend="cpu"), "shape"),
     ("initial not a permutation", lambda: TabuSearch(qap(), initial=[0] * 12, backend="cpu"), "permutation"),
     ("history='every'", lambda: TabuSearch(qap(), history="every", backend="cpu"), "history"),
-    ("strategy='steepest'", lambda: HillClimbing(qap(), strategy="steepest", backend="cpu"), "strategy"),
+    ("rule='steepest'", lambda: HillClimbing(qap(), rule="steepest", backend="cpu"), "rule"),
     ("restarts=-2", lambda: HillClimbing(qap(), restarts=-2, backend="cpu"), "restarts"),
     ("patience=0", lambda: HillClimbing(qap(), patience=0, backend="cpu"), "patience"),
     ("ILS strength=10**9", lambda: IteratedLocalSearch(qap(), strength=10**9, backend="cpu"), "strength"),

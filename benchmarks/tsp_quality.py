@@ -150,7 +150,7 @@ def table_tsp_large(args, backend, emit):
             row(f"one {name} pass ({p.neighbourhood.size} moves)", seconds, None, moves_per_s=f"{p.neighbourhood.size / seconds:.3e}")
 
         def descent():
-            return IteratedLocalSearch(problem, local_search="independent", seed=0, backend=backend(),
+            return IteratedLocalSearch(problem, rule="independent", seed=0, backend=backend(),
                                        initial=start, polish=polish)
         descent().run(iterations=0, seconds=5)          # warm-up: compiles and tunes both kernels
         search = descent()

@@ -3,7 +3,6 @@ or TypeError naming the argument (and its owner), never a NumPy message without 
 from __future__ import annotations
 
 import difflib
-import inspect
 import numbers
 import os
 from pathlib import Path
@@ -42,22 +41,11 @@ def nearest_hint(name, names) -> str:
 
 
 def check_options(owner: str, cls, options: dict, taken=()) -> None:
-    """Refuse, at construction, a keyword in ``options`` that ``cls``'s constructor (through its
-    base classes' where it passes ``**options`` on) does not take: TypeError naming it and the
-    nearest valid name (a typo would otherwise surface only when the search is made, at run()).
-    ``taken``: names the caller itself sets, refused too."""
-    valid, open_ended = set(), True
-    for klass in getattr(cls, "__mro__", (cls,)):
-        init = klass.__dict__.get("__init__")
-        if init is None:
-            continue
-        params = inspect.signature(init).parameters.values()
-        valid |= {p.name for p in params if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)} - {"self"}
-        open_ended = any(p.kind is p.VAR_KEYWORD for p in params)
-        if not open_ended:
-            break
-    if open_ended:                      # a constructor that takes anything: nothing to check against
-        return
+    """Refuse, at construction, a keyword in ``options`` that the search class ``cls`` does not
+    take (``cls.option_names()``): TypeError naming it and the nearest valid name (a typo would
+    otherwise surface only when the search is made, at run()). ``taken``: names the caller itself
+    sets, refused too."""
+    valid = cls.option_names()
     for name in options:
         if name in taken:
             raise TypeError(f"{owner}: `{name}` is set by {owner} itself, not passed to {cls.__name__}")

@@ -20,7 +20,7 @@ def tsp(n=40, seed=5):
 SEARCHES = [
     ("tabu-qap", lambda backend, **o: TabuSearch(QAP.from_file(QAP.shipped("tai12a")), seed=3, backend=backend,
                                                 tenure=(4, 9), **o), 120),
-    ("hc-restarts", lambda backend, **o: HillClimbing(tsp(), strategy="first",
+    ("hc-restarts", lambda backend, **o: HillClimbing(tsp(), rule="first",
                                                      restarts=30, seed=4, backend=backend, **o), 160),
     ("ils-tsp", lambda backend, **o: IteratedLocalSearch(tsp(), seed=5, backend=backend, strength=2, **o), 24),
     ("mmas", lambda backend, **o: MaxMinAntSystem(tsp(), ants=8, seed=6, backend=backend, local_search="auto", **o),

@@ -38,7 +38,7 @@ __all__ = ["BatchIteratedLocalSearch", "batch_ils_unsupported"]
 log = logging.getLogger("lsmgpu")
 
 #: IteratedLocalSearch options the batch honours
-OPTIONS = {"backend", "local_search", "strength", "acceptance", "polish", "patience", "neighbourhood", "history",
+OPTIONS = {"backend", "rule", "strength", "acceptance", "polish", "patience", "neighbourhood", "history",
            "exchange_every", "exchange_strength"}
 
 
@@ -47,8 +47,8 @@ def batch_ils_unsupported(options: dict, problem) -> str | None:
     extra = set(options) - OPTIONS
     if extra:
         return f"options {sorted(extra)} are per-search"
-    if options.get("local_search", "best") == "independent":
-        return "local_search='independent' applies several moves per step on the host"
+    if options.get("rule", "best") == "independent":
+        return "rule='independent' applies several moves per step on the host"
     template = IteratedLocalSearch(problem, **{k: v for k, v in options.items() if k not in ("exchange_every",
                                                                                               "exchange_strength")})
     if any(step.neighbourhood.drawn for step in [template.problem, *template.polish]):
@@ -62,10 +62,10 @@ def batch_ils_unsupported(options: dict, problem) -> str | None:
 class BatchIteratedLocalSearch:
     """``len(seeds)`` iterated local searches of ``problem`` stepped together on one backend."""
 
-    def __init__(self, problem, seeds, *, backend="auto", local_search="best", strength=1, acceptance="better-equal",
+    def __init__(self, problem, seeds, *, backend="auto", rule="best", strength=1, acceptance="better-equal",
                  polish=None, patience=1, neighbourhood=None, history: str = "improvements", initial=None,
                  exchange_every: int | None = None, exchange_strength: int | None = None):
-        template = IteratedLocalSearch(problem, local_search=local_search, strength=strength, acceptance=acceptance,
+        template = IteratedLocalSearch(problem, rule=rule, strength=strength, acceptance=acceptance,
                                        polish=polish, patience=patience, neighbourhood=neighbourhood,
                                        backend=backend, history=history)       # checks them once
         self.template, self.problem, self.backend = template, template.problem, template.backend
@@ -113,7 +113,7 @@ class BatchIteratedLocalSearch:
                                                                 announce="batched ILS")
         population.load(xs)
         self._made["loaded"] = True
-        _, evaluated, finished = population.descend(np.ones(B, bool), self.template.local_search, deadline)
+        _, evaluated, finished = population.descend(np.ones(B, bool), self.template.rule, deadline)
         if not finished:
             raise DeadlineReached("the time budget ran out in the first descent")
         population.keep(np.ones(B, bool), np.zeros(B, bool))
@@ -124,7 +124,7 @@ class BatchIteratedLocalSearch:
     def _iterate(self, budget, t0, deadline, should_stop, on_chunk) -> tuple[str, int]:
         """ILS iterations of all active chains until a stop criterion fires: (overall status, iterations)."""
         problem, population, ledger = self.problem, self._made["population"], self._made["ledger"]
-        sense, rule = problem.sense, self.template.local_search
+        sense, rule = problem.sense, self.template.rule
         goal = None if budget.target is None else sense * budget.target
         exchange_rng = np.random.default_rng(np.random.SeedSequence(self.seeds[0].entropy, spawn_key=(0x115,)))
         step = 0

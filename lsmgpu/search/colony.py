@@ -15,6 +15,7 @@ The pheromone deposit is 1 / fitness: a colony minimises a positive fitness.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,11 +23,71 @@ from ..backends.colony import Construction, colony_for
 from ..budget import check_deadline
 from ..encodings import Permutation
 from ..problem import Problem, check_problem
-from .population import PopulationSearch
+from .population import PopulationSearch, check_rule
 
-__all__ = ["AntColony", "AntColonySystem", "MaxMinAntSystem"]
+__all__ = ["AntColony", "AntColonySystem", "MaxMinAntSystem", "ACSParams", "MMASParams"]
 
 log = logging.getLogger("lsmgpu")
+
+
+@dataclass(frozen=True)
+class ColonyParams:
+    """What both colonies' options share (AntColony's docstring says what each does)."""
+
+    owner = "AntColony"
+    ants: int | None = None
+    beta: float = 2.0
+    candidates: int | None = 32
+    selection: str = "wrs"
+    tabu: str = "ct"
+    warps: int | None = None
+    local_search: object = None
+    rule: str = "best"
+
+    def __post_init__(self):
+        owner, candidates, ants = self.owner, self.candidates, self.ants
+        if candidates is not None and (not isinstance(candidates, (int, np.integer)) or not 1 <= candidates <= 32):
+            raise ValueError(f"{owner}: `candidates` must be None or an integer in [1, 32], got {candidates!r}")
+        if ants is not None and (not isinstance(ants, (int, np.integer)) or ants < 1):
+            raise ValueError(f"{owner}: `ants` must be an integer >= 1, got {ants!r}")
+        check_rule(owner, self.rule)
+
+
+@dataclass(frozen=True)
+class ACSParams(ColonyParams):
+    """Ant Colony System's options (AntColonySystem's docstring); ``q0`` None: (n - 20) / n."""
+
+    owner = "AntColonySystem"
+    beta: float = 3.0
+    q0: float | None = None
+    rho: float = 0.2
+    xi: float = 0.01
+    period: int = 1
+    local_update: str = "atomic"
+    memory: str = "matrix"
+    slots: int = 8
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not 0 < self.rho <= 1:
+            raise ValueError(f"{self.owner}: `rho` must be in (0, 1], got {self.rho}")
+
+
+@dataclass(frozen=True)
+class MMASParams(ColonyParams):
+    """MAX-MIN Ant System's options (MaxMinAntSystem's docstring)."""
+
+    owner = "MaxMinAntSystem"
+    rho: float = 0.5
+    alpha: float = 1.0
+    p_best: float = 0.01
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not 0 < self.rho <= 1:
+            raise ValueError(f"{self.owner}: `rho` must be in (0, 1], got {self.rho}")
+        if not 0 < self.p_best < 1:
+            raise ValueError(f"{self.owner}: `p_best` must be in (0, 1), got {self.p_best}")
 
 
 class AntColony(PopulationSearch):
@@ -50,29 +111,24 @@ class AntColony(PopulationSearch):
     iteration_unit = "colony iterations"
     state_fields = ("seed",)
 
-    def __init__(self, problem: Problem, *, ants: int | None = None, beta: float = 2.0, candidates: int | None = 32,
-                 selection: str = "wrs", tabu: str = "ct", local_search=None, warps: int | None = None, initial=None,
-                 **options):
+    def __init__(self, problem: Problem, *, params: ColonyParams | None = None, backend="auto", seed=None,
+                 initial=None, callbacks=None, history: str = "improvements", **options):
         check_problem(self.algorithm, problem)
+        self.params = params = self._params(params, options)
         if problem.maximize:
             raise ValueError(f"{self.algorithm}: the ants deposit 1 / fitness, so a colony minimises; "
                              f"{problem.name} maximises")
-        if candidates is not None and (not isinstance(candidates, (int, np.integer)) or not 1 <= candidates <= 32):
-            raise ValueError(f"{self.algorithm}: `candidates` must be None or an integer in [1, 32], got {candidates!r}")
         if not isinstance(problem.encoding, Permutation):
             raise TypeError(f"{self.algorithm}: ant colonies build permutations; {problem.name}'s encoding is "
                             f"{problem.encoding!r}")
-        self.candidates, self.model = candidates, None      # the model (n x n tables) is built inside run()
+        self.candidates, self.model = params.candidates, None      # the model (n x n tables) is built inside run()
         self.initial = None if initial is None else problem.encoding.validate(initial)
-        if ants is None:
-            ants = self.default_ants(problem, local_search)
-        if not isinstance(ants, (int, np.integer)) or ants < 1:
-            raise ValueError(f"{self.algorithm}: `ants` must be an integer >= 1, got {ants!r}")
-        self.ants, self.beta = int(ants), float(beta)
-        self.selection, self.tabu, self.warps = selection, tabu, warps
-        super().__init__(problem, local_search=local_search, **options)
+        self.ants = int(self.default_ants(problem, params.local_search) if params.ants is None else params.ants)
+        self.beta = float(params.beta)
+        self.selection, self.tabu, self.warps = params.selection, params.tabu, params.warps
+        super().__init__(problem, local_search=params.local_search, rule=params.rule, backend=backend, seed=seed,
+                         callbacks=callbacks, history=history)
         self._check_memory("ants", self.ants)
-        self.construction(1.0)            # every option checked now, not at run()
 
     @property
     def kind(self) -> str:
@@ -182,17 +238,16 @@ class AntColonySystem(AntColony):
     """
 
     algorithm = "AntColonySystem"
+    Params = ACSParams
 
-    def __init__(self, problem: Problem, *, q0: float | None = None, rho: float = 0.2, xi: float = 0.01,
-                 period: int = 1, local_update: str = "atomic", memory: str = "matrix", slots: int = 8,
-                 beta: float = 3.0, **options):
+    def __init__(self, problem: Problem, **options):
         check_problem(self.algorithm, problem)
-        if not 0 < rho <= 1:
-            raise ValueError(f"{self.algorithm}: `rho` must be in (0, 1], got {rho}")
-        self.q0 = max(0.0, (problem.n - 20) / problem.n) if q0 is None else q0
-        self.rho, self.xi, self.period, self.local_update = float(rho), float(xi), period, local_update
-        self.memory, self.slots = memory, slots
-        super().__init__(problem, beta=beta, **options)
+        super().__init__(problem, **options)
+        p = self.params
+        self.q0 = max(0.0, (problem.n - 20) / problem.n) if p.q0 is None else p.q0
+        self.rho, self.xi, self.period, self.local_update = float(p.rho), float(p.xi), p.period, p.local_update
+        self.memory, self.slots = p.memory, p.slots
+        self.construction(1.0)            # every option checked now, not at run()
 
     def default_ants(self, problem, local_search) -> int:
         return min(problem.n, 256) if local_search is None else min(problem.n, 64)
@@ -223,18 +278,14 @@ class MaxMinAntSystem(AntColony):
     """
 
     algorithm = "MaxMinAntSystem"
+    Params = MMASParams
     state_fields = ("seed", "tau_min", "tau_max", "restart_x", "restart_best", "restart_iteration")
     RESTART_EVERY, RESTART_AFTER, LAMBDA, BRANCHING = 100, 250, 0.05, 1.00001
 
-    def __init__(self, problem: Problem, *, rho: float = 0.5, alpha: float = 1.0, p_best: float = 0.01,
-                 beta: float = 2.0, **options):
-        self.rho = float(rho)
-        if not 0 < self.rho <= 1:
-            raise ValueError(f"{self.algorithm}: `rho` must be in (0, 1], got {rho}")
-        if not 0 < p_best < 1:
-            raise ValueError(f"{self.algorithm}: `p_best` must be in (0, 1), got {p_best}")
-        self.alpha, self.p_best = float(alpha), float(p_best)
-        super().__init__(problem, beta=beta, **options)
+    def __init__(self, problem: Problem, **options):
+        super().__init__(problem, **options)
+        self.rho, self.alpha, self.p_best = float(self.params.rho), float(self.params.alpha), float(self.params.p_best)
+        self.construction(1.0)            # every option checked now, not at run()
 
     def default_ants(self, problem, local_search) -> int:
         if local_search is None:

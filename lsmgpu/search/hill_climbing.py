@@ -1,19 +1,38 @@
 """Hill climbing: best or first improvement, with random restarts."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..validation import check_count
 from .base import LocalSearch, Stop
 
-__all__ = ["HillClimbing", "STRATEGIES"]
+__all__ = ["HillClimbing", "HillClimbingParams", "STRATEGIES"]
 
 #: how a descent picks its moves
 STRATEGIES = ("best", "first", "independent")
 
 
+@dataclass(frozen=True)
+class HillClimbingParams:
+    """Hill climbing's own options (HillClimbing's docstring says what each does); ``patience``
+    None: 1 for a neighbourhood seen whole, 10 for one drawn anew each iteration."""
+
+    rule: str = "best"
+    restarts: int = 0
+    patience: int | None = None
+
+    def __post_init__(self):
+        if self.rule not in STRATEGIES:
+            raise ValueError(f"HillClimbing: `rule` must be one of {STRATEGIES}, got {self.rule!r}")
+        object.__setattr__(self, "restarts", check_count("HillClimbing", "restarts", self.restarts, 0))
+        if self.patience is not None:
+            object.__setattr__(self, "patience", check_count("HillClimbing", "patience", self.patience, 1))
+
+
 class HillClimbing(LocalSearch):
     """Move to an improving neighbour until none is left.
 
-    ``strategy="best"`` takes the best neighbour (ties: lowest index), ``"first"`` the
+    ``rule="best"`` takes the best neighbour (ties: lowest index), ``"first"`` the
     improving neighbour of lowest index (it evaluates less), ``"independent"`` (tour
     neighbourhoods) every improving move that does not overlap a better one, in one
     iteration. A solution counts as a local optimum after ``patience`` consecutive iterations without an improving neighbour: by
@@ -24,21 +43,17 @@ class HillClimbing(LocalSearch):
     """
 
     algorithm = "HillClimbing"
+    Params = HillClimbingParams
     iteration_unit = "descent steps"
     state_fields = ("local_optima", "_failures")
 
-    def __init__(self, problem, *, strategy: str = "best", restarts: int = 0, patience: int | None = None,
-                 neighbourhood=None, backend="auto", seed=None, initial=None, callbacks=None,
-                 history: str = "improvements"):
+    def __init__(self, problem, *, params: HillClimbingParams | None = None, neighbourhood=None, backend="auto",
+                 seed=None, initial=None, callbacks=None, history: str = "improvements", **options):
+        self.params = params = self._params(params, options)
         super().__init__(problem, neighbourhood=neighbourhood, backend=backend, seed=seed, initial=initial,
                          callbacks=callbacks, history=history)
-        if strategy not in STRATEGIES:
-            raise ValueError(f"HillClimbing: `strategy` must be one of {STRATEGIES}, got {strategy!r}")
-        restarts = check_count("HillClimbing", "restarts", restarts, 0)
-        if patience is None:
-            patience = 1 if self.neighbourhood.static else 10
-        patience = check_count("HillClimbing", "patience", patience, 1)
-        self.strategy, self.restarts, self.patience = strategy, restarts, patience
+        self.rule, self.restarts = params.rule, params.restarts
+        self.patience = (1 if self.neighbourhood.static else 10) if params.patience is None else params.patience
 
     def _start_hook(self):
         self.local_optima = 0
@@ -46,7 +61,7 @@ class HillClimbing(LocalSearch):
 
     def _iterate(self):
         """One improving step (several moves with "independent"; the State then has no move)."""
-        improved, move = self._improve(self.strategy, self.iteration)
+        improved, move = self._improve(self.rule, self.iteration)
         if improved:
             self._failures = 0
             return move

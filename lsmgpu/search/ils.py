@@ -1,6 +1,8 @@
 """Iterated local search: kick, descend to a local optimum, accept or go back."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..backends import evaluator_for
 from ..budget import check_deadline
 from ..neighbourhoods import Neighbourhood
@@ -9,16 +11,46 @@ from ..validation import check_count
 from .base import LocalSearch
 from .hill_climbing import STRATEGIES
 
-__all__ = ["IteratedLocalSearch"]
+__all__ = ["IteratedLocalSearch", "ILSParams"]
 
 ACCEPTANCE = ("better", "better-equal", "always")
+
+
+@dataclass(frozen=True)
+class ILSParams:
+    """The iterated local search's own options (IteratedLocalSearch's docstring says what each
+    does); ``polish`` None and no neighbourhood: the problem's ``default_ils()``. ``strength``
+    is checked against the problem's size by the search."""
+
+    rule: str = "best"
+    strength: int = 1
+    acceptance: object = "better-equal"
+    polish: object = None
+    patience: int = 1
+
+    def __post_init__(self):
+        owner = "IteratedLocalSearch"
+        if self.rule not in STRATEGIES:
+            raise ValueError(f"{owner}: `rule` must be one of {STRATEGIES}, got {self.rule!r}")
+        object.__setattr__(self, "strength", check_count(owner, "strength", self.strength, 1))
+        if self.acceptance not in ACCEPTANCE and not (isinstance(self.acceptance, float) and self.acceptance >= 0):
+            raise ValueError(f"{owner}: `acceptance` must be one of {ACCEPTANCE} or a float >= 0, "
+                             f"got {self.acceptance!r}")
+        object.__setattr__(self, "patience", check_count(owner, "patience", self.patience, 1))
+        polish = self.polish
+        polish = () if polish is None else (polish,) if isinstance(polish, Neighbourhood) else tuple(polish)
+        for nb in polish:
+            if not isinstance(nb, Neighbourhood):
+                raise TypeError(f"{owner}: `polish` must be a Neighbourhood or a sequence of them, "
+                                f"got {type(nb).__name__}")
+        object.__setattr__(self, "polish", None if self.polish is None else polish)
 
 
 class IteratedLocalSearch(LocalSearch):
     """One iteration = perturb the accepted solution, hill-climb to a local optimum, accept.
 
-    ``local_search``: "best" or "first" improvement, or "independent" (tour neighbourhoods:
-    every improving move that does not overlap a better one, per descent step).
+    ``rule``: the descents' step: "best" or "first" improvement, or "independent" (tour
+    neighbourhoods: every improving move that does not overlap a better one, per descent step).
     ``strength``: size of the kick, 1 .. n: ``strength`` units of ``problem.kick_moves`` (double
     bridges for the TSP, applied on the GPU as moves, the clock looked at between them) or one
     ``problem.perturb`` of that strength (random moves by default). A search that never stops by
@@ -28,7 +60,7 @@ class IteratedLocalSearch(LocalSearch):
     ``polish``: a second neighbourhood (e.g. ``OrOpt`` beside candidate 2-opt), or a sequence of
     them (e.g. ``[OrOpt, CandidateThreeOpt]``): a descent ends only where none improves
     (variable neighbourhood descent: the main one first, then steps of the first polish
-    neighbourhood with the same ``local_search`` rule, back to the main one if those improved,
+    neighbourhood with the same ``rule``, back to the main one if those improved,
     else on to the next); ``candidate_polish(candidates)`` is that chain for a TSP over
     candidate lists. Each runs on the search's backend where that has move code for it, else
     on the CPU.
@@ -42,36 +74,27 @@ class IteratedLocalSearch(LocalSearch):
     """
 
     algorithm = "IteratedLocalSearch"
+    Params = ILSParams
     iteration_unit = "kicks"
     needs_budget = True
     state_fields = ("home", "_draws")
 
-    def __init__(self, problem, *, local_search: str = "best", strength: int = 1,
-                 acceptance="better-equal", polish=None, patience: int = 1,
-                 neighbourhood=None, backend="auto", seed=None, initial=None, callbacks=None,
-                 history: str = "improvements"):
+    def __init__(self, problem, *, params: ILSParams | None = None, neighbourhood=None, backend="auto", seed=None,
+                 initial=None, callbacks=None, history: str = "improvements", **options):
+        self.params = params = self._params(params, options)
+        polish = params.polish
         if neighbourhood is None and polish is None and isinstance(problem, Problem):
             preferred = problem.default_ils()
             neighbourhood, polish = preferred.get("neighbourhood"), preferred.get("polish")
         super().__init__(problem, neighbourhood=neighbourhood, backend=backend, seed=seed, initial=initial,
                          callbacks=callbacks, history=history)
-        patience = check_count("IteratedLocalSearch", "patience", patience, 1)
-        self.patience, self._draws = patience, 0
+        self.patience, self._draws = params.patience, 0
         polish = [] if polish is None else [polish] if isinstance(polish, Neighbourhood) else list(polish)
-        for nb in polish:
-            if not isinstance(nb, Neighbourhood):
-                raise TypeError(f"IteratedLocalSearch: `polish` must be a Neighbourhood or a sequence of them, "
-                                f"got {type(nb).__name__}")
         self.polish = [self.problem.with_neighbourhood(nb) for nb in polish]
         self._polishers = [None] * len(self.polish)
         self._home = None
-        if local_search not in STRATEGIES:
-            raise ValueError(f"IteratedLocalSearch: `local_search` must be one of {STRATEGIES}, got {local_search!r}")
-        strength = check_count("IteratedLocalSearch", "strength", strength, 1, self.problem.n)
-        if acceptance not in ACCEPTANCE and not (isinstance(acceptance, float) and acceptance >= 0):
-            raise ValueError(f"IteratedLocalSearch: `acceptance` must be one of {ACCEPTANCE} or a float >= 0, "
-                             f"got {acceptance!r}")
-        self.local_search, self.strength, self.acceptance = local_search, strength, acceptance
+        self.rule, self.acceptance = params.rule, params.acceptance
+        self.strength = check_count("IteratedLocalSearch", "strength", params.strength, 1, self.problem.n)
 
     def _descend(self) -> None:
         """Apply improving moves until none is left (in the polish neighbourhoods too), or the
@@ -80,7 +103,7 @@ class IteratedLocalSearch(LocalSearch):
         gets a fresh draw each step and ends after ``patience`` failed draws in a row."""
         failures = 0
         while self._in_time():
-            if self._improve(self.local_search, self._next_draw())[0]:
+            if self._improve(self.rule, self._next_draw())[0]:
                 failures = 0
                 continue
             failures += 1
@@ -108,7 +131,7 @@ class IteratedLocalSearch(LocalSearch):
         improved = False
         try:
             self.evaluator.load_from(main)
-            while self._in_time() and self._improve(self.local_search, 0)[0]:
+            while self._in_time() and self._improve(self.rule, 0)[0]:
                 improved = True
         finally:
             polisher, self.evaluator = self.evaluator, main

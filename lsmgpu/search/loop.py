@@ -15,6 +15,7 @@ A search writes ``_start()`` (draw or take the start solution, build its parts),
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 import time
 
@@ -24,11 +25,14 @@ from ..budget import Budget, DeadlineReached, deadline_scope
 from ..callbacks import CallbackList
 from ..checkpoint import Checkpointer, read_checkpoint
 from ..result import HISTORIES, SearchResult
-from ..validation import check_seed
+from ..validation import check_seed, nearest_hint
 
-__all__ = ["Search"]
+__all__ = ["Search", "COMMON_OPTIONS"]
 
 log = logging.getLogger("lsmgpu")
+
+#: the options every search takes by name (the rest are its ``Params``)
+COMMON_OPTIONS = ("params", "neighbourhood", "backend", "seed", "initial", "callbacks", "history")
 
 #: the fields of the run every search keeps (state() / _restore())
 RUN_FIELDS = ("iteration", "evaluations", "best", "best_x", "history", "improvements", "_since_best")
@@ -47,6 +51,34 @@ class Search:
     needs_budget = False
     #: why a run of this search cannot be checkpointed (None: it can)
     checkpoint_refused: str | None = None
+    #: the algorithm's own options: a frozen dataclass checked in its __post_init__ (None: none)
+    Params = None
+
+    @classmethod
+    def option_names(cls) -> set[str]:
+        """Every keyword the constructor takes: the common options and the Params' fields."""
+        own = {f.name for f in dataclasses.fields(cls.Params)} if cls.Params is not None else set()
+        return set(COMMON_OPTIONS) | own
+
+    @classmethod
+    def _params(cls, params, options: dict):
+        """The search's Params: ``params`` as given, or built from the keyword ``options`` (an
+        unknown keyword is a TypeError naming it and the nearest valid name; both at once too)."""
+        owner = cls.algorithm
+        if params is not None:
+            if options:
+                raise TypeError(f"{owner}: give its options in `params` or as keywords, not both (got `params` "
+                                f"and {sorted(options)})")
+            if not isinstance(params, cls.Params):
+                raise TypeError(f"{owner}: `params` must be a {cls.Params.__name__}, got {type(params).__name__}")
+            return params
+        valid = cls.option_names()
+        for name in options:
+            if name not in valid:
+                raise TypeError(f"{owner}: unknown option `{name}`{nearest_hint(name, valid)}; it takes "
+                                f"{', '.join(sorted(valid))}")
+        return cls.Params(**options)
+
     def _init_run(self, seed, callbacks, history: str) -> None:
         """The options every search takes: the seed, the callbacks, what the history keeps."""
         self.rng = np.random.default_rng(check_seed(self.algorithm, seed))

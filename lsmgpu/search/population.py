@@ -32,9 +32,16 @@ from .dontlook import DontLookDescent
 from .loop import Search
 from .short_tabu import ShortTabuSearch
 
-__all__ = ["PopulationSearch"]
+__all__ = ["PopulationSearch", "check_rule"]
 
 log = logging.getLogger("lsmgpu")
+
+def check_rule(owner: str, rule) -> str:
+    """The descents' step rule, "best" or "first" (ValueError naming it otherwise)."""
+    if rule not in RULES:
+        raise ValueError(f"{owner}: `rule` must be one of {RULES}, got {rule!r}")
+    return rule
+
 
 #: the local searches other than descent chains, by name
 IMPROVEMENTS = {"tabu": ShortTabuSearch, "dontlook": DontLookDescent}
@@ -62,8 +69,7 @@ class PopulationSearch(Search):
     def __init__(self, problem: Problem, *, local_search=None, rule: str = "best", backend="auto", seed=None,
                  callbacks=None, history: str = "improvements"):
         check_problem(self.algorithm, problem)
-        if rule not in RULES:
-            raise ValueError(f"{self.algorithm}: `rule` must be one of {RULES}, got {rule!r}")
+        check_rule(self.algorithm, rule)
         self.problem, self.rule = problem, rule
         if isinstance(local_search, str) and local_search in IMPROVEMENTS:
             local_search = IMPROVEMENTS[local_search]()

@@ -1,13 +1,15 @@
 """Tabu search with attribute-based tabu memory and aspiration by objective."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..backends.base import MAX_TENURE, TENURE_BLOCK, Query
 from ..validation import check_count, check_flag
 from .base import LocalSearch, Stop
 
-__all__ = ["TabuSearch", "check_tenure"]
+__all__ = ["TabuSearch", "TabuParams", "check_tenure"]
 
 
 def check_tenure(tenure, owner: str = "TabuSearch", functions: bool = True):
@@ -33,6 +35,23 @@ def _check_forced_after(value) -> int:
     return check_count("TabuSearch", "forced_after", value, 0, MAX_TENURE)
 
 
+@dataclass(frozen=True)
+class TabuParams:
+    """Tabu search's own options (TabuSearch's docstring says what each does); None: the
+    problem's default (``tabu_tenure()``, ``tabu_forced_after()``). Checked here, at construction."""
+
+    tenure: object = None
+    aspiration: bool = True
+    forced_after: int | None = None
+
+    def __post_init__(self):
+        if self.tenure is not None:
+            object.__setattr__(self, "tenure", check_tenure(self.tenure))
+        object.__setattr__(self, "aspiration", check_flag("TabuSearch", "aspiration", self.aspiration))
+        if self.forced_after is not None:
+            object.__setattr__(self, "forced_after", _check_forced_after(self.forced_after))
+
+
 class TabuSearch(LocalSearch):
     """Move to the best admissible neighbour every iteration, improving or not.
 
@@ -51,22 +70,24 @@ class TabuSearch(LocalSearch):
     """
 
     algorithm = "TabuSearch"
+    Params = TabuParams
     iteration_unit = "moves"
     uses_tabu = True
     needs_budget = True
     state_fields = ("_tenures",)
 
-    def __init__(self, problem, *, tenure=None, aspiration: bool = True, forced_after=None,
-                 neighbourhood=None, backend="auto", seed=None, initial=None, callbacks=None,
-                 history: str = "improvements"):
+    def __init__(self, problem, *, params: TabuParams | None = None, neighbourhood=None, backend="auto", seed=None,
+                 initial=None, callbacks=None, history: str = "improvements", **options):
+        self.params = params = self._params(params, options)
         super().__init__(problem, neighbourhood=neighbourhood, backend=backend, seed=seed, initial=initial,
                          callbacks=callbacks, history=history)
         if self.neighbourhood.tabu_shape() is None:
             raise TypeError(f"TabuSearch: {self.neighbourhood!r} defines no tabu attributes; "
                             "use HillClimbing or IteratedLocalSearch")
-        self.tenure = check_tenure(problem.tabu_tenure() if tenure is None else tenure)
-        self.aspiration = check_flag("TabuSearch", "aspiration", aspiration)
-        self.forced_after = _check_forced_after(problem.tabu_forced_after() if forced_after is None else forced_after)
+        self.tenure = check_tenure(problem.tabu_tenure()) if params.tenure is None else params.tenure
+        self.aspiration = params.aspiration
+        self.forced_after = (_check_forced_after(problem.tabu_forced_after()) if params.forced_after is None
+                             else params.forced_after)
 
     def _start_hook(self):
         self._tenures = []

@@ -129,7 +129,7 @@ def test_candidate_neighbourhood_by_name(points):
     from lsmgpu import CandidateTwoOpt, IteratedLocalSearch
     tsp = TSP(points, neighbourhood="2opt-candidates")
     assert isinstance(tsp.neighbourhood, CandidateTwoOpt) and tsp.neighbourhood.size == 3000
-    result = IteratedLocalSearch(tsp, local_search="first", seed=0, backend="cpu").run(20)
+    result = IteratedLocalSearch(tsp, rule="first", seed=0, backend="cpu").run(20)
     assert result.fitness == tsp.evaluate(result.solution) <= result.history[0]
     with pytest.raises(ValueError, match="coordinates"):
         TSP(matrix=np.ones((5, 5)) - np.eye(5), neighbourhood="2opt-candidates")
@@ -263,7 +263,7 @@ def test_independent_descent_polished_by_oropt_reaches_a_local_optimum_of_both()
     nearest-neighbour tour, ends where neither candidate 2-opt nor Or-opt improves."""
     tsp = TSP.from_file(TSP.shipped("kroA100"), neighbourhood="2opt-candidates")
     oropt = OrOpt(tsp.neighbourhood.candidates)
-    search = IteratedLocalSearch(tsp, local_search="independent", polish=oropt, seed=0, backend="cpu")
+    search = IteratedLocalSearch(tsp, rule="independent", polish=oropt, seed=0, backend="cpu")
     result = search.run(iterations=0)
     tour = result.solution
     assert result.fitness == tsp.evaluate(tour) < tsp.evaluate(tsp.initial_solution(np.random.default_rng(0)))

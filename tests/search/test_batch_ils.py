@@ -18,7 +18,7 @@ def cases():
     """(problem, ILS options): the TSP's default chain (device double bridges as 2-opt moves),
     full 2-opt, Or-opt (a block-exchange kick), QAP and PPP (kicks through perturb)."""
     return [(tsp(), {}), (tsp("2opt"), {"strength": 2}), (tsp("oropt"), {"acceptance": 0.01}),
-            (QAP.from_file(QAP.shipped("tai12a")), {"local_search": "first"}),
+            (QAP.from_file(QAP.shipped("tai12a")), {"rule": "first"}),
             (PPP.planted(31, 27, 2, distance=1)[0], {"acceptance": "always"})]
 
 
@@ -76,10 +76,10 @@ def test_seconds_is_the_batch_wall_time():
 
 def test_per_search_options_run_one_after_the_other_and_say_so():
     with pytest.warns(UserWarning, match="one after the other.*independent"):
-        starts = MultiStart(IteratedLocalSearch, tsp(), starts=2, seed=0, backend="cpu", local_search="independent")
+        starts = MultiStart(IteratedLocalSearch, tsp(), starts=2, seed=0, backend="cpu", rule="independent")
     assert not starts.batched
     with pytest.raises(ValueError, match="exchange_every"):
-        MultiStart(IteratedLocalSearch, tsp(), starts=2, backend="cpu", local_search="independent", exchange_every=2)
+        MultiStart(IteratedLocalSearch, tsp(), starts=2, backend="cpu", rule="independent", exchange_every=2)
 
 
 def test_a_polish_chain_is_batched():

@@ -34,7 +34,7 @@ def test_each_solution_ends_where_a_hill_climb_alone_ends(problem, rule):
     xs = population(problem)
     got = improve(problem, xs, rule=rule, backend="cpu")
     for k, x in enumerate(xs):
-        alone = HillClimbing(problem, strategy=rule, patience=1, initial=x, backend="cpu").run()
+        alone = HillClimbing(problem, rule=rule, patience=1, initial=x, backend="cpu").run()
         assert np.array_equal(got.solutions[k], alone.solution)
         assert got.fitness[k] == alone.fitness == problem.fitness(got.solutions[k])
         assert got.moves[k] == alone.iterations

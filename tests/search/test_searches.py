@@ -126,8 +126,8 @@ def test_tabu_forbids_reversal_and_aspiration_admits(qap):
 def test_hill_climbing_first_vs_best_and_restarts(qap):
     """Both strategies end in a local optimum; first improvement evaluates fewer moves per step;
     restarts count local optima and keep the best."""
-    best = HillClimbing(qap, seed=0, strategy="best", backend="cpu").run()
-    first = HillClimbing(qap, seed=0, strategy="first", backend="cpu").run()
+    best = HillClimbing(qap, seed=0, rule="best", backend="cpu").run()
+    first = HillClimbing(qap, seed=0, rule="first", backend="cpu").run()
     for r in (best, first):
         assert r.status == "local_optimum"
         assert qap.delta(r.solution, qap.neighbourhood.decode(np.arange(190))).min() >= 0
@@ -165,7 +165,7 @@ def test_neighbourhood_override():
 @pytest.mark.parametrize("make,message", [
     (lambda p: TabuSearch(p, tenure=-1), "tenure"),
     (lambda p: TabuSearch(p, tenure=(5, 2)), "tenure"),
-    (lambda p: HillClimbing(p, strategy="steepest"), "strategy"),
+    (lambda p: HillClimbing(p, rule="steepest"), "rule"),
     (lambda p: HillClimbing(p, restarts=-2), "restarts"),
     (lambda p: IteratedLocalSearch(p, acceptance="sometimes"), "acceptance"),
     (lambda p: TabuSearch(p, backend="tpu"), "backend"),
@@ -203,8 +203,8 @@ def test_independent_moves_reach_a_local_optimum_in_fewer_iterations():
     from lsmgpu.problems import TSP
     points = np.random.default_rng(1).uniform(0, 10_000, (300, 2))
     tsp = TSP(points, neighbourhood="2opt", start="random")
-    best = HillClimbing(tsp, strategy="best", seed=0, backend="cpu").run()
-    search = HillClimbing(tsp, strategy="independent", seed=0, backend="cpu")
+    best = HillClimbing(tsp, rule="best", seed=0, backend="cpu").run()
+    search = HillClimbing(tsp, rule="independent", seed=0, backend="cpu")
     result = search.run()
     assert result.status == "local_optimum" and result.iterations < best.iterations / 4
     x = result.solution
@@ -218,10 +218,10 @@ def test_independent_ils_and_unsupported_neighbourhoods():
     swap) is refused with a message that says so."""
     from lsmgpu.problems import QAP, TSP
     tsp = TSP.from_file(TSP.shipped("kroA100"), neighbourhood="oropt")
-    result = IteratedLocalSearch(tsp, local_search="independent", seed=0, backend="cpu").run(20)
+    result = IteratedLocalSearch(tsp, rule="independent", seed=0, backend="cpu").run(20)
     assert result.fitness == tsp.evaluate(result.solution)
     with pytest.raises(TypeError, match="footprints"):
-        HillClimbing(QAP.from_file(QAP.shipped("tai12a")), strategy="independent", backend="cpu").run()
+        HillClimbing(QAP.from_file(QAP.shipped("tai12a")), rule="independent", backend="cpu").run()
 
 
 def test_forced_moves_come_first_in_selection():
