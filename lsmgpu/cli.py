@@ -79,7 +79,7 @@ def choose_method(args, problem) -> None:
             if args.exchange_every is None:
                 args.exchange_every = QAP_GPU_EXCHANGE
     if args.algorithm in POPULATION_METHODS:
-        _refuse(args, ("--starts", "--exchange-every") + (("--initial",) if args.algorithm == "ga" else ()),
+        _refuse(args, ("--starts", "--exchange-every"),
                 f"applies to the local searches, not to --algorithm {args.algorithm}")
     if args.algorithm == CHAINS:
         _refuse(args, ("--starts", "--neighbourhood", "--polish"),

@@ -8,6 +8,7 @@ import dataclasses
 import sys
 
 from .search import SEARCHES
+from .search.loop import COMMON_OPTIONS
 
 __all__ = ["CHAINS_EXCHANGE", "FACO", "CHAINS", "population"]
 
@@ -36,7 +37,8 @@ def options(args) -> tuple[dict, callable]:
     """The search's options from the flags, and what to say about a search built with them."""
     name = args.algorithm
     if name == "ga":
-        return (dict(genes=args.genes, groups=args.groups, local_search=_local_search(args)),
+        return (dict(genes=args.genes, groups=args.groups, local_search=_local_search(args),
+                     initial="random" if args.initial_solution is None else args.initial_solution),
                 lambda s: f"{s.genes} genes in {s.breeding.groups} group(s), {s.breeding.crossover}, {_chain(s)}")
     if name == CHAINS:
         exchange = CHAINS_EXCHANGE if args.exchange_every is None else args.exchange_every
@@ -79,9 +81,10 @@ def _islands(args, problem, iterations, left, chosen):
     """RayIslands of the search; its summary, and the best island's SearchResult (None, said, when
     no island finished)."""
     from .parallel.ray_islands import RayIslands
-    exchange = chosen.pop("exchange_every", None)
+    method = SEARCHES[args.algorithm]
+    own = {k: chosen.pop(k) for k in list(chosen) if k not in COMMON_OPTIONS}       # the search's Params
     islands = RayIslands(problem, method=args.algorithm, islands=args.gpus, seed=args.seed, address=args.address,
-                         island_exchange=exchange, backend=args.backend, **chosen)
+                         backend=args.backend, params=method.Params(**own), **chosen)
     print(f"{islands.method} islands on {problem.name} (n = {problem.n}, {args.gpus or 'one per'} GPU(s), best "
           f"solutions exchanged every {islands.exchange_every} iterations)", file=sys.stderr)
     multi = islands.run(iterations, seconds=left(), target=problem.best_known if args.target is None else args.target)

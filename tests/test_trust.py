@@ -261,11 +261,13 @@ def test_every_population_search_is_an_island_method_with_its_exchange_period():
         "acs": 10, "mmas": 10, "ga": 10, "dontlook-ils": 50, "faco": 100}
 
 
-def test_the_command_starts_a_colony_from_a_given_tour(tmp_path, capsys):
+@pytest.mark.parametrize("algorithm", ["mmas", "ga"])
+def test_the_command_starts_a_colony_or_the_ga_from_a_given_tour(algorithm, tmp_path, capsys):
+    """--initial FILE starts a colony (its best so far) or the GA (its first gene) from the tour."""
     tsp = TSP.from_file(TSP.shipped("berlin52"))
     start = np.random.default_rng(2).permutation(52)
     path = tmp_path / "start.tour"
     tsp.write_solution(start, path)
-    assert main(["solve", "berlin52", "--algorithm", "mmas", "--initial", str(path), "--iterations", "0",
+    assert main(["solve", "berlin52", "--algorithm", algorithm, "--initial", str(path), "--iterations", "0",
                  "--backend", "cpu", "--quiet"]) == 0
     assert f"best fitness: {tsp.fitness(start)}" in capsys.readouterr().out

@@ -150,14 +150,15 @@ class RayIslands:
     the method's ``island_exchange_every`` when None; ``synchronous``: see the module's docstring;
     ``gpus_per_island``: the GPU share of an actor (1: a GPU each; 0.5: two islands a GPU);
     ``seed``: spawned one per island; ``address``: the Ray cluster (default: start one here);
-    ``island_exchange``: the search's own ``exchange_every`` (DontLookILS among its chains, the GA
-    among its groups; None: its default); ``options`` go to every search (``chains``, ``ants``,
-    ``genes``, ``backend`` ...).
+    ``options`` go to every search (``backend``, ``initial``, ``params`` and the search's own
+    options by name: ``chains``, ``ants``, ``genes`` ...). ``exchange_every`` is the islands' own
+    period; a search's own (DontLookILS among its chains, the GA among its groups) goes in its
+    ``params`` (e.g. ``params=GAParams(exchange_every=5)``).
     """
 
     def __init__(self, problem, *, method: str = "dontlook-ils", islands: int | None = None,
                  exchange_every: int | None = None, synchronous: bool = False, gpus_per_island: float = 1.0,
-                 seed=None, address: str | None = None, island_exchange: int | None = None, **options):
+                 seed=None, address: str | None = None, **options):
         if method not in METHODS:
             raise ValueError(f"RayIslands: `method` must be one of {sorted(METHODS)}, got {method!r}")
         if not 0 < gpus_per_island <= 1:
@@ -169,7 +170,7 @@ class RayIslands:
         self.exchange_every = check_count("RayIslands", "exchange_every", every, 1)
         self.synchronous, self.gpus_per_island = bool(synchronous), float(gpus_per_island)
         self.seed, self.address = seed, address
-        self.options = options if island_exchange is None else {**options, "exchange_every": island_exchange}
+        self.options = options
         self.actors: list = []
         self.board = self.work = self.migrants = None
 

@@ -12,6 +12,7 @@ fixed number of checks (the clock, the target, Ctrl-C, the islands' exchange).
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,7 +23,7 @@ from .dontlook import DontLookDescent
 from .partition import BackgroundMerge
 from .population import PopulationSearch
 
-__all__ = ["DontLookILS"]
+__all__ = ["DontLookILS", "DontLookILSParams"]
 
 #: chains on a GPU when `chains` is not given (measured on an H100 with pr2392 and rl11849 at 10 s:
 #: 132 to 512 chains about equal, 1,024 behind; docs/benchmarks.md, "The don't-look ILS")
@@ -44,6 +45,37 @@ KICK_SPREAD = 1.0
 #: fnl4461 0.130 -> 0.113 / 0.176 -> 0.122, pcb3038 0.170 -> 0.190 / 0.148 -> 0.146, u1817 0.108 -> 0.133 (seed 1),
 #: but rl5915 0.190 -> 0.352 and rl11849 0.281 -> 0.508 (seed 1); docs/benchmarks.md, "Session 23: walk kicks")
 KICK_WALK, WALK_BELOW = 128, 5000
+
+
+@dataclass(frozen=True)
+class DontLookILSParams:
+    """The don't-look ILS's own options (DontLookILS's docstring says what each does); None: the
+    defaults that depend on the instance's size or the backend."""
+
+    chains: int | None = None
+    kick_segment: int = 300
+    kick_spread: float = KICK_SPREAD
+    kick_walk: int | None = None
+    walk_share: float = 1.0
+    exchange_every: int | None = 50
+    merge: int | None = None
+    round_checks: int = 1024
+    candidates: object = None
+    segment: int | None = None
+
+    def __post_init__(self):
+        owner = "DontLookILS"
+        counts = (("chains", 1, 2**20), ("kick_segment", 1, 2**30), ("kick_walk", 0, MAX_WALK),
+                  ("exchange_every", 1, None), ("merge", 0, None), ("round_checks", 1, 2**40), ("segment", 1, None))
+        for name, low, high in counts:
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, check_count(owner, name, getattr(self, name), low, high))
+        spread, share = check_number(owner, "kick_spread", self.kick_spread), check_number(owner, "walk_share",
+                                                                                          self.walk_share)
+        if not 1 <= spread <= 1000:
+            raise ValueError(f"{owner}: `kick_spread` must be within 1 .. 1000, got {self.kick_spread}")
+        if not 0 <= share <= 1:
+            raise ValueError(f"{owner}: `walk_share` must be within 0 .. 1, got {self.walk_share}")
 
 
 class DontLookILS(PopulationSearch):
@@ -84,43 +116,29 @@ class DontLookILS(PopulationSearch):
     """
 
     algorithm = "DontLookILS"
+    Params = DontLookILSParams
     iteration_unit = "rounds"
     checkpoint_refused = "its chains' state on the backend (tours, don't-look bits, kick counters) and the background merge are not read back yet"
     island_exchange_every = 50          # rounds of 1,024 checks
 
-    def __init__(self, problem, *, chains: int | None = None, kick_segment: int = 300, kick_spread: float = KICK_SPREAD,
-                 kick_walk: int | None = None, walk_share: float = 1.0, exchange_every: int | None = 50,
-                 merge: int | None = None, round_checks: int = 1024,
-                 candidates=None, segment: int | None = None, initial=None, backend="auto", seed=None, callbacks=None,
-                 history: str = "improvements"):
+    def __init__(self, problem, *, params: DontLookILSParams | None = None, initial=None, backend="auto", seed=None,
+                 callbacks=None, history: str = "improvements", **options):
+        self.params = p = self._params(params, options)
         super().__init__(problem, local_search=None, backend=backend, seed=seed, callbacks=callbacks,
                          history=history)
         if problem.n < 8:
             raise ValueError(f"DontLookILS: a tour of at least 8 cities is kicked, {problem.name} has {problem.n}")
-        if segment is None:
-            segment = SEGMENT_LONGER if problem.n >= SEGMENT_LONGER_FROM else SEGMENT
-        self.rules = DontLookDescent(candidates, segment=segment).bound(problem)
-        default = GPU_CHAINS if self.backend.name != "cpu" else 1
-        self.chains = check_count("DontLookILS", "chains", default if chains is None else chains, 1, 2**20)
+        segment = (SEGMENT_LONGER if problem.n >= SEGMENT_LONGER_FROM else SEGMENT) if p.segment is None else p.segment
+        self.rules = DontLookDescent(p.candidates, segment=segment).bound(problem)
+        self.chains = (GPU_CHAINS if self.backend.name != "cpu" else 1) if p.chains is None else p.chains
         self._check_memory("chains", self.chains)
-        kick_segment = check_count("DontLookILS", "kick_segment", kick_segment, 1, 2**30)
-        spread = check_number("DontLookILS", "kick_spread", kick_spread)
-        if not 1 <= spread <= 1000:
-            raise ValueError(f"DontLookILS: `kick_spread` must be within 1 .. 1000, got {kick_spread}")
-        self.spans = kick_spans(problem.n, kick_segment, self.chains, spread)
-        if kick_walk is None:
-            kick_walk = KICK_WALK if problem.n < WALK_BELOW else 0
-        self.kick_walk = check_count("DontLookILS", "kick_walk", kick_walk, 0, MAX_WALK)
-        share = check_number("DontLookILS", "walk_share", walk_share)
-        if not 0 <= share <= 1:
-            raise ValueError(f"DontLookILS: `walk_share` must be within 0 .. 1, got {walk_share}")
-        self.walks = kick_walks(self.chains, self.kick_walk, share)
-        self.exchange_every = check_count("DontLookILS", "exchange_every", exchange_every, 1)
-        if merge is None:
-            merge = MERGE if problem.n >= MERGE_FROM else 0
-        self.merge = check_count("DontLookILS", "merge", merge, 0)
+        self.spans = kick_spans(problem.n, p.kick_segment, self.chains, p.kick_spread)
+        self.kick_walk = (KICK_WALK if problem.n < WALK_BELOW else 0) if p.kick_walk is None else p.kick_walk
+        self.walks = kick_walks(self.chains, self.kick_walk, p.walk_share)
+        self.exchange_every = p.exchange_every
+        self.merge = (MERGE if problem.n >= MERGE_FROM else 0) if p.merge is None else p.merge
         self.merging = None
-        self.round_checks = check_count("DontLookILS", "round_checks", round_checks, 1, 2**40)
+        self.round_checks = p.round_checks
         self.initial = None if initial is None else self._starts(initial)
         self.counters = None
 

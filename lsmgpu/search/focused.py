@@ -14,6 +14,7 @@ steering where the kicks go.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from ..validation import check_count, check_number
 from .dontlook import DontLookDescent
 from .population import PopulationSearch
 
-__all__ = ["FocusedACO"]
+__all__ = ["FocusedACO", "FocusedParams"]
 
 
 #: cities an ant moves when `moves` is not given: 128 up to MOVES_FEWER_FROM cities, 64 from there
@@ -41,6 +42,36 @@ OR3 = True
 def default_ants(n: int) -> int:
     """FACO's: 4 sqrt(n) rounded to a multiple of 64, at least 64."""
     return max(64, 64 * round(4 * math.sqrt(n) / 64))
+
+
+@dataclass(frozen=True)
+class FocusedParams:
+    """Focused ACO's own options (FocusedACO's docstring says what each does); None: the
+    defaults that depend on the instance's size."""
+
+    ants: int | None = None
+    moves: int | None = None
+    rho: float = 0.5
+    p_best: float = 0.1
+    beta: float = 1.0
+    global_best_source: float = 0.01
+    walk: int | None = None
+    candidates: object = None
+    segment: int = 3
+    or3: bool = OR3
+
+    def __post_init__(self):
+        owner = "FocusedACO"
+        for name, low, high in (("ants", 1, 2**20), ("moves", 1, 2**31 - 1), ("walk", 1, 2**31 - 1)):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, check_count(owner, name, getattr(self, name), low, high))
+        for name, ok, bounds in (("rho", lambda v: 0 < v < 1, "in (0, 1)"), ("p_best", lambda v: 0 < v < 1, "in (0, 1)"),
+                                 ("beta", lambda v: v >= 0, ">= 0"),
+                                 ("global_best_source", lambda v: 0 <= v <= 1, "in [0, 1]")):
+            value = check_number(owner, name, getattr(self, name))
+            if not ok(value):
+                raise ValueError(f"{owner}: `{name}` must be {bounds}, got {value!r}")
+            object.__setattr__(self, name, float(value))
 
 
 class FocusedACO(PopulationSearch):
@@ -69,36 +100,26 @@ class FocusedACO(PopulationSearch):
     """
 
     algorithm = "FocusedACO"
+    Params = FocusedParams
     iteration_unit = "colony iterations"
     state_fields = ("tau_min", "tau_max", "focus_seed")
     island_exchange_every = 100         # iterations of a few milliseconds
 
-    def __init__(self, problem, *, ants: int | None = None, moves: int | None = None, rho: float = 0.5,
-                 p_best: float = 0.1, beta: float = 1.0, global_best_source: float = 0.01, walk: int | None = None,
-                 candidates=None, segment: int = 3, or3: bool = OR3, initial=None, backend="auto", seed=None,
-                 callbacks=None,
-                 history: str = "improvements"):
+    def __init__(self, problem, *, params: FocusedParams | None = None, initial=None, backend="auto", seed=None,
+                 callbacks=None, history: str = "improvements", **options):
+        self.params = params = self._params(params, options)
         super().__init__(problem, local_search=None, backend=backend, seed=seed, callbacks=callbacks,
                          history=history)
         if problem.n < 8:
             raise ValueError(f"FocusedACO: the ants move cities of tours of at least 8, {problem.name} has {problem.n}")
-        self.rules = DontLookDescent(candidates, segment=segment, or3=or3).bound(problem)
-        self.ants = check_count("FocusedACO", "ants", default_ants(problem.n) if ants is None else ants, 1, 2**20)
+        self.rules = DontLookDescent(params.candidates, segment=params.segment, or3=params.or3).bound(problem)
+        self.ants = default_ants(problem.n) if params.ants is None else params.ants
         self._check_memory("ants", self.ants)
-        if moves is None:
-            moves = MOVES if problem.n < MOVES_FEWER_FROM else MOVES_FEWER
-        self.moves = check_count("FocusedACO", "moves", moves, 1, 2**31 - 1)
-        self.walk = check_count("FocusedACO", "walk", problem.n if walk is None else walk, 1, 2**31 - 1)
-        rho, p_best, beta, source = (check_number("FocusedACO", name, value) for name, value in (
-            ("rho", rho), ("p_best", p_best), ("beta", beta), ("global_best_source", global_best_source)))
-        for name, value, ok, bounds in (("rho", rho, 0 < rho < 1, "in (0, 1)"),
-                                        ("p_best", p_best, 0 < p_best < 1, "in (0, 1)"),
-                                        ("beta", beta, beta >= 0, ">= 0"),
-                                        ("global_best_source", source, 0 <= source <= 1, "in [0, 1]")):
-            if not ok:
-                raise ValueError(f"FocusedACO: `{name}` must be {bounds}, got {value!r}")
-        self.rho, self.p_best, self.beta = float(rho), float(p_best), float(beta)
-        self.global_best_source = float(source)
+        moves = params.moves
+        self.moves = (MOVES if problem.n < MOVES_FEWER_FROM else MOVES_FEWER) if moves is None else moves
+        self.walk = problem.n if params.walk is None else params.walk
+        self.rho, self.p_best, self.beta = params.rho, params.p_best, params.beta
+        self.global_best_source = params.global_best_source
         self.initial = None if initial is None else problem.encoding.validate(np.asarray(initial))
 
     def _set_up(self) -> None:

@@ -10,17 +10,43 @@ group's best gene replaces the worst of a random other group. Iterations are gen
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
-from ..backends.genetic import CONSTRUCTIVE, Breeding, genetic_for, migration
+from ..backends.genetic import CONSTRUCTIVE, CROSSOVERS, Breeding, genetic_for, migration
 from ..budget import check_deadline
 from ..encodings import Permutation
 from ..problem import Problem, check_problem
-from .population import PopulationSearch
+from .population import PopulationSearch, check_rule
 
-__all__ = ["GeneticAlgorithm"]
+__all__ = ["GeneticAlgorithm", "GAParams"]
 
 INITIAL = ("random", "problem")
+
+
+@dataclass(frozen=True)
+class GAParams:
+    """The genetic algorithm's own options (GeneticAlgorithm's docstring says what each does);
+    ``genes`` None: 2,048, or 128 with a local search. The population's shape is checked by
+    lsmgpu.backends.genetic.Breeding when the search is built."""
+
+    genes: int | None = None
+    groups: int = 1
+    crossover: str = "auto"
+    mutation: float = 0.1
+    exchange_every: int = 10
+    lanes: int | None = None
+    local_search: object = None
+    rule: str = "best"
+
+    def __post_init__(self):
+        owner = "GeneticAlgorithm"
+        if self.crossover != "auto" and self.crossover not in CROSSOVERS:
+            raise ValueError(f"{owner}: `crossover` must be 'auto' or one of {CROSSOVERS}, got {self.crossover!r}")
+        if not isinstance(self.exchange_every, (int, np.integer)) or self.exchange_every < 1:
+            raise ValueError(f"{owner}: `exchange_every` must be an integer >= 1, got {self.exchange_every!r}")
+        check_rule(owner, self.rule)
 
 
 class GeneticAlgorithm(PopulationSearch):
@@ -36,27 +62,29 @@ class GeneticAlgorithm(PopulationSearch):
         else "ox" (order crossover: QAP and any permutation problem)
     mutation : float               probability that a child gets a random 2-opt move
     exchange_every : int           generations between the groups' exchanges of their best genes
-    initial : "random" (or None) | "problem" | array (genes, n)
-        the first genes: random permutations (the paper's), the problem's start solution and
-        kicked copies of it (Problem.perturb), or the given ones; descended first where there is
-        a local search
+    initial : "random" (or None) | "problem" | a solution (n,) | array (genes, n)
+        the first genes: random permutations (the paper's), the problem's start solution or the
+        given one and kicked copies of it (Problem.perturb), or the given genes; descended first
+        where there is a local search
     lanes : None | 1 | 32          threads a child on the GPU (1: the paper's thread a gene)
     local_search, rule, backend, seed, callbacks, history : as for every population method
         (lsmgpu.search.population): the local search improves every child
     """
 
     algorithm = "GeneticAlgorithm"
+    Params = GAParams
     iteration_unit = "generations"
     state_fields = ("seed",)
 
-    def __init__(self, problem: Problem, *, genes: int | None = None, groups: int = 1, crossover: str = "auto",
-                 mutation: float = 0.1, exchange_every: int = 10, initial="random", lanes: int | None = None,
-                 local_search=None, **options):
+    def __init__(self, problem: Problem, *, params: GAParams | None = None, initial="random", backend="auto",
+                 seed=None, callbacks=None, history: str = "improvements", **options):
         check_problem(self.algorithm, problem)
+        self.params = params = self._params(params, options)
         if not isinstance(problem.encoding, Permutation):
             raise TypeError(f"{self.algorithm}: the crossovers breed permutations; {problem.name}'s encoding is "
                             f"{problem.encoding!r}")
         self.distance = None if problem.maximize else problem.edge_distance()    # lengths are minimised
+        crossover = params.crossover
         if crossover == "auto":
             crossover = "ox" if self.distance is None else "hybrid"
         if crossover in CONSTRUCTIVE and self.distance is None:
@@ -65,14 +93,12 @@ class GeneticAlgorithm(PopulationSearch):
         if crossover in CONSTRUCTIVE and problem.maximize:
             raise ValueError(f"{self.algorithm}: `crossover={crossover!r}` builds short tours; {problem.name} "
                              "maximises")
-        if genes is None:
-            genes = 2048 if local_search is None else 128
-        self.breeding = Breeding(crossover, mutation, genes, groups, lanes)
-        if not isinstance(exchange_every, (int, np.integer)) or exchange_every < 1:
-            raise ValueError(f"{self.algorithm}: `exchange_every` must be an integer >= 1, got {exchange_every!r}")
-        self.exchange_every = int(exchange_every)
+        genes = (2048 if params.local_search is None else 128) if params.genes is None else params.genes
+        self.breeding = Breeding(crossover, params.mutation, genes, params.groups, params.lanes)
+        self.exchange_every = params.exchange_every
         self.initial = self._initial(problem, initial)
-        super().__init__(problem, local_search=local_search, **options)
+        super().__init__(problem, local_search=params.local_search, rule=params.rule, backend=backend, seed=seed,
+                         callbacks=callbacks, history=history)
         self._check_memory("genes", self.breeding.genes)
 
     def _initial(self, problem: Problem, initial):
@@ -84,9 +110,11 @@ class GeneticAlgorithm(PopulationSearch):
                                  f"got {initial!r}")
             return initial
         genes = np.asarray(initial)
+        if genes.shape == (problem.n,):                 # one solution: it and kicked copies of it
+            return problem.encoding.validate(genes).astype(np.int32)
         if genes.shape != (self.breeding.genes, problem.n):
-            raise ValueError(f"{self.algorithm}: `initial` must have shape ({self.breeding.genes}, {problem.n}) "
-                             f"(genes x n), got {genes.shape}")
+            raise ValueError(f"{self.algorithm}: `initial` must be one solution of {problem.n} or have shape "
+                             f"({self.breeding.genes}, {problem.n}) (genes x n), got {genes.shape}")
         for k, x in enumerate(genes):
             try:
                 problem.encoding.validate(x)
@@ -142,18 +170,19 @@ class GeneticAlgorithm(PopulationSearch):
 
     def _gene_blocks(self):
         """The first genes in blocks of about a million items (a budget can end between two): the
-        given ones, random permutations (the same stream as one draw of them all), or the problem's
-        start and kicked copies of it."""
+        given ones, random permutations (the same stream as one draw of them all), or a start (the
+        given solution, else the problem's) and kicked copies of it."""
         n, m = self.problem.n, self.genes
-        if not isinstance(self.initial, str):
+        if isinstance(self.initial, np.ndarray) and self.initial.ndim == 2:
             yield self.initial.copy()
             return
         rows = max(1, 2**20 // n)
-        if self.initial == "random":
+        if isinstance(self.initial, str) and self.initial == "random":
             for first in range(0, m, rows):
                 yield self.rng.permuted(np.tile(np.arange(n, dtype=np.int32), (min(rows, m - first), 1)), axis=1)
             return
-        start = self.problem.encoding.validate(self.problem.initial_solution(self.rng))
+        start = (self.initial.copy() if isinstance(self.initial, np.ndarray) else
+                 self.problem.encoding.validate(self.problem.initial_solution(self.rng)))
         yield start[None, :]
         for first in range(1, m, 64):
             yield np.stack([self.problem.perturb(start.copy(), self.rng, 1) for _ in range(min(64, m - first))])

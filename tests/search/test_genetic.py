@@ -223,6 +223,8 @@ def test_callbacks_budgets_and_ctrl_c(berlin52):
 
 
 def test_initial_genes_given_or_from_the_problem(berlin52):
+    """Given genes start the population (the first is the run's start); "problem" starts from the
+    problem's start solution (nearest neighbour for a TSP)."""
     genes = np.array([np.random.default_rng(k).permutation(52) for k in range(8)])
     result = GeneticAlgorithm(berlin52, genes=8, initial=genes, backend="cpu", seed=0).run(1)
     # the first gene is the run's start (recorded before the set-up), then the best of them all
@@ -230,6 +232,19 @@ def test_initial_genes_given_or_from_the_problem(berlin52):
     assert min(result.history[:2]) == min(berlin52.fitness(g) for g in genes)
     ga = GeneticAlgorithm(berlin52, genes=8, initial="problem", backend="cpu", seed=0)
     assert ga.run(1).history[0] < 1.5 * berlin52.best_known
+
+
+def test_one_initial_solution_seeds_the_population_with_kicked_copies(berlin52):
+    """``initial`` = one tour: it is the first gene and the run's start, the others are copies of it
+    with one random kick each (Problem.perturb), so they differ from it and from random tours."""
+    tour = np.random.default_rng(5).permutation(52)
+    ga = GeneticAlgorithm(berlin52, genes=8, initial=tour, backend="cpu", seed=0)
+    result = ga.run(iterations=0)
+    assert result.history[0] == berlin52.fitness(tour) and np.array_equal(result.solution, tour)
+    blocks = np.concatenate(list(GeneticAlgorithm(berlin52, genes=8, initial=tour, seed=0)._gene_blocks()))
+    assert blocks.shape == (8, 52) and np.array_equal(blocks[0], tour)
+    kicked = [int((g != tour).sum()) for g in blocks[1:]]
+    assert all(0 < k < 52 for k in kicked)                 # a kick, not a fresh random tour
 
 
 class Bits(Problem):
@@ -249,7 +264,7 @@ def test_bad_settings_are_named(berlin52, nug12):
         GeneticAlgorithm(berlin52, crossover="pmx")
     with pytest.raises(ValueError, match="`mutation`"):
         GeneticAlgorithm(berlin52, mutation=1.5)
-    with pytest.raises(ValueError, match=r"`initial` must have shape \(16, 52\)"):
+    with pytest.raises(ValueError, match=r"`initial` must be one solution of 52 or have shape \(16, 52\)"):
         GeneticAlgorithm(berlin52, genes=16, initial=np.zeros((3, 52), int))
     with pytest.raises(ValueError, match="`initial` row 0"):
         GeneticAlgorithm(berlin52, genes=4, initial=np.zeros((4, 52), int))

@@ -306,3 +306,45 @@ def test_every_search_reports_its_work_and_runs_on_the_one_loop(name):
     result = search.run(iterations=3)
     count, unit = result.work
     assert unit and count >= result.iterations >= 1 and unit in result.summary()
+
+
+@pytest.mark.parametrize("name", sorted(SEARCHES))
+def test_every_search_takes_its_params_or_the_same_names_as_keywords(name):
+    """Each registered search has a frozen Params dataclass: params= and the same values as
+    keywords build equal options; both at once, a params of another search, a misspelt keyword
+    (named with the nearest valid name) are refused at construction; the dataclass is frozen."""
+    import dataclasses
+    from lsmgpu.problems import TSP
+    cls = SEARCHES[name]
+    problem = TSP(np.round(np.random.default_rng(2).uniform(0, 1000, (30, 2))), name="tsp30")
+    first = dataclasses.fields(cls.Params)[0]
+    value = {"tenure": 5, "rule": "first", "ants": 4, "genes": 8, "chains": 2}.get(first.name, first.default)
+    by_name = cls(problem, backend="cpu", **{first.name: value})
+    given = cls(problem, backend="cpu", params=cls.Params(**{first.name: value}))
+    assert by_name.params == given.params and getattr(by_name.params, first.name) is not None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(given.params, first.name, value)
+    with pytest.raises(TypeError, match="not both"):
+        cls(problem, backend="cpu", params=cls.Params(), **{first.name: value})
+    other = next(c for c in SEARCHES.values() if c.Params is not cls.Params)
+    with pytest.raises(TypeError, match=f"`params` must be a {cls.Params.__name__}"):
+        cls(problem, backend="cpu", params=other.Params())
+    misspelt = first.name[:-1] + "x" * 2
+    with pytest.raises(TypeError, match=f"unknown option `{misspelt}` \\(did you mean '{first.name}'\\?\\)"):
+        cls(problem, backend="cpu", **{misspelt: value})
+    with pytest.raises(TypeError, match="did you mean 'seed'"):
+        cls(problem, backend="cpu", seeed=1)
+
+
+def test_params_are_checked_when_made():
+    """A Params dataclass checks its values itself (before any search exists), naming the option."""
+    from lsmgpu.search.colony import MMASParams
+    from lsmgpu.search.hill_climbing import HillClimbingParams
+    from lsmgpu.search.tabu import TabuParams
+    with pytest.raises(ValueError, match="`rule` must be one of"):
+        HillClimbingParams(rule="steepest")
+    with pytest.raises(ValueError, match="`p_best` must be in"):
+        MMASParams(p_best=2.0)
+    with pytest.raises(ValueError, match=r"low <= high"):
+        TabuParams(tenure=(9, 3))
+    assert TabuParams(tenure=7).tenure == (7, 7)
