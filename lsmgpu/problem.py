@@ -256,6 +256,13 @@ class Problem:
         problem, used when the caller gives neither: {} keeps the problem's neighbourhood."""
         return {}
 
+    def candidate_lists(self, k: int) -> np.ndarray | None:
+        """(n, k) int32: each item's ``k`` preferred next items, best first, where the problem has
+        near items (the colony model's lists by default; None: no such notion). A search given
+        ``candidates=k`` (an int) reads its lists here."""
+        model = self.colony_model(k)
+        return None if model is None else model.candidates
+
     def colony_model(self, candidates: int | None = None) -> ColonyModel | None:
         """How the ant colonies build this problem's solutions (ColonyModel), with candidate lists
         of ``candidates`` items where the problem has a notion of near items (None: none). By

@@ -12,12 +12,11 @@ from pathlib import Path
 import numpy as np
 
 from lsmgpu.encodings import Permutation
-from lsmgpu.neighbourhoods import (CandidateThreeOpt, CandidateTwoOpt, OrOpt, Swap, ThreeExchange, TwoOpt,
-                                     candidate_polish)
+from lsmgpu.neighbourhoods import (CandidateThreeOpt, CandidateTwoOpt, OrOpt, OverCandidates, Swap, ThreeExchange,
+                                     TwoOpt, candidate_polish)
 from lsmgpu.kernels import render_fragment
 from lsmgpu.problem import ColonyModel, DeviceArray, EdgeDistance, Problem
 from lsmgpu.budget import check_deadline, time_left
-from lsmgpu.neighbourhoods import OverCandidates
 from lsmgpu.validation import INT32_MAX, check_number, check_points, check_size, check_square
 
 from .candidates import greedy_tour, hilbert_tour, nearest_candidates, quadrant_candidates, strip_tour
@@ -174,6 +173,11 @@ class TSP(Problem):
             self._default_candidates = quadrant_candidates(self.coords, min(10, self.n - 1))
         candidates = self._default_candidates
         return {"neighbourhood": CandidateTwoOpt(candidates), "polish": candidate_polish(candidates)}
+
+    def candidate_lists(self, k: int) -> np.ndarray:
+        """Quadrant neighbours from the coordinates (the ILS's kind); GEO or a matrix: the nearest."""
+        planar = self.coords is not None and self.weight_type != "GEO"
+        return quadrant_candidates(self.coords, min(k, self.n - 1)) if planar else super().candidate_lists(k)
 
     def colony_model(self, candidates: int | None = None) -> ColonyModel:
         """Tours built city after city: heuristic 1 / (d + 0.1) (ACOTSP's, finite for coincident
@@ -368,9 +372,8 @@ class TSP(Problem):
         return {"weight_type": self.weight_type, "use_matrix": self.gpu_matrix, "integer_coords": self.integer_coords}
 
     def read_solution(self, path) -> np.ndarray:
-        """The tour of a TSPLIB ``.tour`` file (as ``write_solution`` and LKH write them): the
-        1-based cities after TOUR_SECTION up to -1 or EOF; ValueError naming the file and line
-        when its DIMENSION or its cities do not make a tour of this instance."""
+        """The tour of a TSPLIB ``.tour`` file (``write_solution``'s, LKH's): the 1-based cities after
+        TOUR_SECTION up to -1 or EOF; ValueError naming the file and line where it is no tour of this."""
         lines = Path(path).read_text().splitlines()
         starts = [k for k, line in enumerate(lines) if line.strip().upper().startswith("TOUR_SECTION")]
         if not starts:

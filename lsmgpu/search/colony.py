@@ -14,6 +14,7 @@ The pheromone deposit is 1 / fitness: a colony minimises a positive fitness.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass
 
@@ -46,8 +47,15 @@ class ColonyParams:
 
     def __post_init__(self):
         owner, candidates, ants = self.owner, self.candidates, self.ants
-        if candidates is not None and (not isinstance(candidates, (int, np.integer)) or not 1 <= candidates <= 32):
-            raise ValueError(f"{owner}: `candidates` must be None or an integer in [1, 32], got {candidates!r}")
+        if isinstance(candidates, (int, np.integer)) and not isinstance(candidates, bool):
+            if not 1 <= candidates <= 32:
+                raise ValueError(f"{owner}: `candidates` must be None, an integer in [1, 32] or an (n, k <= 32) "
+                                 f"table, got {candidates!r}")
+        elif candidates is not None:
+            table = np.asarray(candidates)
+            if table.ndim != 2 or table.dtype.kind not in "iu" or not 1 <= table.shape[1] <= 32:
+                raise ValueError(f"{owner}: `candidates` must be None, an integer in [1, 32] or an (n, k <= 32) "
+                                 f"integer table, got shape {table.shape}")
         if ants is not None and (not isinstance(ants, (int, np.integer)) or ants < 1):
             raise ValueError(f"{owner}: `ants` must be an integer >= 1, got {ants!r}")
         check_rule(owner, self.rule)
@@ -97,7 +105,8 @@ class AntColony(PopulationSearch):
     --------------------------
     ants : int, optional          ants an iteration (default: the colony's)
     beta : float                  weight of the heuristic information
-    candidates : int | None       candidate list length (<= 32) where the problem has near items
+    candidates : int | array | None  candidate list length (<= 32) where the problem has near
+                                  items, or the lists themselves ((n, k <= 32) items); None: every item
     selection : "wrs" | "roulette"  node selection (weighted reservoir sampling or roulette wheel)
     tabu : "ct" | "lc" | "bt"     the GPU's visited set (compact tabu, list compression, bitmask)
     warps : int | None            warps per ant on the GPU (None: by size)
@@ -165,7 +174,12 @@ class AntColony(PopulationSearch):
             raise ValueError(f"{self.algorithm}: a solution of {problem.name} has fitness {reference:g}; the "
                              "ants deposit 1 / fitness and need fitness > 0")
         check_deadline("the colony's heuristic information")
-        self.model = problem.colony_model(self.candidates)
+        given = self.candidates is not None and not isinstance(self.candidates, (int, np.integer))
+        self.model = problem.colony_model(None if given else self.candidates)
+        if given and self.model is not None:
+            if len(self.candidates) != problem.n:
+                raise ValueError(f"{self.algorithm}: `candidates` must have {problem.n} rows, got {len(self.candidates)}")
+            self.model = dataclasses.replace(self.model, candidates=np.asarray(self.candidates))
         if self.model is None:
             raise TypeError(f"{self.algorithm}: {problem.name} has no colony model (give the problem a "
                             "colony_model to build its solutions)")

@@ -24,8 +24,9 @@ __all__ = ["DontLookDescent"]
 class DontLookDescent:
     """2-opt and Or-opt (segments up to ``segment`` cities) over ``candidates`` with don't-look bits.
 
-    candidates : an (n, K) table of each city's candidates, or None: the problem's ILS candidate
-                 lists (TSP: 10 quadrant neighbours)
+    candidates : an (n, K) table of each city's candidates, an int K (the problem's
+                 ``candidate_lists(K)``), or None: the problem's ILS candidate lists (TSP: 10
+                 quadrant neighbours)
     segment    : the longest segment Or-opt moves (default 3)
     or3        : also the Or-3opt moves (two adjacent stretches of any length swap places, found from
                  c's and then c4's candidates: 2 K^2 more moves a check; default False)
@@ -34,7 +35,8 @@ class DontLookDescent:
     """
 
     def __init__(self, candidates=None, *, segment: int = 3, or3: bool = False, polish=None):
-        self.candidates = None if candidates is None else np.asarray(candidates)
+        self.candidates = candidates if candidates is None or isinstance(candidates, (int, np.integer)) \
+            else np.asarray(candidates)
         self.segment = check_count("DontLookDescent", "segment", segment, 1, 16)
         self.or3 = check_flag("DontLookDescent", "or3", or3)
         if isinstance(polish, Neighbourhood):
@@ -58,6 +60,11 @@ class DontLookDescent:
             raise TypeError(f"DontLookDescent: {problem.name} has no edge distance (Problem.edge_distance); "
                             "it descends tours")
         table = self.candidates
+        if isinstance(table, (int, np.integer)):
+            k = check_count("DontLookDescent", "candidates", table, 1, problem.n - 1)
+            table = problem.candidate_lists(k)
+            if table is None:
+                raise ValueError(f"DontLookDescent: {problem.name} has no candidate lists; give `candidates` as a table")
         if table is None:
             ils = problem.default_ils() or {}
             table = getattr(ils.get("neighbourhood"), "candidates", None)

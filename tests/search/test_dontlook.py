@@ -240,3 +240,20 @@ def test_gpu_refuses_rows_that_do_not_fit():
     problem = tsp_of("int-coords", 1000)
     with pytest.raises(ValueError, match="would fit"):
         resolve("cuda").dontlook(rules_of(problem), problem.edge_distance(), 10**7)
+
+
+def test_candidates_is_an_int_or_a_table_in_every_search():
+    """`candidates`: an int k (the problem's candidate_lists(k)) or an (n, k) table, the same in the
+    don't-look descents and the colonies; a bad value is named."""
+    from lsmgpu import MaxMinAntSystem
+    problem = TSP.from_file(TSP.shipped("berlin52"))
+    table = problem.candidate_lists(6)
+    assert table.shape == (52, 6) and not (table == np.arange(52)[:, None]).any()
+    assert np.array_equal(DontLookDescent(6).bound(problem).candidates, table)
+    colony = MaxMinAntSystem(problem, candidates=table, ants=4, backend="cpu", seed=0)
+    assert colony.run(iterations=1).iterations == 1 and np.array_equal(colony.model.candidates, table)
+    assert MaxMinAntSystem(problem, candidates=6, ants=4, backend="cpu", seed=0).run(1).iterations == 1
+    with pytest.raises(ValueError, match="`candidates` must be None, an integer in \\[1, 32\\]"):
+        MaxMinAntSystem(problem, candidates=np.zeros((52, 40), int))
+    with pytest.raises(ValueError, match="`candidates` must be"):
+        DontLookDescent(60).bound(problem)
