@@ -44,6 +44,7 @@ def test_quick_report_on_the_cpu(tmp_path):
 
 
 def test_gpu_only_tables_refuse_the_cpu(tmp_path):
+    """GPU only tables refuse the CPU."""
     import pytest
     from benchmarks.__main__ import main
     with pytest.raises(SystemExit, match="needs the GPU"):
@@ -173,6 +174,7 @@ def test_every_bad_input_is_a_clear_error(tmp_path):
 
 
 def test_run_counts_must_be_positive(tmp_path, capsys):
+    """Run counts must be positive."""
     import pytest
     from benchmarks.__main__ import main
     for option in ("--faco-seeds", "--colony-acs-seeds"):

@@ -145,6 +145,7 @@ def test_solve_runs_focused_aco_by_default_for_a_tsp_on_a_gpu(monkeypatch):
     (["--algorithm", "tabu", "--ants", "4"], "--ants applies to --algorithm acs, mmas or faco"),
 ])
 def test_solve_refuses_what_the_dontlook_chains_do_not_take(flags, message, capsys):
+    """Solve refuses what the dontlook chains do not take."""
     assert main(["solve", "berlin52", *flags, "--iterations", "5", "--backend", "cpu", "--quiet"]) == 2
     assert message in capsys.readouterr().err
 

@@ -185,6 +185,7 @@ def test_the_board_waits_for_every_running_island():
 
 
 def test_a_lost_island_is_reported_and_the_other_returns(tmp_path):
+    """A lost island is reported and the other returns."""
     base = TSP.from_file(TSP.shipped("berlin52"))
     problem = CrashOnceTour(base.coords, name="crash-once")
     problem.marker = str(tmp_path / "crashed")
@@ -197,6 +198,7 @@ def test_a_lost_island_is_reported_and_the_other_returns(tmp_path):
 
 
 def test_a_synchronous_exchange_does_not_wait_for_a_lost_island(tmp_path):
+    """A synchronous exchange does not wait for a lost island."""
     base = TSP.from_file(TSP.shipped("berlin52"))
     problem = CrashOnceTour(base.coords, name="crash-once")
     problem.marker = str(tmp_path / "crashed")
@@ -209,6 +211,7 @@ def test_a_synchronous_exchange_does_not_wait_for_a_lost_island(tmp_path):
 
 
 def test_solve_spreads_dontlook_islands_over_gpus(capsys):
+    """Solve spreads dontlook islands over gpus."""
     from lsmgpu.cli import main
     assert main(["solve", "berlin52", "--algorithm", "dontlook-ils", "--gpus", "2", "--chains", "2",
                  "--iterations", "100", "--backend", "cpu", "--quiet"]) == 0
@@ -220,6 +223,7 @@ def test_solve_spreads_dontlook_islands_over_gpus(capsys):
 @pytest.mark.parametrize("algorithm, flags", [("faco", ["--ants", "2"]), ("ga", ["--genes", "8"]),
                                               ("mmas", ["--ants", "2"])])
 def test_solve_spreads_population_islands_over_gpus(algorithm, flags, capsys):
+    """Solve spreads population islands over gpus."""
     from lsmgpu.cli import main
     assert main(["solve", "berlin52", "--algorithm", algorithm, "--gpus", "2", *flags, "--iterations", "3",
                  "--backend", "cpu", "--quiet"]) == 0
@@ -244,11 +248,13 @@ def test_ctrl_c_while_the_actors_start_returns_nothing_ran(runner, qap, monkeypa
 
 
 def test_islands_name_a_bad_option_with_the_islands_own_error():
+    """Islands name a bad option with the islands own error."""
     with pytest.raises(ValueError, match="`chains` must be an integer"):
         RayIslands(TSP.from_file(TSP.shipped("berlin52")), islands=2, backend="cpu", chains=0).run(10)
 
 
 def test_the_ray_islands_benchmark_counts_every_islands_work():
+    """The Ray islands benchmark counts every islands work."""
     import argparse
     from benchmarks.population import table_ray_islands
     # the don't-look chains count their work a round of milliseconds at a time (a CPU colony
@@ -268,5 +274,6 @@ def test_the_ray_islands_benchmark_counts_every_islands_work():
                                            (dict(exchange_every=0), "`exchange_every` must be"),
                                            (dict(islands=0), "`islands` must be")])
 def test_islands_name_a_bad_setting_before_any_actor_starts(option, match):
+    """Islands name a bad setting before any actor starts."""
     with pytest.raises(ValueError, match=match):
         RayIslands(TSP.from_file(TSP.shipped("berlin52")), backend="cpu", **option)

@@ -144,6 +144,7 @@ class MyTour(TSP):
 
 
 def test_a_subclass_elsewhere_keeps_its_bases_templates():
+    """A subclass elsewhere keeps its bases templates."""
     problem = MyTour(np.random.default_rng(0).uniform(0, 100, (30, 2)), name="mine")
     dirs = problem.template_dirs()
     assert dirs[0].name == "tests" and any((d / "tsp_edge.cu.j2").is_file() for d in dirs)
@@ -191,6 +192,7 @@ def test_state_arrays_refuse_texture_and_shared():
 
 
 def test_unknown_policy_and_array_names_raise(broken):
+    """Unknown policy and array names raise."""
     qap = QAP.from_file(QAP.shipped("tai12a"))
     with pytest.raises(ValueError, match="policy"):
         render(qap, memory={"a": "constant"})
@@ -208,6 +210,7 @@ def test_cuda_syntax_error_reports_nvcc_stderr_and_source(broken):
 
 
 def test_missing_template_is_a_clear_error(broken):
+    """Missing template is a clear error."""
     problem = broken("")
     problem.template = "nowhere.cu.j2"
     with pytest.raises(KernelCompileError, match="nowhere.cu.j2.*not found"):

@@ -68,6 +68,7 @@ def test_seconds_count_from_the_call_with_the_set_up_inside(qap):
 
 
 def test_ils_kicks_are_capped_by_n_and_timed():
+    """ILS kicks are capped by n and timed."""
     tsp = random_tsp(2000, start="random")
     with pytest.raises(ValueError, match="strength"):
         IteratedLocalSearch(tsp, strength=2001, backend="cpu")
@@ -76,6 +77,7 @@ def test_ils_kicks_are_capped_by_n_and_timed():
 
 
 def test_searches_that_never_stop_need_a_budget(qap):
+    """Searches that never stop need a budget."""
     with pytest.raises(ValueError, match="budget"):
         TabuSearch(qap, backend="cpu").run()
     with pytest.raises(ValueError, match="budget"):
@@ -100,6 +102,7 @@ def test_ctrl_c_in_the_first_descent_of_an_ils_keeps_its_progress():
 
 
 def test_ctrl_c_in_a_multistart_of_ils_returns_the_best_so_far():
+    """Ctrl c in a multistart of ILS returns the best so far."""
     from lsmgpu.backends.cpu import CpuEvaluator
     tsp = random_tsp(200, start="random")
     with Interrupt(CpuEvaluator, "select", 30):
@@ -109,6 +112,7 @@ def test_ctrl_c_in_a_multistart_of_ils_returns_the_best_so_far():
 
 
 def test_ctrl_c_while_a_batch_is_set_up_returns_the_start_solutions(qap):
+    """Ctrl c while a batch is set up returns the start solutions."""
     from lsmgpu.backends.cpu import CpuBatchEvaluator
     with Interrupt(CpuBatchEvaluator, "load", 1):
         result = MultiStart(TabuSearch, qap, starts=3, seed=0, backend="cpu").run(100)
@@ -122,6 +126,7 @@ def run_cli(args, **kwargs):
 
 
 def test_sigterm_writes_the_best_so_far_and_exits_143(tmp_path):
+    """SIGTERM writes the best so far and exits 143."""
     instance, out = write_tsp(tmp_path / "r800.tsp", 800), tmp_path / "best.tour"
     process = subprocess.Popen([sys.executable, "-m", "lsmgpu.cli", "solve", str(instance), "--algorithm", "ils",
                                 "--time", "60", "--backend", "cpu", "--quiet", "--out", str(out)],
@@ -146,12 +151,14 @@ def test_sigterm_writes_the_best_so_far_and_exits_143(tmp_path):
     (["--starts", "0"], "starts"),
 ])
 def test_cli_bad_flags_are_one_line_errors(args, message):
+    """CLI bad flags are one line errors."""
     out = run_cli(["solve", "berlin52", "--backend", "cpu", "--quiet", *args])
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert out.stderr.strip().splitlines()[-1].startswith("lsmgpu: ") and message in out.stderr
 
 
 def test_cli_backend_cuda_without_a_gpu_is_a_one_line_error():
+    """CLI backend CUDA without a GPU is a one line error."""
     from lsmgpu.backends import cuda_available
     if cuda_available()[0]:
         pytest.skip("a GPU is present")
@@ -161,6 +168,7 @@ def test_cli_backend_cuda_without_a_gpu_is_a_one_line_error():
 
 @pytest.mark.parametrize("where", ["missing/best.sln", "."])
 def test_cli_checks_out_before_the_search(tmp_path, where, capsys):
+    """CLI checks out before the search."""
     assert main(["solve", "tai12a", "--backend", "cpu", "--iterations", "100000", "--quiet",
                  "--out", str(tmp_path / where)]) == 2
     out, err = capsys.readouterr()
@@ -168,6 +176,7 @@ def test_cli_checks_out_before_the_search(tmp_path, where, capsys):
 
 
 def test_cli_names_a_folder_given_as_the_instance(tmp_path, capsys):
+    """CLI names a folder given as the instance."""
     assert main(["solve", str(tmp_path)]) == 2
     assert "is a folder" in capsys.readouterr().err
 
@@ -189,11 +198,13 @@ def test_cli_names_a_folder_given_as_the_instance(tmp_path, capsys):
     (lambda p: MultiStart(TabuSearch, p, starts=2, seed="x"), TypeError, "seed"),
 ])
 def test_bad_parameters_name_the_argument(qap, make, error, message):
+    """Bad parameters name the argument."""
     with pytest.raises(error, match=message):
         make(qap.with_neighbourhood(qap.neighbourhood))
 
 
 def test_numpy_integers_and_generators_are_accepted(qap):
+    """NumPy integers and generators are accepted."""
     assert TabuSearch(qap, tenure=np.int64(5), backend="cpu").tenure == (5, 5)
     runs = [MultiStart(TabuSearch, qap, starts=3, seed=np.random.default_rng(7), backend="cpu").run(50)
             for _ in range(2)]
@@ -201,11 +212,13 @@ def test_numpy_integers_and_generators_are_accepted(qap):
 
 
 def test_too_many_starts_fail_fast(qap):
+    """Too many starts fail fast."""
     with pytest.raises(ValueError, match="fit"):
         MultiStart(TabuSearch, qap, starts=10**12, backend="cpu")
 
 
 def test_tsp_distances_never_wrap():
+    """TSP distances never wrap."""
     with pytest.raises(ValueError, match="2\\^31"):
         TSP(np.array([[0, 0], [3e9, 0], [0, 1], [1, 1]]))
     with pytest.raises(ValueError, match="2\\^31"):
@@ -220,6 +233,7 @@ def test_tsp_distances_never_wrap():
     ("1 0 0\n2 5 5\n3 9 9\n7 1 1\n", "line 4: node id 7 is not an integer in 1..4"),
 ])
 def test_tsplib_node_ids_are_checked(tmp_path, body, message):
+    """TSPLIB node ids are checked."""
     path = tmp_path / "ids.tsp"
     path.write_text("NAME: ids\nTYPE: TSP\nDIMENSION: 4\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n" + body + "EOF\n")
     with pytest.raises(ValueError, match=message):
@@ -227,6 +241,7 @@ def test_tsplib_node_ids_are_checked(tmp_path, body, message):
 
 
 def test_tsplib_node_order_follows_the_ids(tmp_path):
+    """TSPLIB node order follows the ids."""
     path = tmp_path / "order.tsp"
     path.write_text("NAME: o\nTYPE: TSP\nDIMENSION: 4\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n"
                     "2 10 0\n1 0 0\n4 0 10\n3 10 10\nEOF\n")
@@ -234,6 +249,7 @@ def test_tsplib_node_order_follows_the_ids(tmp_path):
 
 
 def test_a_qaplib_entry_beyond_64_bits_names_the_line(tmp_path):
+    """A QAPLIB entry beyond 64 bits names the line."""
     path = tmp_path / "big.dat"
     path.write_text("4\n" + "1 2 3 4\n" * 3 + "1 2 3 99999999999999999999999\n" + "1 1 1 1\n" * 4)
     with pytest.raises(ValueError, match="big.dat line 5: the entry 99999999999999999999999 does not fit"):
@@ -247,11 +263,13 @@ def test_a_qaplib_entry_beyond_64_bits_names_the_line(tmp_path):
 # --- nothing silent --------------------------------------------------------------------------
 
 def test_a_multistart_that_cannot_batch_says_so(qap):
+    """A multistart that cannot batch says so."""
     with pytest.warns(UserWarning, match="one after the other.*callbacks|one after the other.*per-search"):
         MultiStart(TabuSearch, qap, starts=2, backend="cpu", callbacks=print)
 
 
 def test_a_polish_without_device_code_is_announced(qap):
+    """A polish without device code is announced."""
     class Insertion(Neighbourhood):
         arity, encodings, move_kind, static = 2, (Permutation,), "swap", False
         size = property(lambda self: self.n * (self.n - 1))
@@ -266,11 +284,13 @@ def test_a_polish_without_device_code_is_announced(qap):
 
 
 def test_history_memory_is_bounded_by_default(qap):
+    """History memory is bounded by default."""
     result = TabuSearch(qap, seed=0, backend="cpu").run(3000)
     assert len(result.history) == len(result.improvements) + 1 < 3000 / 10
 
 
 def test_the_tuning_cache_is_replaced_whole(tmp_path):
+    """The tuning cache is replaced whole."""
     import json
     from lsmgpu.backends.tuning import WaveTuner
     cache = tmp_path / "tuning.json"
@@ -289,12 +309,14 @@ class OutOfTimeBackend(CpuBackend):
 
 
 def test_a_set_up_past_the_deadline_returns_the_start_solution(qap):
+    """A set up past the deadline returns the start solution."""
     result = TabuSearch(qap, seed=0, backend=OutOfTimeBackend()).run(seconds=0.1)
     assert result.status == "seconds" and result.iterations == 0
     assert result.fitness == qap.evaluate(result.solution)
 
 
 def test_a_start_tour_past_the_deadline_is_still_a_tour():
+    """A start tour past the deadline is still a tour."""
     from lsmgpu.budget import deadline_scope
     from lsmgpu.problems.tsp import nearest_neighbour_tour
     tsp = random_tsp(3000)
@@ -306,6 +328,7 @@ def test_a_start_tour_past_the_deadline_is_still_a_tour():
 # --- warm starts (issue 20) --------------------------------------------------------------------
 
 def test_a_tour_round_trips_and_continues_a_run(tmp_path):
+    """A tour round trips and continues a run."""
     berlin = TSP.from_file(TSP.shipped("berlin52"), neighbourhood="2opt")
     first = IteratedLocalSearch(berlin, seed=0, backend="cpu").run(5)
     berlin.write_solution(first.solution, tmp_path / "b.tour")
@@ -318,6 +341,7 @@ def test_a_tour_round_trips_and_continues_a_run(tmp_path):
 
 
 def test_an_assignment_round_trips(tmp_path, qap):
+    """An assignment round trips."""
     result = TabuSearch(qap, seed=0, backend="cpu").run(200)
     qap.write_solution(result.solution, tmp_path / "t.sln")
     assert np.array_equal(qap.read_solution(tmp_path / "t.sln"), result.solution)
@@ -330,10 +354,12 @@ def test_an_assignment_round_trips(tmp_path, qap):
     ("1\n2\n3\n", "TOUR_SECTION"),
 ])
 def test_bad_tour_files_name_the_problem(tmp_path, text, message):
+    """Bad tour files name the problem."""
     assert_file_rejected(tmp_path, TSP.from_file(TSP.shipped("berlin52")).read_solution, "bad.tour", text, message)
 
 
 def test_the_command_continues_from_its_own_output(tmp_path, capsys):
+    """The command continues from its own output."""
     out = tmp_path / "best.sln"
     assert main(["solve", "tai12a", "--backend", "cpu", "--iterations", "300", "--quiet", "--out", str(out)]) == 0
     first = int(capsys.readouterr().out.split("best fitness: ")[1].split()[0])
@@ -343,6 +369,7 @@ def test_the_command_continues_from_its_own_output(tmp_path, capsys):
 
 
 def test_the_command_draws_the_tour_and_the_curve(tmp_path, capsys):
+    """The command draws the tour and the curve."""
     pytest.importorskip("matplotlib")
     picture = tmp_path / "b.png"
     assert main(["solve", "berlin52", "--algorithm", "ils", "--backend", "cpu", "--iterations", "20", "--quiet",

@@ -76,11 +76,13 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_the_cycle_finder_finds_a_circle():
+    """The cycle finder finds a circle."""
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []
 
 
 def test_no_import_circle_inside_lsmgpu():
+    """No import circle inside lsmgpu."""
     found = modules()
     graph = {name: imports(name, path, set(found)) for name, path in found.items()}
     assert graph["lsmgpu.parallel.multistart"] >= {"lsmgpu.parallel.batch"}   # the parser sees imports
@@ -89,8 +91,21 @@ def test_no_import_circle_inside_lsmgpu():
 
 
 def test_long_modules_say_why():
+    """Long modules say why."""
     for name, path in modules().items():
         text = path.read_text()
         if text.count("\n") > MAX_LINES:
             head = ast.get_docstring(ast.parse(text)) or ""
             assert "long because" in head.lower(), f"{name} has {text.count(chr(10))} lines and no reason at its top"
+
+
+def test_every_test_says_what_it_checks():
+    """Every test function has a docstring (what it checks and why), so a failure reads as a
+    broken promise, not a name."""
+    import ast
+    missing = []
+    for path in sorted(Path(__file__).parent.rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_") and not ast.get_docstring(node):
+                missing.append(f"{path.name}::{node.name}")
+    assert missing == []

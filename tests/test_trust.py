@@ -44,6 +44,7 @@ def test_no_time_returns_the_start_solution(tsp, search):
 
 @pytest.mark.parametrize("search", EVERY_SEARCH, ids=lambda s: s.__name__)
 def test_zero_iterations_mean_none(tsp, search):
+    """Zero iterations mean none."""
     result = search(tsp, seed=0, backend="cpu").run(iterations=0)
     assert result.status == "iterations" and result.iterations == 0
     assert len(result.history) == 1                  # the start alone
@@ -63,6 +64,7 @@ def test_a_population_search_keeps_its_start_when_the_set_up_runs_out(tsp, monke
 
 
 def test_the_cpu_neighbourhood_scan_is_cut_by_the_deadline(tsp):
+    """The CPU neighbourhood scan is cut by the deadline."""
     evaluator = CpuBackend(chunk=100).evaluator(tsp, tsp.neighbourhood)
     evaluator.load(np.arange(tsp.n))
     with past(), pytest.raises(DeadlineReached):
@@ -71,6 +73,7 @@ def test_the_cpu_neighbourhood_scan_is_cut_by_the_deadline(tsp):
 
 
 def test_the_ants_and_the_colony_model_are_cut_by_the_deadline(tsp):
+    """The ants and the colony model are cut by the deadline."""
     model = tsp.colony_model(8)
     colony = CpuColony(model, Construction(), tsp.n)
     with past(), pytest.raises(DeadlineReached):
@@ -82,6 +85,7 @@ def test_the_ants_and_the_colony_model_are_cut_by_the_deadline(tsp):
 
 
 def test_the_crossovers_are_cut_by_the_deadline():
+    """The crossovers are cut by the deadline."""
     rng = np.random.default_rng(0)
     parents = np.stack([rng.permutation(600) for _ in range(128)])
     with past(), pytest.raises(DeadlineReached):
@@ -91,6 +95,7 @@ def test_the_crossovers_are_cut_by_the_deadline():
 
 
 def test_the_focused_ants_are_cut_by_the_deadline(tsp):
+    """The focused ants are cut by the deadline."""
     search = FocusedACO(tsp, ants=4, seed=0, backend="cpu")
     result = search.run(iterations=1)
     assert result.iterations == 1
@@ -99,6 +104,7 @@ def test_the_focused_ants_are_cut_by_the_deadline(tsp):
 
 
 def test_a_batch_of_tabu_starts_stops_inside_an_iteration_at_the_deadline(tsp):
+    """A batch of tabu starts stops inside an iteration at the deadline."""
     result = MultiStart(TabuSearch, tsp, starts=3, seed=0, backend="cpu").run(seconds=0)
     assert result.solution is not None and result.fitness == tsp.fitness(result.solution)
 
@@ -108,6 +114,7 @@ def test_a_batch_of_tabu_starts_stops_inside_an_iteration_at_the_deadline(tsp):
     (lambda p: MaxMinAntSystem(p, ants=10**9, backend="cpu"), "`ants`=1,000,000,000"),
     (lambda p: GeneticAlgorithm(p, genes=10**9, backend="cpu"), "`genes`=1,000,000,000")])
 def test_a_population_too_large_for_the_host_is_refused_before_allocating(tsp, make, name):
+    """A population too large for the host is refused before allocating."""
     with pytest.raises(ValueError, match=name) as error:
         make(tsp)
     assert "GiB" in str(error.value)
@@ -129,6 +136,7 @@ def test_a_population_too_large_for_the_host_is_refused_before_allocating(tsp, m
     (lambda p: QAP(np.ones((4, 4)), np.ones((4, 4)), best_known="x"), TypeError, "`best_known` must be a number"),
 ])
 def test_bad_input_is_refused_at_construction_by_name(tsp, make, error, match):
+    """Bad input is refused at construction by name."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")                  # no NumPy warning on the way (complex numbers)
         warnings.simplefilter("ignore", BackendFallback)
@@ -137,6 +145,7 @@ def test_bad_input_is_refused_at_construction_by_name(tsp, make, error, match):
 
 
 def test_the_registry_names_every_search_and_the_nearest_to_a_typo():
+    """The registry names every search and the nearest to a typo."""
     assert set(SEARCHES) == {"tabu", "hc", "ils", "acs", "mmas", "ga", "dontlook-ils", "faco"}
     assert search_class("faco") is FocusedACO
     with pytest.raises(ValueError, match="did you mean 'mmas'"):
@@ -144,6 +153,7 @@ def test_the_registry_names_every_search_and_the_nearest_to_a_typo():
 
 
 def test_a_fallback_points_at_the_users_line(tsp, monkeypatch):
+    """A fallback points at the users line."""
     import lsmgpu.backends as backends
     monkeypatch.setattr(backends, "cuda_available", lambda: (False, "no GPU in this test"))
     with pytest.warns(BackendFallback, match="runs this search on the CPU") as caught:
@@ -152,6 +162,7 @@ def test_a_fallback_points_at_the_users_line(tsp, monkeypatch):
 
 
 def test_the_command_prints_integer_objectives_exactly(capsys):
+    """The command prints integer objectives exactly."""
     assert main(["solve", "tai12a", "--iterations", "50", "--backend", "cpu", "--quiet"]) == 0
     out = capsys.readouterr().out
     best = int(out.split("best fitness: ")[1].split()[0])
@@ -174,6 +185,7 @@ def test_the_command_takes_a_shipped_file_name_and_names_its_flags(capsys):
 
 
 def test_the_command_help_lists_the_shipped_instances_and_formats(capsys):
+    """The command help lists the shipped instances and formats."""
     assert main(["solve", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "berlin52" in out and "tai12a" in out and ".ppp" in out and ".col" in out
@@ -187,6 +199,7 @@ def test_every_algorithm_has_a_default_budget_on_the_command_line(capsys):
 
 
 def test_a_population_run_names_the_host_device(tsp):
+    """A population run names the host device."""
     result = AntColonySystem(tsp, ants=4, seed=0, backend="cpu").run(iterations=1)
     assert result.device == CpuBackend().device and result.device
 
@@ -240,12 +253,14 @@ def test_a_cold_kernel_cache_past_the_budget_returns_the_start(tsp, search, tmp_
     (lambda p: MultiStart("ils", p, starts=2, polsh=[]), "IteratedLocalSearch takes no option `polsh` .*'polish'"),
 ])
 def test_a_misspelt_option_of_many_starts_is_refused_at_construction(tsp, make, match):
+    """A misspelt option of many starts is refused at construction."""
     with pytest.raises(TypeError, match=match):
         make(tsp)
     assert MultiStart(TabuSearch, tsp, starts=2, exchange_every=5, tenure=7, backend="cpu").run(10).solution is not None
 
 
 def test_the_colonies_take_a_start_solution_and_the_ga_initial_none(tsp):
+    """The colonies take a start solution and the GA initial none."""
     start = np.random.default_rng(5).permutation(tsp.n)
     for search in (AntColonySystem, MaxMinAntSystem):
         result = search(tsp, ants=4, initial=start, seed=0, backend="cpu").run(iterations=0)
@@ -256,6 +271,7 @@ def test_the_colonies_take_a_start_solution_and_the_ga_initial_none(tsp):
 
 
 def test_every_population_search_is_an_island_method_with_its_exchange_period():
+    """Every population search is an island method with its exchange period."""
     from lsmgpu.parallel.ray_islands import METHODS
     assert {name: cls.island_exchange_every for name, cls in METHODS.items()} == {
         "acs": 10, "mmas": 10, "ga": 10, "dontlook-ils": 50, "faco": 100}

@@ -42,11 +42,13 @@ def fake_cuda(monkeypatch):
 
 
 def test_a_failed_launch_names_the_kernel_and_its_geometry(fake_cuda):
+    """A failed launch names the kernel and its geometry."""
     with pytest.raises(KernelLaunchError, match=r"evaluate_select: cuLaunchKernel failed.*grid=\(4, 1\).*block=\(2048,\)"):
         driver.launch(FailingKernel(), "evaluate_select", (4, 1), 2048, b"")
 
 
 def test_a_launch_hands_the_packed_arguments_over(fake_cuda):
+    """A launch hands the packed arguments over."""
     kernel = Kernel()
     args = driver.pack("Piq", 7, -3, 2**40)
     driver.launch(kernel, "refresh", (2, 1), 256, args, 64)
@@ -55,6 +57,7 @@ def test_a_launch_hands_the_packed_arguments_over(fake_cuda):
 
 
 def test_a_fault_found_at_a_wait_names_what_was_waited_for(fake_cuda):
+    """A fault found at a wait names what was waited for."""
     driver.synchronize("apply_given")                        # no fault: nothing raised
     fake_cuda.Context.fault = "an illegal memory access was encountered"
     with pytest.raises(KernelLaunchError, match="batch iterations 0..63: an illegal memory access"):
@@ -62,6 +65,7 @@ def test_a_fault_found_at_a_wait_names_what_was_waited_for(fake_cuda):
 
 
 def test_pack_refuses_a_value_its_type_cannot_hold():
+    """Pack refuses a value its type cannot hold."""
     with pytest.raises(Exception, match="format requires|out of range|argument out of range"):
         driver.pack("i", 2**31)
 

@@ -39,6 +39,7 @@ def makers(tsp):
 
 @pytest.mark.parametrize("k", range(3))
 def test_a_backend_without_the_kernel_runs_the_host_and_says_so(tsp, k):
+    """A backend without the kernel runs the host and says so."""
     make, host, what, kernel = makers(tsp)[k]
     with pytest.warns(BackendFallback, match=f"{what} on the host \\(elsewhere has no {kernel} kernel\\)"):
         assert isinstance(make(NoKernels()), host)

@@ -123,6 +123,7 @@ def runs(search, problem, backend, **options):
                                             (IteratedLocalSearch, {"local_search": "best"})],
                          ids=["tabu", "hc-first", "hc-independent", "ils"])
 def test_searches_run_on_a_backend_that_implements_the_protocol(search, options):
+    """Searches run on a backend that implements the protocol."""
     pts = np.random.default_rng(5).uniform(0, 100, (14, 2))
     problem = TSP(pts, neighbourhood="2opt", start="random")
     fake, cpu = runs(search, problem, FakeBackend(), **options), runs(search, problem, "cpu", **options)
@@ -131,6 +132,7 @@ def test_searches_run_on_a_backend_that_implements_the_protocol(search, options)
 
 
 def test_a_batched_multistart_runs_on_the_protocol():
+    """A batched multistart runs on the protocol."""
     qap = QAP.from_file(QAP.shipped("tai12a"))
     fake = MultiStart(TabuSearch, qap, starts=3, seed=1, backend=FakeBackend()).run(30)
     cpu = MultiStart(TabuSearch, qap, starts=3, seed=1, backend="cpu").run(30)

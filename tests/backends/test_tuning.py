@@ -38,6 +38,7 @@ def test_tune_skips_failures_and_caches(tmp_path):
 
 
 def test_tune_with_nothing_launchable_is_an_error():
+    """Tune with nothing launchable is an error."""
     def launch(threads, block):
         raise KernelLaunchError("no", (1,), (block,))
     with pytest.raises(KernelLaunchError, match="no configuration"):
@@ -45,6 +46,7 @@ def test_tune_with_nothing_launchable_is_an_error():
 
 
 def test_default_configuration():
+    """Without tuning, the launch is sized from the moves and the resident threads: (8192, 256) for a large neighbourhood, (64, 64) for a tiny one."""
     assert default_configuration(5000, 10**6) == (8192, 256)
     assert default_configuration(40, 10**6) == (64, 64)
 

@@ -56,6 +56,7 @@ def test_start_tours_are_valid_and_greedy_beats_nearest_neighbour(points):
 
 
 def test_bad_arguments(points):
+    """More candidates than cities and coordinates that are not (n, 2) are refused, naming them."""
     with pytest.raises(ValueError, match="`k`"):
         nearest_candidates(points, 300)
     with pytest.raises(ValueError, match="shape"):
@@ -177,6 +178,7 @@ def test_oropt_ils_on_kroA100():
 
 
 def test_oropt_rejects_bad_arguments():
+    """Or-opt rejects bad arguments."""
     with pytest.raises(ValueError, match="max_length"):
         OrOpt(np.zeros((10, 2), dtype=int), max_length=0)
     with pytest.raises(ValueError, match="candidates"):

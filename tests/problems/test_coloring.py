@@ -49,6 +49,7 @@ def test_bad_dimacs_files(tmp_path, text, message):
 
 
 def test_bad_arguments():
+    """Fewer than two colours and an edge to a vertex that does not exist are refused, naming them."""
     with pytest.raises(ValueError, match="`k`"):
         GraphColoring(5, [(0, 1)], 1)
     with pytest.raises(ValueError, match="vertices 0..4"):

@@ -74,6 +74,7 @@ def test_bad_files(tmp_path, text, message):
 
 
 def test_bad_arguments():
+    """A matrix that is not +1/-1, a histogram of the wrong length and n < 2 are refused, naming them."""
     with pytest.raises(ValueError, match=r"\+1 or -1"):
         PPP(np.array([[1, 0, 1]]), [1])
     with pytest.raises(ValueError, match="one value per row"):

@@ -80,6 +80,7 @@ def test_float32_is_single_precision():
     ({"form": "rastrigin"}, "`form`"), ({"b": 10.0, "terms": 400}, "overflows"),
 ])
 def test_bad_parameters(options, message):
+    """Each bad parameter of the Weierstrass function is refused with a message naming it."""
     with pytest.raises(ValueError, match=message):
         Weierstrass(5, **options)
 

@@ -57,6 +57,7 @@ def test_stagnation_stops_starts_one_by_one(monkeypatch, flush):
 
 
 def test_seconds_stop_the_whole_batch():
+    """Seconds stop the whole batch."""
     problem = QAP.from_file(QAP.shipped("tai12a"))
     result = MultiStart(TabuSearch, problem, starts=8, seed=0, backend="cpu").run(seconds=0.3)
     assert result.status == "seconds"
@@ -87,6 +88,7 @@ def test_ctrl_c_returns_the_best_so_far(monkeypatch):
 
 
 def test_what_cannot_be_batched_runs_one_start_after_the_other():
+    """What cannot be batched runs one start after the other."""
     from lsmgpu import HillClimbing
     problem = QAP.from_file(QAP.shipped("tai12a"))
     assert batch_unsupported(TabuSearch, {"backend": "cpu"}) is None
@@ -133,6 +135,7 @@ def test_islands_exchange_the_best_solutions():
 
 
 def test_islands_need_a_batch():
+    """Islands need a batch."""
     problem = QAP.from_file(QAP.shipped("tai12a"))
     with pytest.raises(ValueError, match="exchange_every"):
         MultiStart(TabuSearch, problem, starts=2, seed=0, backend="cpu", batch=False, exchange_every=64)

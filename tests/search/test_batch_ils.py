@@ -24,6 +24,7 @@ def cases():
 
 @pytest.mark.parametrize("problem,options", cases(), ids=lambda c: getattr(c, "name", "options"))
 def test_each_chain_equals_the_single_ils_with_its_seed(problem, options):
+    """Each chain equals the single ILS with its seed."""
     batch = MultiStart(IteratedLocalSearch, problem, starts=4, seed=11, backend="cpu", **options)
     assert batch.batched
     got = batch.run(8)
@@ -37,6 +38,7 @@ def test_each_chain_equals_the_single_ils_with_its_seed(problem, options):
 
 
 def test_every_iteration_history_equals_the_single_search():
+    """Every iteration history equals the single search."""
     problem = tsp()
     got = MultiStart(IteratedLocalSearch, problem, starts=2, seed=3, backend="cpu", history="all").run(6)
     for k, seed in enumerate(spawn_seeds(3, 2)):
@@ -45,6 +47,7 @@ def test_every_iteration_history_equals_the_single_search():
 
 
 def test_islands_are_reproducible_and_exchange():
+    """Islands are reproducible and exchange."""
     problem = tsp(n=120)
     runs = [MultiStart(IteratedLocalSearch, problem, starts=6, seed=2, backend="cpu", exchange_every=3).run(9)
             for _ in range(2)]
@@ -55,6 +58,7 @@ def test_islands_are_reproducible_and_exchange():
 
 
 def test_target_stops_the_batch_and_stagnation_each_chain():
+    """Target stops the batch and stagnation each chain."""
     problem = tsp()
     free = MultiStart(IteratedLocalSearch, problem, starts=3, seed=1, backend="cpu").run(6)
     goal = max(r.fitness for r in free.runs)
@@ -69,12 +73,14 @@ def test_target_stops_the_batch_and_stagnation_each_chain():
 
 
 def test_seconds_is_the_batch_wall_time():
+    """Seconds is the batch wall time."""
     problem = tsp(n=200)
     result = MultiStart(IteratedLocalSearch, problem, starts=3, seed=0, backend="cpu").run(seconds=0.5)
     assert result.status == "seconds" and all(r.fitness == problem.fitness(r.solution) for r in result.runs)
 
 
 def test_per_search_options_run_one_after_the_other_and_say_so():
+    """Per search options run one after the other and say so."""
     with pytest.warns(UserWarning, match="one after the other.*independent"):
         starts = MultiStart(IteratedLocalSearch, tsp(), starts=2, seed=0, backend="cpu", rule="independent")
     assert not starts.batched
@@ -83,6 +89,7 @@ def test_per_search_options_run_one_after_the_other_and_say_so():
 
 
 def test_a_polish_chain_is_batched():
+    """A polish chain is batched."""
     problem = tsp()
     chain = {"polish": [OrOpt(problem.neighbourhood.candidates)]}
     got = BatchIteratedLocalSearch(problem, spawn_seeds(4, 2), backend="cpu", **chain).run(5)
@@ -106,6 +113,7 @@ def test_cuda_batched_ils_equals_the_cpu(problem, options):
 
 @pytest.mark.gpu
 def test_cuda_refuses_a_population_that_does_not_fit():
+    """CUDA refuses a population that does not fit."""
     from lsmgpu.backends.cuda import CudaBackend
     big = tsp("2opt-candidates", n=2000)
     with pytest.raises(ValueError, match="room for about"):

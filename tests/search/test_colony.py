@@ -59,6 +59,7 @@ def test_compact_tabu_is_one_array_and_matches_the_papers_check():
 
 # --- pheromone memories ---------------------------------------------------------------------------
 def test_matrix_update_applies_each_occurrence_in_float32():
+    """Matrix update applies each occurrence in float32."""
     memory = MatrixPheromone(5, 0.5)
     rows, items = np.array([1, 1, 2, 1]), np.array([3, 3, 4, 3])
     memory.update(rows, items, 0.9, 0.01)
@@ -105,6 +106,7 @@ def test_selective_memory_equals_a_dictionary_model():
 # --- construction: permutations and the choice rules ----------------------------------------------
 @pytest.mark.parametrize("selection,tabu,candidates", VARIANTS)
 def test_every_constructed_tour_and_assignment_is_a_permutation(selection, tabu, candidates):
+    """Every constructed tour and assignment is a permutation."""
     tsp, qap = small_tsp(), QAP.from_file(QAP.shipped("tai12a"))
     for local in ("none", "atomic"):
         for memory in ("matrix", "spm"):
@@ -209,6 +211,7 @@ def test_acs_local_update_equals_the_update_applied_once_per_traversal():
 @pytest.mark.parametrize("name", ["eil51", "berlin52"])
 @pytest.mark.parametrize("colony", [MaxMinAntSystem, AntColonySystem])
 def test_colonies_with_local_search_reach_the_optimum(name, colony):
+    """Colonies with local search reach the optimum."""
     tsp = TSP.from_file(TSP.shipped(name))
     result = colony(tsp, local_search="auto", backend="cpu", seed=0).run(seconds=20, target=tsp.best_known)
     assert result.status == "target" and result.fitness == tsp.best_known
@@ -217,6 +220,7 @@ def test_colonies_with_local_search_reach_the_optimum(name, colony):
 
 @pytest.mark.parametrize("colony", [MaxMinAntSystem, AntColonySystem])
 def test_plain_colonies_improve_and_are_reproducible(colony):
+    """Plain colonies improve and are reproducible."""
     tsp = TSP.from_file(TSP.shipped("eil51"))
     runs = [colony(tsp, backend="cpu", seed=4, ants=20).run(iterations=30) for _ in range(2)]
     assert np.array_equal(runs[0].solution, runs[1].solution)
@@ -227,12 +231,14 @@ def test_plain_colonies_improve_and_are_reproducible(colony):
 
 
 def test_mmas_on_the_qap_with_a_swap_descent():
+    """MMAS on the QAP with a swap descent."""
     qap = QAP.from_file(QAP.shipped("tai12a"))
     result = MaxMinAntSystem(qap, local_search=Swap(), backend="cpu", seed=1).run(seconds=10, target=qap.best_known)
     assert result.fitness == qap.best_known
 
 
 def test_mmas_keeps_tau_within_its_bounds_and_restarts():
+    """MMAS keeps tau within its bounds and restarts."""
     tsp = small_tsp(20)
     mmas = MaxMinAntSystem(tsp, backend="cpu", seed=0, ants=10)
     mmas.RESTART_AFTER = 0
@@ -243,6 +249,7 @@ def test_mmas_keeps_tau_within_its_bounds_and_restarts():
 
 
 def test_callbacks_ctrl_c_and_budgets():
+    """Callbacks ctrl c and budgets."""
     tsp = TSP.from_file(TSP.shipped("eil51"))
     seen = []
 
@@ -274,6 +281,7 @@ class Ordering(Problem):
 
 
 def test_a_users_permutation_problem_gets_the_colonies_without_code():
+    """A users permutation problem gets the colonies without code."""
     problem = Ordering(np.arange(1, 9))
     best = float((np.arange(1, 9) * np.arange(8, 0, -1)).sum())
     result = MaxMinAntSystem(problem, backend="cpu", seed=0, ants=32).run(iterations=300, target=best)
@@ -300,6 +308,7 @@ class MaxOrdering(Ordering):
     (lambda: AntColonySystem(small_tsp(), warps=64, backend="cpu"), ValueError, "warps"),
 ])
 def test_bad_options_are_named(make, error, match):
+    """Bad options are named."""
     with pytest.raises(error, match=match):
         make()
 
@@ -315,6 +324,7 @@ def _binary():
 
 
 def test_colony_model_checks_its_arrays():
+    """Colony model checks its arrays."""
     with pytest.raises(ValueError, match="heuristic"):
         ColonyModel("successor", np.full((3, 3), np.nan))
     with pytest.raises(ValueError, match="candidates"):
@@ -346,6 +356,7 @@ RENDERS = [dict(KIND="successor", SELECTION="wrs", TABU="ct", GREEDY=False, LOCA
 @pytest.mark.nvcc
 @pytest.mark.parametrize("options", RENDERS, ids=lambda o: "-".join(str(v) for v in o.values()))
 def test_colony_kernels_compile_for_sm90(options):
+    """Colony kernels compile for sm90."""
     options = {"SHARED_LISTS": False, **options}
     assert nvcc_compile(render_skeleton("colony.cu.j2", SLOTS=8, LIST_ITEM="unsigned short", **options))
     if options["CHOICE"] and options["HAS_CAND"]:          # beyond 65,536 items
@@ -364,6 +375,7 @@ def gpu_colony(model, construction, n, ants):
     (100_000, 1_000, 100, 132, 232_448, 32),       # at most 1,024 threads
     (2392, 459_264, 9568, 132, 232_448, 0)])       # pr2392's lists do not fit
 def test_ants_per_block_spread_the_ants_in_one_wave_where_the_lists_fit(ants, lists, tabu, sms, limit, want):
+    """Ants per block spread the ants in one wave where the lists fit."""
     from lsmgpu.backends.cuda.colony import KERNEL_SHARED, ants_per_block, shared_list_bytes
     assert shared_list_bytes(1002, 32) == 192_384 and shared_list_bytes(70_000, 32) == 70_000 * 32 * 8
     got = ants_per_block(ants, lists, tabu, sms, limit)
@@ -463,6 +475,7 @@ def test_gpu_ties_go_to_the_lowest_item_as_on_the_host(candidates):
 
 @pytest.mark.gpu
 def test_gpu_assignments_equal_the_hosts():
+    """GPU assignments equal the hosts."""
     qap = QAP.from_file(QAP.shipped("tai12a"))
     orders = np.array([np.random.default_rng(k).permutation(12) for k in range(64)])
     for selection in ("wrs", "roulette"):
@@ -522,6 +535,7 @@ def test_gpu_atomic_local_update_loses_nothing():
 
 @pytest.mark.gpu
 def test_gpu_alt_and_spm_local_updates_build_valid_tours():
+    """GPU alt and SPM local updates build valid tours."""
     tsp = small_tsp(300)
     for memory, local in (("matrix", "alt"), ("spm", "alt"), ("spm", "atomic")):
         c = Construction(q0=0.9, local_update=local, memory=memory, xi=0.1, tau0=0.01, period=2)
@@ -558,6 +572,7 @@ def test_gpu_mmas_runs_are_reproducible():
 @pytest.mark.gpu
 @pytest.mark.parametrize("colony", [MaxMinAntSystem, AntColonySystem])
 def test_gpu_colonies_with_local_search(colony):
+    """GPU colonies with local search."""
     tsp = TSP.from_file(TSP.shipped("kroA100"))
     result = colony(tsp, local_search="auto", backend="cuda", seed=0).run(seconds=20, target=tsp.best_known)
     assert result.backend == "cuda" and is_permutation(result.solution)

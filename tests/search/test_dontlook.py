@@ -43,6 +43,7 @@ def positions(x):
 @pytest.mark.parametrize("kind", ["int-coords", "real-coords", "matrix"])
 @pytest.mark.parametrize("n", [8, 9, 13, 60])
 def test_every_chosen_move_changes_the_length_by_its_delta(kind, n, or3):
+    """Every chosen move changes the length by its delta."""
     problem = tsp_of(kind, n, seed=n)
     rules, between = rules_of(problem, or3=or3), problem.edge_distance().between
     rng = np.random.default_rng(n)
@@ -64,6 +65,7 @@ def test_every_chosen_move_changes_the_length_by_its_delta(kind, n, or3):
 
 
 def test_moves_per_city_counts_every_kind():
+    """Moves per city counts every kind."""
     assert moves_per_city(10, 3) == 20 + 240 and DontLookRules(np.zeros((5, 4), int), 2).moves == 8 + 64
     assert moves_per_city(10, 3, or3=True) == 20 + 240 + 200
 
@@ -130,6 +132,7 @@ def test_descents_end_near_local_optima_with_their_lengths(kind):
 
 
 def test_a_deadline_stops_the_descent_and_the_next_call_goes_on():
+    """A deadline stops the descent and the next call goes on."""
     problem = tsp_of("int-coords", 150, seed=4)
     rules, distance = rules_of(problem), problem.edge_distance()
     xs = np.random.default_rng(0).permutation(problem.n)[None]
@@ -145,6 +148,7 @@ def test_a_deadline_stops_the_descent_and_the_next_call_goes_on():
 
 @pytest.mark.parametrize("method,options", [(MaxMinAntSystem, {"ants": 8}), (GeneticAlgorithm, {"genes": 16})])
 def test_population_methods_with_dontlook_descents(method, options):
+    """Population methods with dontlook descents."""
     problem = TSP.from_file(TSP.shipped("berlin52"))
     result = method(problem, local_search="dontlook", backend="cpu", seed=0, **options).run(
         30, target=problem.best_known)
@@ -172,6 +176,7 @@ def test_polish_continues_from_the_dontlook_optima_with_the_chain():
 
 
 def test_bad_dontlook_descents_are_named():
+    """Bad dontlook descents are named."""
     qap = QAP.from_file(QAP.shipped("tai12a"))
     with pytest.raises(TypeError, match="has no edge distance"):
         MaxMinAntSystem(qap, local_search="dontlook", backend="cpu")
@@ -229,6 +234,7 @@ def test_gpu_rows_equal_the_hosts(kind, n, k, segment, or3, monkeypatch):
 @pytest.mark.gpu
 @pytest.mark.parametrize("polish", [None, "auto"])
 def test_gpu_mmas_with_dontlook_equals_the_cpu_run(polish):
+    """GPU MMAS with dontlook equals the CPU run."""
     problem = TSP.from_file(TSP.shipped("kroA100"))
     runs = [MaxMinAntSystem(problem, ants=16, local_search=DontLookDescent(polish=polish), backend=b, seed=1).run(5)
             for b in ("cpu", "cuda")]
@@ -237,6 +243,7 @@ def test_gpu_mmas_with_dontlook_equals_the_cpu_run(polish):
 
 @pytest.mark.gpu
 def test_gpu_refuses_rows_that_do_not_fit():
+    """GPU refuses rows that do not fit."""
     problem = tsp_of("int-coords", 1000)
     with pytest.raises(ValueError, match="would fit"):
         resolve("cuda").dontlook(rules_of(problem), problem.edge_distance(), 10**7)

@@ -17,6 +17,7 @@ from .test_dontlook import length, positions, rules_of, tsp_of
 
 
 def test_warp_scan_is_an_inclusive_prefix_sum():
+    """Warp scan is an inclusive prefix sum."""
     values = np.random.default_rng(0).random(13)
     scan = warp_scan(values)
     assert np.allclose(scan[:13], np.cumsum(values)) and np.allclose(scan[13:], scan[12])
@@ -61,6 +62,7 @@ def walk_of(problem, rules, weights, x, seed, iteration, ant, moves, walk=10**6)
 
 @pytest.mark.parametrize("n,moves", [(8, 3), (30, 1), (120, 8), (120, 40)])
 def test_the_walk_moves_cities_next_to_the_walk_and_measures_the_change(n, moves):
+    """The walk moves cities next to the walk and measures the change."""
     problem = tsp_of("int-coords", n, seed=n)
     rules = rules_of(problem)
     weights = np.random.default_rng(n).uniform(0.1, 1.0, size=rules.candidates.shape)
@@ -80,6 +82,7 @@ def test_the_walk_moves_cities_next_to_the_walk_and_measures_the_change(n, moves
 
 
 def test_pheromone_update_against_an_edge_model():
+    """Pheromone update against an edge model."""
     problem = tsp_of("int-coords", 60, seed=6)
     rules = rules_of(problem)
     pheromone = CandidatePheromone(rules.candidates, problem.dist, beta=2.0)
@@ -99,6 +102,7 @@ def test_pheromone_update_against_an_edge_model():
 
 
 def test_trail_limits_follow_mmas_over_the_candidate_lists():
+    """Trail limits follow MMAS over the candidate lists."""
     tau_min, tau_max = trail_limits(1000.0, 16, 0.5, 0.1)
     root = 0.1 ** (1 / 16)
     assert tau_max == 1 / 500.0 and np.isclose(tau_min, tau_max * (1 - root) / (15 * root))
@@ -113,6 +117,7 @@ def test_a_zero_length_instance_is_solved_without_dividing_by_zero():
 
 
 def test_ants_lengths_are_their_tours_and_the_source_deposits():
+    """Ants lengths are their tours and the source deposits."""
     problem = tsp_of("int-coords", 150, seed=8)
     rules = rules_of(problem)
     ants = CpuFocusedAnts(rules, FocusRules(3, 8, 10**6), problem.edge_distance(), 6, beta=1.0)
@@ -134,6 +139,7 @@ def test_ants_lengths_are_their_tours_and_the_source_deposits():
 
 
 def test_reaches_berlin52s_optimum_and_is_reproducible():
+    """Reaches berlin52s optimum and is reproducible."""
     problem = TSP.from_file(TSP.shipped("berlin52"))
     runs = [FocusedACO(problem, ants=8, backend="cpu", seed=0).run(iterations=30) for _ in range(2)]
     assert runs[0].fitness == problem.best_known == runs[1].fitness
@@ -142,6 +148,7 @@ def test_reaches_berlin52s_optimum_and_is_reproducible():
 
 
 def test_seconds_and_target_stop_it():
+    """Seconds and target stop it."""
     problem = TSP.from_file(TSP.shipped("kroA100"))
     result = FocusedACO(problem, ants=4, backend="cpu", seed=1).run(seconds=1.0)
     assert result.status == "seconds" and result.fitness == problem.fitness(result.solution)
@@ -149,6 +156,7 @@ def test_seconds_and_target_stop_it():
 
 
 def test_errors_name_what_is_wrong():
+    """Errors name what is wrong."""
     problem = TSP.from_file(TSP.shipped("berlin52"))
     for options, match in (({"ants": 0}, "ants"), ({"moves": 0}, "moves"), ({"rho": 1.0}, "rho"),
                            ({"p_best": 0}, "p_best"), ({"beta": -1}, "beta"), ({"beta": float("nan")}, "beta"),
@@ -206,6 +214,7 @@ def test_gpu_ants_equal_the_hosts(kind, n, moves, or3, share_rows, monkeypatch):
 @pytest.mark.gpu
 @pytest.mark.parametrize("or3", [False, True])
 def test_gpu_search_equals_the_cpu_search(or3):
+    """GPU search equals the CPU search."""
     problem = TSP.from_file(TSP.shipped("kroA100"))
     runs = [FocusedACO(problem, ants=6, backend=b, seed=2, or3=or3).run(iterations=25) for b in ("cpu", "cuda")]
     assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)

@@ -61,6 +61,7 @@ def plain_ox(p0, p1, lo, hi):
 
 # --- the operators -------------------------------------------------------------------------------
 def test_jump_indices_find_the_first_unvisited_item_both_ways():
+    """Jump indices find the first unvisited item both ways."""
     rng = np.random.default_rng(0)
     for n in (2, 3, 9, 40):
         parents = np.array([rng.permutation(n) for _ in range(3)])
@@ -77,6 +78,7 @@ def test_jump_indices_find_the_first_unvisited_item_both_ways():
 
 @pytest.mark.parametrize("seed", range(6))
 def test_bcscx_and_arx_equal_their_definitions(seed):
+    """BCSCX and ARX equal their definitions."""
     rng = np.random.default_rng(seed)
     tsp = small_tsp(12 + seed, seed=seed)
     n = tsp.n
@@ -94,6 +96,7 @@ def test_bcscx_and_arx_equal_their_definitions(seed):
 
 
 def test_order_crossover_equals_its_definition():
+    """Order crossover equals its definition."""
     rng = np.random.default_rng(2)
     for n in (4, 9, 25):
         p0, p1 = np.array([rng.permutation(n) for _ in range(5)]), np.array([rng.permutation(n) for _ in range(5)])
@@ -118,6 +121,7 @@ def test_children_sit_where_the_paper_puts_them():
 
 
 def test_fixed_rivals_keep_the_better_at_the_front_and_ties_stay():
+    """Fixed rivals keep the better at the front and ties stay."""
     genetic = CpuGenetic(Breeding("ox", genes=16, groups=2), 5)
     rng = np.random.default_rng(3)
     genes = np.array([rng.permutation(5) for _ in range(16)], dtype=np.int32)
@@ -133,6 +137,7 @@ def test_fixed_rivals_keep_the_better_at_the_front_and_ties_stay():
 
 @pytest.mark.parametrize("crossover", ["bcscx", "arx", "hybrid", "ox"])
 def test_every_child_is_a_permutation_and_the_mutation_rate_holds(crossover):
+    """Every child is a permutation and the mutation rate holds."""
     tsp = small_tsp(25)
     b = Breeding(crossover, mutation=0.3, genes=256, groups=2)
     genetic = CpuGenetic(b, tsp.n, tsp.dist)
@@ -160,6 +165,7 @@ def test_every_child_is_a_permutation_and_the_mutation_rate_holds(crossover):
 
 
 def test_migration_sends_each_groups_best_to_another_groups_worst():
+    """Migration sends each groups best to another groups worst."""
     b = Breeding("ox", genes=32, groups=4)
     values = np.random.default_rng(5).permutation(32).astype(float)
     for generation in range(20):
@@ -171,6 +177,7 @@ def test_migration_sends_each_groups_best_to_another_groups_worst():
 
 
 def test_host_tour_lengths_are_the_problems_fitness():
+    """Host tour lengths are the problems fitness."""
     tsp = small_tsp(40)
     genetic = CpuGenetic(Breeding("hybrid", genes=8), tsp.n, tsp.dist)
     tours = np.array([np.random.default_rng(k).permutation(40) for k in range(8)], dtype=np.int32)
@@ -180,6 +187,7 @@ def test_host_tour_lengths_are_the_problems_fitness():
 
 # --- whole runs ----------------------------------------------------------------------------------
 def test_memetic_ga_reaches_berlin52_within_2_percent_in_seconds(berlin52):
+    """Memetic GA reaches berlin52 within 2 percent in seconds."""
     result = GeneticAlgorithm(berlin52, genes=32, local_search="auto", backend="cpu", seed=0).run(
         seconds=5, target=berlin52.best_known)
     assert result.fitness <= 1.02 * berlin52.best_known and is_permutation(result.solution)
@@ -187,6 +195,7 @@ def test_memetic_ga_reaches_berlin52_within_2_percent_in_seconds(berlin52):
 
 
 def test_plain_ga_improves_on_random_tours_every_crossover(berlin52):
+    """Plain GA improves on random tours every crossover."""
     for crossover in ("bcscx", "arx", "hybrid", "ox"):
         result = GeneticAlgorithm(berlin52, genes=128, crossover=crossover, backend="cpu", seed=1).run(60)
         assert result.history[0] > 2.5 * berlin52.best_known > result.fitness / 1.25 or crossover == "ox"
@@ -194,6 +203,7 @@ def test_plain_ga_improves_on_random_tours_every_crossover(berlin52):
 
 
 def test_qap_gets_order_crossover_and_a_memetic_optimum(nug12):
+    """QAP gets order crossover and a memetic optimum."""
     ga = GeneticAlgorithm(nug12, genes=32, local_search="auto", backend="cpu", seed=0)
     assert ga.breeding.crossover == "ox"
     result = ga.run(50, target=nug12.best_known)
@@ -201,6 +211,7 @@ def test_qap_gets_order_crossover_and_a_memetic_optimum(nug12):
 
 
 def test_seeded_runs_are_reproducible_and_seeds_differ(berlin52):
+    """Seeded runs are reproducible and seeds differ."""
     runs = [GeneticAlgorithm(berlin52, genes=64, groups=2, exchange_every=2, backend="cpu", seed=s).run(15)
             for s in (4, 4, 5)]
     assert np.array_equal(runs[0].solution, runs[1].solution) and np.array_equal(runs[0].history, runs[1].history)
@@ -208,6 +219,7 @@ def test_seeded_runs_are_reproducible_and_seeds_differ(berlin52):
 
 
 def test_callbacks_budgets_and_ctrl_c(berlin52):
+    """Callbacks budgets and ctrl c."""
     seen = []
 
     def stop_at_four(state):
@@ -256,6 +268,7 @@ class Bits(Problem):
 
 
 def test_bad_settings_are_named(berlin52, nug12):
+    """Bad settings are named."""
     with pytest.raises(ValueError, match="multiple of 4 x `groups`"):
         GeneticAlgorithm(berlin52, genes=24, groups=4)
     with pytest.raises(ValueError, match="edge distance"):
@@ -294,6 +307,7 @@ RENDERS = [(dict(CROSSOVER=c, LANES=lanes), kind) for c, lanes, kind in itertool
 @pytest.mark.parametrize("options,kind", RENDERS, ids=lambda o: str(o.get("CROSSOVER", "")) + str(o.get("LANES", ""))
                          if isinstance(o, dict) else o)
 def test_genetic_kernels_compile_for_sm90(options, kind):
+    """Genetic kernels compile for sm90."""
     device = None if kind == "none" else distances()[kind].edge_distance().device_source()
     assert nvcc_compile(render_skeleton("genetic.cu.j2", DISTANCE=device, **options))
 
@@ -334,6 +348,7 @@ def test_gpu_breeds_the_hosts_children(crossover, lanes, kind):
 
 @pytest.mark.gpu
 def test_gpu_lengths_and_row_copies_equal_the_hosts():
+    """GPU lengths and row copies equal the hosts."""
     problem = distances()["int-coords"]
     b = Breeding("hybrid", genes=16, groups=4)
     gpu = gpu_breeder(b, problem.n, problem.edge_distance())
@@ -351,6 +366,7 @@ def test_gpu_lengths_and_row_copies_equal_the_hosts():
 
 @pytest.mark.gpu
 def test_gpu_runs_are_reproducible_and_memetic_on_kroa100():
+    """GPU runs are reproducible and memetic on kroa100."""
     tsp = TSP.from_file(TSP.shipped("kroA100"))
     runs = [GeneticAlgorithm(tsp, genes=256, groups=4, backend="cuda", seed=3).run(30) for _ in range(2)]
     assert np.array_equal(runs[0].solution, runs[1].solution) and runs[0].backend == "cuda"

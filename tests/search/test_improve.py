@@ -61,6 +61,7 @@ def test_a_chain_ends_where_the_ils_descent_ends_and_no_step_of_it_improves():
 
 
 def test_order_in_the_batch_does_not_matter():
+    """Order in the batch does not matter."""
     qap = QAP.from_file(QAP.shipped("tai12a"))
     xs = population(qap, 6, seed=4)
     forward, backward = improve(qap, xs, backend="cpu"), improve(qap, xs[::-1], backend="cpu")
@@ -69,6 +70,7 @@ def test_order_in_the_batch_does_not_matter():
 
 
 def test_bad_input_is_named():
+    """Bad input is named."""
     tsp = problems()[0]
     xs = population(tsp, 3)
     with pytest.raises(ValueError, match=r"shape \(B, 60\)"):

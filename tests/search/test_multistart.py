@@ -35,11 +35,13 @@ def test_target_ends_the_multistart(qap):
 
 
 def test_time_limit_is_honoured(qap):
+    """Time limit is honoured."""
     result = MultiStart(HillClimbing, qap, starts=10_000, seed=0, backend="cpu", restarts=10**6).run(seconds=0.3)
     assert result.status == "seconds" and result.solution is not None
 
 
 def test_bad_arguments(qap):
+    """Bad arguments."""
     with pytest.raises(ValueError, match="starts"):
         spawn_seeds(0, 0)
     with pytest.raises(ValueError, match="unknown search"):

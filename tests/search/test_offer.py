@@ -61,6 +61,7 @@ def test_a_better_solution_is_taken_after_the_iteration(name, berlin52):
 
 @pytest.mark.parametrize("name", ["FocusedACO", "AntColonySystem", "MaxMinAntSystem", "DontLookILS"])
 def test_a_worse_solution_is_refused(name, berlin52):
+    """A worse solution is refused."""
     problem, _ = berlin52
     worse = np.random.default_rng(3).permutation(problem.n)       # a random tour: ~4x the optimum
     search, result, offering = offered_run(SEARCHES[name], problem, worse)
@@ -84,6 +85,7 @@ def test_the_genetic_algorithms_worst_gene_gives_way(berlin52):
 
 
 def test_a_qap_assignment_is_offered_like_a_tour():
+    """A QAP assignment is offered like a tour."""
     problem = QAP.from_file(QAP.shipped("tai12a"))
     best = MaxMinAntSystem(problem, ants=4, local_search="auto", backend="cpu", seed=0).run(iterations=20)
     search, result, offering = offered_run(lambda p, **o: GeneticAlgorithm(p, genes=8, seed=4, **o), problem,
@@ -92,6 +94,7 @@ def test_a_qap_assignment_is_offered_like_a_tour():
 
 
 def test_offer_names_a_solution_that_is_not_the_problems(berlin52):
+    """Offer names a solution that is not the problems."""
     problem, _ = berlin52
     search = MaxMinAntSystem(problem, ants=2, backend="cpu", seed=1)
     with pytest.raises(ValueError, match="permutation"):
@@ -103,6 +106,7 @@ def test_offer_names_a_solution_that_is_not_the_problems(berlin52):
 @pytest.mark.gpu
 @pytest.mark.parametrize("name", list(SEARCHES))
 def test_gpu_searches_take_an_offered_solution(name, berlin52):
+    """GPU searches take an offered solution."""
     problem, optimum = berlin52
     search, result, offering = offered_run(SEARCHES[name], problem, optimum, backend="cuda")
     assert offering.bests[1] == problem.best_known and search.migrants == 1

@@ -91,6 +91,7 @@ def test_it_takes_the_better_parent_in_each_part():
 
 
 def test_tours_sharing_no_edge_give_the_shorter():
+    """Tours sharing no edge give the shorter."""
     between = points(9, 4)
     a = np.arange(9)
     b = (np.arange(9) * 2) % 9                     # 0 2 4 6 8 1 3 5 7: no edge of a
@@ -139,6 +140,7 @@ def test_the_ils_merges_its_chains_at_exchanges():
 
 
 def test_bad_tours_are_named():
+    """Bad tours are named."""
     between = points(10, 0)
     for a, b, match in ((np.arange(10), np.arange(9), "10 and 9 cities"), (np.r_[0, np.arange(9)], np.arange(10), "A"),
                         (np.arange(10), np.arange(10.0), "B"), (np.arange(2), np.arange(2), "n >= 3")):
@@ -147,6 +149,7 @@ def test_bad_tours_are_named():
 
 
 def test_merging_is_on_by_default_from_15000_cities():
+    """Merging is on by default from 15000 cities."""
     small, large = (TSP(np.random.default_rng(n).uniform(0, 10**4, (n, 2)), name=f"r{n}") for n in (14999, 15000))
     assert DontLookILS(small, backend="cpu").merge == 0
     assert DontLookILS(large, backend="cpu").merge == 32

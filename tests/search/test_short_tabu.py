@@ -55,6 +55,7 @@ def test_drawn_tenures_make_rows_differ_and_reproduce():
 
 @pytest.mark.parametrize("method", [MaxMinAntSystem, AntColonySystem, GeneticAlgorithm])
 def test_population_methods_reach_the_qap_optimum_with_it(method):
+    """Population methods reach the QAP optimum with it."""
     problem = tai12a()
     options = {"genes": 16} if method is GeneticAlgorithm else {"ants": 8}
     result = method(problem, local_search="tabu", backend="cpu", seed=0, **options).run(
@@ -64,6 +65,7 @@ def test_population_methods_reach_the_qap_optimum_with_it(method):
 
 
 def test_seconds_cut_a_long_tabu_search_and_seeds_reproduce():
+    """Seconds cut a long tabu search and seeds reproduce."""
     problem = tai12a()
     slow = MaxMinAntSystem(problem, ants=4, local_search=ShortTabuSearch(10**6), backend="cpu", seed=1)
     result = slow.run(seconds=0.5)
@@ -74,6 +76,7 @@ def test_seconds_cut_a_long_tabu_search_and_seeds_reproduce():
 
 
 def test_bad_short_tabu_searches_are_named():
+    """Bad short tabu searches are named."""
     tsp = TSP(np.random.default_rng(0).uniform(0, 100, (20, 2)))
     polish = tsp.default_ils()["polish"][0]
     with pytest.raises(TypeError, match="defines no tabu attributes"):
@@ -104,6 +107,7 @@ def test_gpu_rows_equal_the_cpu_rows(name):
 
 @pytest.mark.gpu
 def test_gpu_mmas_with_a_short_tabu_search_equals_the_cpu_run():
+    """GPU MMAS with a short tabu search equals the CPU run."""
     problem = tai12a()
     runs = [MaxMinAntSystem(problem, ants=16, local_search=ShortTabuSearch(24), backend=b, seed=2).run(6)
             for b in ("cpu", "cuda")]
