@@ -24,9 +24,11 @@ import numpy as np
 
 from ..backends import resolve
 from ..backends.base import TENURE_BLOCK, Query
-from ..budget import Budget, DeadlineReached, check_deadline, deadline_scope
+from ..budget import check_deadline
+from ..callbacks import State
 from ..result import SearchResult
 from ..search import TabuSearch
+from ..search.loop import Search
 from ..validation import check_count
 from ..backends.ledger import Ledger
 from .seeds import start_solutions
@@ -59,7 +61,7 @@ def batch_unsupported(search, options: dict, problem=None) -> str | None:
     return None
 
 
-class BatchTabuSearch:
+class BatchTabuSearch(Search):
     """``len(seeds)`` tabu searches of ``problem`` stepped together on one backend.
 
     Independent by default. ``exchange_every = K`` makes them islands: every K iterations the
@@ -73,9 +75,14 @@ class BatchTabuSearch:
     so a seeded batch is reproducible.
     """
 
+    algorithm = "MultiStart"
+    needs_budget = True
+    combines = True
+    checkpoint_refused = "a batch of starts is not checkpointed yet"
+
     def __init__(self, problem, seeds, *, backend="auto", tenure=None, aspiration=True, forced_after=None,
                  neighbourhood=None, exchange_every: int | None = None, exchange_strength: int | None = None,
-                 history: str = "improvements", initial=None):
+                 history: str = "improvements", initial=None, callbacks=None):
         template = TabuSearch(problem, backend=backend, tenure=tenure, aspiration=aspiration,
                               forced_after=forced_after, neighbourhood=neighbourhood, history=history)  # checks them once
         self.every_iteration = template.keep_every_iteration
@@ -92,6 +99,7 @@ class BatchTabuSearch:
         self.exchange_every = check_count("BatchTabuSearch", "exchange_every", exchange_every, 1)
         self.exchange_strength = (check_count("BatchTabuSearch", "exchange_strength", exchange_strength, 1)
                                   or max(1, self.problem.n // 4))
+        self._init_run(None, callbacks, history)
 
     def _exchange(self, evaluator, ledger, rng) -> None:
         """Islands (see the class and Ledger.exchange): the restarted starts loaded on the evaluator."""
@@ -106,111 +114,104 @@ class BatchTabuSearch:
             return np.full((len(rngs), TENURE_BLOCK), low, dtype=np.int32)
         return np.stack([r.integers(low, high + 1, TENURE_BLOCK) for r in rngs]).astype(np.int32)
 
-    def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None,
-            should_stop=None, on_chunk=None):
-        """Run every start; returns their SearchResult.combined (``progress(k, result)`` per start at the
-        end). ``seconds`` counts from this call, the start solutions and the backend's set-up
-        included; a chunk of iterations is sized from the measured time of an iteration so that
-        the batch ends within about one iteration of the budget. ``should_stop()``, asked between
-        chunks, ends the batch like Ctrl-C (a driver stopping its workers); ``on_chunk(iterations,
-        best)`` reports the iterations made so far and the best fitness of all starts after each
-        chunk (a progress bar). Ctrl-C in any phase returns every start's best so far."""
-        t0 = time.perf_counter()
-        budget = Budget.checked("MultiStart", iterations, None, seconds, target, stagnation, required=True)
+    # --- the run: lsmgpu.search.loop.Search's loop, a chunk of iterations a step -----------------
+    def _start(self) -> None:
+        """The start solutions (each start's own draw, as a single search's), the ledger and the
+        batch evaluator, loaded; each kept as it exists (Ctrl-C or the deadline in a later phase
+        still finds the earlier ones)."""
         problem, sense, B = self.problem, self.problem.sense, len(self.seeds)
-        self._made = {}
-        loaded, overall, step = False, "done", 0
-        try:
-            with deadline_scope(None if budget.seconds is None else t0 + budget.seconds):
-                rngs, xs, ledger, evaluator = self._set_up(problem, sense, B)
-                evaluator.load(xs, ledger.current)
-                loaded = True
-                overall, step = self._iterate(evaluator, ledger, rngs, budget, t0, should_stop, on_chunk)
-        except DeadlineReached as reached:
-            overall = "seconds"
-            log.warning("batched tabu search: %s", reached)
-        except KeyboardInterrupt:
-            overall = "interrupted"
-            log.warning("batched tabu search interrupted near iteration %d; returning the best so far", step)
-        elapsed = time.perf_counter() - t0
-        ledger, xs, evaluator = self._made.get("ledger"), self._made.get("xs"), self._made.get("evaluator")
+        self.ledger = self.evaluator = None
+        self._loaded, self._per_iteration = False, None
+        self._rngs = [np.random.default_rng(s) for s in self.seeds]
+        self._xs = (np.array(self.initial, dtype=problem.encoding.dtype) if self.initial is not None else
+                    np.stack([problem.encoding.validate(problem.initial_solution(r)) for r in self._rngs]))
+        self.ledger = Ledger(np.array([sense * problem.fitness(x) for x in self._xs], dtype=problem.fitness_dtype),
+                             self.neighbourhood.size, self.every_iteration)
+        self.best_x, self.best = self._xs[int(np.argmin(self.ledger.best))], float(self.ledger.best.min())
+        check_deadline("the batch evaluator's set-up")
+        self.evaluator = self.backend.batch_evaluator(problem, self.neighbourhood, B)
+        self.evaluator.load(self._xs, self.ledger.current)
+        self._loaded = True
+        self._exchange_rng = np.random.default_rng(np.random.SeedSequence(self.seeds[0].entropy, spawn_key=(0xE8C4,)))
+
+    def _budget_spent(self) -> str | None:
+        """The batch's own stop tests live in ``step`` (per start: the ledger)."""
+        return None
+
+    def step(self) -> bool:
+        """One chunk of iterations of every active start (sized so that the batch ends within about
+        one iteration of the time budget); True once the batch has ended."""
+        if self.status is not None:
+            return True
+        evaluator, ledger, budget, step = self.evaluator, self.ledger, self.budget, self.iteration
+        sense, iterations, seconds = self.problem.sense, budget.iterations, budget.seconds
+        deadline = None if seconds is None else self.t0 + seconds
+        if not ledger.active.any() or (iterations is not None and step >= iterations):
+            self.status = "done"
+            return True
+        if deadline is not None and time.perf_counter() >= deadline:
+            ledger.stop(ledger.active, "seconds")
+            self.status = "seconds"
+            return True
+        if evaluator.max_steps is not None and step >= evaluator.max_steps:
+            log.warning("batched tabu search: %d iterations is the most the device counts in one run; "
+                        "stopping with the best so far", evaluator.max_steps)
+            ledger.stop(ledger.active, "iterations")
+            self.status = "done"
+            return True
+        if step % TENURE_BLOCK == 0:
+            evaluator.set_tenures(self._tenures(self._rngs))
+        count = min(CHUNK, TENURE_BLOCK - step % TENURE_BLOCK, (evaluator.max_steps or step + CHUNK) - step,
+                    (iterations - step) if iterations is not None else CHUNK,
+                    (self.exchange_every - step % self.exchange_every) if self.exchange_every else CHUNK,
+                    chunk_for(deadline, self._per_iteration))
+        goal = None if budget.target is None else sense * budget.target
+        began = time.perf_counter()
+        chunk = evaluator.advance(step, count, self.rules, budget.stagnation, goal, ledger, deadline=deadline)
+        steps = count if chunk.steps is None else chunk.steps
+        if steps:
+            self._per_iteration = (time.perf_counter() - began) / steps
+        self.iteration = step = step + steps
+        ledger.record(chunk.made, chunk.values, chunk.code, self.elapsed, sense, iterations)
+        self.best, self.evaluations = float(ledger.best.min()), int(ledger.evaluations.sum())
+        if self.callbacks.callbacks and self.callbacks.on_iteration(self._state()):
+            self.status = "callback"
+        if chunk.interrupted:
+            raise KeyboardInterrupt
+        if "target" in ledger.status:
+            ledger.stop(ledger.active, "stopped")
+            self.status = "target"
+        elif self.exchange_every and step % self.exchange_every == 0:
+            self._exchange(evaluator, ledger, self._exchange_rng)
+        return self.status is not None
+
+    def _state(self) -> State:
+        best = self.problem.sense * self.best
+        return State(self.iteration, best, best, None, self.elapsed, self.evaluations)
+
+    def result(self) -> SearchResult:
+        """Every start's SearchResult (its best solution, re-evaluated exactly), combined."""
+        problem, sense, B = self.problem, self.problem.sense, len(self.seeds)
+        ledger, evaluator, overall = getattr(self, "ledger", None), getattr(self, "evaluator", None), self.status
         if ledger is None:          # interrupted before the start solutions existed
-            return SearchResult.combined([None] * B, elapsed, overall, sense, algorithm="TabuSearch", problem=problem.name)
-        done = iterations is not None and step >= iterations
+            return SearchResult.combined([None] * B, self.elapsed, overall, sense, algorithm="TabuSearch",
+                                         problem=problem.name)
+        done = self.budget.iterations is not None and self.iteration >= self.budget.iterations
         ledger.stop(ledger.active, "iterations" if done else ("seconds" if overall == "seconds" else "interrupted"))
-        best_x = evaluator.best_solutions() if loaded else xs
+        best_x = evaluator.best_solutions() if self._loaded else self._xs
         device = evaluator.device if evaluator is not None else getattr(self.backend, "device", "")
         timings = dict(evaluator.timings) if evaluator is not None else {}
-        results = []
-        for k in range(B):
-            results.append(SearchResult(
-                solution=best_x[k].copy(), fitness=problem.fitness(best_x[k]), iterations=int(ledger.done[k]),
-                evaluations=int(ledger.evaluations[k]), seconds=elapsed,
-                history=ledger.history(k, sense), improvements=ledger.improvements[k],
-                backend=self.backend.name, device=device, status=ledger.status[k] or overall,
-                timings=timings, algorithm="TabuSearch", problem=problem.name))
-            if progress is not None:
-                progress(k, results[k])
-        if evaluator is not None:
-            evaluator.close()
-        return SearchResult.combined(results, elapsed, overall, sense)
+        results = [SearchResult(
+            solution=best_x[k].copy(), fitness=problem.fitness(best_x[k]), iterations=int(ledger.done[k]),
+            evaluations=int(ledger.evaluations[k]), seconds=self.elapsed, history=ledger.history(k, sense),
+            improvements=ledger.improvements[k], backend=self.backend.name, device=device,
+            status=ledger.status[k] or overall, timings=timings, algorithm="TabuSearch", problem=problem.name,
+            work=(int(ledger.done[k]), "moves")) for k in range(B)]
+        return SearchResult.combined(results, self.elapsed, overall, sense)
 
-    def _set_up(self, problem, sense, B):
-        """The start solutions, the ledger and the batch evaluator, each kept in ``self._made`` as
-        it exists (Ctrl-C or the deadline in a later step still finds the earlier ones)."""
-        made = self._made = {}
-        rngs = [np.random.default_rng(s) for s in self.seeds]
-        made["xs"] = xs = (np.array(self.initial, dtype=problem.encoding.dtype) if self.initial is not None else
-                           np.stack([problem.encoding.validate(problem.initial_solution(r)) for r in rngs]))
-        made["ledger"] = ledger = Ledger(np.array([sense * problem.fitness(x) for x in xs],
-                                                  dtype=problem.fitness_dtype), self.neighbourhood.size,
-                                         self.every_iteration)
-        check_deadline("the batch evaluator's set-up")
-        made["evaluator"] = evaluator = self.backend.batch_evaluator(problem, self.neighbourhood, B)
-        return rngs, xs, ledger, evaluator
-
-    def _iterate(self, evaluator, ledger, rngs, budget, t0, should_stop, on_chunk) -> tuple[str, int]:
-        """Chunks of iterations until a stop criterion fires: (overall status, iterations made)."""
-        sense, iterations, seconds = self.problem.sense, budget.iterations, budget.seconds
-        goal = None if budget.target is None else sense * budget.target
-        deadline = None if seconds is None else t0 + seconds
-        exchange_rng = np.random.default_rng(np.random.SeedSequence(self.seeds[0].entropy, spawn_key=(0xE8C4,)))
-        step, per_iteration = 0, None
-        while ledger.active.any() and not (iterations is not None and step >= iterations):
-            if should_stop is not None and should_stop():
-                raise KeyboardInterrupt
-            if deadline is not None and time.perf_counter() >= deadline:
-                ledger.stop(ledger.active, "seconds")
-                return "seconds", step
-            if evaluator.max_steps is not None and step >= evaluator.max_steps:
-                log.warning("batched tabu search: %d iterations is the most the device counts in one run; "
-                            "stopping with the best so far", evaluator.max_steps)
-                ledger.stop(ledger.active, "iterations")
-                return "done", step
-            if step % TENURE_BLOCK == 0:
-                evaluator.set_tenures(self._tenures(rngs))
-            count = min(CHUNK, TENURE_BLOCK - step % TENURE_BLOCK, (evaluator.max_steps or step + CHUNK) - step,
-                        (iterations - step) if iterations is not None else CHUNK,
-                        (self.exchange_every - step % self.exchange_every) if self.exchange_every else CHUNK,
-                        chunk_for(deadline, per_iteration))
-            began = time.perf_counter()
-            chunk = evaluator.advance(step, count, self.rules, budget.stagnation, goal, ledger, deadline=deadline)
-            steps = count if chunk.steps is None else chunk.steps
-            if steps:
-                per_iteration = (time.perf_counter() - began) / steps
-            step += steps
-            elapsed = time.perf_counter() - t0
-            ledger.record(chunk.made, chunk.values, chunk.code, elapsed, sense, iterations)
-            if on_chunk is not None:
-                on_chunk(step, ledger.best.min().item() * sense)
-            if chunk.interrupted:
-                raise KeyboardInterrupt
-            if "target" in ledger.status:
-                ledger.stop(ledger.active, "stopped")
-                return "target", step
-            if self.exchange_every and step % self.exchange_every == 0:
-                self._exchange(evaluator, ledger, exchange_rng)
-        return "done", step
+    def _release(self) -> None:
+        if getattr(self, "evaluator", None) is not None:
+            self.evaluator.close()
 
 
 def chunk_for(deadline: float | None, per_iteration: float | None) -> int:

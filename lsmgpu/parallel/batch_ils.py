@@ -20,22 +20,22 @@ own, so a seeded batch is reproducible.
 """
 from __future__ import annotations
 
-import logging
 import time
 
 import numpy as np
 
 from ..backends.population import population_for
-from ..budget import Budget, DeadlineReached, deadline_scope
+from ..budget import DeadlineReached
+from ..callbacks import State
 from ..result import SearchResult
 from ..search import IteratedLocalSearch
+from ..search.loop import Search
 from ..validation import check_count
 from ..backends.ledger import Ledger
 from .seeds import start_solutions
 
 __all__ = ["BatchIteratedLocalSearch", "batch_ils_unsupported"]
 
-log = logging.getLogger("lsmgpu")
 
 #: IteratedLocalSearch options the batch honours
 OPTIONS = {"backend", "rule", "strength", "acceptance", "polish", "patience", "neighbourhood", "history",
@@ -59,12 +59,17 @@ def batch_ils_unsupported(options: dict, problem) -> str | None:
     return None
 
 
-class BatchIteratedLocalSearch:
+class BatchIteratedLocalSearch(Search):
     """``len(seeds)`` iterated local searches of ``problem`` stepped together on one backend."""
+
+    algorithm = "MultiStart"
+    needs_budget = True
+    combines = True
+    checkpoint_refused = "a batch of starts is not checkpointed yet"
 
     def __init__(self, problem, seeds, *, backend="auto", rule="best", strength=1, acceptance="better-equal",
                  polish=None, patience=1, neighbourhood=None, history: str = "improvements", initial=None,
-                 exchange_every: int | None = None, exchange_strength: int | None = None):
+                 exchange_every: int | None = None, exchange_strength: int | None = None, callbacks=None):
         template = IteratedLocalSearch(problem, rule=rule, strength=strength, acceptance=acceptance,
                                        polish=polish, patience=patience, neighbourhood=neighbourhood,
                                        backend=backend, history=history)       # checks them once
@@ -76,94 +81,86 @@ class BatchIteratedLocalSearch:
         self.exchange_strength = check_count("MultiStart", "exchange_strength", exchange_strength, 1) or strength
         #: kicks made where the solutions live from each chain's draws (else a host perturb)
         self.device_kicks = self.problem.kick_draws(np.random.default_rng(0)) is not None
+        self._init_run(None, callbacks, history)
 
-    # --- the run --------------------------------------------------------------------------------
-    def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None,
-            should_stop=None, on_chunk=None) -> SearchResult:
-        """Run every chain; returns their SearchResult.combined (``progress(k, result)`` per chain at the end,
-        ``on_chunk(iterations, best)`` after every iteration of the batch, ``should_stop()`` asked
-        between iterations ends the batch like Ctrl-C). Ctrl-C in any phase returns every chain's best."""
-        t0 = time.perf_counter()
-        budget = Budget.checked("MultiStart", iterations, None, seconds, target, stagnation, required=True)
-        self._made = {}
-        overall, step = "done", 0
-        deadline = None if budget.seconds is None else t0 + budget.seconds
-        try:
-            with deadline_scope(deadline):
-                self._set_up(deadline)
-                overall, step = self._iterate(budget, t0, deadline, should_stop, on_chunk)
-        except DeadlineReached as reached:
-            overall = "seconds"
-            log.warning("batched ILS: %s", reached)
-        except KeyboardInterrupt:
-            overall = "interrupted"
-            log.warning("batched ILS interrupted near iteration %d; returning the best so far", step)
-        return self._results(iterations, overall, step, time.perf_counter() - t0, progress)
-
-    def _set_up(self, deadline) -> None:
-        """Start solutions (each chain's own draw, as a single search's), the population, the first descent."""
+    # --- the run: lsmgpu.search.loop.Search's loop, one ILS iteration of every chain a step -------
+    def _start(self) -> None:
+        """Start solutions (each chain's own draw, as a single search's), the population, the first
+        descent; each kept as it exists (Ctrl-C or the deadline in a later phase finds the earlier)."""
         problem, B = self.problem, len(self.seeds)
-        self._made["rngs"] = rngs = [np.random.default_rng(s) for s in self.seeds]
-        if self.initial is not None:
-            xs = np.array(self.initial)
-        else:
-            xs = np.stack([problem.encoding.validate(problem.initial_solution(r)) for r in rngs])
-        self._made["xs"] = xs
-        self._made["population"] = population = population_for(self.backend, self.steps, B,
-                                                                announce="batched ILS")
-        population.load(xs)
-        self._made["loaded"] = True
+        self.population = self.ledger = self._xs = None
+        self._loaded = False
+        self._rngs = [np.random.default_rng(s) for s in self.seeds]
+        self._xs = (np.array(self.initial) if self.initial is not None else
+                    np.stack([problem.encoding.validate(problem.initial_solution(r)) for r in self._rngs]))
+        self.best_x = self._xs[0]
+        self.population = population = population_for(self.backend, self.steps, B, announce="batched ILS")
+        population.load(self._xs)
+        self._loaded = True
+        deadline = None if self.budget.seconds is None else self.t0 + self.budget.seconds
         _, evaluated, finished = population.descend(np.ones(B, bool), self.template.rule, deadline)
         if not finished:
             raise DeadlineReached("the time budget ran out in the first descent")
         population.keep(np.ones(B, bool), np.zeros(B, bool))
         population.save_best(np.ones(B, bool))
-        self._made["ledger"] = ledger = Ledger(population.values(), 0, self.template.keep_every_iteration)
-        ledger.evaluations += evaluated
+        self.ledger = Ledger(population.values(), 0, self.template.keep_every_iteration)
+        self.ledger.evaluations += evaluated
+        self._exchange_rng = np.random.default_rng(np.random.SeedSequence(self.seeds[0].entropy, spawn_key=(0x115,)))
 
-    def _iterate(self, budget, t0, deadline, should_stop, on_chunk) -> tuple[str, int]:
-        """ILS iterations of all active chains until a stop criterion fires: (overall status, iterations)."""
-        problem, population, ledger = self.problem, self._made["population"], self._made["ledger"]
-        sense, rule = problem.sense, self.template.rule
+    def _budget_spent(self) -> str | None:
+        """The batch's own stop tests live in ``step`` (per chain: the ledger)."""
+        return None
+
+    def step(self) -> bool:
+        """One ILS iteration of every active chain (kick, descend, accept or go back); True once the
+        batch has ended."""
+        if self.status is not None:
+            return True
+        problem, population, ledger, budget = self.problem, self.population, self.ledger, self.budget
+        sense, rule, step = problem.sense, self.template.rule, self.iteration
+        deadline = None if budget.seconds is None else self.t0 + budget.seconds
+        if not ledger.active.any() or (budget.iterations is not None and step >= budget.iterations):
+            self.status = "done"
+            return True
+        if deadline is not None and time.perf_counter() >= deadline:
+            ledger.stop(ledger.active, "seconds")
+            self.status = "seconds"
+            return True
+        active = ledger.active.copy()
+        self._kick(active)
+        _, evaluated, finished = population.descend(active, rule, deadline)
+        if not finished:        # the clock ran out inside the descent: its solutions are looked at in the end
+            ledger.stop(ledger.active, "seconds")
+            self.status = "seconds"
+            return True
+        candidate = population.values()
+        accepted = active & self._accepts(candidate, ledger.current)
+        population.keep(accepted, active & ~accepted)
+        now = np.where(accepted, candidate, ledger.current)
+        population.save_best(active & (now < ledger.best))
+        ledger.record(active.astype(np.int64), now[:, None], np.zeros(len(active), np.int64), self.elapsed, sense,
+                      budget.iterations)
+        ledger.evaluations += evaluated
+        self.iteration = step = step + 1
+        self.best, self.evaluations = float(ledger.best.min()), int(ledger.evaluations.sum())
+        if self.callbacks.callbacks and self.callbacks.on_iteration(
+                State(step, sense * self.best, sense * self.best, None, self.elapsed, self.evaluations)):
+            self.status = "callback"
         goal = None if budget.target is None else sense * budget.target
-        exchange_rng = np.random.default_rng(np.random.SeedSequence(self.seeds[0].entropy, spawn_key=(0x115,)))
-        step = 0
-        while ledger.active.any() and not (budget.iterations is not None and step >= budget.iterations):
-            if should_stop is not None and should_stop():
-                raise KeyboardInterrupt
-            if deadline is not None and time.perf_counter() >= deadline:
-                ledger.stop(ledger.active, "seconds")
-                return "seconds", step
-            active = ledger.active.copy()
-            self._kick(active)
-            _, evaluated, finished = population.descend(active, rule, deadline)
-            if not finished:        # the clock ran out inside the descent: its solutions are looked at in the end
-                ledger.stop(ledger.active, "seconds")
-                return "seconds", step
-            candidate = population.values()
-            accepted = active & self._accepts(candidate, ledger.current)
-            population.keep(accepted, active & ~accepted)
-            now = np.where(accepted, candidate, ledger.current)
-            population.save_best(active & (now < ledger.best))
-            ledger.record(active.astype(np.int64), now[:, None], np.zeros(len(active), np.int64),
-                          time.perf_counter() - t0, sense, budget.iterations)
-            ledger.evaluations += evaluated
-            step += 1
-            if on_chunk is not None:
-                on_chunk(step, ledger.best.min().item() * sense)
-            if goal is not None and (ledger.best[active] <= goal).any():
-                reached = active & (ledger.best <= goal)
-                ledger.stop(reached, "target")
-                ledger.stop(ledger.active, "stopped")
-                return "target", step
-            if budget.stagnation is not None:
-                stale = ledger.active & (ledger.since >= budget.stagnation)
-                ledger.stop(stale, "iterations" if budget.iterations is not None and step >= budget.iterations
-                            else "stagnation")
-                ledger.active &= ~stale
-            if self.exchange_every and step % self.exchange_every == 0:
-                self._exchange(population, ledger, exchange_rng)
-        return "done", step
+        if goal is not None and (ledger.best[active] <= goal).any():
+            reached = active & (ledger.best <= goal)
+            ledger.stop(reached, "target")
+            ledger.stop(ledger.active, "stopped")
+            self.status = "target"
+            return True
+        if budget.stagnation is not None:
+            stale = ledger.active & (ledger.since >= budget.stagnation)
+            ledger.stop(stale, "iterations" if budget.iterations is not None and step >= budget.iterations
+                        else "stagnation")
+            ledger.active &= ~stale
+        if self.exchange_every and step % self.exchange_every == 0:
+            self._exchange(population, ledger, self._exchange_rng)
+        return self.status is not None
 
     def _accepts(self, candidate, home) -> np.ndarray:
         """IteratedLocalSearch's acceptance test, per chain."""
@@ -179,7 +176,7 @@ class BatchIteratedLocalSearch:
     def _kick(self, active) -> None:
         """Each active chain's kick from its own generator, as IteratedLocalSearch._kick draws it:
         ``strength`` units made where the solutions live, or one host ``perturb`` of the accepted solution."""
-        problem, population, rngs = self.problem, self._made["population"], self._made["rngs"]
+        problem, population, rngs = self.problem, self.population, self._rngs
         rows = np.flatnonzero(active)
         if not self.device_kicks:
             home = population.home_solutions()
@@ -201,24 +198,20 @@ class BatchIteratedLocalSearch:
             population.set_rows(*exchanged, home=True)
 
     # --- the results ----------------------------------------------------------------------------
-    def _results(self, iterations, overall: str, step: int, elapsed: float, progress) -> SearchResult:
+    def result(self) -> SearchResult:
         """Every chain's SearchResult: its best solution, or a solution it holds that is better (a
-        descent cut short by the clock or Ctrl-C), re-evaluated exactly."""
+        descent cut short by the clock or Ctrl-C), re-evaluated exactly; combined."""
         problem, sense, B = self.problem, self.problem.sense, len(self.seeds)
-        ledger, population = self._made.get("ledger"), self._made.get("population")
-        try:
-            if population is None or not self._made.get("loaded"):
-                xs = self._made.get("xs")
-                if xs is None:      # interrupted before the start solutions existed
-                    return SearchResult.combined([None] * B, elapsed, overall, sense, algorithm="IteratedLocalSearch",
-                                                   problem=self.problem.name)
-                held = [xs]
-            else:
-                held = [population.best_solutions(), population.solutions(), population.home_solutions()]
-        finally:
-            if population is not None:
-                population.close()
-        done = iterations is not None and step >= iterations
+        ledger, population, overall = getattr(self, "ledger", None), getattr(self, "population", None), self.status
+        if population is None or not self._loaded:
+            xs = getattr(self, "_xs", None)
+            if xs is None:      # interrupted before the start solutions existed
+                return SearchResult.combined([None] * B, self.elapsed, overall, sense, algorithm="IteratedLocalSearch",
+                                             problem=problem.name)
+            held = [xs]
+        else:
+            held = [population.best_solutions(), population.solutions(), population.home_solutions()]
+        done = self.budget.iterations is not None and self.iteration >= self.budget.iterations
         if ledger is not None:
             ledger.stop(ledger.active, "iterations" if done else ("seconds" if overall == "seconds" else "interrupted"))
         device = getattr(population, "device", "") or getattr(self.backend, "device", "")
@@ -230,12 +223,14 @@ class BatchIteratedLocalSearch:
             results.append(SearchResult(
                 solution=np.array(candidates[best], copy=True), fitness=values[best],
                 iterations=int(ledger.done[k]) if ledger else 0,
-                evaluations=int(ledger.evaluations[k]) if ledger else 0, seconds=elapsed,
+                evaluations=int(ledger.evaluations[k]) if ledger else 0, seconds=self.elapsed,
                 history=ledger.history(k, sense) if ledger else np.array([values[0]]),
                 improvements=ledger.improvements[k] if ledger else [],
                 backend=self.backend.name, device=device, status=(ledger.status[k] if ledger else None) or overall,
                 timings=dict(getattr(population, "timings", {}) or {}), algorithm="IteratedLocalSearch",
-                problem=problem.name))
-            if progress is not None:
-                progress(k, results[-1])
-        return SearchResult.combined(results, elapsed, overall, sense)
+                problem=problem.name, work=(int(ledger.done[k]) if ledger else 0, "kicks")))
+        return SearchResult.combined(results, self.elapsed, overall, sense)
+
+    def _release(self) -> None:
+        if getattr(self, "population", None) is not None:
+            self.population.close()

@@ -54,12 +54,12 @@ def actor_device(problem, options) -> str:
 
 
 class StartRunner:
-    """What an actor holds: the problem, the search, its backend, and a stop flag that the
-    driver can set while a search runs (the actor runs two calls at once)."""
+    """What an actor holds: the problem, the search, its backend, and the search running now,
+    which the driver can stop (Search.stop; the actor runs two calls at once)."""
 
     def __init__(self, search, problem, options):
         self.search, self.problem, self.options = search, problem, options
-        self.stopping = False
+        self.stopping, self.current = False, None
 
     def device(self) -> str:
         """Where this actor's searches run."""
@@ -74,9 +74,10 @@ class StartRunner:
             return starts, [None] * len(starts)
         driver, _ = batch_driver(self.search, self.options, self.problem)
         if len(starts) > 1 and driver is not None:
-            batch = driver(self.problem, seeds, **self.options)
-            result = batch.run(iterations, seconds=left, target=target, stagnation=stagnation,
-                               should_stop=lambda: self.stopping)
+            self.current = batch = driver(self.problem, seeds, **self.options)
+            if self.stopping:
+                return starts, [None] * len(starts)
+            result = batch.run(iterations, seconds=left, target=target, stagnation=stagnation)
             if not self.stopping:
                 return starts, result.runs
             # stopped by the driver (its deadline, another start's target, Ctrl-C): say why
@@ -88,18 +89,16 @@ class StartRunner:
             if self.stopping or (left is not None and left <= 0):
                 results.append(None)
                 continue
-            callbacks = list(self.options.get("callbacks") or []) + [lambda state: bool(self.stopping)]
-            search = self.search(self.problem, seed=seed, **{**self.options, "callbacks": callbacks})
-            result = search.run(iterations, seconds=left, target=target, stagnation=stagnation)
-            if self.stopping and result.status == "callback":      # stopped by the driver: say why
-                result = dataclasses.replace(result, status=self.stopping)
-            results.append(result)
+            self.current = search = self.search(self.problem, seed=seed, **self.options)
+            results.append(search.run(iterations, seconds=left, target=target, stagnation=stagnation))
         return starts, results
 
     def stop(self, reason: str = "interrupted") -> None:
         """End the current search with its best so far; its status says ``reason`` ("seconds":
         the driver's deadline, "stopped": another start reached the target, "interrupted")."""
         self.stopping = reason
+        if self.current is not None:
+            self.current.stop(reason)
 
 
 class RayMultiStart:

@@ -19,6 +19,7 @@ from ..budget import Budget
 from ..problem import check_problem
 from ..result import SearchResult
 from ..search import IteratedLocalSearch, TabuSearch
+from ..search.loop import Search
 from ..validation import check_count, check_flag, check_host_memory, check_options
 from .batch import BatchTabuSearch
 from .drivers import batch_driver
@@ -30,7 +31,7 @@ __all__ = ["MultiStart", "spawn_seeds", "search_class"]
 ISLAND_OPTIONS = ("exchange_every", "exchange_strength")
 
 
-class MultiStart:
+class MultiStart(Search):
     """``starts`` runs of ``search`` (a class or "tabu" / "hc" / "ils") on ``problem``;
     ``options`` go to every search (backend, tenure, callbacks, ...).
 
@@ -43,9 +44,15 @@ class MultiStart:
     (starts x n); by default each start draws its own.
     """
 
+    algorithm = "MultiStart"
+    combines = True
+    checkpoint_refused = "a multi-start is not checkpointed yet (each start's search can be)"
+
     def __init__(self, search, problem, *, starts: int, seed=None, batch: bool = True, initial=None, **options):
         check_problem("MultiStart", problem)
         self.search = search_class(search)
+        self.needs_budget = self.search.needs_budget
+        self._init_run(None, None, "improvements")
         check_options("MultiStart", self.search, {k: v for k, v in options.items() if k not in ISLAND_OPTIONS},
                       taken=("problem", "seed"))
         self.problem, self.options = problem, options
@@ -72,33 +79,52 @@ class MultiStart:
 
     def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None,
             on_chunk=None) -> SearchResult:
-        """Run the starts; ``progress(k, result)`` is called as each start ends, and for batched
-        starts ``on_chunk(iterations, best)`` after every chunk of iterations."""
+        """Run the starts (the one loop of lsmgpu.search.loop: a start a step, or the batch's own);
+        ``progress(k, result)`` is called as each start ends, and for batched starts
+        ``on_chunk(iterations, best)`` after every chunk of iterations."""
         t0 = time.perf_counter()
-        Budget.checked("MultiStart", iterations, None, seconds, target, stagnation, required=self.search.needs_budget)
         if self.batched:
-            return self.driver(self.problem, self.seeds, initial=self.initial, **self.options).run(
+            observe = [] if on_chunk is None else [lambda state: on_chunk(state.iteration, state.best) and False]
+            Budget.checked("MultiStart", iterations, None, seconds, target, stagnation, required=True)
+            result = self.driver(self.problem, self.seeds, initial=self.initial, callbacks=observe, **self.options).run(
                 iterations, seconds=None if seconds is None else max(0.0, seconds - (time.perf_counter() - t0)),
-                target=target, stagnation=stagnation, progress=progress, on_chunk=on_chunk)
-        results = [None] * len(self.seeds)
-        status = "done"
-        try:
-            for k in range(len(self.seeds)):
-                search = self.make(k)
-                left = None if seconds is None else seconds - (time.perf_counter() - t0)
-                if left is not None and left <= 0:
-                    status = "seconds"
-                    break
-                results[k] = search.run(iterations, seconds=left, target=target, stagnation=stagnation)
-                if progress is not None:
-                    progress(k, results[k])
-                if results[k].status in ("interrupted", "target"):
-                    status = results[k].status
-                    break
-        except KeyboardInterrupt:
-            status = "interrupted"
-        return SearchResult.combined(results, time.perf_counter() - t0, status, self.problem.sense,
-                                     algorithm=self.search.algorithm, problem=self.problem.name)
+                target=target, stagnation=stagnation)
+            for k, run in enumerate(result.runs if progress is not None else ()):
+                progress(k, run)
+            return result
+        self._progress = progress
+        return super().run(iterations, seconds=seconds, target=target, stagnation=stagnation)
+
+    def _start(self) -> None:
+        self.results, self._next = [None] * len(self.seeds), 0
+
+    def _budget_spent(self) -> str | None:
+        """Each start has the budget's iterations, target and stagnation; the seconds are the
+        whole multi-start's (``step`` gives each start what is left)."""
+        return None
+
+    def step(self) -> bool:
+        """The next start, run to its end; True once they all ran, one reached the target or was
+        interrupted, or no time is left."""
+        k, budget = self._next, self.budget
+        left = None if budget.seconds is None else budget.seconds - self.elapsed
+        if left is not None and left <= 0:
+            self.status = "seconds"
+            return True
+        self.results[k] = result = self.make(k).run(budget.iterations, seconds=left, target=budget.target,
+                                                   stagnation=budget.stagnation)
+        self._next = k + 1
+        if self._progress is not None:
+            self._progress(k, result)
+        if result.status in ("interrupted", "target"):
+            self.status = result.status
+        elif self._next == len(self.seeds):
+            self.status = "done"
+        return self.status is not None
+
+    def result(self) -> SearchResult:
+        return SearchResult.combined(getattr(self, "results", [None] * len(self.seeds)), self.elapsed, self.status,
+                                     self.problem.sense, algorithm=self.search.algorithm, problem=self.problem.name)
 
 
 def check_batch_memory(problem, starts: int) -> None:

@@ -24,7 +24,7 @@ import numpy as np
 from ..budget import Budget, DeadlineReached, deadline_scope
 from ..callbacks import CallbackList
 from ..checkpoint import Checkpointer, read_checkpoint
-from ..result import HISTORIES, SearchResult
+from ..result import HISTORIES, STATUSES, SearchResult
 from ..validation import check_seed, nearest_hint
 
 __all__ = ["Search", "COMMON_OPTIONS"]
@@ -49,6 +49,9 @@ class Search:
     #: the search never stops by itself (tabu search, ILS, the population methods): run() refuses
     #: a budget that cannot end it
     needs_budget = False
+    #: a run that combines others' results (a batch of starts) returns one even before any has a
+    #: solution (each run None), where a search re-raises Ctrl-C that came before its start
+    combines = False
     #: why a run of this search cannot be checkpointed (None: it can)
     checkpoint_refused: str | None = None
     #: the algorithm's own options: a frozen dataclass checked in its __post_init__ (None: none)
@@ -86,7 +89,7 @@ class Search:
         if history not in HISTORIES:
             raise ValueError(f"{self.algorithm}: `history` must be one of {HISTORIES}, got {history!r}")
         self.keep_every_iteration = history == "all"
-        self.status, self.best_x, self.iteration = None, None, 0
+        self.status, self.best_x, self.iteration, self._stop_request = None, None, 0, None
 
     # --- the step API ------------------------------------------------------------------------
     def start(self, iterations=None, evaluations=None, seconds=None, target=None, stagnation=None, *,
@@ -178,35 +181,45 @@ class Search:
     def _drive(self, begin, budget: Budget, t0: float, saver: Checkpointer) -> SearchResult:
         """``begin()``, then iterations until a stop criterion fires; the one place that turns the
         deadline and Ctrl-C into a status and writes the checkpoints."""
-        self.status, self.best_x = None, None
+        self.status, self.best_x, self._stop_request = None, None, None
         try:
-            with deadline_scope(None if budget.seconds is None else t0 + budget.seconds):
-                begin()
-                self.status = self.status or self._budget_spent()
-                while self.status is None:
-                    self.step()
-                    if self.status is None and saver.due():
-                        saver.write(self)
-                if saver:
-                    saver.write(self)          # between iterations: a run that can go on from here
-        except (DeadlineReached, KeyboardInterrupt) as stop:
-            if isinstance(stop, DeadlineReached):
-                log.info("%s: %s; returning the best so far", self.algorithm, stop)
-                self.status = "seconds"
-            else:
-                self.status = "interrupted"
-                log.warning("%s interrupted at iteration %d; returning the best so far", self.algorithm,
-                            getattr(self, "iteration", 0))
-            if saver and not saver.written:
-                log.warning("%s: no checkpoint written to %s: the run ended inside its start or its first "
-                            "iteration", self.algorithm, saver.path)
-            if self.best_x is None:
-                raise         # not even a start solution yet: nothing to return
+            try:
+                with deadline_scope(None if budget.seconds is None else t0 + budget.seconds):
+                    begin()
+                    self.status = self.status or self._stop_request or self._budget_spent()
+                    while self.status is None:
+                        self.step()
+                        self.status = self.status or self._stop_request
+                        if self.status is None and saver.due():
+                            saver.write(self)
+                    if saver:
+                        saver.write(self)          # between iterations: a run that can go on from here
+            except (DeadlineReached, KeyboardInterrupt) as stop:
+                if isinstance(stop, DeadlineReached):
+                    log.info("%s: %s; returning the best so far", self.algorithm, stop)
+                    self.status = "seconds"
+                else:
+                    self.status = self._stop_request or "interrupted"
+                    log.warning("%s interrupted at iteration %d; returning the best so far", self.algorithm,
+                                getattr(self, "iteration", 0))
+                if saver and not saver.written:
+                    log.warning("%s: no checkpoint written to %s: the run ended inside its start or its first "
+                                "iteration", self.algorithm, saver.path)
+                if self.best_x is None and not self.combines:
+                    raise         # not even a start solution yet: nothing to return
+            result = self.result()
         finally:
             self._release()
-        result = self.result()
         self.callbacks.on_end(result)
         return result
+
+    def stop(self, status: str = "interrupted") -> None:
+        """Ask a running search to end after its current iteration with ``status`` (from another
+        thread: a driver stopping its workers, a board that found the target); its result is the
+        best so far, as after Ctrl-C."""
+        if status not in STATUSES:
+            raise ValueError(f"{self.algorithm}: `status` must be one of {STATUSES}, got {status!r}")
+        self._stop_request = status
 
     def _budget_spent(self) -> str | None:
         """The stop criterion that fires now (Budget.spent), None while none does."""

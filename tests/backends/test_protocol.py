@@ -118,9 +118,9 @@ def runs(search, problem, backend, **options):
     return search(problem, seed=3, backend=backend, **options).run(40)
 
 
-@pytest.mark.parametrize("search,options", [(TabuSearch, {}), (HillClimbing, {"strategy": "first"}),
-                                            (HillClimbing, {"strategy": "independent"}),
-                                            (IteratedLocalSearch, {"local_search": "best"})],
+@pytest.mark.parametrize("search,options", [(TabuSearch, {}), (HillClimbing, {"rule": "first"}),
+                                            (HillClimbing, {"rule": "independent"}),
+                                            (IteratedLocalSearch, {"rule": "best"})],
                          ids=["tabu", "hc-first", "hc-independent", "ils"])
 def test_searches_run_on_a_backend_that_implements_the_protocol(search, options):
     """Searches run on a backend that implements the protocol."""
