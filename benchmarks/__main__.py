@@ -718,7 +718,11 @@ def main(argv=None):
     parser.add_argument("--ga-million-cities", type=int, default=1_000_000)
     parser.add_argument("--ga-million-seed", type=int, default=1_000_000, help="portgen's seed")
     parser.add_argument("--ga-generations", default="10,50,200", help="ga-million: the checkpoints")
-    parser.add_argument("--ga-million-seconds", type=float, default=540.0, help="ga-million: the run's time limit")
+    parser.add_argument("--ga-million-seconds", type=float, default=540.0,
+                        help="ga-million: the run's time limit (with --ga-million-checkpoint: this call's)")
+    parser.add_argument("--ga-million-checkpoint", default=None,
+                        help="ga-million: the plain GA's checkpoint: resumed where it exists, written at the end of "
+                             "each call, so that one run of --ga-generations spans several calls")
     parser.add_argument("--ga-million-memetic", default="", help="ga-million: also the memetic GA with this local search")
     parser.add_argument("--ga-million-memetic-genes", type=int, default=128)
     parser.add_argument("--ga-million-memetic-seconds", type=float, default=600.0)

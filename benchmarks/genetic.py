@@ -23,9 +23,10 @@ the best is within 10 % of the optimum, and the error after 100 generations, mea
 from __future__ import annotations
 
 import itertools
-
+import json
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -150,21 +151,36 @@ def table_ga_million(args, path_of, emit) -> list[dict]:
 
 
 def _million_plain(args, problem, reference, emit) -> list[dict]:
-    """The plain GA (2,048 genes, 8 groups, hybrid) at the checkpoints ``--ga-generations``."""
+    """The plain GA (2,048 genes, 8 groups, hybrid) at the checkpoints ``--ga-generations``. With
+    ``--ga-million-checkpoint PATH`` one run spans several calls: each call resumes PATH where it
+    exists, runs for ``--ga-million-seconds`` and writes PATH again (the generations' bests seen so
+    far and the calls made are kept beside it, PATH.json)."""
     n = problem.n
     checkpoints = sorted(int(g) for g in args.ga_generations.split(","))
-    rows, seen = [], {}
+    saved = None if args.ga_million_checkpoint is None else Path(args.ga_million_checkpoint)
+    notes = saved.with_name(saved.name + ".json") if saved else None
+    kept = json.loads(notes.read_text()) if notes and notes.exists() and saved.exists() else {"seen": {}, "calls": 0}
+    seen = {int(g): tuple(v) for g, v in kept["seen"].items()}
+    call_t0 = time.perf_counter()
 
     def track(state):
         if state.iteration in checkpoints:
             seen[state.iteration] = (state.best, state.seconds)
+        return saved is not None and time.perf_counter() - call_t0 > args.ga_million_seconds   # this call's end
 
     ga = GeneticAlgorithm(problem, genes=2048, groups=8, crossover="hybrid", backend="cuda", seed=0, callbacks=track)
-    t0 = time.perf_counter()
-    result = ga.run(checkpoints[-1], seconds=args.ga_million_seconds)
-    wall = time.perf_counter() - t0
+    if saved is None:
+        result = ga.run(checkpoints[-1], seconds=args.ga_million_seconds)
+    elif saved.exists():
+        result = ga.resume(saved, checkpoint=saved, checkpoint_every=10**6)
+    else:
+        result = ga.run(checkpoints[-1], checkpoint=saved, checkpoint_every=10**6)
+    wall = time.perf_counter() - call_t0
     assert np.array_equal(np.sort(result.solution), np.arange(n))
+    if saved is not None:
+        notes.write_text(json.dumps({"seen": seen, "calls": kept["calls"] + 1}))
     paper = {200: 0.1608, 5000: 0.0655}
+    rows = []
     for g in checkpoints:
         best, at = seen.get(g, (None, None))
         rows.append(dict(table="ga-million", instance=problem.name, n=n, genes=2048, groups=8, variant="plain hybrid",
@@ -172,7 +188,8 @@ def _million_plain(args, problem, reference, emit) -> list[dict]:
                          error=None if best is None else round((best - reference) / reference, 4),
                          seconds=None if at is None else round(at, 1), paper_error=paper.get(g),
                          reference=f"0.7124 sqrt(n A) = {reference:,.0f}", run_wall_s=round(wall, 1),
-                         status=result.status, generations_run=result.iterations))
+                         status=result.status, generations_run=result.iterations, calls=kept["calls"] + 1,
+                         checkpoint_gb=round(saved.stat().st_size / 1e9, 2) if saved is not None else None))
         emit(rows[-1])
     return rows
 

@@ -39,9 +39,10 @@ DEFAULT_EVERY = 60.0
 
 def problem_fingerprint(problem) -> str:
     """A short digest of what makes ``problem`` the instance it is: its class, name, size,
-    encoding and the fitness of one solution drawn from a fixed seed (two instances of the same
-    name and size still differ there). A checkpoint of another problem is refused by it."""
-    probe = problem.encoding.validate(problem.initial_solution(np.random.default_rng(12345)))
+    encoding and the fitness of one random solution drawn from a fixed seed (two instances of the
+    same name and size still differ there; O(n), not the problem's start heuristic). A checkpoint
+    of another problem is refused by it."""
+    probe = problem.encoding.validate(problem.encoding.random(np.random.default_rng(12345)))
     text = "|".join((type(problem).__qualname__, problem.name, str(problem.n), repr(problem.encoding),
                      repr(float(problem.fitness(probe)))))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
