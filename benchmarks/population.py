@@ -272,14 +272,14 @@ def table_ray_islands(args, path_of, emit) -> list[dict]:
             islands.start_actors()             # the actors' start-up is not the row's to pay
             result = islands.run(seconds=seconds)
             assert problem.evaluate(result.solution) == result.fitness and not result.lost
-            made = sum(count for count, _ in islands.work)
+            made, unit = result.work
             rate = made / result.seconds
             one = rate if count == 1 else one
             rows.append(dict(table="ray-islands", instance=problem.name, n=problem.n, method=METHODS[method].__name__,
                              strategy=f"RayIslands, {count} island(s) of {share:g} GPU", islands=count,
                              gpu_share=share, budget_s=seconds, seconds=round(result.seconds, 2),
                              length=int(result.fitness), gap_pct=round(100 * problem.gap(result.fitness), 3),
-                             work=made, unit=islands.work[0][1], per_s=round(rate, 1),
+                             work=made, unit=unit, per_s=round(rate, 1),
                              vs_one=round(rate / one, 2) if one else "", migrants=sum(islands.migrants),
                              devices=" | ".join(sorted({r.device for r in result.runs if r is not None}))))
             emit(rows[-1])

@@ -143,7 +143,8 @@ def test_islands_post_and_take_best_tours():
     islands = RayIslands(problem, islands=2, exchange_every=1, seed=0, backend="cpu", chains=2, round_checks=40)
     result = islands.run(iterations=60)
     assert result.status == "done" and not result.lost and all(r.status == "iterations" for r in result.runs)
-    assert islands.work == [(120, "kicks")] * 2 and islands.posts >= 4
+    assert [r.work for r in result.runs] == [(120, "kicks")] * 2 and result.work == (240, "kicks")
+    assert islands.posts >= 4
     assert islands.board_value == result.fitness == problem.fitness(result.solution)
     assert np.array_equal(islands.board_tour, result.solution) or problem.fitness(islands.board_tour) == result.fitness
 
@@ -161,7 +162,7 @@ def test_synchronous_islands_of_every_method_are_reproducible(method, options, u
                              backend="cpu", **options)
         result = islands.run(iterations=6)
         assert result.status == "done" and not result.lost and islands.board_value == result.fitness
-        assert [w[1] for w in islands.work] == [unit] * 2 and all(w[0] > 0 for w in islands.work)
+        assert [r.work[1] for r in result.runs] == [unit] * 2 and all(r.work[0] > 0 for r in result.runs)
         runs.append((islands.migrants, [(r.fitness, r.solution.tolist(), r.iterations) for r in result.runs]))
     assert runs[0] == runs[1] and sum(runs[0][0]) >= 1
     assert problem.fitness(result.solution) == result.fitness
@@ -242,7 +243,7 @@ def test_ctrl_c_while_the_actors_start_returns_nothing_ran(runner, qap, monkeypa
         monkeypatch.setattr(RayMultiStart, "_start_actors", interrupted)
         result = RayMultiStart(TabuSearch, qap, starts=3, seed=1, backend="cpu").run(100)
     else:
-        monkeypatch.setattr(RayIslands, "_start", interrupted)
+        monkeypatch.setattr(RayIslands, "_start_actors", interrupted)
         result = RayIslands(TSP.from_file(TSP.shipped("berlin52")), islands=2, backend="cpu").run(10)
     assert result.status == "interrupted" and result.solution is None and all(r is None for r in result.runs)
 

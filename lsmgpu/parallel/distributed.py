@@ -23,9 +23,9 @@ import logging
 import os
 import time
 
-from ..budget import Budget
 from ..errors import BackendUnavailable
 from ..result import SearchResult
+from ..search.loop import Search
 from ..validation import check_options
 from .seeds import search_class, spawn_seeds
 
@@ -101,7 +101,7 @@ class StartRunner:
             self.current.stop(reason)
 
 
-class RayMultiStart:
+class RayMultiStart(Search):
     """``starts`` runs of ``search`` on ``problem`` over Ray actors.
 
     ``workers``: number of actors (default: one per GPU Ray sees, or one per CPU, at most
@@ -111,9 +111,15 @@ class RayMultiStart:
     (``backend`` defaults to "auto": CUDA on a GPU actor, else the CPU).
     """
 
+    algorithm = "RayMultiStart"
+    combines = True
+    checkpoint_refused = "a run over Ray actors is not checkpointed yet"
+
     def __init__(self, search, problem, *, starts: int, seed=None, workers: int | None = None,
                  batch: int | None = None, address: str | None = None, **options):
         self.search = search_class(search)
+        self.needs_budget = self.search.needs_budget
+        self._init_run(None, None, "improvements")
         check_options("RayMultiStart", self.search, options, taken=("problem", "seed", "initial"))
         self.problem, self.options = problem, options
         self.seeds = spawn_seeds(seed, starts)
@@ -144,86 +150,104 @@ class RayMultiStart:
         return ray.get([a.device.remote() for a in self.actors])
 
     def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None) -> SearchResult:
-        """Run the starts; ``progress(k, result)`` is called as each start's result arrives.
-        ``seconds`` counts from this call, the actors' start-up included."""
-        Budget.checked("RayMultiStart", iterations, None, seconds, target, stagnation,
-                       required=self.search.needs_budget)
-        ray = ray_module()
-        t0 = time.time()
-        try:
-            devices = self.devices if self.actors else self._start_actors(ray)
-        except KeyboardInterrupt:           # Ctrl-C while the actors start: nothing ran yet
-            for actor in self.actors:
-                ray.kill(actor)
-            self.actors = []
-            return SearchResult.combined([None] * len(self.seeds), time.time() - t0, "interrupted",
-                                           self.problem.sense)
-        deadline = None if seconds is None else t0 + seconds
+        """Run the starts (the one loop of lsmgpu.search.loop: a look at the actors a step);
+        ``progress(k, result)`` is called as each start's result arrives. ``seconds`` counts from
+        this call, the actors' start-up included; Ctrl-C stops every actor and returns what they
+        had."""
+        self._progress = progress
+        return super().run(iterations, seconds=seconds, target=target, stagnation=stagnation)
+
+    def _start(self) -> None:
+        """The actors (unless start_actors() started them) and the first batch of starts for each."""
+        ray = self._ray = ray_module()
+        self.results, self.workers_of, self.lost = [None] * len(self.seeds), {}, []
+        self._pending, self._stopped, self._overall = {}, False, "done"
+        self._devices = self.devices if self.actors else self._start_actors(ray)
         size = self.batch or -(-len(self.seeds) // len(self.actors))
-        queue = [tuple(range(i, min(i + size, len(self.seeds)))) for i in range(0, len(self.seeds), size)]
-        attempts = {chunk: 0 for chunk in queue}
-        results, workers, lost = [None] * len(self.seeds), {}, []
-        pending: dict = {}          # object ref -> (starts, actor index)
-        alive = set(range(len(self.actors)))
-        status, stopped = "done", False
-
-        def submit(a):
-            if queue and not stopped:
-                chunk = queue.pop(0)
-                attempts[chunk] += 1
-                ref = self.actors[a].run.remote(list(chunk), [self.seeds[k] for k in chunk], iterations,
-                                                deadline, target, stagnation)
-                pending[ref] = (chunk, a)
-
-        def stop_all(reason):
-            for a in alive:
-                self.actors[a].stop.remote(reason)
-
+        self._queue = [tuple(range(i, min(i + size, len(self.seeds)))) for i in range(0, len(self.seeds), size)]
+        self._attempts = {chunk: 0 for chunk in self._queue}
+        self._alive = set(range(len(self.actors)))
         for a in range(len(self.actors)):
-            submit(a)
-        try:
-            while pending:
-                ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.2)
-                if deadline is not None and time.time() > deadline and not stopped:
-                    stopped, status = True, "seconds"
-                    stop_all("seconds")
-                for ref in ready:
-                    chunk, a = pending.pop(ref)
-                    try:
-                        _, chunk_results = ray.get(ref)
-                    except ray.exceptions.RayActorError as exc:
-                        alive.discard(a)
-                        log.warning("starts %s: their actor died (%s)", list(chunk), type(exc).__name__)
-                        if attempts[chunk] < ATTEMPTS and alive:
-                            queue.insert(0, chunk)
-                            idle = [b for b in alive if all(b != c for _, c in pending.values())]
-                            for b in idle:
-                                submit(b)
-                        else:
-                            lost.extend(chunk)
-                        continue
-                    for k, result in zip(chunk, chunk_results):
-                        results[k], workers[k] = result, devices[a]
-                        if progress is not None:
-                            progress(k, result)
-                        if result is not None and result.status == "target" and not stopped:
-                            stopped, status = True, "target"
-                            stop_all("stopped")
-                    submit(a)
-            if queue and not stopped and not alive:
-                lost.extend(k for chunk in queue for k in chunk)
-        except KeyboardInterrupt:
-            status = "interrupted"
-            stop_all("interrupted")
-            for ref, (chunk, a) in list(pending.items()):
+            self._submit(a)
+
+    def _budget_spent(self) -> str | None:
+        """The driver's own stop tests live in ``step`` (the deadline, a start at the target)."""
+        return None
+
+    @property
+    def _deadline(self) -> float | None:
+        """The budget's end on the clock the actors share (time.time)."""
+        seconds = self.budget.seconds
+        return None if seconds is None else time.time() - self.elapsed + seconds
+
+    def _submit(self, a: int) -> None:
+        if self._queue and not self._stopped:
+            chunk = self._queue.pop(0)
+            self._attempts[chunk] += 1
+            b = self.budget
+            ref = self.actors[a].run.remote(list(chunk), [self.seeds[k] for k in chunk], b.iterations, self._deadline,
+                                            b.target, b.stagnation)
+            self._pending[ref] = (chunk, a)
+
+    def _stop_all(self, reason: str) -> None:
+        for a in self._alive:
+            self.actors[a].stop.remote(reason)
+
+    def step(self) -> bool:
+        """Wait up to 0.2 s for an actor's answer: take its starts' results, rerun the starts of an
+        actor that died (ATTEMPTS times), stop everyone at the deadline or a start's target;
+        True once no start is pending."""
+        ray = self._ray
+        ready, _ = ray.wait(list(self._pending), num_returns=1, timeout=0.2) if self._pending else ([], [])
+        deadline = self._deadline
+        if deadline is not None and time.time() > deadline and not self._stopped:
+            self._stopped, self._overall = True, "seconds"
+            self._stop_all("seconds")
+        for ref in ready:
+            chunk, a = self._pending.pop(ref)
+            try:
+                _, chunk_results = ray.get(ref)
+            except ray.exceptions.RayActorError as exc:
+                self._alive.discard(a)
+                log.warning("starts %s: their actor died (%s)", list(chunk), type(exc).__name__)
+                if self._attempts[chunk] < ATTEMPTS and self._alive:
+                    self._queue.insert(0, chunk)
+                    busy = {c for _, c in self._pending.values()}
+                    for b in self._alive - busy:
+                        self._submit(b)
+                else:
+                    self.lost.extend(chunk)
+                continue
+            for k, result in zip(chunk, chunk_results):
+                self.results[k], self.workers_of[k] = result, self._devices[a]
+                if self._progress is not None:
+                    self._progress(k, result)
+                if result is not None and result.status == "target" and not self._stopped:
+                    self._stopped, self._overall = True, "target"
+                    self._stop_all("stopped")
+            self._submit(a)
+        if not self._pending:
+            if self._queue and not self._stopped and not self._alive:
+                self.lost.extend(k for chunk in self._queue for k in chunk)
+            self.status = self._overall
+        return self.status is not None
+
+    def result(self) -> SearchResult:
+        """Every start's result (None: not run, or lost with its actor), combined; after Ctrl-C the
+        actors are stopped and what they had is gathered first."""
+        if self.status == "interrupted" and getattr(self, "_pending", None):
+            self._stop_all("interrupted")
+            for ref, (chunk, a) in list(self._pending.items()):
                 try:
-                    for k, result in zip(chunk, ray.get(ref, timeout=30)[1]):
-                        results[k], workers[k] = result, devices[a]
+                    for k, result in zip(chunk, self._ray.get(ref, timeout=30)[1]):
+                        self.results[k], self.workers_of[k] = result, self._devices[a]
                 except Exception:   # starts that cannot answer are reported as not run
                     pass
-        finally:
-            for actor in self.actors:
-                ray.kill(actor)
-            self.actors = []
-        return SearchResult.combined(results, time.time() - t0, status, self.problem.sense, workers, lost,
+        return SearchResult.combined(getattr(self, "results", [None] * len(self.seeds)), self.elapsed, self.status,
+                                     self.problem.sense, getattr(self, "workers_of", {}), getattr(self, "lost", ()),
                                      algorithm=self.search.__name__, problem=self.problem.name)
+
+    def _release(self) -> None:
+        for actor in self.actors:
+            ray_module().kill(actor)
+        self.actors = []

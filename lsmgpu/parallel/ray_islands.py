@@ -30,10 +30,10 @@ import time
 import numpy as np
 
 from .. import search as searches
-from ..budget import Budget
+from ..result import SearchResult
+from ..search.loop import Search
 from ..validation import check_count, check_options
 from .distributed import actor_device, ray_module
-from ..result import SearchResult
 from .seeds import spawn_seeds
 
 __all__ = ["RayIslands", "Board", "IslandRunner", "METHODS"]
@@ -141,7 +141,7 @@ class IslandRunner:
         self.stopping = reason
 
 
-class RayIslands:
+class RayIslands(Search):
     """``islands`` population searches of ``problem`` over Ray actors, exchanging best solutions
     every ``exchange_every`` iterations through a board.
 
@@ -156,6 +156,11 @@ class RayIslands:
     ``params`` (e.g. ``params=GAParams(exchange_every=5)``).
     """
 
+    algorithm = "RayIslands"
+    needs_budget = True
+    combines = True
+    checkpoint_refused = "a run over Ray actors is not checkpointed yet"
+
     def __init__(self, problem, *, method: str = "dontlook-ils", islands: int | None = None,
                  exchange_every: int | None = None, synchronous: bool = False, gpus_per_island: float = 1.0,
                  seed=None, address: str | None = None, **options):
@@ -169,10 +174,11 @@ class RayIslands:
         every = METHODS[method].island_exchange_every if exchange_every is None else exchange_every
         self.exchange_every = check_count("RayIslands", "exchange_every", every, 1)
         self.synchronous, self.gpus_per_island = bool(synchronous), float(gpus_per_island)
+        self._init_run(None, None, "improvements")
         self.seed, self.address = seed, address
         self.options = options
         self.actors: list = []
-        self.board = self.work = self.migrants = None
+        self.board = self.migrants = None
 
     def _stop_actors(self, ray) -> None:
         for actor in self.actors + [self.board]:
@@ -185,10 +191,10 @@ class RayIslands:
         that the next ``run``'s budget does not pay their start-up (a benchmark's fair row, a test
         independent of the machine's speed); ``run`` starts them itself otherwise. The actors end
         with that run."""
-        self.devices = self._start(ray_module())
+        self.devices = self._start_actors(ray_module())
         return self.devices
 
-    def _start(self, ray):
+    def _start_actors(self, ray):
         if not ray.is_initialized():
             ray.init(address=self.address, ignore_reinit_error=True, log_to_driver=False)
         gpus = ray.cluster_resources().get("GPU", 0)
@@ -200,68 +206,85 @@ class RayIslands:
         return ray.get([a.device.remote() for a in self.actors])
 
     def run(self, iterations=None, *, seconds=None, target=None, progress=None) -> SearchResult:
-        """Run the islands (``iterations``: each search's own: kicks a chain makes, colony
-        iterations, generations); ``progress(k, result)`` as each island's result arrives. After
-        it, per island: ``work`` ((count, unit): kicks, ant tours, children) and ``migrants``
-        (solutions taken from the board); and the board's best (``board_value``, ``board_tour``,
-        ``posts``)."""
-        Budget.checked("RayIslands", iterations, None, seconds, target, required=True)
-        ray = ray_module()
-        t0 = time.time()
-        try:
-            devices = self.devices if self.actors else self._start(ray)
-        except KeyboardInterrupt:           # Ctrl-C while the actors start: nothing ran yet
-            count = len(self.actors)
-            self._stop_actors(ray)
-            return SearchResult.combined([None] * count, time.time() - t0, "interrupted", self.problem.sense,
-                                         algorithm=self.method, problem=self.problem.name)
-        deadline = None if seconds is None else t0 + seconds
-        seeds = spawn_seeds(self.seed, len(self.actors))
-        pending = {self.actors[a].run.remote(a, seeds[a], self.board, self.exchange_every, self.synchronous,
-                                             iterations, deadline, target): a for a in range(len(self.actors))}
-        results, workers, lost = [None] * len(self.actors), {}, []
-        self.work, self.migrants = [(0, "")] * len(self.actors), [0] * len(self.actors)
-        status, stopped = "done", False
+        """Run the islands (the one loop of lsmgpu.search.loop: a look at the actors a step;
+        ``iterations``: each search's own: kicks a chain makes, colony iterations, generations);
+        ``progress(k, result)`` as each island's result arrives. Each island's result (in the
+        result's ``runs``) has its ``work``; after the run, per island, ``migrants`` (solutions
+        taken from the board), and the board's best (``board_value``, ``board_tour``, ``posts``)."""
+        self._progress = progress
+        return super().run(iterations, seconds=seconds, target=target)
 
-        def stop_all(reason):
-            for ref, a in pending.items():
-                self.actors[a].stop.remote(reason)
+    def _start(self) -> None:
+        """The actors (unless start_actors() started them) and every island's run."""
+        ray = self._ray = ray_module()
+        self.results, self.workers_of, self.lost, self._pending = [None] * max(1, len(self.actors)), {}, [], {}
+        self._stopped, self._overall = False, "done"
+        self._devices = self.devices if self.actors else self._start_actors(ray)
+        count = len(self.actors)
+        self.results, self.migrants = [None] * count, [0] * count
+        seeds = spawn_seeds(self.seed, count)
+        b = self.budget
+        deadline = None if b.seconds is None else time.time() - self.elapsed + b.seconds
+        self._deadline = deadline
+        self._pending = {self.actors[a].run.remote(a, seeds[a], self.board, self.exchange_every, self.synchronous,
+                                                   b.iterations, deadline, b.target): a for a in range(count)}
 
-        try:
-            while pending:
-                ready, _ = ray.wait(list(pending), num_returns=1, timeout=0.2)
-                if deadline is not None and time.time() > deadline + 1.0 and not stopped:
-                    stopped, status = True, "seconds"
-                    stop_all("seconds")
-                for ref in ready:
-                    a = pending.pop(ref)
-                    try:
-                        result, self.migrants[a], self.work[a] = ray.get(ref)
-                    except ray.exceptions.RayActorError as exc:
-                        log.warning("island %d: its actor died (%s)", a, type(exc).__name__)
-                        lost.append(a)
-                        self.board.retire.remote(a)
-                        continue
-                    except ray.exceptions.RayTaskError as exc:   # bad input: the island's own error
-                        cause = getattr(exc, "cause", None)
-                        raise (cause if isinstance(cause, Exception) else exc) from None
-                    results[a], workers[a] = result, devices[a]
-                    if progress is not None:
-                        progress(a, result)
-                    if result.status == "target" and not stopped:
-                        stopped, status = True, "target"
-                        stop_all("stopped")
-        except KeyboardInterrupt:
-            status = "interrupted"
-            stop_all("interrupted")
-            for ref, a in list(pending.items()):
+    def _budget_spent(self) -> str | None:
+        """The driver's own stop tests live in ``step`` (the deadline, an island at the target)."""
+        return None
+
+    def _stop_all(self, reason: str) -> None:
+        for ref, a in self._pending.items():
+            self.actors[a].stop.remote(reason)
+
+    def step(self) -> bool:
+        """Wait up to 0.2 s for an island's answer; stop every island a second past the deadline
+        or once one reached the target; True once none is pending."""
+        ray = self._ray
+        ready, _ = ray.wait(list(self._pending), num_returns=1, timeout=0.2)
+        if self._deadline is not None and time.time() > self._deadline + 1.0 and not self._stopped:
+            self._stopped, self._overall = True, "seconds"
+            self._stop_all("seconds")
+        for ref in ready:
+            a = self._pending.pop(ref)
+            try:
+                result, self.migrants[a], _ = ray.get(ref)
+            except ray.exceptions.RayActorError as exc:
+                log.warning("island %d: its actor died (%s)", a, type(exc).__name__)
+                self.lost.append(a)
+                self.board.retire.remote(a)
+                continue
+            except ray.exceptions.RayTaskError as exc:   # bad input: the island's own error
+                cause = getattr(exc, "cause", None)
+                raise (cause if isinstance(cause, Exception) else exc) from None
+            self.results[a], self.workers_of[a] = result, self._devices[a]
+            if self._progress is not None:
+                self._progress(a, result)
+            if result.status == "target" and not self._stopped:
+                self._stopped, self._overall = True, "target"
+                self._stop_all("stopped")
+        if not self._pending:
+            self.status = self._overall
+        return self.status is not None
+
+    def result(self) -> SearchResult:
+        """Every island's result (None: not run, or lost), combined; after Ctrl-C the islands are
+        stopped and what they had is gathered first; the board's best is read."""
+        if self.status == "interrupted" and getattr(self, "_pending", None):
+            self._stop_all("interrupted")
+            for ref, a in list(self._pending.items()):
                 try:
-                    results[a], self.migrants[a], self.work[a] = ray.get(ref, timeout=30)
-                    workers[a] = devices[a]
+                    self.results[a], self.migrants[a], _ = self._ray.get(ref, timeout=30)
+                    self.workers_of[a] = self._devices[a]
                 except Exception:   # an island that cannot answer is reported as not run
-                    lost.append(a)
-        finally:
-            self.board_value, self.board_tour, self.posts = ray.get(self.board.best.remote())
-            self._stop_actors(ray)
-        return SearchResult.combined(results, time.time() - t0, status, self.problem.sense, workers, lost,
+                    self.lost.append(a)
+        if self.board is not None:
+            self.board_value, self.board_tour, self.posts = ray_module().get(self.board.best.remote())
+        count = len(self.actors) or 1
+        return SearchResult.combined(getattr(self, "results", [None] * count), self.elapsed, self.status,
+                                     self.problem.sense, getattr(self, "workers_of", {}), getattr(self, "lost", ()),
                                      algorithm=self.method, problem=self.problem.name)
+
+    def _release(self) -> None:
+        if self.actors or self.board is not None:
+            self._stop_actors(ray_module())
