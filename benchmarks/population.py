@@ -256,7 +256,8 @@ def table_ray_islands(args, path_of, emit) -> list[dict]:
     """RayIslands on 1, 2, ... GPUs (see the module docstring)."""
     import ray
 
-    from lsmgpu.parallel.ray_islands import METHODS, RayIslands
+    from lsmgpu.parallel.ray_islands import RayIslands
+    from lsmgpu.search import SEARCHES
     seconds, method, share = float(args.islands_seconds), args.islands_method, float(args.islands_share)
     if not ray.is_initialized():          # Ray's start (seconds) is not the first row's to pay
         ray.init(ignore_reinit_error=True, log_to_driver=False)
@@ -275,7 +276,7 @@ def table_ray_islands(args, path_of, emit) -> list[dict]:
             made, unit = result.work
             rate = made / result.seconds
             one = rate if count == 1 else one
-            rows.append(dict(table="ray-islands", instance=problem.name, n=problem.n, method=METHODS[method].__name__,
+            rows.append(dict(table="ray-islands", instance=problem.name, n=problem.n, method=SEARCHES[method].__name__,
                              strategy=f"RayIslands, {count} island(s) of {share:g} GPU", islands=count,
                              gpu_share=share, budget_s=seconds, seconds=round(result.seconds, 2),
                              length=int(result.fitness), gap_pct=round(100 * problem.gap(result.fitness), 3),

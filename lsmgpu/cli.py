@@ -16,7 +16,7 @@ from .cli_parser import DEFAULT_ITERATIONS, DEFAULT_SECONDS, POLISH, QAP_GPU_EXC
 from .cli_population import CHAINS, FACO, combined_result, population, run_search
 from .plotting import plot_result, pyplot
 from .progress import ProgressBar
-from .search import ALGORITHMS, COLONIES, POPULATION_METHODS
+from .search import SEARCHES, PopulationSearch
 from .validation import check_writable
 
 
@@ -78,7 +78,8 @@ def choose_method(args, problem) -> None:
             args.starts = QAP_GPU_STARTS
             if args.exchange_every is None:
                 args.exchange_every = QAP_GPU_EXCHANGE
-    if args.algorithm in POPULATION_METHODS:
+    population_search = issubclass(SEARCHES[args.algorithm], PopulationSearch)
+    if population_search and args.algorithm not in (CHAINS, FACO):
         _refuse(args, ("--starts", "--exchange-every"),
                 f"applies to the local searches, not to --algorithm {args.algorithm}")
     if args.algorithm == CHAINS:
@@ -89,11 +90,11 @@ def choose_method(args, problem) -> None:
                 f"does not apply to --algorithm {FACO} (a colony, 2-opt + Or-opt descents)")
     if args.chains is not None and args.algorithm != CHAINS:
         raise ValueError(f"--chains applies to --algorithm {CHAINS}")
-    if args.ants is not None and args.algorithm not in (*COLONIES, FACO):
+    if args.ants is not None and args.algorithm not in ("acs", "mmas", FACO):
         raise ValueError("--ants applies to --algorithm acs, mmas or faco")
     if (args.genes is not None or args.groups != 1) and args.algorithm != "ga":
         raise ValueError("--genes and --groups apply to --algorithm ga")
-    if args.local_search is not None and args.algorithm not in POPULATION_METHODS:
+    if args.local_search is not None and args.algorithm not in ("acs", "mmas", "ga"):
         raise ValueError("--local-search applies to --algorithm acs, mmas or ga")
     if args.starts is None:
         args.starts = 1
@@ -227,12 +228,12 @@ def _run(args, problem, iterations):
     t0 = args.t0
     left = (lambda: None) if args.seconds is None else (lambda: max(0.0, args.seconds - (time.perf_counter() - t0)))
     bar = lambda: [] if args.quiet else [ProgressBar(iterations, args.seconds)]      # noqa: E731
-    if args.algorithm in (*POPULATION_METHODS, CHAINS, FACO):
+    if issubclass(SEARCHES[args.algorithm], PopulationSearch):
         return population(args, problem, iterations, left, [] if args.gpus or args.address else bar())
     if args.starts > 1 or args.gpus or args.address:
         return _many_starts(args, problem, iterations, left)
     callbacks = bar()
-    search = ALGORITHMS[args.algorithm](problem, backend=args.backend, seed=args.seed, callbacks=callbacks,
+    search = SEARCHES[args.algorithm](problem, backend=args.backend, seed=args.seed, callbacks=callbacks,
                                         initial=args.initial_solution, **_polish_option(args, problem))
     polish = "".join(f" + {p.neighbourhood!r}" for p in getattr(search, "polish", []))
     print(f"{search.algorithm} on {problem.name} (n = {problem.n}, {search.neighbourhood!r}{polish}), "

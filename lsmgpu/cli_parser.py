@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import math
 
-from .cli_population import CHAINS, CHAINS_EXCHANGE, FACO
+from .cli_population import CHAINS_EXCHANGE
 from .neighbourhoods import CandidateThreeOpt, OrOpt, candidate_polish
-from .search import ALGORITHMS, POPULATION_METHODS
+from .search import SEARCHES, LocalSearch, searches_of
 
 __all__ = ["DEFAULT_ITERATIONS", "DEFAULT_SECONDS", "QAP_GPU_STARTS", "QAP_GPU_EXCHANGE", "POLISH", "parser"]
 
@@ -82,7 +82,7 @@ def parser() -> argparse.ArgumentParser:
     solve = sub.add_parser("solve", help="solve a TSPLIB (.tsp), QAPLIB (.dat), PPP (.ppp) or DIMACS (.col) instance",
                            epilog=_epilog())
     solve.add_argument("instance", help="path of a .tsp, .dat, .ppp or .col file, or the name of a shipped instance")
-    solve.add_argument("--algorithm", choices=sorted(ALGORITHMS) + sorted(POPULATION_METHODS) + [CHAINS, FACO],
+    solve.add_argument("--algorithm", choices=sorted(SEARCHES),
                        default=None,
                        help="default, measured best per problem type and backend: for a TSP on a GPU faco "
                             "(focused ACO, a thread block an ant); dontlook-ils: 256 ILS chains, each whole in a "
@@ -148,7 +148,7 @@ def parser() -> argparse.ArgumentParser:
 
     comp = sub.add_parser("compare", help="compare neighbourhood / selection / generation variants, same seeds")
     comp.add_argument("instance")
-    comp.add_argument("--algorithm", choices=sorted(ALGORITHMS), default="tabu")
+    comp.add_argument("--algorithm", choices=sorted(searches_of(LocalSearch)), default="tabu")
     comp.add_argument("--neighbourhood", default="", help="comma-separated, e.g. swap,2opt (default: the problem's)")
     comp.add_argument("--selection", default="device", help="comma-separated: device (gpu), host")
     comp.add_argument("--generation", default="device", help="comma-separated: device (gpu), host (cpu)")

@@ -48,8 +48,10 @@ def options(args) -> tuple[dict, callable]:
         return (dict(ants=args.ants, initial=args.initial_solution),
                 lambda s: f"{s.ants} ants moving {s.moves} cities each, 2-opt + Or-opt"
                           + (" + Or-3opt" if s.rules.or3 else "") + " descents")
-    return (dict(ants=args.ants, local_search=_local_search(args), initial=args.initial_solution),
-            lambda s: f"{s.ants} ants, {_chain(s)}")
+    if name in ("acs", "mmas"):
+        return (dict(ants=args.ants, local_search=_local_search(args), initial=args.initial_solution),
+                lambda s: f"{s.ants} ants, {_chain(s)}")
+    return dict(initial=args.initial_solution), lambda s: "a registered search"       # a user's own
 
 
 def population(args, problem, iterations, left, callbacks):

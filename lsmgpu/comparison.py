@@ -19,7 +19,7 @@ from .backends import CpuBackend, resolve
 from .parallel.seeds import spawn_seeds
 from .plotting import best_over_time, pyplot
 from .result import SearchResult
-from .search import ALGORITHMS
+from .search import LocalSearch, search_class
 
 __all__ = ["compare", "Row", "format_table", "plot"]
 
@@ -56,8 +56,7 @@ def compare(instance, *, neighbourhoods=(None,), selections=("device",), generat
     """
     from .problems import load, resolve_path
 
-    if algorithm not in ALGORITHMS:
-        raise ValueError(f"compare: `algorithm` must be one of {sorted(ALGORITHMS)}, got {algorithm!r}")
+    cls = search_class(algorithm, "compare", LocalSearch)
     if runs < 1:
         raise ValueError(f"compare: `runs` must be >= 1, got {runs}")
     if iterations is None and seconds is None and algorithm != "hc":
@@ -77,7 +76,7 @@ def compare(instance, *, neighbourhoods=(None,), selections=("device",), generat
         results = []
         for r in range(runs):
             backend_r = _cuda(sel, gen) if on_gpu else CpuBackend()
-            search = ALGORITHMS[algorithm](problem, seed=seeds[r], backend=backend_r)
+            search = cls(problem, seed=seeds[r], backend=backend_r)
             results.append(search.run(iterations, seconds=seconds))
         fits = [res.fitness for res in results]
         gaps = [problem.gap(f) for f in fits]

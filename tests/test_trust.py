@@ -272,8 +272,8 @@ def test_the_colonies_take_a_start_solution_and_the_ga_initial_none(tsp):
 
 def test_every_population_search_is_an_island_method_with_its_exchange_period():
     """Every population search is an island method with its exchange period."""
-    from lsmgpu.parallel.ray_islands import METHODS
-    assert {name: cls.island_exchange_every for name, cls in METHODS.items()} == {
+    from lsmgpu.search import PopulationSearch, searches_of
+    assert {name: cls.island_exchange_every for name, cls in searches_of(PopulationSearch).items()} == {
         "acs": 10, "mmas": 10, "ga": 10, "dontlook-ils": 50, "faco": 100}
 
 

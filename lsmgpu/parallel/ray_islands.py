@@ -36,13 +36,10 @@ from ..validation import check_count, check_options
 from .distributed import actor_device, ray_module
 from .seeds import spawn_seeds
 
-__all__ = ["RayIslands", "Board", "IslandRunner", "METHODS"]
+__all__ = ["RayIslands", "Board", "IslandRunner"]
 
 log = logging.getLogger("lsmgpu")
 
-#: the searches an island runs, by command-line name: the population searches of lsmgpu.search's
-#: one registry (each class's ``island_exchange_every`` is its default exchange period)
-METHODS = {name: cls for name, cls in searches.SEARCHES.items() if issubclass(cls, searches.PopulationSearch)}
 
 #: seconds between two looks at the board while a synchronous exchange waits
 WAIT = 0.002
@@ -94,7 +91,7 @@ class IslandRunner:
     """What an actor holds: the problem, the search's class and options, and a stop flag the
     driver sets while the island runs (the actor serves two calls at once)."""
 
-    def __init__(self, problem, method: str, options):
+    def __init__(self, problem, method, options):
         self.problem, self.method, self.options, self.stopping = problem, method, options, False
 
     def device(self) -> str:
@@ -126,7 +123,7 @@ class IslandRunner:
             return bool(self.stopping)
 
         try:
-            search = getattr(searches, self.method)(self.problem, seed=seed, callbacks=[exchange], **self.options)
+            search = self.method(self.problem, seed=seed, callbacks=[exchange], **self.options)
             holder["search"] = search
             result = search.run(iterations, seconds=left, target=target)
             if search.best_x is not None:        # before the result: the driver then finds it on the board
@@ -145,7 +142,8 @@ class RayIslands(Search):
     """``islands`` population searches of ``problem`` over Ray actors, exchanging best solutions
     every ``exchange_every`` iterations through a board.
 
-    ``method``: "dontlook-ils" (DontLookILS, the default), "faco", "acs", "mmas" or "ga" (METHODS);
+    ``method``: "dontlook-ils" (DontLookILS, the default), "faco", "acs", "mmas", "ga" or any
+    registered PopulationSearch (lsmgpu.search.searches_of(PopulationSearch));
     ``islands``: actors (default: one per GPU share Ray sees, else 2 on CPUs); ``exchange_every``:
     the method's ``island_exchange_every`` when None; ``synchronous``: see the module's docstring;
     ``gpus_per_island``: the GPU share of an actor (1: a GPU each; 0.5: two islands a GPU);
@@ -164,14 +162,13 @@ class RayIslands(Search):
     def __init__(self, problem, *, method: str = "dontlook-ils", islands: int | None = None,
                  exchange_every: int | None = None, synchronous: bool = False, gpus_per_island: float = 1.0,
                  seed=None, address: str | None = None, **options):
-        if method not in METHODS:
-            raise ValueError(f"RayIslands: `method` must be one of {sorted(METHODS)}, got {method!r}")
+        cls = searches.search_class(method, "RayIslands", searches.PopulationSearch)
         if not 0 < gpus_per_island <= 1:
             raise ValueError(f"RayIslands: `gpus_per_island` must be in (0, 1], got {gpus_per_island!r}")
-        check_options("RayIslands", METHODS[method], options, taken=("problem", "seed"))
-        self.problem, self.method = problem, METHODS[method].__name__
+        check_options("RayIslands", cls, options, taken=("problem", "seed"))
+        self.problem, self.method, self.search = problem, cls.__name__, cls
         self.islands = check_count("RayIslands", "islands", islands, 1)
-        every = METHODS[method].island_exchange_every if exchange_every is None else exchange_every
+        every = cls.island_exchange_every if exchange_every is None else exchange_every
         self.exchange_every = check_count("RayIslands", "exchange_every", every, 1)
         self.synchronous, self.gpus_per_island = bool(synchronous), float(gpus_per_island)
         self._init_run(None, None, "improvements")
@@ -201,7 +198,7 @@ class RayIslands(Search):
         count = self.islands or int(gpus / self.gpus_per_island) or 2
         Actor = ray.remote(IslandRunner).options(num_gpus=self.gpus_per_island if gpus else 0,
                                                  num_cpus=0 if gpus else 1, max_concurrency=2)
-        self.actors = [Actor.remote(self.problem, self.method, self.options) for _ in range(count)]
+        self.actors = [Actor.remote(self.problem, self.search, self.options) for _ in range(count)]
         self.board = ray.remote(Board).options(num_cpus=0).remote(count)
         return ray.get([a.device.remote() for a in self.actors])
 

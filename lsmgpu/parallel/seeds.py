@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..search import ALGORITHMS, SEARCHES, LocalSearch
-from ..validation import check_count, check_seed, nearest_hint
+from ..search import SEARCHES, LocalSearch, search_class as named_search, searches_of
+from ..validation import check_count, check_seed
 
 __all__ = ["spawn_seeds", "search_class", "SpawnedSeeds", "start_solutions"]
 
@@ -50,14 +50,11 @@ def spawn_seeds(seed, starts: int) -> SpawnedSeeds:
 def search_class(search):
     """A search class from a class or its command-line name ("tabu", "hc", "ils")."""
     if isinstance(search, str):
-        if search in SEARCHES and search not in ALGORITHMS:
+        if search in SEARCHES and search not in searches_of(LocalSearch):
             raise ValueError(f"MultiStart: {search!r} is a population search, its own many starts (run it "
                              f"alone, or as islands over GPUs: lsmgpu.parallel.ray_islands.RayIslands); "
-                             f"MultiStart runs one of {sorted(ALGORITHMS)}")
-        if search not in ALGORITHMS:
-            raise ValueError(f"MultiStart: unknown search {search!r}{nearest_hint(search, ALGORITHMS)}; one of "
-                             f"{sorted(ALGORITHMS)}")
-        return ALGORITHMS[search]
+                             f"MultiStart runs one of {sorted(searches_of(LocalSearch))}")
+        return named_search(search, "MultiStart", LocalSearch)
     if isinstance(search, type) and issubclass(search, LocalSearch):
         return search
     raise TypeError(f"MultiStart: `search` must be a LocalSearch subclass or one of the names, got {search!r}")

@@ -1,4 +1,4 @@
-"""The searches: one shared loop (base.LocalSearch) and one small class per algorithm; the
+"""The searches: one shared loop (loop.Search), local searches on it (base.LocalSearch) and one small class per algorithm; the
 population methods over the batched local search (population.py): the ant colonies (colony.py)
 and the genetic algorithm (genetic.py), whose local search may be a short tabu search (short_tabu.py) or don't-look descents (dontlook.py); the don't-look ILS
 (dontlook_ils.py), many ILS chains each whole where its tour lives; focused ACO (focused.py), ants that
@@ -8,6 +8,7 @@ from .colony import AntColonySystem, MaxMinAntSystem
 from .dontlook import DontLookDescent
 from .dontlook_ils import DontLookILS
 from .focused import FocusedACO
+from .loop import Search
 from .genetic import GeneticAlgorithm
 from .hill_climbing import HillClimbing
 from .ils import IteratedLocalSearch
@@ -16,22 +17,39 @@ from .short_tabu import ShortTabuSearch
 from .tabu import TabuSearch
 from ..validation import nearest_hint
 
-__all__ = ["LocalSearch", "PopulationSearch", "HillClimbing", "TabuSearch", "IteratedLocalSearch", "AntColonySystem", "MaxMinAntSystem",
-           "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS", "FocusedACO",
-           "ALGORITHMS", "COLONIES", "POPULATION_METHODS", "SEARCHES", "search_class"]
+__all__ = ["LocalSearch", "PopulationSearch", "HillClimbing", "TabuSearch", "IteratedLocalSearch", "AntColonySystem",
+           "MaxMinAntSystem", "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS", "FocusedACO",
+           "Search", "SEARCHES", "search_class", "searches_of", "register"]
 
-#: the searches by their command-line names
-ALGORITHMS = {"tabu": TabuSearch, "hc": HillClimbing, "ils": IteratedLocalSearch}
-#: the ant colonies by their command-line names
-COLONIES = {"acs": AntColonySystem, "mmas": MaxMinAntSystem}
-#: every population method by its command-line name
-POPULATION_METHODS = {**COLONIES, "ga": GeneticAlgorithm}
-#: every search by its command-line name (the one table the CLI and the benchmarks read)
-SEARCHES = {**ALGORITHMS, **POPULATION_METHODS, "dontlook-ils": DontLookILS, "faco": FocusedACO}
+#: every search by its name: the one table the CLI's --algorithm, MultiStart, RayMultiStart,
+#: RayIslands, compare and the benchmarks read (register() adds a user's own)
+SEARCHES = {"tabu": TabuSearch, "hc": HillClimbing, "ils": IteratedLocalSearch, "acs": AntColonySystem,
+            "mmas": MaxMinAntSystem, "ga": GeneticAlgorithm, "dontlook-ils": DontLookILS, "faco": FocusedACO}
 
 
-def search_class(name: str, owner: str = "lsmgpu"):
-    """The search called ``name`` (SEARCHES), or ValueError naming it and the nearest valid name."""
-    if name in SEARCHES:
-        return SEARCHES[name]
-    raise ValueError(f"{owner}: unknown search {name!r}{nearest_hint(name, SEARCHES)}; one of {sorted(SEARCHES)}")
+def register(name: str, cls) -> None:
+    """Make the search class ``cls`` known by ``name`` to the command line, MultiStart and
+    RayMultiStart (a LocalSearch), RayIslands (a PopulationSearch) and compare: a subclass of
+    Search with its options in a Params dataclass (TypeError / ValueError naming what is wrong)."""
+    if not isinstance(name, str) or not name or name in SEARCHES:
+        raise ValueError(f"register: `name` must be a new non-empty string, got {name!r}"
+                         + (f" (already {SEARCHES[name].__name__})" if name in SEARCHES else ""))
+    if not (isinstance(cls, type) and issubclass(cls, Search)):
+        raise TypeError(f"register: `cls` must be a subclass of lsmgpu.search.loop.Search, got {cls!r}")
+    SEARCHES[name] = cls
+
+
+def searches_of(kind: type) -> dict:
+    """The registered searches that are ``kind`` (LocalSearch: what MultiStart runs; PopulationSearch:
+    what RayIslands runs), by name."""
+    return {name: cls for name, cls in SEARCHES.items() if issubclass(cls, kind)}
+
+
+def search_class(name: str, owner: str = "lsmgpu", kind: type | None = None):
+    """The search called ``name`` (SEARCHES; of ``kind`` where given), or ValueError naming it and
+    the nearest valid name."""
+    valid = SEARCHES if kind is None else searches_of(kind)
+    if name in valid:
+        return valid[name]
+    what = "search" if kind is None else f"{kind.__name__} search"
+    raise ValueError(f"{owner}: unknown {what} {name!r}{nearest_hint(name, valid)}; one of {sorted(valid)}")
