@@ -34,9 +34,9 @@ their host time.
 (dontlook-ils: 256 chains, faco, acs, mmas, ga) per GPU, or per ``--islands-share`` of one (0.5:
 two islands a GPU), exchanging best tours at the method's period, for each island count of
 ``--islands-gpus``, the ILS and FACO from the greedy tour, seed 0, at ``--islands-seconds``: gap,
-work a second over all islands (kicks, ant tours, children) and its ratio to one island. Ray is
-started before the first row (sessions 16-20 started it inside the first row's run, whose rate
-then paid Ray's start: the 2-GPU ratios of 2.95-3.26x measured so were inflated).
+work a second over all islands (kicks, ant tours, children) and its ratio to one island. Ray and the
+actors are started before the first row (started inside a row's run, its rate would pay Ray's
+start and inflate the 2-GPU ratio: 2.95-3.26x measured that way).
 
     python -m benchmarks ray-islands --islands-gpus 1,2 --islands-seconds 60 --data .data --out $OUT
     python -m benchmarks ray-islands --islands-method faco --islands-share 0.5 --islands-gpus 1,2 --data .data

@@ -51,5 +51,4 @@ def search_class(name: str, owner: str = "lsmgpu", kind: type | None = None):
     valid = SEARCHES if kind is None else searches_of(kind)
     if name in valid:
         return valid[name]
-    what = "search" if kind is None else f"{kind.__name__} search"
-    raise ValueError(f"{owner}: unknown {what} {name!r}{nearest_hint(name, valid)}; one of {sorted(valid)}")
+    raise ValueError(f"{owner}: unknown search {name!r}{nearest_hint(name, valid)}; one of {sorted(valid)}")

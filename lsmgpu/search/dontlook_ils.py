@@ -43,7 +43,7 @@ KICK_SPREAD = 1.0
 #: the walk kicks' steps when `kick_walk` is not given: KICK_WALK below WALK_BELOW cities, else 0 (segment kicks)
 #: (H100, 60 s from the greedy tour, seeds 0 / 1, segment -> walk 128: pr2392 0.309 -> 0.230 / 0.484 -> 0.268,
 #: fnl4461 0.130 -> 0.113 / 0.176 -> 0.122, pcb3038 0.170 -> 0.190 / 0.148 -> 0.146, u1817 0.108 -> 0.133 (seed 1),
-#: but rl5915 0.190 -> 0.352 and rl11849 0.281 -> 0.508 (seed 1); docs/benchmarks.md, "Session 23: walk kicks")
+#: but rl5915 0.190 -> 0.352 and rl11849 0.281 -> 0.508 (seed 1); docs/benchmarks/populations.md, "Walk kicks")
 KICK_WALK, WALK_BELOW = 128, 5000
 
 

@@ -41,7 +41,7 @@ def test_time_limit_is_honoured(qap):
 
 
 def test_bad_arguments(qap):
-    """Bad arguments."""
+    """Zero starts, an unknown search name and a class that is not a search are refused, named."""
     with pytest.raises(ValueError, match="starts"):
         spawn_seeds(0, 0)
     with pytest.raises(ValueError, match="unknown search"):

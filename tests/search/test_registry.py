@@ -80,6 +80,6 @@ def test_a_bad_registration_is_refused(registered):
         register("", FirstDescent)
     with pytest.raises(TypeError, match="subclass of lsmgpu.search.loop.Search"):
         register("stop", Stop)
-    with pytest.raises(ValueError, match="MultiStart: unknown LocalSearch search 'first-decent' \\(did you mean "
+    with pytest.raises(ValueError, match="MultiStart: unknown search 'first-decent' \\(did you mean "
                                          "'first-descent'\\?\\)"):
         MultiStart("first-decent", QAP.from_file(QAP.shipped("tai12a")), starts=2)
