@@ -156,12 +156,48 @@ def test_bad_checkpoint_options_are_refused(tmp_path):
 
 
 def test_a_search_that_cannot_be_checkpointed_says_so_before_running(tmp_path):
-    """DontLookILS, whose chains' state on the backend is not read back, refuses a checkpoint at
-    run() and resume(), naming why, and writes nothing."""
-    from lsmgpu import DontLookILS
-    built = DontLookILS(tsp(), backend="cpu", seed=1)
-    with pytest.raises(ValueError, match="cannot be checkpointed"):
+    """DontLookILS with background merges (merge > 1) and a MultiStart refuse a checkpoint at run()
+    and resume(), naming why, and write nothing."""
+    from lsmgpu import DontLookILS, MultiStart
+    built = DontLookILS(tsp(), backend="cpu", seed=1, merge=4)
+    with pytest.raises(ValueError, match="cannot be checkpointed.*merge=0 makes it checkpointable"):
         built.run(5, checkpoint=tmp_path / "a.ckpt")
     with pytest.raises(ValueError, match="no run of it is checkpointed"):
         built.resume(tmp_path / "a.ckpt")
-    assert not (tmp_path / "a.ckpt").exists()
+    with pytest.raises(ValueError, match="a multi-start is not checkpointed"):
+        MultiStart("tabu", QAP.from_file(QAP.shipped("tai12a")), starts=2, batch=False).run(5, checkpoint=tmp_path / "b")
+    assert list(tmp_path.iterdir()) == []
+
+
+def check_dontlook_ils_resume(backend, tmp_path):
+    """A DontLookILS run stopped after its third round (a callback), checkpointed and resumed under
+    its own budget, equals the uninterrupted run: tours, queues, don't-look bits and kick counters
+    are read back from the backend."""
+    from lsmgpu import DontLookILS
+
+    def build(**options):
+        return DontLookILS(tsp(60), chains=3, round_checks=25, exchange_every=2, merge=0, seed=11, backend=backend,
+                           **options)
+
+    alone = build()
+    whole = alone.run(12)
+    path = tmp_path / "chains.ckpt"
+    stopped = build(callbacks=lambda state: state.iteration >= 4 or None).run(12, checkpoint=path)
+    assert stopped.status == "callback"
+    again = build()
+    resumed = again.resume(path)
+    same_run(resumed, whole)
+    # the chains went on from the checkpoint: the rounds together are the uninterrupted run's (a
+    # restart from the start tours, the same kicks drawn again, would end alike after more rounds)
+    assert resumed.work == whole.work and again.rounds == alone.rounds
+
+
+def test_dontlook_ils_resumes_where_it_stopped(tmp_path):
+    """On the CPU (the chains' state copied)."""
+    check_dontlook_ils_resume("cpu", tmp_path)
+
+
+@pytest.mark.gpu
+def test_dontlook_ils_resumes_where_it_stopped_on_the_gpu(tmp_path):
+    """On the GPU (the chains' device buffers read back and written again)."""
+    check_dontlook_ils_resume("cuda", tmp_path)

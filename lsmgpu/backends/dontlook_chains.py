@@ -30,6 +30,7 @@ equal each other after every call, not only at the end.
 """
 from __future__ import annotations
 
+import copy
 import time
 from collections import deque
 
@@ -259,6 +260,21 @@ class CpuChains:
     def counters(self) -> dict:
         """Per chain: kicks made, cities checked, improving moves applied."""
         return {"kicks": self.kicks.copy(), "checks": self.checks.copy(), "moves": self.made.copy()}
+
+    #: what a chain keeps between rounds
+    STATE = ("x", "pos", "current", "queues", "best", "best_x", "queued", "kicks", "checks", "made", "idle")
+
+    def memory(self) -> dict:
+        """Every chain's state between rounds (tours, queues, don't-look bits, bests, counters),
+        copied, for a checkpoint."""
+        return {name: copy.deepcopy(getattr(self, name)) for name in self.STATE}
+
+    def load_memory(self, memory: dict) -> None:
+        """Take back what ``memory()`` wrote; a chain is idle where it has made this run's kicks
+        (a resumed run may allow more than the checkpointed one did)."""
+        for name in self.STATE:
+            setattr(self, name, copy.deepcopy(memory[name]))
+        self.idle = self.kicks >= self.kick_rules.limit
 
     def close(self) -> None:
         pass

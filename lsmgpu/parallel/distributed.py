@@ -149,13 +149,15 @@ class RayMultiStart(Search):
         self.actors = [Actor.remote(self.search, self.problem, self.options) for _ in range(count)]
         return ray.get([a.device.remote() for a in self.actors])
 
-    def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None) -> SearchResult:
+    def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None, checkpoint=None,
+            checkpoint_every=None) -> SearchResult:
         """Run the starts (the one loop of lsmgpu.search.loop: a look at the actors a step);
         ``progress(k, result)`` is called as each start's result arrives. ``seconds`` counts from
         this call, the actors' start-up included; Ctrl-C stops every actor and returns what they
         had."""
         self._progress = progress
-        return super().run(iterations, seconds=seconds, target=target, stagnation=stagnation)
+        return super().run(iterations, seconds=seconds, target=target, stagnation=stagnation, checkpoint=checkpoint,
+                           checkpoint_every=checkpoint_every)
 
     def _start(self) -> None:
         """The actors (unless start_actors() started them) and the first batch of starts for each."""

@@ -78,11 +78,12 @@ class MultiStart(Search):
         return self.search(self.problem, seed=self.seeds[k], initial=initial, **self.options)
 
     def run(self, iterations=None, *, seconds=None, target=None, stagnation=None, progress=None,
-            on_chunk=None) -> SearchResult:
+            on_chunk=None, checkpoint=None, checkpoint_every=None) -> SearchResult:
         """Run the starts (the one loop of lsmgpu.search.loop: a start a step, or the batch's own);
         ``progress(k, result)`` is called as each start ends, and for batched starts
         ``on_chunk(iterations, best)`` after every chunk of iterations."""
         t0 = time.perf_counter()
+        self._checkpointer(checkpoint, checkpoint_every)            # a multi-start refuses one, naming why
         if self.batched:
             observe = [] if on_chunk is None else [lambda state: on_chunk(state.iteration, state.best) and False]
             Budget.checked("MultiStart", iterations, None, seconds, target, stagnation, required=True)

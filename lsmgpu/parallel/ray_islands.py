@@ -202,14 +202,16 @@ class RayIslands(Search):
         self.board = ray.remote(Board).options(num_cpus=0).remote(count)
         return ray.get([a.device.remote() for a in self.actors])
 
-    def run(self, iterations=None, *, seconds=None, target=None, progress=None) -> SearchResult:
+    def run(self, iterations=None, *, seconds=None, target=None, progress=None, checkpoint=None,
+            checkpoint_every=None) -> SearchResult:
         """Run the islands (the one loop of lsmgpu.search.loop: a look at the actors a step;
         ``iterations``: each search's own: kicks a chain makes, colony iterations, generations);
         ``progress(k, result)`` as each island's result arrives. Each island's result (in the
         result's ``runs``) has its ``work``; after the run, per island, ``migrants`` (solutions
         taken from the board), and the board's best (``board_value``, ``board_tour``, ``posts``)."""
         self._progress = progress
-        return super().run(iterations, seconds=seconds, target=target)
+        return super().run(iterations, seconds=seconds, target=target, checkpoint=checkpoint,
+                           checkpoint_every=checkpoint_every)
 
     def _start(self) -> None:
         """The actors (unless start_actors() started them) and every island's run."""

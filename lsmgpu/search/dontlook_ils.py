@@ -118,7 +118,7 @@ class DontLookILS(PopulationSearch):
     algorithm = "DontLookILS"
     Params = DontLookILSParams
     iteration_unit = "rounds"
-    checkpoint_refused = "its chains' state on the backend (tours, don't-look bits, kick counters) and the background merge are not read back yet"
+    state_fields = ("kick_seed", "rounds", "counters")
     island_exchange_every = 50          # rounds of 1,024 checks
 
     def __init__(self, problem, *, params: DontLookILSParams | None = None, initial=None, backend="auto", seed=None,
@@ -137,6 +137,9 @@ class DontLookILS(PopulationSearch):
         self.walks = kick_walks(self.chains, self.kick_walk, p.walk_share)
         self.exchange_every = p.exchange_every
         self.merge = (MERGE if problem.n >= MERGE_FROM else 0) if p.merge is None else p.merge
+        if self.merge > 1:
+            self.checkpoint_refused = ("its merges run in a thread beside the chains (merge > 1, the default from "
+                                       f"{MERGE_FROM:,} cities); merge=0 makes it checkpointable")
         self.merging = None
         self.round_checks = p.round_checks
         self.initial = None if initial is None else self._starts(initial)
@@ -159,19 +162,32 @@ class DontLookILS(PopulationSearch):
         xs = self.initial
         if xs is None:
             xs = np.broadcast_to(self.start_x, (self.chains, problem.n))
-        limit = self.budget.iterations if self.budget.iterations is not None else MAX_KICKS
-        kicks = KickRules(int(self.rng.integers(2**63)), self.spans, limit, self.walks)
-        self.distance = problem.edge_distance()
-        self.population = dontlook_for(self.backend, "dontlook_chains", CpuChains, self.rules, kicks,
-                                       self.distance, self.chains, announce="DontLookILS",
-                                       what="the chains")
-        self.parts.append(self.population)
-        self.device = getattr(self.population, "device", "")
+        self.kick_seed = int(self.rng.integers(2**63))
+        self._build_chains()
         self.population.load(xs)
         self.rounds = 0
         if self.merge > 1:
             self.merging = BackgroundMerge(self.distance.between)
             self.parts.append(self.merging)
+
+    def _build_chains(self) -> None:
+        """The chains on the backend, their kicks keyed by ``kick_seed`` and limited by the budget."""
+        limit = self.budget.iterations if self.budget.iterations is not None else MAX_KICKS
+        kicks = KickRules(self.kick_seed, self.spans, limit, self.walks)
+        self.distance = self.problem.edge_distance()
+        self.population = dontlook_for(self.backend, "dontlook_chains", CpuChains, self.rules, kicks,
+                                       self.distance, self.chains, announce="DontLookILS",
+                                       what="the chains")
+        self.parts.append(self.population)
+        self.device = getattr(self.population, "device", "")
+
+    def _part_states(self) -> dict:
+        return {**super()._part_states(), "chains": self.population.memory()}
+
+    def _restore_parts(self, parts: dict) -> None:
+        """The chains as the start builds them, then the checkpoint's tours, queues and counters."""
+        self._build_chains()
+        self.population.load_memory(parts["chains"])
 
     def _start_solution(self) -> np.ndarray:
         """The start tour of every chain (its best where ``initial`` gives one per chain)."""

@@ -250,6 +250,36 @@ class CudaChains(CudaDontLook):
         """The best tours of the chains ``rows``, in that order."""
         return np.stack([self.best_solution(k) for k in rows]) if len(rows) else np.empty((0, self.n), np.int32)
 
+    def _state_buffers(self) -> dict:
+        """The device buffers a chain's state lives in between rounds: name -> (buffer, bytes a row)."""
+        n = self.n
+        return {"x": (self.x, 4 * n), "pos": (self.pos, 4 * n), "queue": (self.queue, 4 * n), "queued": (self.queued, n),
+                "head": (self.head, 4), "count": (self.count, 4), "current": (self.current, 8), "made": (self.made, 8),
+                "checks": (self.checks, 8), "best_x": (self.best_x, 4 * n), "best": (self.best, 8),
+                "kicks": (self.kicks, 4), "idle": (self.idle, 4)}
+
+    def memory(self) -> dict:
+        """Every chain's state between rounds, the device buffers read back as bytes (a checkpoint
+        of these chains, read back into chains of the same shape on a GPU)."""
+        synchronize("the don't-look ILS chains")
+        out = {}
+        for name, (buffer, row) in self._state_buffers().items():
+            out[name] = np.empty(self.rows * row, np.uint8)
+            cuda.memcpy_dtoh(out[name], buffer)
+        return out
+
+    def load_memory(self, memory: dict) -> None:
+        """Take back what ``memory()`` wrote; a chain is idle where it has made this run's kicks
+        (a resumed run may allow more than the checkpointed one did)."""
+        kicks = np.ascontiguousarray(memory["kicks"], dtype=np.uint8).view(np.int32)
+        memory = {**memory, "idle": (kicks >= self.kick_rules.limit).astype(np.int32).view(np.uint8)}
+        for name, (buffer, row) in self._state_buffers().items():
+            data = np.ascontiguousarray(memory[name], dtype=np.uint8)
+            if data.size != self.rows * row:
+                raise ValueError(f"don't-look ILS chains: a checkpoint's `{name}` holds {data.size} bytes, "
+                                 f"these chains {self.rows * row}")
+            cuda.memcpy_htod(buffer, data)
+
     def counters(self) -> dict:
         """Per chain: kicks made, cities checked, improving moves applied."""
         kicks, checks, made = np.empty(self.rows, np.int32), np.empty(self.rows, np.int64), np.empty(self.rows, np.int64)
