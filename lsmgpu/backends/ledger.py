@@ -1,11 +1,13 @@
 """The host's account of a batch of searches (lsmgpu.parallel.batch), per start."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from ..backends.base import STOP_CODES
 
-__all__ = ["Ledger"]
+__all__ = ["Ledger", "batch_ended"]
 
 
 class Ledger:
@@ -114,3 +116,15 @@ class Ledger:
         """Mark the starts in ``mask`` stopped for ``why`` (unless they already are)."""
         for k in np.flatnonzero(mask):
             self.status[k] = self.status[k] or why
+
+
+def batch_ended(ledger: Ledger, budget, step: int, deadline: float | None) -> str | None:
+    """Why a batch of starts ends before its next step: "done" (no start active, or the
+    iterations made), "seconds" (the deadline, a time.perf_counter() value, passed: every active
+    start stopped by it); None while it goes on."""
+    if not ledger.active.any() or (budget.iterations is not None and step >= budget.iterations):
+        return "done"
+    if deadline is not None and time.perf_counter() >= deadline:
+        ledger.stop(ledger.active, "seconds")
+        return "seconds"
+    return None

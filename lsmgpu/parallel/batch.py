@@ -30,7 +30,7 @@ from ..result import SearchResult
 from ..search import TabuSearch
 from ..search.loop import Search
 from ..validation import check_count
-from ..backends.ledger import Ledger
+from ..backends.ledger import Ledger, batch_ended
 from .seeds import start_solutions
 
 __all__ = ["BatchTabuSearch", "batch_unsupported"]
@@ -146,12 +146,8 @@ class BatchTabuSearch(Search):
         evaluator, ledger, budget, step = self.evaluator, self.ledger, self.budget, self.iteration
         sense, iterations, seconds = self.problem.sense, budget.iterations, budget.seconds
         deadline = None if seconds is None else self.t0 + seconds
-        if not ledger.active.any() or (iterations is not None and step >= iterations):
-            self.status = "done"
-            return True
-        if deadline is not None and time.perf_counter() >= deadline:
-            ledger.stop(ledger.active, "seconds")
-            self.status = "seconds"
+        self.status = batch_ended(ledger, budget, step, deadline)
+        if self.status is not None:
             return True
         if evaluator.max_steps is not None and step >= evaluator.max_steps:
             log.warning("batched tabu search: %d iterations is the most the device counts in one run; "

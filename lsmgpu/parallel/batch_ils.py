@@ -20,8 +20,6 @@ own, so a seeded batch is reproducible.
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
 
 from ..backends.population import population_for
@@ -31,7 +29,7 @@ from ..result import SearchResult
 from ..search import IteratedLocalSearch
 from ..search.loop import Search
 from ..validation import check_count
-from ..backends.ledger import Ledger
+from ..backends.ledger import Ledger, batch_ended
 from .seeds import start_solutions
 
 __all__ = ["BatchIteratedLocalSearch", "batch_ils_unsupported"]
@@ -119,12 +117,8 @@ class BatchIteratedLocalSearch(Search):
         problem, population, ledger, budget = self.problem, self.population, self.ledger, self.budget
         sense, rule, step = problem.sense, self.template.rule, self.iteration
         deadline = None if budget.seconds is None else self.t0 + budget.seconds
-        if not ledger.active.any() or (budget.iterations is not None and step >= budget.iterations):
-            self.status = "done"
-            return True
-        if deadline is not None and time.perf_counter() >= deadline:
-            ledger.stop(ledger.active, "seconds")
-            self.status = "seconds"
+        self.status = batch_ended(ledger, budget, step, deadline)
+        if self.status is not None:
             return True
         active = ledger.active.copy()
         self._kick(active)
