@@ -17,10 +17,6 @@ DEFAULT_ITERATIONS = {"tabu": 10_000, "hc": None, "ils": 1_000}
 DEFAULT_SECONDS = 10.0
 #: a QAP on a GPU without --starts: this many tabu starts as islands (docs/benchmarks.md, "Defaults")
 QAP_GPU_STARTS, QAP_GPU_EXCHANGE = 256, 1000
-#: the ILS chains each whole in a GPU block (docs/benchmarks.md, "The don't-look ILS"); a TSP's
-#: default on a GPU is focused ACO (FACO), measured ahead of them with `lsmgpu solve --time 10` on the
-#: H100: pr2392 0.12 vs 0.20 %, rl11849 0.55 vs 0.77 %, d18512 0.27 vs 0.99 %, pla85900 (30 s) 0.68
-#: vs 1.94 % (docs/benchmarks.md, "Focused ACO")
 #: --polish: the ILS polish chain over the same candidate lists as the search's
 POLISH = {"oropt": lambda c: [OrOpt(c)], "3opt-candidates": lambda c: [CandidateThreeOpt(c)],
           "oropt+3opt": candidate_polish}

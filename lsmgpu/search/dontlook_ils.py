@@ -25,25 +25,18 @@ from .population import PopulationSearch
 
 __all__ = ["DontLookILS", "DontLookILSParams"]
 
-#: chains on a GPU when `chains` is not given (measured on an H100 with pr2392 and rl11849 at 10 s:
-#: 132 to 512 chains about equal, 1,024 behind; docs/benchmarks.md, "The don't-look ILS")
+#: The defaults below are the measured best on the H100 (runs and figures:
+#: docs/benchmarks/populations.md, "The don't-look ILS", "Merging the chains", "Walk kicks").
+#: chains on a GPU when `chains` is not given (132 to 512 about equal, 1,024 behind)
 GPU_CHAINS = 256
-#: the descents' longest Or-opt segment when `segment` is not given: 3, and 5 from SEGMENT_LONGER_FROM
-#: cities (H100, 60 s, one run each from the greedy tour: 5 instead of 3 gave pcb3038 0.170 / 0.182 %,
-#: fnl4461 0.141 / 0.150, rl5915 0.159 / 0.317, rl11849 0.340 / 0.415, d18512 0.420 / 0.416, but pr2392
-#: 0.426 / 0.309; docs/benchmarks.md, "The don't-look ILS")
+#: the descents' longest Or-opt segment when `segment` is not given: 3, and 5 from SEGMENT_LONGER_FROM cities
 SEGMENT, SEGMENT_LONGER, SEGMENT_LONGER_FROM = 3, 5, 3000
 #: the best chains' tours an exchange merges when `merge` is not given: MERGE from MERGE_FROM cities, else none
-#: (H100, 60 s from the greedy tour: d18512 0.384 -> 0.323 % from seed 0, 0.381 -> 0.288 from seed 1,
-#: pla85900 1.083 -> 0.942; at 30 s rl11849 0.355 -> 0.403, pr2392 0.309 -> 0.309; docs/benchmarks.md,
-#: "Merging the chains")
 MERGE, MERGE_FROM = 32, 15000
 #: the chains' longest kicked segments spread from kick_segment / KICK_SPREAD to kick_segment * KICK_SPREAD
 KICK_SPREAD = 1.0
-#: the walk kicks' steps when `kick_walk` is not given: KICK_WALK below WALK_BELOW cities, else 0 (segment kicks)
-#: (H100, 60 s from the greedy tour, seeds 0 / 1, segment -> walk 128: pr2392 0.309 -> 0.230 / 0.484 -> 0.268,
-#: fnl4461 0.130 -> 0.113 / 0.176 -> 0.122, pcb3038 0.170 -> 0.190 / 0.148 -> 0.146, u1817 0.108 -> 0.133 (seed 1),
-#: but rl5915 0.190 -> 0.352 and rl11849 0.281 -> 0.508 (seed 1); docs/benchmarks/populations.md, "Walk kicks")
+#: the walk kicks' steps when `kick_walk` is not given: KICK_WALK below WALK_BELOW cities, else 0 (segment
+#: kicks: ahead on rl5915 and rl11849)
 KICK_WALK, WALK_BELOW = 128, 5000
 
 

@@ -27,15 +27,12 @@ from .population import PopulationSearch
 __all__ = ["FocusedACO", "FocusedParams"]
 
 
+#: The defaults below are the measured best on the H100 (runs and figures:
+#: docs/benchmarks/ant-colonies.md, "Focused ACO").
 #: cities an ant moves when `moves` is not given: 128 up to MOVES_FEWER_FROM cities, 64 from there
-#: (H100, one run each: pr2392 at 10 s 8 / 16 / 48 / 64 / 96 / 128 / 192 / 256 -> 1.1 / 0.59 / 0.33 /
-#: 0.28 / 0.14 / 0.12 / 0.17 / 0.70 %; d15112 at 60 s 64 / 128 -> 0.20 / 0.28 %; d18512 at 120 s
-#: 0.16 / 0.22 %; docs/benchmarks.md, "Focused ACO")
 MOVES, MOVES_FEWER, MOVES_FEWER_FROM = 128, 64, 10_000
-#: whether the ants' descents make Or-3opt moves when `or3` is not given (H100, at the MMAS paper's
-#: times, without / with them: pr1002 4 s 0.219 / 0.080 % (2 seeds), pr2392 10 s 0.242 / 0.207 (3),
-#: rl5915 49.3 s 0.308 / 0.135 (2), d15112 60 s 0.199 / 0.173, d18512 120 s 0.164 / 0.157 (1 run);
-#: docs/benchmarks.md, "Focused ACO")
+#: whether the ants' descents make Or-3opt moves when `or3` is not given (ahead on all five instances
+#: measured at the MMAS paper's times)
 OR3 = True
 
 
