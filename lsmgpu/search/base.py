@@ -7,7 +7,6 @@ What differs between algorithms lives in :meth:`LocalSearch._iterate`.
 """
 from __future__ import annotations
 
-import copy
 import logging
 
 import numpy as np
@@ -94,14 +93,10 @@ class LocalSearch(Search):
         """Per-algorithm set-up after the start solution is loaded."""
 
     # --- checkpoints -------------------------------------------------------------------------
-    #: a subclass's own fields that a checkpoint keeps
-    state_fields: tuple[str, ...] = ()
-
     def state(self) -> dict:
         state = super().state()
         state.update(current=self.current, x=self.evaluator.x.copy(),
-                     tabu=self.evaluator.tabu_memory() if self.uses_tabu else None,
-                     own={name: copy.deepcopy(getattr(self, name)) for name in self.state_fields})
+                     tabu=self.evaluator.tabu_memory() if self.uses_tabu else None)
         return state
 
     def _restore(self, state: dict) -> None:
@@ -111,8 +106,6 @@ class LocalSearch(Search):
         self.evaluator.load(state["x"])
         if state["tabu"] is not None:
             self.evaluator.set_tabu_memory(state["tabu"])
-        for name, value in state["own"].items():
-            setattr(self, name, copy.deepcopy(value))
 
     def step(self) -> bool:
         """One iteration; True once a stop criterion has fired."""

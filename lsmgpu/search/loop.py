@@ -234,15 +234,23 @@ class Search:
         return time.perf_counter() - self.t0
 
     # --- checkpoints -------------------------------------------------------------------------
+    #: a search's own host fields that a checkpoint keeps beside the run's (RUN_FIELDS)
+    state_fields: tuple[str, ...] = ()
+
     def state(self) -> dict:
-        """The run's state between iterations, copied (lsmgpu.checkpoint writes it)."""
-        state = {name: copy.deepcopy(getattr(self, name)) for name in RUN_FIELDS}
+        """The run's state between iterations, copied (lsmgpu.checkpoint writes it): the run's
+        fields, the search's ``state_fields`` and the generator; a search adds what its backend
+        holds in its override."""
+        state = {name: copy.deepcopy(getattr(self, name)) for name in RUN_FIELDS + self.state_fields}
         state["rng"] = self.rng.bit_generator.state
         return state
 
     def _restore(self, state: dict) -> None:
-        """Take back a state written by ``state()``: the counters and the generator here, a
-        search's own fields and its backend's memories in its override."""
-        for name in RUN_FIELDS:
-            setattr(self, name, copy.deepcopy(state[name]))
+        """Take back a state written by ``state()``: the fields and the generator here, its
+        backend's memories in a search's override."""
+        self._set_fields(state, RUN_FIELDS + self.state_fields)
         self.rng.bit_generator.state = state["rng"]
+
+    def _set_fields(self, state: dict, names) -> None:
+        for name in names:
+            setattr(self, name, copy.deepcopy(state[name]))

@@ -15,7 +15,6 @@ deadline (lsmgpu.budget.check_deadline), so a budget ends inside them, not after
 """
 from __future__ import annotations
 
-import copy
 import logging
 import time
 
@@ -35,6 +34,7 @@ from .short_tabu import ShortTabuSearch
 __all__ = ["PopulationSearch", "check_rule"]
 
 log = logging.getLogger("lsmgpu")
+
 
 def check_rule(owner: str, rule) -> str:
     """The descents' step rule, "best" or "first" (ValueError naming it otherwise)."""
@@ -196,29 +196,22 @@ class PopulationSearch(Search):
         return True
 
     # --- checkpoints -------------------------------------------------------------------------
-    #: a subclass's own host fields that a checkpoint keeps (its parts on the backend: _part_states)
-    state_fields: tuple[str, ...] = ()
-
     def state(self) -> dict:
         state = super().state()
-        state.update(start_x=self.start_x.copy(), migrants=self.migrants,
-                     own={name: copy.deepcopy(getattr(self, name)) for name in self.state_fields},
-                     parts=self._part_states())
+        state.update(start_x=self.start_x.copy(), migrants=self.migrants, parts=self._part_states())
         return state
 
     def _restore(self, state: dict) -> None:
+        """The fields first (the parts' set-up may read them: a key), then the parts, then the
+        fields again (the set-up may have set them anew: MMAS's bounds) and the generator
+        (whatever the set-up drew)."""
         super()._restore(state)
         self.parts, self.improver, self.improver_rng, self._iteration_took = [], None, None, 0.0
         self.start_x = state["start_x"]
-        self._set_own(state["own"])                        # the parts' set-up may read them (a key)
         self._restore_parts(state["parts"])
-        self._set_own(state["own"])                        # and may have set them anew (MMAS's bounds)
+        self._set_fields(state, self.state_fields)
         self.migrants = state["migrants"]
-        self.rng.bit_generator.state = state["rng"]      # (whatever the parts' set-up drew)
-
-    def _set_own(self, fields: dict) -> None:
-        for name, value in fields.items():
-            setattr(self, name, copy.deepcopy(value))
+        self.rng.bit_generator.state = state["rng"]
 
     def _part_states(self) -> dict:
         """The state of the search's parts on the backend (a subclass adds its pheromone or
