@@ -96,6 +96,8 @@ def choose_method(args, problem) -> None:
         raise ValueError("--genes and --groups apply to --algorithm ga")
     if args.local_search is not None and args.algorithm not in ("acs", "mmas", "ga"):
         raise ValueError("--local-search applies to --algorithm acs, mmas or ga")
+    if args.candidates is not None and args.algorithm not in ("acs", "mmas", FACO, CHAINS):
+        raise ValueError(f"--candidates applies to --algorithm acs, mmas, {FACO} or {CHAINS}")
     if args.starts is None:
         args.starts = 1
 
@@ -109,6 +111,9 @@ def _refuse(args, flags, why: str) -> None:
 
 #: exit codes of an interrupted run: 128 + the signal's number
 EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
+#: where no optimum is known, the gap to the problem's lower bound is printed up to this many
+#: cities (the TSP's Held-Karp bound takes an O(n^2) spanning tree: seconds at 20,000 cities)
+BOUND_CITIES = 20_000
 
 #: whether SIGTERM (not Ctrl-C) stopped the running command
 _TERMINATED = [False]
@@ -214,6 +219,10 @@ def _report(args, problem, result) -> int:
     if args.plot:
         plot_result(problem, result, args.plot)
         print(f"picture written to {args.plot}")
+    args.reported = True                  # Ctrl-C from here on (the bound below) keeps this report
+    if gap is None and result.status != "interrupted" and problem.n <= BOUND_CITIES \
+            and (bound := problem.lower_bound()) is not None:
+        print(f"gap to lower bound {_value(problem, bound)}: {100 * problem.sense * (result.fitness - bound) / abs(bound):.2f} %")
     if result.status == "interrupted":
         print(f"lsmgpu: interrupted ({_stopped_by()}); the best solution so far is above"
               + (f" and in {args.out}" if args.out else ""), file=sys.stderr)
@@ -308,6 +317,8 @@ def main(argv=None) -> int:
         return compare_command(args) if args.command == "compare" else solve(args)
     except KeyboardInterrupt:
         problem = getattr(args, "problem", None)
+        if getattr(args, "reported", False):         # while the lower bound was computed: reported above
+            return EXIT_CODES[_stopped_by()]
         if problem is None:
             print(f"lsmgpu: interrupted ({_stopped_by()}) before a solution existed; nothing written", file=sys.stderr)
             return EXIT_CODES[_stopped_by()]

@@ -35,6 +35,11 @@ def _count(minimum: int):
     return parse
 
 
+def _candidates(text: str):
+    """An argparse type: "alpha" or a count of at least 1."""
+    return "alpha" if text.strip().lower() == "alpha" else _count(1)(text)
+
+
 def _seconds(text: str) -> float:
     """An argparse type: a finite number of seconds >= 0."""
     try:
@@ -93,6 +98,10 @@ def parser() -> argparse.ArgumentParser:
                        help="acs / mmas / ga: improve every new solution with the problem's measured chain (auto, "
                             "the colonies' default), a short tabu search of 4 n iterations (tabu), don't-look 2-opt "
                             "+ Or-opt descents of tours (dontlook) or not (none: the plain colony; the GA's default)")
+    solve.add_argument("--candidates", type=_candidates, metavar="K|alpha",
+                       help="acs / mmas / faco / dontlook-ils: each city's candidate cities, its K nearest (quadrant "
+                            "neighbours for planar coordinates) or its 5 α-nearest after a Held-Karp ascent (alpha, "
+                            "a TSP's; the ascent counts in --seconds)")
     solve.add_argument("--neighbourhood", choices=["swap", "2opt", "3exchange", "2opt-candidates", "oropt", "3opt-candidates"],
                        default=None,
                        help="TSP neighbourhood (default: 2opt, and for ils candidate 2-opt; swap is the paper's "

@@ -36,6 +36,15 @@ def _spans(spans) -> str:
 def options(args) -> tuple[dict, callable]:
     """The search's options from the flags, and what to say about a search built with them."""
     name = args.algorithm
+    chosen, describe = _options(args)
+    if args.candidates is not None:
+        chosen["candidates"] = args.candidates
+        return chosen, lambda s: f"{describe(s)}, candidates {args.candidates}"
+    return chosen, describe
+
+
+def _options(args) -> tuple[dict, callable]:
+    name = args.algorithm
     if name == "ga":
         return (dict(genes=args.genes, groups=args.groups, local_search=_local_search(args),
                      initial="random" if args.initial_solution is None else args.initial_solution),

@@ -256,10 +256,15 @@ class Problem:
         problem, used when the caller gives neither: {} keeps the problem's neighbourhood."""
         return {}
 
-    def candidate_lists(self, k: int) -> np.ndarray | None:
+    def candidate_lists(self, k: int, kind: str = "near") -> np.ndarray | None:
         """(n, k) int32: each item's ``k`` preferred next items, best first, where the problem has
         near items (the colony model's lists by default; None: no such notion). A search given
-        ``candidates=k`` (an int) reads its lists here."""
+        ``candidates=k`` (an int) reads its lists here. ``kind="alpha"`` (``candidates="alpha"``):
+        the α-nearest, where the problem has them (the TSP); here a ValueError."""
+        if kind == "alpha":
+            raise ValueError(f"{self.name}: `candidates='alpha'` needs α-nearness, which only a TSP has")
+        if kind != "near":
+            raise ValueError(f"{self.name}: candidate lists are 'near' or 'alpha', got {kind!r}")
         model = self.colony_model(k)
         return None if model is None else model.candidates
 
@@ -336,6 +341,10 @@ class Problem:
         """The moves of one kick unit made from ``draws`` (``kick_draws``), around ``x``, which
         they kick in place."""
         raise NotImplementedError(f"{self.name} draws no kick (kick_draws is None)")
+
+    def lower_bound(self) -> float | None:
+        """A value no solution beats, where the problem can prove one (TSP: Held-Karp), else None."""
+        return None
 
     def gap(self, fitness: float) -> float | None:
         """Relative gap of ``fitness`` to ``best_known`` (0.01 = 1 %), or None."""

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["TsplibInstance", "read_tsplib", "read_optimum", "COORDINATE_TYPES", "MATRIX_FORMATS"]
+__all__ = ["TsplibInstance", "read_tsplib", "read_optimum", "read_tour", "write_tour", "COORDINATE_TYPES", "MATRIX_FORMATS"]
 
 COORDINATE_TYPES = ("EUC_2D", "CEIL_2D", "ATT", "GEO")
 MATRIX_FORMATS = ("FULL_MATRIX", "UPPER_ROW", "LOWER_ROW", "UPPER_DIAG_ROW", "LOWER_DIAG_ROW")
@@ -158,3 +158,34 @@ def read_optimum(path) -> int | None:
             if key.strip() == path.stem:
                 return int(value.split()[0])  # some lines add a note: "18660188 (CEIL_2D)"
     return None
+
+
+def read_tour(path, n: int) -> np.ndarray:
+    """The 0-based cities of a TSPLIB ``.tour`` file: the 1-based numbers after TOUR_SECTION up
+    to -1 or EOF; ValueError naming the file (and line) where it has no tour section, is a tour
+    of another size, or holds something that is not a city number."""
+    lines = Path(path).read_text().splitlines()
+    starts = [k for k, line in enumerate(lines) if line.strip().upper().startswith("TOUR_SECTION")]
+    if not starts:
+        raise ValueError(f"TSP: {Path(path).name} has no TOUR_SECTION (not a TSPLIB tour)")
+    for line in lines[:starts[0]]:
+        key, _, value = line.partition(":")
+        if key.strip().upper() == "DIMENSION" and value.strip() != str(n):
+            raise ValueError(f"TSP: {Path(path).name} is a tour of {value.strip()} cities, not {n}")
+    cities = []
+    for number, line in enumerate(lines[starts[0] + 1:], starts[0] + 2):
+        for token in line.split():
+            if token in ("-1", "EOF"):
+                return np.array(cities) - 1
+            try:
+                cities.append(int(token))
+            except ValueError:
+                raise ValueError(f"TSP: {Path(path).name} line {number}: {token!r} is not a city number") from None
+    return np.array(cities) - 1
+
+
+def write_tour(path, name: str, tour, length: int) -> None:
+    """``tour`` (0-based) as a TSPLIB ``.tour`` file, its length in the comment."""
+    lines = [f"NAME : {name}.tour", "TYPE : TOUR", f"COMMENT : length {length}", f"DIMENSION : {len(tour)}",
+             "TOUR_SECTION", *(str(c + 1) for c in tour), "-1", "EOF"]
+    Path(path).write_text("\n".join(lines) + "\n")

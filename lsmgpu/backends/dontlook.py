@@ -46,11 +46,24 @@ __all__ = ["DontLookRules", "CpuDontLook", "dontlook_for", "moves_per_city", "ch
 
 class DontLookRules:
     """The moves a check evaluates: ``candidates`` (n, K) per city, Or-opt segments up to
-    ``segment``, and with ``or3`` the Or-3opt moves too."""
+    ``segment``, and with ``or3`` the Or-3opt moves too. ``candidates`` may be a function that
+    makes the table (the α-nearest: their ascent then runs where the table is first read, in
+    the search's set-up and inside its time budget, not when the search is made)."""
 
-    def __init__(self, candidates: np.ndarray, segment: int, or3: bool = False):
-        self.candidates = np.ascontiguousarray(candidates, dtype=np.int32)
-        self.k, self.segment, self.or3 = self.candidates.shape[1], int(segment), bool(or3)
+    def __init__(self, candidates, segment: int, or3: bool = False):
+        self._candidates = candidates
+        self.segment, self.or3 = int(segment), bool(or3)
+
+    @property
+    def candidates(self) -> np.ndarray:
+        if callable(self._candidates):
+            self._candidates = self._candidates()
+        self._candidates = np.ascontiguousarray(self._candidates, dtype=np.int32)
+        return self._candidates
+
+    @property
+    def k(self) -> int:
+        return self.candidates.shape[1]
 
     @property
     def moves(self) -> int:

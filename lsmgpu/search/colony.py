@@ -25,6 +25,7 @@ from ..budget import check_deadline
 from ..encodings import Permutation
 from ..problem import Problem, check_problem
 from .population import PopulationSearch, check_rule
+from .dontlook import ALPHA_CANDIDATES
 
 __all__ = ["AntColony", "AntColonySystem", "MaxMinAntSystem", "ACSParams", "MMASParams"]
 
@@ -47,7 +48,11 @@ class ColonyParams:
 
     def __post_init__(self):
         owner, candidates, ants = self.owner, self.candidates, self.ants
-        if isinstance(candidates, (int, np.integer)) and not isinstance(candidates, bool):
+        if isinstance(candidates, str):
+            if candidates != "alpha":
+                raise ValueError(f"{owner}: `candidates` must be None, an integer in [1, 32], 'alpha' or an (n, k <= 32) "
+                                 f"table, got {candidates!r}")
+        elif isinstance(candidates, (int, np.integer)) and not isinstance(candidates, bool):
             if not 1 <= candidates <= 32:
                 raise ValueError(f"{owner}: `candidates` must be None, an integer in [1, 32] or an (n, k <= 32) "
                                  f"table, got {candidates!r}")
@@ -106,7 +111,8 @@ class AntColony(PopulationSearch):
     ants : int, optional          ants an iteration (default: the colony's)
     beta : float                  weight of the heuristic information
     candidates : int | array | None  candidate list length (<= 32) where the problem has near
-                                  items, or the lists themselves ((n, k <= 32) items); None: every item
+                                  items, or the lists themselves ((n, k <= 32) items), or "alpha"
+                                  (a TSP's 5 α-nearest, their ascent within the run); None: every item
     selection : "wrs" | "roulette"  node selection (weighted reservoir sampling or roulette wheel)
     tabu : "ct" | "lc" | "bt"     the GPU's visited set (compact tabu, list compression, bitmask)
     warps : int | None            warps per ant on the GPU (None: by size)
@@ -174,12 +180,14 @@ class AntColony(PopulationSearch):
             raise ValueError(f"{self.algorithm}: a solution of {problem.name} has fitness {reference:g}; the "
                              "ants deposit 1 / fitness and need fitness > 0")
         check_deadline("the colony's heuristic information")
-        given = self.candidates is not None and not isinstance(self.candidates, (int, np.integer))
-        self.model = problem.colony_model(None if given else self.candidates)
+        table = problem.candidate_lists(ALPHA_CANDIDATES, "alpha") if isinstance(self.candidates, str) \
+            else self.candidates
+        given = table is not None and not isinstance(table, (int, np.integer))
+        self.model = problem.colony_model(None if given else table)
         if given and self.model is not None:
-            if len(self.candidates) != problem.n:
-                raise ValueError(f"{self.algorithm}: `candidates` must have {problem.n} rows, got {len(self.candidates)}")
-            self.model = dataclasses.replace(self.model, candidates=np.asarray(self.candidates))
+            if len(table) != problem.n:
+                raise ValueError(f"{self.algorithm}: `candidates` must have {problem.n} rows, got {len(table)}")
+            self.model = dataclasses.replace(self.model, candidates=np.asarray(table))
         if self.model is None:
             raise TypeError(f"{self.algorithm}: {problem.name} has no colony model (give the problem a "
                             "colony_model to build its solutions)")

@@ -18,15 +18,19 @@ from ..backends.population import auto_chain, population_for
 from ..neighbourhoods import Neighbourhood
 from ..validation import check_count, check_flag
 
-__all__ = ["DontLookDescent"]
+__all__ = ["ALPHA_CANDIDATES", "DontLookDescent"]
+
+#: ``candidates="alpha"``: the 5 α-nearest cities, LKH's default (MAX_CANDIDATES = 5)
+ALPHA_CANDIDATES = 5
 
 
 class DontLookDescent:
     """2-opt and Or-opt (segments up to ``segment`` cities) over ``candidates`` with don't-look bits.
 
     candidates : an (n, K) table of each city's candidates, an int K (the problem's
-                 ``candidate_lists(K)``), or None: the problem's ILS candidate lists (TSP: 10
-                 quadrant neighbours)
+                 ``candidate_lists(K)``), "alpha" (the problem's 5 α-nearest, ALPHA_CANDIDATES:
+                 a TSP's; their Held-Karp ascent runs in the search's set-up), or None: the
+                 problem's ILS candidate lists (TSP: 10 quadrant neighbours)
     segment    : the longest segment Or-opt moves (default 3)
     or3        : also the Or-3opt moves (two adjacent stretches of any length swap places, found from
                  c's and then c4's candidates: 2 K^2 more moves a check; default False)
@@ -35,7 +39,9 @@ class DontLookDescent:
     """
 
     def __init__(self, candidates=None, *, segment: int = 3, or3: bool = False, polish=None):
-        self.candidates = candidates if candidates is None or isinstance(candidates, (int, np.integer)) \
+        if isinstance(candidates, str) and candidates != "alpha":
+            raise ValueError(f"DontLookDescent: `candidates` must be an int, 'alpha', a table or None, got {candidates!r}")
+        self.candidates = candidates if candidates is None or isinstance(candidates, (int, np.integer, str)) \
             else np.asarray(candidates)
         self.segment = check_count("DontLookDescent", "segment", segment, 1, 16)
         self.or3 = check_flag("DontLookDescent", "or3", or3)
@@ -60,6 +66,8 @@ class DontLookDescent:
             raise TypeError(f"DontLookDescent: {problem.name} has no edge distance (Problem.edge_distance); "
                             "it descends tours")
         table = self.candidates
+        if isinstance(table, str):                  # "alpha", made when first read
+            return DontLookRules(lambda: problem.candidate_lists(ALPHA_CANDIDATES, "alpha"), self.segment, self.or3)
         if isinstance(table, (int, np.integer)):
             k = check_count("DontLookDescent", "candidates", table, 1, problem.n - 1)
             table = problem.candidate_lists(k)

@@ -1,0 +1,83 @@
+"""`candidates="alpha"` in the searches that take candidate lists, and the command's lower bound:
+the α-lists reach the descents and the ants, the ascent runs inside the run's time budget, and
+the CLI prints the gap to the Held-Karp bound where no optimum is known."""
+import time
+
+import numpy as np
+import pytest
+
+from lsmgpu.cli import main
+from lsmgpu.problems import QAP, TSP
+from lsmgpu.search import AntColonySystem, DontLookILS, FocusedACO, MaxMinAntSystem
+
+
+def kroA100() -> TSP:
+    return TSP.from_file(TSP.shipped("kroA100"))
+
+
+@pytest.mark.parametrize("search, options", [(DontLookILS, {}), (FocusedACO, {"ants": 8})])
+def test_descents_use_the_alpha_lists(search, options):
+    """The descent's rules hold the problem's 5 α-nearest, and a seeded run on them reaches a
+    tour at most 1 % above kroA100's optimum."""
+    problem = kroA100()
+    s = search(problem, candidates="alpha", backend="cpu", seed=3, **options)
+    result = s.run(20)
+    assert np.array_equal(s.rules.candidates, problem.candidate_lists(5, "alpha"))
+    assert sorted(result.solution) == list(range(problem.n))
+    assert result.fitness == problem.evaluate(result.solution) <= 1.01 * problem.best_known
+
+
+@pytest.mark.parametrize("colony", [AntColonySystem, MaxMinAntSystem])
+def test_colonies_build_from_the_alpha_lists(colony):
+    """A colony given candidates="alpha" builds its tours over the 5 α-nearest."""
+    problem = kroA100()
+    s = colony(problem, candidates="alpha", backend="cpu", seed=0, local_search=None)
+    result = s.run(3)
+    assert np.array_equal(s.model.candidates, problem.candidate_lists(5, "alpha"))
+    assert result.fitness == problem.evaluate(result.solution)
+
+
+def test_the_ascent_counts_inside_the_seconds():
+    """Making the search does not run the ascent; a run whose budget ends in it returns the
+    start tour (status "seconds"), not a traceback, and well inside the budget's order."""
+    rng = np.random.default_rng(0)
+    problem = TSP(rng.integers(0, 10**6, size=(6000, 2)).astype(float), name="uniform6000")
+    t0 = time.perf_counter()
+    search = DontLookILS(problem, candidates="alpha", backend="cpu", seed=0)
+    assert problem._ascent is None
+    result = search.run(seconds=0.3)
+    assert result.status == "seconds" and sorted(result.solution) == list(range(problem.n))
+    assert result.fitness == problem.evaluate(result.solution)
+    assert time.perf_counter() - t0 < 30              # not the whole ascent and descent
+
+
+def test_bad_candidates_are_refused_at_construction():
+    """A misspelt candidates kind is refused when the search is made; a QAP refuses "alpha"."""
+    with pytest.raises(ValueError, match="alpha"):
+        FocusedACO(kroA100(), candidates="alfa", backend="cpu")
+    with pytest.raises(ValueError, match="'alpha'"):
+        MaxMinAntSystem(kroA100(), candidates="nearest", backend="cpu")
+    with pytest.raises(ValueError, match="α-nearness"):
+        QAP.from_file(QAP.shipped("nug12")).candidate_lists(5, "alpha")
+
+
+def test_cli_prints_the_gap_to_the_lower_bound_without_an_optimum(tmp_path, capsys):
+    """An instance without a known optimum gets the gap to its Held-Karp bound; one with an
+    optimum gets the gap to it; --candidates alpha runs the don't-look ILS over the α-lists."""
+    text = TSP.shipped("kroA100").read_text().replace("NAME: kroA100", "NAME: mine")
+    path = tmp_path / "mine.tsp"
+    path.write_text(text)
+    assert main(["solve", str(path), "--algorithm", "dontlook-ils", "--candidates", "alpha", "--iterations", "5",
+                 "--backend", "cpu", "--quiet"]) == 0
+    printed = capsys.readouterr()
+    bound = TSP.from_file(path).lower_bound()
+    assert f"gap to lower bound {bound}:" in printed.out and "gap to best known" not in printed.out
+    assert "candidates alpha" in printed.err
+    assert main(["solve", "kroA100", "--iterations", "5", "--backend", "cpu", "--quiet"]) == 0
+    assert "gap to lower bound" not in capsys.readouterr().out
+
+
+def test_cli_refuses_candidates_for_the_engine_searches(capsys):
+    """--candidates goes with the colonies and the don't-look searches only."""
+    assert main(["solve", "kroA100", "--algorithm", "tabu", "--candidates", "alpha", "--iterations", "5"]) == 2
+    assert "--candidates applies to" in capsys.readouterr().err
