@@ -38,6 +38,7 @@ from lsmgpu.problems import PPP, QAP, TSP, Weierstrass
 
 from .bad_inputs import table_bad_inputs
 from .defaults import table_defaults
+from .depth import table_alpha, table_depth
 from .interrupts import table_interrupts
 from .overrun import SEARCHES as OVERRUN_SEARCHES, table_overrun
 from .colony import table_acs_build, table_colony_quality, table_faco, table_mmas_build
@@ -527,6 +528,8 @@ TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality
           "ga-convergence": lambda args: table_ga_convergence(args, lambda folder, name: instances(args, folder, [name])[0],
                                                               emit),
           "ga-million": lambda args: table_ga_million(args, None, emit),
+          "alpha": lambda args: table_alpha(args, lambda folder, name: instances(args, folder, [name])[0], emit),
+          "depth": lambda args: table_depth(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "ga-quality": lambda args: table_ga_quality(args, lambda folder, name: instances(args, folder, [name])[0], emit)}
 
 
@@ -706,6 +709,13 @@ def main(argv=None):
                         help="colony-quality: the MMAS rows' local searches (auto, dontlook), comma-separated")
     parser.add_argument("--colony-qap", default="", help="colony-quality's QAPLIB names (MMAS + tabu vs islands)")
     parser.add_argument("--colony-qap-seconds", default="10,60", help="colony-quality: the QAP rows' budgets")
+    parser.add_argument("--depth-instances", default="pr1002,u1817,pr2392,pcb3038,fnl4461,rl5915,rl11849,d15112,d18512",
+                        help="alpha / depth: TSPLIB names")
+    parser.add_argument("--depth-seconds", default="60", help="depth: comma-separated budgets (s)")
+    parser.add_argument("--depth-configs", default="faco:quadrant,faco:alpha",
+                        help="depth: method:candidates runs (faco, dontlook-ils; quadrant, alpha, alphaK)")
+    parser.add_argument("--alpha-lkh-seconds", type=float, default=60.0,
+                        help="alpha: LKH-3's time limit for the reference tours")
     parser.add_argument("--faco-instances", default="pr1002,pr2392,rl5915,d15112,d18512", help="faco's TSPLIB names")
     parser.add_argument("--faco-configs", default="auto:auto",
                         help="faco: ants:moves[:or3] runs (auto: the default; or3 1: Or-3opt)")
@@ -750,6 +760,7 @@ def main(argv=None):
         args.colony_mmas, args.colony_acs, args.colony_seconds = "pr1002", "pr1002", 0.5
         args.colony_qap = args.colony_qap and "tai12a"
         args.faco_instances, args.faco_configs = "kroA100", "8:8"
+        args.depth_instances, args.depth_seconds, args.alpha_lkh_seconds = "kroA100", "1", 1.0
     args.startup_label = args.startup_label or commit()
     CPU_SECONDS[0] = args.cpu_seconds
     CPU_ONLY[0] = args.backend == "cpu"
@@ -763,6 +774,7 @@ def main(argv=None):
     meta = dict(device=device, date=datetime.date.today().isoformat(), commit=commit(),
                 command="python -m benchmarks " + " ".join(sys.argv[1:] if argv is None else argv),
                 python=platform.python_version(), cpu_count=os.cpu_count())
+    args.meta = meta
     try:
         for table in args.tables:
             TABLES[table](args)

@@ -181,3 +181,26 @@ def test_run_counts_must_be_positive(tmp_path, capsys):
         with pytest.raises(SystemExit):
             main(["colony-quality", option, "0", "--quick", "--backend", "cpu", "--out", str(tmp_path)])
         assert f"argument {option}: must be at least 1, got 0" in capsys.readouterr().err
+
+
+def test_coverage_counts_tour_edges_in_either_list():
+    """An edge counts when either end lists the other; a tour of lists' edges is fully covered."""
+    import numpy as np
+    from benchmarks.depth import coverage
+    tour = np.array([0, 1, 2, 3])
+    table = np.array([[1], [2], [3], [2]])                 # 3 -> 0 listed by neither end
+    assert coverage(tour, table) == 0.75
+    assert coverage(tour, np.array([[1], [2], [3], [0]])) == 1.0
+
+
+def test_alpha_and_depth_tables_on_the_cpu(tmp_path):
+    """`alpha` and `depth` run beside LKH-3 (elkai, where installed) on a shipped instance: the
+    α-lists' coverage of LKH's tour, the bound below the optimum, one row per method."""
+    import pytest
+    pytest.importorskip("elkai")
+    from benchmarks.__main__ import main
+    main(["alpha", "depth", "--quick", "--backend", "cpu", "--out", str(tmp_path)])
+    report = (tmp_path / "results.md").read_text()
+    assert "| alpha | eil51 | 51 |" in report
+    for method in ("FocusedACO (quadrant)", "FocusedACO (alpha)", "LKH-3 defaults (1 core)", "LKH-3 POPMUSIC (1 core)"):
+        assert method in report

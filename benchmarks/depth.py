@@ -1,0 +1,148 @@
+"""TSP depth beside LKH-3: α-nearness candidates and the Held-Karp bound, and lsmgpu's TSP searches
+at equal wall time with LKH-3 on one core of the same machine.
+
+``alpha``: for each of ``--depth-instances``, the ascent (its seconds and iterations, the bound
+over the sparse graph), the exact bound over all pairs at its penalties (Prim, O(n^2), and its
+seconds) and their gaps below the optimum; and how many edges of a reference tour lie in each
+city's 5 α-nearest, against its 5 and 10 quadrant neighbours. The reference tour is LKH-3's
+(POPMUSIC configuration, ``--alpha-lkh-seconds``), one process per instance on a core of its own,
+its gap in the row.
+
+``depth``: at each of ``--depth-seconds``, every ``--depth-configs`` entry (method:candidates,
+method faco or dontlook-ils, candidates "quadrant" (the default lists), "alpha" or "alphaK") on
+the GPU, one after another from a freshly read instance (the ascent inside the budget), kernels
+built before; LKH-3 in its two configurations (its defaults; CANDIDATE_SET_TYPE = POPMUSIC with
+INITIAL_PERIOD = 100), each ``RUNS = 1``, ``TOTAL_TIME_LIMIT`` the budget, each in a process of
+its own on one core, all running while the GPU rows run. LKH's ascent cannot be interrupted:
+its wall time is reported as measured.
+
+    python -m benchmarks alpha --data .data --out $OUT
+    python -m benchmarks depth --depth-seconds 15 --data .data --out $OUT
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+
+from lsmgpu.problems import TSP
+from lsmgpu.problems.alpha import exact_bound
+from lsmgpu.problems.candidates import quadrant_candidates
+from lsmgpu.search import SEARCHES
+
+#: LKH-3's two configurations: its defaults, and POPMUSIC candidates with a short first period
+LKH_CONFIGS = {"LKH-3 defaults": "", "LKH-3 POPMUSIC": "CANDIDATE_SET_TYPE = POPMUSIC\nINITIAL_PERIOD = 100\n"}
+
+
+def lkh_run(path: str, extra: str, seconds: float) -> tuple[np.ndarray, float]:
+    """One LKH-3 run (elkai's LKH with its own parameter text), single-threaded: (tour, wall seconds)."""
+    import elkai._elkai as lkh
+    params = f"PROBLEM_FILE = :stdin:\nRUNS = 1\nTOTAL_TIME_LIMIT = {seconds}\nTRACE_LEVEL = 0\n{extra}"
+    t0 = time.perf_counter()
+    tour = lkh.solve_problem(params, open(path).read())
+    return np.array(tour, dtype=np.int64) - 1, time.perf_counter() - t0
+
+
+def start_lkh(jobs) -> tuple[ProcessPoolExecutor, dict]:
+    """LKH-3 runs for ``jobs`` [(path, extra, seconds)] in single-threaded processes, at most one
+    per core but one (left to the GPU's process); {(path, extra): future}."""
+    pool = ProcessPoolExecutor(min(len(jobs), os.cpu_count() - 1), mp_context=multiprocessing.get_context("spawn"))
+    return pool, {(str(path), extra): pool.submit(lkh_run, str(path), extra, seconds) for path, extra, seconds in jobs}
+
+
+def collect_lkh(pool, futures) -> dict:
+    """{(path, extra): (tour, seconds)} once every run has ended."""
+    results = {key: future.result() for key, future in futures.items()}
+    pool.shutdown()
+    return results
+
+
+def coverage(tour: np.ndarray, table: np.ndarray) -> float:
+    """The share of the tour's edges (a, b) with b among a's candidates or a among b's."""
+    a, b = tour, np.roll(tour, -1)
+    inside = (table[a] == b[:, None]).any(axis=1) | (table[b] == a[:, None]).any(axis=1)
+    return float(inside.mean())
+
+
+def table_alpha(args, path_of, emit) -> list[dict]:
+    """α-candidates and bounds against LKH-3's tours (see the module docstring)."""
+    names = [name for name in args.depth_instances.split(",") if name]
+    paths = [path_of("tsplib", name) for name in names]
+    pool, futures = start_lkh([(p, LKH_CONFIGS["LKH-3 POPMUSIC"], args.alpha_lkh_seconds) for p in paths])
+    measured = []
+    for path in paths:                               # the ascents meanwhile (one core)
+        problem = TSP.from_file(path)
+        t0 = time.perf_counter()
+        table = problem.candidate_lists(5, "alpha")
+        seconds = time.perf_counter() - t0
+        ascent = problem._ascent
+        t0 = time.perf_counter()
+        exact = exact_bound(problem, ascent.pi, ascent.special)
+        measured.append((path, problem, table, ascent, seconds, exact, time.perf_counter() - t0))
+    tours = collect_lkh(pool, futures)
+    rows = []
+    for path, problem, table, ascent, seconds, exact, exact_s in measured:
+        tour, _ = tours[str(path), LKH_CONFIGS["LKH-3 POPMUSIC"]]
+        optimum = problem.best_known
+        rows.append(dict(table="alpha", instance=problem.name, n=problem.n, device=args.meta["device"],
+                         commit=args.meta["commit"], ascent_s=round(ascent.seconds, 2),
+                         alpha_lists_s=round(seconds, 2), ascent_iterations=ascent.iterations,
+                         sparse_bound_gap_pct=round(100 * (optimum - ascent.bound) / optimum, 3),
+                         bound=int(np.ceil(exact - 1e-6)), bound_gap_pct=round(100 * (optimum - exact) / optimum, 3),
+                         exact_bound_s=round(exact_s, 2),
+                         reference_gap_pct=round(100 * problem.gap(problem.evaluate(tour)), 4),
+                         alpha5_pct=round(100 * coverage(tour, table), 2),
+                         quadrant5_pct=round(100 * coverage(tour, quadrant_candidates(problem.coords, 5)), 2),
+                         quadrant10_pct=round(100 * coverage(tour, quadrant_candidates(problem.coords, 10)), 2)))
+        emit(rows[-1])
+    return rows
+
+
+def _candidates(text: str, problem: TSP):
+    """A --depth-configs candidates entry: None (the default lists), "alpha" (the search's 5
+    α-nearest), or alphaK's table (the problem's K α-nearest)."""
+    if text == "quadrant":
+        return None
+    if text == "alpha":
+        return "alpha"
+    return problem.candidate_lists(int(text[len("alpha"):]), "alpha")
+
+
+def table_depth(args, path_of, emit) -> list[dict]:
+    """lsmgpu's TSP searches beside LKH-3 at equal wall time (see the module docstring)."""
+    names = [name for name in args.depth_instances.split(",") if name]
+    paths = [path_of("tsplib", name) for name in names]
+    configs = [entry.split(":") for entry in args.depth_configs.split(",")]
+    rows = []
+    for seconds in (float(s) for s in args.depth_seconds.split(",")):
+        pool, futures = start_lkh([(p, extra, seconds) for p in paths for extra in LKH_CONFIGS.values()])
+        for path in paths:
+            for method, candidates in configs:
+                warm = TSP.from_file(path)
+                search = SEARCHES[method]
+                search(warm, backend=args.backend_choice, seed=0, candidates=_candidates(candidates, warm)).run(iterations=1)
+                problem = TSP.from_file(path)           # fresh: its ascent runs inside the budget
+                t0 = time.perf_counter()
+                made = search(problem, backend=args.backend_choice, seed=0, candidates=_candidates(candidates, problem))
+                result = made.run(seconds=seconds - (time.perf_counter() - t0), target=problem.best_known)
+                wall = time.perf_counter() - t0
+                assert problem.evaluate(result.solution) == result.fitness
+                rows.append(dict(table="depth", instance=problem.name, n=problem.n, device=args.meta["device"],
+                                 commit=args.meta["commit"], strategy=f"{made.algorithm} ({candidates})",
+                                 budget_s=seconds, seconds=round(wall, 2), iterations=result.iterations,
+                                 gap_pct=round(100 * problem.gap(result.fitness), 3), status=result.status))
+                emit(rows[-1])
+        lkh = collect_lkh(pool, futures)
+        for path in paths:
+            problem = TSP.from_file(path)
+            for label, extra in LKH_CONFIGS.items():
+                tour, wall = lkh[str(path), extra]
+                rows.append(dict(table="depth", instance=problem.name, n=problem.n, device=args.meta["device"],
+                                 commit=args.meta["commit"], strategy=f"{label} (1 core)", budget_s=seconds,
+                                 seconds=round(wall, 2), iterations=None,
+                                 gap_pct=round(100 * problem.gap(problem.evaluate(tour)), 3), status="its time limit"))
+                emit(rows[-1])
+    return rows
