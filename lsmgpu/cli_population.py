@@ -35,7 +35,6 @@ def _spans(spans) -> str:
 
 def options(args) -> tuple[dict, callable]:
     """The search's options from the flags, and what to say about a search built with them."""
-    name = args.algorithm
     chosen, describe = _options(args)
     if args.candidates is not None:
         chosen["candidates"] = args.candidates
@@ -44,6 +43,7 @@ def options(args) -> tuple[dict, callable]:
 
 
 def _options(args) -> tuple[dict, callable]:
+    """Each search's own options from its flags (--candidates aside)."""
     name = args.algorithm
     if name == "ga":
         return (dict(genes=args.genes, groups=args.groups, local_search=_local_search(args),
