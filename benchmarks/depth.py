@@ -8,11 +8,12 @@ city's 5 α-nearest, against its 5 and 10 quadrant neighbours. The reference tou
 (POPMUSIC configuration, ``--alpha-lkh-seconds``), one process per instance on a core of its own,
 its gap in the row.
 
-``depth``: at each of ``--depth-seconds``, every ``--depth-configs`` entry (method:candidates,
-method faco or dontlook-ils, candidates "quadrant" (the default lists), "alpha" or "alphaK") on
+``depth``: at each of ``--depth-seconds``, every ``--depth-configs`` entry (method:candidates[:lk],
+method faco or dontlook-ils, candidates "quadrant" (the default lists), "alpha" or "alphaK", lk:
+the descents' LK3 moves too) on
 the GPU, one after another from a freshly read instance (the ascent inside the budget), kernels
-built before; LKH-3 in its two configurations (its defaults; CANDIDATE_SET_TYPE = POPMUSIC with
-INITIAL_PERIOD = 100), each ``RUNS = 1``, ``TOTAL_TIME_LIMIT`` the budget, each in a process of
+built before; LKH-3 in the configurations of ``--depth-lkh`` (defaults: its defaults; popmusic:
+CANDIDATE_SET_TYPE = POPMUSIC with INITIAL_PERIOD = 100; none: no LKH rows), each ``RUNS = 1``, ``TOTAL_TIME_LIMIT`` the budget, each in a process of
 its own on one core, all running while the GPU rows run. LKH's ascent cannot be interrupted:
 its wall time is reported as measured.
 
@@ -35,6 +36,8 @@ from lsmgpu.search import SEARCHES
 
 #: LKH-3's two configurations: its defaults, and POPMUSIC candidates with a short first period
 LKH_CONFIGS = {"LKH-3 defaults": "", "LKH-3 POPMUSIC": "CANDIDATE_SET_TYPE = POPMUSIC\nINITIAL_PERIOD = 100\n"}
+#: --depth-lkh's names of LKH_CONFIGS
+LKH_NAMES = {"defaults": "LKH-3 defaults", "popmusic": "LKH-3 POPMUSIC"}
 
 
 def lkh_run(path: str, extra: str, seconds: float) -> tuple[np.ndarray, float]:
@@ -115,30 +118,35 @@ def table_depth(args, path_of, emit) -> list[dict]:
     """lsmgpu's TSP searches beside LKH-3 at equal wall time (see the module docstring)."""
     names = [name for name in args.depth_instances.split(",") if name]
     paths = [path_of("tsplib", name) for name in names]
-    configs = [entry.split(":") for entry in args.depth_configs.split(",")]
+    configs = [(entry.split(":") + [""])[:3] for entry in args.depth_configs.split(",")]
+    peers = {LKH_NAMES[name]: LKH_CONFIGS[LKH_NAMES[name]] for name in args.depth_lkh.split(",") if name != "none"}
     rows = []
     for seconds in (float(s) for s in args.depth_seconds.split(",")):
-        pool, futures = start_lkh([(p, extra, seconds) for p in paths for extra in LKH_CONFIGS.values()])
+        jobs = [(p, extra, seconds) for p in paths for extra in peers.values()]
+        pool, futures = start_lkh(jobs) if jobs else (None, {})
         for path in paths:
-            for method, candidates in configs:
+            for method, candidates, moves in configs:
                 warm = TSP.from_file(path)
-                search = SEARCHES[method]
-                search(warm, backend=args.backend_choice, seed=0, candidates=_candidates(candidates, warm)).run(iterations=1)
+                search, lk = SEARCHES[method], moves == "lk"
+                search(warm, backend=args.backend_choice, seed=0, candidates=_candidates(candidates, warm),
+                       lk=lk).run(iterations=1)
                 problem = TSP.from_file(path)           # fresh: its ascent runs inside the budget
                 t0 = time.perf_counter()
-                made = search(problem, backend=args.backend_choice, seed=0, candidates=_candidates(candidates, problem))
+                made = search(problem, backend=args.backend_choice, seed=0, candidates=_candidates(candidates, problem),
+                              lk=lk)
                 result = made.run(seconds=seconds - (time.perf_counter() - t0), target=problem.best_known)
                 wall = time.perf_counter() - t0
                 assert problem.evaluate(result.solution) == result.fitness
                 rows.append(dict(table="depth", instance=problem.name, n=problem.n, device=args.meta["device"],
-                                 commit=args.meta["commit"], strategy=f"{made.algorithm} ({candidates})",
+                                 commit=args.meta["commit"],
+                                 strategy=f"{made.algorithm} ({candidates}{', LK3' if lk else ''})",
                                  budget_s=seconds, seconds=round(wall, 2), iterations=result.iterations,
                                  gap_pct=round(100 * problem.gap(result.fitness), 3), status=result.status))
                 emit(rows[-1])
-        lkh = collect_lkh(pool, futures)
-        for path in paths:
+        lkh = collect_lkh(pool, futures) if jobs else {}
+        for path in paths if jobs else ():
             problem = TSP.from_file(path)
-            for label, extra in LKH_CONFIGS.items():
+            for label, extra in peers.items():
                 tour, wall = lkh[str(path), extra]
                 rows.append(dict(table="depth", instance=problem.name, n=problem.n, device=args.meta["device"],
                                  commit=args.meta["commit"], strategy=f"{label} (1 core)", budget_s=seconds,

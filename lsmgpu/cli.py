@@ -96,6 +96,8 @@ def choose_method(args, problem) -> None:
         raise ValueError("--genes and --groups apply to --algorithm ga")
     if args.local_search is not None and args.algorithm not in ("acs", "mmas", "ga"):
         raise ValueError("--local-search applies to --algorithm acs, mmas or ga")
+    if args.lk and args.algorithm not in (FACO, CHAINS):
+        raise ValueError(f"--lk applies to --algorithm {FACO} or {CHAINS}")
     if args.candidates is not None and args.algorithm not in ("acs", "mmas", FACO, CHAINS):
         raise ValueError(f"--candidates applies to --algorithm acs, mmas, {FACO} or {CHAINS}")
     if args.starts is None:

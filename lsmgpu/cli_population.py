@@ -36,6 +36,8 @@ def _spans(spans) -> str:
 def options(args) -> tuple[dict, callable]:
     """The search's options from the flags, and what to say about a search built with them."""
     chosen, describe = _options(args)
+    if args.lk:
+        chosen["lk"] = True
     if args.candidates is not None:
         chosen["candidates"] = args.candidates
         return chosen, lambda s: f"{describe(s)}, candidates {args.candidates}"
@@ -52,11 +54,12 @@ def _options(args) -> tuple[dict, callable]:
     if name == CHAINS:
         exchange = CHAINS_EXCHANGE if args.exchange_every is None else args.exchange_every
         return (dict(chains=args.chains, exchange_every=exchange, initial=args.initial_solution),
-                lambda s: f"{s.chains} chains, kicked segments <= {_spans(s.spans)}, exchange every {exchange} rounds")
+                lambda s: f"{s.chains} chains, kicked segments <= {_spans(s.spans)}, exchange every {exchange} rounds"
+                          + (", LK3 moves" if s.rules.lk else ""))
     if name == FACO:
         return (dict(ants=args.ants, initial=args.initial_solution),
                 lambda s: f"{s.ants} ants moving {s.moves} cities each, 2-opt + Or-opt"
-                          + (" + Or-3opt" if s.rules.or3 else "") + " descents")
+                          + (" + Or-3opt" if s.rules.or3 else "") + (" + LK3" if s.rules.lk else "") + " descents")
     if name in ("acs", "mmas"):
         return (dict(ants=args.ants, local_search=_local_search(args), initial=args.initial_solution),
                 lambda s: f"{s.ants} ants, {_chain(s)}")

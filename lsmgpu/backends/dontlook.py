@@ -24,11 +24,21 @@ nb(a, dir) the tour neighbour of a after (dir 0) or before (dir 1) it in the arr
   beyond c3 (or c itself), c6 = nb(c5, 1 - dir): the stretches c2 .. c4 and c3 .. c6 swap places,
   c c3 .. c6 c2 .. c4 c5 (edges {c, c2}, {c4, c3}, {c6, c5} go, {c, c3}, {c4, c5}, {c6, c2} come);
   only where d(c, c3) < d(c, c2), as 2-opt.
+* LK3 (with ``lk``: Lin-Kernighan's third level, the sequential 3-opt moves with two reversals),
+  number 2K + 8SK [+ 2K^2 with or3] + (dir K + r) K + r': the 2-opt move (c, c2, c3, c4) of
+  number dir K + r, not closed by {c2, c4} but continued: c5 = candidates[c4, r'] and c6 the
+  neighbour of c5 that makes the second reversal close the tour (in the tour after the first
+  reversal, c6 is to c5 what c2 is to c4: nb(c5, dir) where c5 lies in the reversed stretch
+  c2 .. c3, nb(c5, 1 - dir) elsewhere). Edges {c, c2}, {c3, c4}, {c5, c6} go, {c, c3}, {c4, c5},
+  {c6, c2} come; only where both partial gains are positive, d(c, c3) < d(c, c2) and
+  d(c4, c5) < d(c, c2) - d(c, c3) + d(c3, c4) (LK's gain criterion), and c5 is none of c2, c3,
+  c4 and c6 not c4.
 
 A move is applied as 2-opt steps, each named by the two edges it removes (the reconnection is then
 unique, whatever the array's orientation): 2-opt one step; Or-opt ({p, s1}, {u, w}), ({p, u},
 {q, s2}) and for o = 0 ({u, s2}, {s1, w}); Or-3opt ({c, c2}, {c6, c5}), ({c, c6}, {c3, c4}),
-({c6, c4}, {c2, c5}) (the ILS kick's swap of two adjacent stretches). A step reverses the array
+({c6, c4}, {c2, c5}) (the ILS kick's swap of two adjacent stretches); LK3 ({c, c2}, {c3, c4}),
+({c2, c4}, {c5, c6}). A step reverses the array
 between the edges' positions, or the rest of the cycle where that is shorter (ties: the inside),
 and updates the positions.
 """
@@ -46,13 +56,13 @@ __all__ = ["DontLookRules", "CpuDontLook", "dontlook_for", "moves_per_city", "ch
 
 class DontLookRules:
     """The moves a check evaluates: ``candidates`` (n, K) per city, Or-opt segments up to
-    ``segment``, and with ``or3`` the Or-3opt moves too. ``candidates`` may be a function that
+    ``segment``, with ``or3`` the Or-3opt moves and with ``lk`` the LK3 moves too. ``candidates`` may be a function that
     makes the table (the α-nearest: their ascent then runs where the table is first read, in
     the search's set-up and inside its time budget, not when the search is made)."""
 
-    def __init__(self, candidates, segment: int, or3: bool = False):
+    def __init__(self, candidates, segment: int, or3: bool = False, lk: bool = False):
         self._candidates = candidates
-        self.segment, self.or3 = int(segment), bool(or3)
+        self.segment, self.or3, self.lk = int(segment), bool(or3), bool(lk)
 
     @property
     def candidates(self) -> np.ndarray:
@@ -67,11 +77,11 @@ class DontLookRules:
 
     @property
     def moves(self) -> int:
-        return moves_per_city(self.k, self.segment, self.or3)
+        return moves_per_city(self.k, self.segment, self.or3, self.lk)
 
 
-def moves_per_city(k: int, segment: int, or3: bool = False) -> int:
-    return 2 * k + 8 * segment * k + (2 * k * k if or3 else 0)
+def moves_per_city(k: int, segment: int, or3: bool = False, lk: bool = False) -> int:
+    return 2 * k + 8 * segment * k + (2 * k * k if or3 else 0) + (2 * k * k if lk else 0)
 
 
 def _plan_or(p, s1, s2, q, u, w, o):
@@ -115,11 +125,13 @@ def check_city(c: int, x: np.ndarray, pos: np.ndarray, rules: DontLookRules, bet
     backward = dist(u, S2) + dist(c, w) - base                      # u s2 .. s1 w
     orr = np.stack([forward, backward], axis=-1)                    # (dir, L, r, e, o)
     or_ok = np.stack([outside & (span > 1), outside], axis=-1)
-    parts, oks = [two, orr], [two_ok, or_ok]
-    if rules.or3:
-        swap = _or3(c, x, pos, rules, cand, c2, d_c2, dist)
-        parts.append(swap[0])
-        oks.append(swap[1])
+    parts, oks, third = [two, orr], [two_ok, or_ok], []
+    for wanted, family, planner in ((rules.or3, _or3, _plan_or3), (rules.lk, _lk3, _plan_lk3)):
+        if wanted:
+            found = family(c, x, pos, rules, cand, c2, d_c2, dist)
+            parts.append(found[0])
+            oks.append(found[1])
+            third.append((found, planner))
     deltas = np.concatenate([part.ravel() for part in parts])
     ok = np.concatenate([part.ravel() for part in oks]) & (deltas < 0)
     if not ok.any():
@@ -129,10 +141,13 @@ def check_city(c: int, x: np.ndarray, pos: np.ndarray, rules: DontLookRules, bet
         d, r = divmod(number, K)
         a3, a4 = int(cand[r]), int(c4[d, r])
         return deltas[number], number, [((c, int(c2[d])), (a3, a4))], [c, int(c2[d]), a3, a4]
-    if number >= 2 * K + orr.size:
-        d, r, r2 = np.unravel_index(number - 2 * K - orr.size, swap[0].shape)
-        cities = [c, int(c2[d])] + [int(a[d, r, r2]) for a in swap[2]]
-        return deltas[number], number, _plan_or3(*cities), cities
+    t = number - 2 * K - orr.size
+    for (delta, _, ends), planner in third:         # Or-3opt, then LK3: (dir, r, r') each
+        if 0 <= t < delta.size:
+            d, r, r2 = np.unravel_index(t, delta.shape)
+            cities = [c, int(c2[d])] + [int(a[d, r, r2]) for a in ends]
+            return deltas[number], number, planner(*cities), cities
+        t -= delta.size
     d, l, r, e, o = np.unravel_index(number - 2 * K, orr.shape)
     P, Q, T2, U, W = int(p[d, 0]), int(q[d, l]), int(s2[d, l]), int(u[d, 0, r, e]), int(w[d, 0, r, e])
     return deltas[number], number, _plan_or(P, c, T2, Q, U, W, o), [P, Q, c, T2, U, W]
@@ -161,6 +176,37 @@ def _or3(c, x, pos, rules, cand, c2, d_c2, dist):
 
 def _plan_or3(c, c2, c4, c3, c6, c5):
     return [((c, c2), (c6, c5)), ((c, c6), (c3, c4)), ((c6, c4), (c2, c5))]
+
+
+def _lk3(c, x, pos, rules, cand, c2, d_c2, dist):
+    """City c's LK3 moves (axes dir, r, r'): their deltas, which are legal, and the cities (c4,
+    c3, c6, c5) of each, in the numbering of the module's docstring. c3 and c4 are the 2-opt
+    move's (dir, r); c5 and c6 depend on r' too; o3 and o5 are c3's and c5's distances from c
+    going dir, the first reversal's stretch c2 .. c3 being offsets 1 .. o3."""
+    n = len(x)
+    way = np.array([1, -1])[:, None]                                # (dir, r)
+    pc3 = pos[cand][None, :]
+    o3 = ((pc3 - pos[c]) * way) % n
+    c4 = x[(pc3 + way) % n]
+    c5 = rules.candidates[c4].astype(np.int64)                       # (dir, r, r')
+    way = way[:, :, None]
+    o5 = ((pos[c5] - pos[c]) * way) % n
+    o5 = np.where(o5 == 0, n, o5)                                    # c itself ends the tour's reading
+    O3 = o3[:, :, None]
+    inside = o5 <= O3
+    c6 = np.where(inside, x[(pos[c5] + way) % n], x[(pos[c5] - way) % n])
+    d13 = dist(c, cand)[None, :]                                     # (1, r)
+    d34 = dist(cand[None, :], c4)[:, :, None]                        # (dir, r, 1)
+    d45 = dist(c4[:, :, None], c5)
+    gain = (d_c2 - d13)[:, :, None]                                  # the first partial gain
+    delta = d13[:, :, None] + d45 + dist(c6, c2[:, None, None]) - d_c2[:, :, None] - d34 - dist(c5, c6)
+    ok = (((o3 >= 2) & (o3 <= n - 2))[:, :, None] & (gain > 0) & (gain + d34 - d45 > 0)
+          & (o5 != 1) & (o5 != O3) & (o5 != O3 + 1) & (inside | (o5 != O3 + 2)))
+    return delta, ok, tuple(np.broadcast_to(a, c5.shape) for a in (c4[:, :, None], cand[None, :, None], c6, c5))
+
+
+def _plan_lk3(c, c2, c4, c3, c6, c5):
+    return [((c, c2), (c3, c4)), ((c2, c4), (c5, c6))]
 
 
 def improve_city(c: int, x, pos, rules: DontLookRules, between, queue, queued):

@@ -34,17 +34,21 @@ class DontLookDescent:
     segment    : the longest segment Or-opt moves (default 3)
     or3        : also the Or-3opt moves (two adjacent stretches of any length swap places, found from
                  c's and then c4's candidates: 2 K^2 more moves a check; default False)
+    lk         : also the LK3 moves (Lin-Kernighan's third level: a 2-opt move continued from c4 to
+                 one of its candidates and closed by a second reversal: 2 K^2 more moves a check;
+                 default False)
     polish     : None, "auto" (the problem's ILS chain) or a Neighbourhood or a sequence of them:
                  a chain of batched descents run from the don't-look local optima
     """
 
-    def __init__(self, candidates=None, *, segment: int = 3, or3: bool = False, polish=None):
+    def __init__(self, candidates=None, *, segment: int = 3, or3: bool = False, lk: bool = False, polish=None):
         if isinstance(candidates, str) and candidates != "alpha":
             raise ValueError(f"DontLookDescent: `candidates` must be an int, 'alpha', a table or None, got {candidates!r}")
         self.candidates = candidates if candidates is None or isinstance(candidates, (int, np.integer, str)) \
             else np.asarray(candidates)
         self.segment = check_count("DontLookDescent", "segment", segment, 1, 16)
         self.or3 = check_flag("DontLookDescent", "or3", or3)
+        self.lk = check_flag("DontLookDescent", "lk", lk)
         if isinstance(polish, Neighbourhood):
             polish = [polish]
         if not (polish is None or polish == "auto" or (isinstance(polish, (list, tuple)) and polish
@@ -67,7 +71,8 @@ class DontLookDescent:
                             "it descends tours")
         table = self.candidates
         if isinstance(table, str):                  # "alpha", made when first read
-            return DontLookRules(lambda: problem.candidate_lists(ALPHA_CANDIDATES, "alpha"), self.segment, self.or3)
+            return DontLookRules(lambda: problem.candidate_lists(ALPHA_CANDIDATES, "alpha"), self.segment, self.or3,
+                                 self.lk)
         if isinstance(table, (int, np.integer)):
             k = check_count("DontLookDescent", "candidates", table, 1, problem.n - 1)
             table = problem.candidate_lists(k)
@@ -83,7 +88,7 @@ class DontLookDescent:
                              f"{table.shape} {table.dtype}")
         if table.min() < 0 or table.max() >= problem.n:
             raise ValueError(f"DontLookDescent: `candidates` must hold cities 0 .. {problem.n - 1}")
-        return DontLookRules(table, self.segment, self.or3)
+        return DontLookRules(table, self.segment, self.or3, self.lk)
 
     def population(self, backend, problem, rows: int, rng):
         """The rows that run this descent (and its polish) on ``backend`` (``rng`` unused: the
@@ -96,10 +101,12 @@ class DontLookDescent:
         return PolishedRows(first, population_for(backend, chain, rows, announce="DontLookDescent's polish"))
 
     def __repr__(self):
-        table = "problem's" if self.candidates is None else f"{self.candidates.shape[1]} per city"
+        table = self.candidates
+        table = "problem's" if table is None else repr(table) if isinstance(table, (int, np.integer, str)) \
+            else f"{table.shape[1]} per city"
         polish = "" if self.polish is None else f", polish={self.polish!r}"
-        or3 = ", or3=True" if self.or3 else ""
-        return f"DontLookDescent(candidates={table}, segment={self.segment}{or3}{polish})"
+        moves = (", or3=True" if self.or3 else "") + (", lk=True" if self.lk else "")
+        return f"DontLookDescent(candidates={table}, segment={self.segment}{moves}{polish})"
 
 
 class PolishedRows:

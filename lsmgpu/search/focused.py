@@ -56,6 +56,7 @@ class FocusedParams:
     candidates: object = None
     segment: int = 3
     or3: bool = OR3
+    lk: bool = False
 
     def __post_init__(self):
         owner = "FocusedACO"
@@ -86,9 +87,9 @@ class FocusedACO(PopulationSearch):
     global_best_source : probability that the global best, not the iteration's best, is the next
                          source and deposits (0.01)
     walk               : steps an ant may walk (default n)
-    candidates, segment, or3 : the descent's (DontLookDescent's; ``or3`` default OR3: with the
-                         Or-3opt moves); the ants choose among the same candidates (at most 32 a
-                         city on the GPU)
+    candidates, segment, or3, lk : the descent's (DontLookDescent's; ``or3`` default OR3: with
+                         the Or-3opt moves; ``lk`` default False); the ants choose among the same
+                         candidates (at most 32 a city on the GPU)
     initial            : the start tour (None: the problem's initial solution); it is descended
                          whole first
     backend, seed, callbacks, history : as for every search
@@ -109,7 +110,8 @@ class FocusedACO(PopulationSearch):
                          history=history)
         if problem.n < 8:
             raise ValueError(f"FocusedACO: the ants move cities of tours of at least 8, {problem.name} has {problem.n}")
-        self.rules = DontLookDescent(params.candidates, segment=params.segment, or3=params.or3).bound(problem)
+        self.rules = DontLookDescent(params.candidates, segment=params.segment, or3=params.or3,
+                                     lk=params.lk).bound(problem)
         self.ants = default_ants(problem.n) if params.ants is None else params.ants
         self._check_memory("ants", self.ants)
         moves = params.moves

@@ -24,9 +24,9 @@ def tsp_of(kind: str, n: int, seed: int = 0) -> TSP:
     return TSP(coords, name=f"tsp{n}")
 
 
-def rules_of(problem, k=10, segment=3, or3=False):
+def rules_of(problem, k=10, segment=3, or3=False, lk=False):
     coords = problem.coords if problem.coords is not None else np.random.default_rng(1).uniform(0, 1, (problem.n, 2))
-    return DontLookRules(quadrant_candidates(coords, min(k, problem.n - 1)), segment, or3)
+    return DontLookRules(quadrant_candidates(coords, min(k, problem.n - 1)), segment, or3, lk)
 
 
 def length(problem, x):
@@ -39,13 +39,13 @@ def positions(x):
     return pos
 
 
-@pytest.mark.parametrize("or3", [False, True])
+@pytest.mark.parametrize("or3,lk", [(False, False), (True, False), (False, True), (True, True)])
 @pytest.mark.parametrize("kind", ["int-coords", "real-coords", "matrix"])
 @pytest.mark.parametrize("n", [8, 9, 13, 60])
-def test_every_chosen_move_changes_the_length_by_its_delta(kind, n, or3):
+def test_every_chosen_move_changes_the_length_by_its_delta(kind, n, or3, lk):
     """Every chosen move changes the length by its delta."""
     problem = tsp_of(kind, n, seed=n)
-    rules, between = rules_of(problem, or3=or3), problem.edge_distance().between
+    rules, between = rules_of(problem, or3=or3, lk=lk), problem.edge_distance().between
     rng = np.random.default_rng(n)
     seen = 0
     for _ in range(150):
@@ -68,6 +68,74 @@ def test_moves_per_city_counts_every_kind():
     """Moves per city counts every kind."""
     assert moves_per_city(10, 3) == 20 + 240 and DontLookRules(np.zeros((5, 4), int), 2).moves == 8 + 64
     assert moves_per_city(10, 3, or3=True) == 20 + 240 + 200
+    assert moves_per_city(10, 3, or3=True, lk=True) == 20 + 240 + 200 + 200 == DontLookRules(
+        np.zeros((5, 10), int), 3, True, True).moves
+
+
+def is_tour(n: int, edges) -> bool:
+    """Whether the multiset of undirected edges is one Hamiltonian cycle of n cities."""
+    around = {c: [] for c in range(n)}
+    for a, b in edges:
+        around[a].append(b)
+        around[b].append(a)
+    if any(len(v) != 2 for v in around.values()):
+        return False
+    previous, city, steps = -1, 0, 0
+    while True:
+        nxt = around[city][0] if around[city][0] != previous else around[city][1]
+        previous, city, steps = city, nxt, steps + 1
+        if city == 0:
+            return steps == n
+
+
+@pytest.mark.parametrize("n", [8, 11, 40])
+def test_every_lk3_move_is_the_sequential_three_opt_move_it_names(n):
+    """Each LK3 move of c (c2, c3 and c4 as the 2-opt move's; c5 a candidate of c4): legal exactly
+    when both partial gains are positive and one neighbour c6 of c5 makes removing {c, c2}, {c3, c4},
+    {c5, c6} and adding {c, c3}, {c4, c5}, {c6, c2} a tour (brute force over the edge sets); then
+    c6 is that neighbour, the plan's steps give that tour and its length changes by the delta."""
+    from lsmgpu.backends.dontlook import _lk3, _plan_lk3
+    problem = tsp_of("int-coords", n, seed=n + 1)
+    rules, between = rules_of(problem, k=6), problem.edge_distance().between
+    dist = lambda a, b: float(between(np.array([a]), np.array([b]))[0])          # noqa: E731
+    vdist = lambda a, b: between(*np.broadcast_arrays(a, b)).astype(np.float64)  # noqa: E731
+    rng = np.random.default_rng(n)
+    legal = 0
+    for _ in range(20):
+        x = rng.permutation(n)
+        pos, c = positions(x), int(rng.integers(n))
+        cand = rules.candidates[c].astype(np.int64)
+        c2s = x[(pos[c] + np.array([1, -1])) % n]
+        deltas, ok, (c4s, c3s, c6s, c5s) = _lk3(c, x, pos, rules, cand, c2s, vdist(c, c2s)[:, None], vdist)
+        tour_edges = {frozenset((int(x[i]), int(x[(i + 1) % n]))) for i in range(n)}
+        for d, r, r2 in np.ndindex(ok.shape):
+            way = 1 - 2 * d
+            c2, c3 = int(c2s[d]), int(cand[r])
+            c4 = int(x[(pos[c3] + way) % n])
+            c5 = int(rules.candidates[c4, r2])
+            assert (c3s[d, r, r2], c4s[d, r, r2], c5s[d, r, r2]) == (c3, c4, c5)
+            gains = dist(c, c3) < dist(c, c2) and dist(c4, c5) < dist(c, c2) - dist(c, c3) + dist(c3, c4)
+            closing = set()
+            for c6 in (int(x[(pos[c5] + 1) % n]), int(x[(pos[c5] - 1) % n])):
+                removed = [frozenset(e) for e in ((c, c2), (c3, c4), (c5, c6))]
+                added = [frozenset(e) for e in ((c, c3), (c4, c5), (c6, c2))]
+                if (len(set(removed)) == 3 and len(set(added)) == 3 and all(len(e) == 2 for e in added)
+                        and not set(added) & tour_edges
+                        and is_tour(n, [tuple(e) for e in (tour_edges - set(removed)) | set(added)])):
+                    closing.add(c6)
+            assert ok[d, r, r2] == (gains and bool(closing)), (x, c, c2, c3, c4, c5, int(c6s[d, r, r2]))
+            if not ok[d, r, r2]:
+                continue
+            c6 = int(c6s[d, r, r2])
+            assert c6 in closing
+            y, p = x.copy(), pos.copy()
+            apply_steps(y, p, _plan_lk3(c, c2, c4, c3, c6, c5))
+            assert length(problem, y) - length(problem, x) == deltas[d, r, r2]
+            expected = (tour_edges - {frozenset((c, c2)), frozenset((c3, c4)), frozenset((c5, c6))}) | {
+                frozenset((c, c3)), frozenset((c4, c5)), frozenset((c6, c2))}
+            assert {frozenset((int(y[i]), int(y[(i + 1) % n]))) for i in range(n)} == expected
+            legal += 1
+    assert legal > 10
 
 
 @pytest.mark.parametrize("n", [8, 11, 40])
@@ -199,22 +267,25 @@ def test_dontlook_kernel_compiles_for_sm90(kind, block):
     """The descents' block (BLOCK) and the chains' and focused ants' (CHAIN_BLOCK), the chains'
     tours in global or in shared memory."""
     device = tsp_of(kind, 20).edge_distance().device_source()
-    for or3, shared in ((0, False), (1, False), (0, True)):
-        assert nvcc_compile(render_skeleton("dontlook.cu.j2", K=10, S=3, OR3=or3, BLOCK=block, DISTANCE=device,
+    for or3, lk, shared in ((0, 0, False), (1, 0, False), (0, 0, True), (1, 1, False), (0, 1, True)):
+        assert nvcc_compile(render_skeleton("dontlook.cu.j2", K=10, S=3, OR3=or3, LK=lk, BLOCK=block, DISTANCE=device,
                                             SHARED_ROWS=shared, WALK_TRIES=WALK_TRIES))
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("kind,n,k,segment,or3", [("int-coords", 300, 10, 3, False), ("real-coords", 200, 8, 2, False),
-                                                  ("matrix", 150, 10, 3, False), ("int-coords", 9, 8, 3, False),
-                                                  ("int-coords", 300, 10, 3, True), ("real-coords", 120, 8, 2, True),
-                                                  ("matrix", 90, 6, 3, True), ("int-coords", 9, 8, 3, True)])
-def test_gpu_rows_equal_the_hosts(kind, n, k, segment, or3, monkeypatch):
+@pytest.mark.parametrize("kind,n,k,segment,or3,lk", [
+    ("int-coords", 300, 10, 3, False, False), ("real-coords", 200, 8, 2, False, False),
+    ("matrix", 150, 10, 3, False, False), ("int-coords", 9, 8, 3, False, False),
+    ("int-coords", 300, 10, 3, True, False), ("real-coords", 120, 8, 2, True, False),
+    ("matrix", 90, 6, 3, True, False), ("int-coords", 9, 8, 3, True, False),
+    ("int-coords", 300, 10, 3, False, True), ("real-coords", 200, 8, 2, True, True),
+    ("matrix", 90, 6, 3, True, True), ("int-coords", 9, 8, 3, False, True)])
+def test_gpu_rows_equal_the_hosts(kind, n, k, segment, or3, lk, monkeypatch):
     """The same tours, lengths, moves and checks as the NumPy reference, also when a launch's
-    check budget cuts the descents (CHECKS = 7)."""
+    check budget cuts the descents (CHECKS = 7); with and without the Or-3opt and LK3 moves."""
     from lsmgpu.backends.cuda import dontlook
     problem = tsp_of(kind, n, seed=n)
-    rules, distance = rules_of(problem, k, segment, or3), problem.edge_distance()
+    rules, distance = rules_of(problem, k, segment, or3, lk), problem.edge_distance()
     xs = np.stack([np.random.default_rng(k).permutation(n) for k in range(6)]).astype(np.int32)
     host = CpuDontLook(rules, distance, 6)
     host.load(xs)
@@ -264,3 +335,23 @@ def test_candidates_is_an_int_or_a_table_in_every_search():
         MaxMinAntSystem(problem, candidates=np.zeros((52, 40), int))
     with pytest.raises(ValueError, match="`candidates` must be"):
         DontLookDescent(60).bound(problem)
+
+
+@pytest.mark.parametrize("or3", [False, True])
+def test_a_descent_with_lk3_ends_where_no_move_of_any_kind_improves(or3):
+    """Descended with the LK3 moves, every city of the tour has no improving move of any kind
+    left (check_city finds none), and the tour is no longer than without them from the same start."""
+    problem = tsp_of("int-coords", 200, seed=11)
+    distance = problem.edge_distance()
+    xs = np.random.default_rng(1).permutation(problem.n)[None]
+    ends = {}
+    for lk in (False, True):
+        rules = rules_of(problem, or3=or3, lk=lk)
+        rows = CpuDontLook(rules, distance, 1)
+        rows.load(xs)
+        assert rows.descend(np.ones(1, bool))[2]
+        x = rows.solutions()[0].astype(np.int64)
+        pos = positions(x)
+        assert all(check_city(c, x, pos, rules, distance.between) is None for c in range(problem.n))
+        ends[lk] = rows.values()[0]
+    assert ends[True] <= ends[False] * 1.01

@@ -346,12 +346,14 @@ def test_gpu_chains_equal_the_hosts_after_every_round(kind, n, share_rows, walk,
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("walk,share", [(0, 1.0), (2, 1.0), (40, 0.5)])
-def test_gpu_search_equals_the_cpu_search(walk, share):
-    """GPU search equals the CPU search."""
+@pytest.mark.parametrize("walk,share,lk,candidates", [(0, 1.0, False, None), (2, 1.0, False, None),
+                                                     (40, 0.5, False, None), (0, 1.0, True, "alpha")])
+def test_gpu_search_equals_the_cpu_search(walk, share, lk, candidates):
+    """GPU search equals the CPU search (also with LK3 moves over the α-nearest)."""
     problem = TSP.from_file(TSP.shipped("kroA100"))
     runs = [DontLookILS(problem, chains=3, backend=b, seed=2, exchange_every=3, round_checks=100,
-                        kick_spread=3.0, kick_walk=walk, walk_share=share).run(iterations=40) for b in ("cpu", "cuda")]
+                        kick_spread=3.0, kick_walk=walk, walk_share=share, lk=lk, candidates=candidates).run(iterations=40)
+            for b in ("cpu", "cuda")]
     assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
 
 

@@ -177,16 +177,17 @@ def test_errors_name_what_is_wrong():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("share_rows", [True, False])
-@pytest.mark.parametrize("kind,n,moves,or3", [("int-coords", 300, 8, True), ("real-coords", 120, 4, False),
-                                              ("matrix", 90, 8, True), ("int-coords", 9, 3, False)])
-def test_gpu_ants_equal_the_hosts(kind, n, moves, or3, share_rows, monkeypatch):
+@pytest.mark.parametrize("kind,n,moves,or3,lk", [("int-coords", 300, 8, True, False), ("real-coords", 120, 4, False, False),
+                                                 ("matrix", 90, 8, True, False), ("int-coords", 9, 3, False, False),
+                                                 ("int-coords", 300, 8, True, True), ("real-coords", 120, 4, False, True)])
+def test_gpu_ants_equal_the_hosts(kind, n, moves, or3, lk, share_rows, monkeypatch):
     """Tours, lengths, checks and pheromone equal the reference's over iterations that follow
     ants and the kept best (descents with and without Or-3opt moves; each ant's tour in its
     block's shared memory or in global memory)."""
     from lsmgpu.backends.cuda import dontlook as cuda_dontlook
     monkeypatch.setattr(cuda_dontlook, "SHARE_ROWS", share_rows)
     problem = tsp_of(kind, n, seed=n)
-    rules, distance, B = rules_of(problem, or3=or3), problem.edge_distance(), 12
+    rules, distance, B = rules_of(problem, or3=or3, lk=lk), problem.edge_distance(), 12
     focus = FocusRules(17, moves, 10**6)
     host = CpuFocusedAnts(rules, focus, distance, B, beta=2.0)
     gpu = resolve("cuda").focused_ants(rules, focus, distance, B, 2.0)
@@ -212,11 +213,11 @@ def test_gpu_ants_equal_the_hosts(kind, n, moves, or3, share_rows, monkeypatch):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("or3", [False, True])
-def test_gpu_search_equals_the_cpu_search(or3):
-    """GPU search equals the CPU search."""
+@pytest.mark.parametrize("or3,lk", [(False, False), (True, False), (True, True), (False, True)])
+def test_gpu_search_equals_the_cpu_search(or3, lk):
+    """GPU search equals the CPU search (with and without the Or-3opt and LK3 moves)."""
     problem = TSP.from_file(TSP.shipped("kroA100"))
-    runs = [FocusedACO(problem, ants=6, backend=b, seed=2, or3=or3).run(iterations=25) for b in ("cpu", "cuda")]
+    runs = [FocusedACO(problem, ants=6, backend=b, seed=2, or3=or3, lk=lk).run(iterations=25) for b in ("cpu", "cuda")]
     assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
     assert runs[0].evaluations == runs[1].evaluations
 

@@ -95,8 +95,9 @@ class CudaDontLook:
                              f"of GPU memory; {free / 2**30:,.1f} GiB are free: about {max(fit, 0):,} would fit")
         device = options.context.get_device()
         self.row_shared = self.row_shared_bytes(device)
-        source = render_skeleton("dontlook.cu.j2", K=rules.k, S=rules.segment, OR3=int(rules.or3), BLOCK=self.block,
-                                 DISTANCE=distance.device_source(), SHARED_ROWS=bool(self.row_shared), WALK_TRIES=WALK_TRIES)
+        source = render_skeleton("dontlook.cu.j2", K=rules.k, S=rules.segment, OR3=int(rules.or3), LK=int(rules.lk),
+                                 BLOCK=self.block, DISTANCE=distance.device_source(), SHARED_ROWS=bool(self.row_shared),
+                                 WALK_TRIES=WALK_TRIES)
         self.module = load_module(source, "sm_%d%d" % device.compute_capability())
         self.kernel = self.module.get_function("descend")
         self.buffers = DeviceBuffers()
