@@ -716,6 +716,8 @@ def main(argv=None):
                         help="depth: method:candidates runs (faco, dontlook-ils; quadrant, alpha, alphaK)")
     parser.add_argument("--depth-lkh", default="defaults,popmusic",
                         help="depth: LKH-3's configurations beside (defaults, popmusic; none)")
+    parser.add_argument("--depth-lkh-wait", type=float, default=None,
+                        help="depth: seconds LKH-3's runs may go on after lsmgpu's rows (default: until they end)")
     parser.add_argument("--alpha-lkh-seconds", type=float, default=60.0,
                         help="alpha: LKH-3's time limit for the reference tours")
     parser.add_argument("--faco-instances", default="pr1002,pr2392,rl5915,d15112,d18512", help="faco's TSPLIB names")

@@ -15,7 +15,8 @@ the GPU, one after another from a freshly read instance (the ascent inside the b
 built before; LKH-3 in the configurations of ``--depth-lkh`` (defaults: its defaults; popmusic:
 CANDIDATE_SET_TYPE = POPMUSIC with INITIAL_PERIOD = 100; none: no LKH rows), each ``RUNS = 1``, ``TOTAL_TIME_LIMIT`` the budget, each in a process of
 its own on one core, all running while the GPU rows run. LKH's ascent cannot be interrupted:
-its wall time is reported as measured.
+its wall time is reported as measured, and a run without a tour ``--depth-lkh-wait`` seconds after
+the GPU rows end is stopped and reported as such.
 
     python -m benchmarks alpha --data .data --out $OUT
     python -m benchmarks depth --depth-seconds 15 --data .data --out $OUT
@@ -25,7 +26,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, TimeoutError
 
 import numpy as np
 
@@ -56,10 +57,19 @@ def start_lkh(jobs) -> tuple[ProcessPoolExecutor, dict]:
     return pool, {(str(path), extra): pool.submit(lkh_run, str(path), extra, seconds) for path, extra, seconds in jobs}
 
 
-def collect_lkh(pool, futures) -> dict:
-    """{(path, extra): (tour, seconds)} once every run has ended."""
-    results = {key: future.result() for key, future in futures.items()}
-    pool.shutdown()
+def collect_lkh(pool, futures, wait: float | None = None) -> dict:
+    """{(path, extra): (tour, seconds) or None}: each run's answer, or None for a run still going
+    ``wait`` seconds from now (its process is then ended)."""
+    end = None if wait is None else time.perf_counter() + wait
+    results = {}
+    for key, future in futures.items():
+        try:
+            results[key] = future.result(None if end is None else max(0.0, end - time.perf_counter()))
+        except TimeoutError:
+            results[key] = None
+    for process in list(getattr(pool, "_processes", {}).values()):     # runs LKH cannot stop itself
+        process.terminate()
+    pool.shutdown(cancel_futures=True)
     return results
 
 
@@ -143,14 +153,17 @@ def table_depth(args, path_of, emit) -> list[dict]:
                                  budget_s=seconds, seconds=round(wall, 2), iterations=result.iterations,
                                  gap_pct=round(100 * problem.gap(result.fitness), 3), status=result.status))
                 emit(rows[-1])
-        lkh = collect_lkh(pool, futures) if jobs else {}
+        lkh = collect_lkh(pool, futures, args.depth_lkh_wait) if jobs else {}
         for path in paths if jobs else ():
             problem = TSP.from_file(path)
             for label, extra in peers.items():
-                tour, wall = lkh[str(path), extra]
+                answer = lkh[str(path), extra]
+                tour, wall = answer if answer is not None else (None, None)
                 rows.append(dict(table="depth", instance=problem.name, n=problem.n, device=args.meta["device"],
                                  commit=args.meta["commit"], strategy=f"{label} (1 core)", budget_s=seconds,
-                                 seconds=round(wall, 2), iterations=None,
-                                 gap_pct=round(100 * problem.gap(problem.evaluate(tour)), 3), status="its time limit"))
+                                 seconds=None if wall is None else round(wall, 2), iterations=None,
+                                 gap_pct=None if tour is None else round(100 * problem.gap(problem.evaluate(tour)), 3),
+                                 status="its time limit" if tour is not None else
+                                 f"no tour {args.depth_lkh_wait:g} s after lsmgpu's rows"))
                 emit(rows[-1])
     return rows

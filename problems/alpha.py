@@ -33,9 +33,12 @@ from lsmgpu.budget import check_deadline
 
 from .candidates import quadrant_candidates
 
-__all__ = ["Ascent", "alpha_candidates", "ascent", "exact_bound", "one_tree", "sparse_graph"]
+__all__ = ["Ascent", "Graph", "alpha_candidates", "ascent", "exact_bound", "one_tree", "pool_alpha", "sparse_graph"]
 
-#: neighbours per city beside the triangulation's edges (quadrant neighbours: 2 in each quadrant)
+#: the ascent's graph: the triangulation's edges and each city's nearest in each quadrant (cities
+#: the triangulation leaves out, duplicates, stay joined); its spanning trees take most of the time
+ASCENT_NEIGHBOURS = 4
+#: the α-candidates are chosen among the ascent's graph and these quadrant neighbours (2 a quadrant)
 GRAPH_NEIGHBOURS = 8
 #: LKH's INITIAL_PERIOD in its POPMUSIC configuration: iterations of one step size at first
 PERIOD = 100
@@ -112,9 +115,9 @@ def _connected(tsp, u, v) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass
 class OneTree:
-    """A minimum 1-tree over the graph: its tree edges (indices into the graph's edges), the
-    special leaf and its second edge (an index, or -1 when the leaf has no other edge), every
-    city's degree, and its length under the penalties."""
+    """A minimum 1-tree over a graph: its tree edges (indices into the graph's edges), the special
+    leaf and its second edge (an index, or -1 when the leaf has no other edge), every city's
+    degree, and its length under the penalties."""
 
     tree: np.ndarray
     special: int
@@ -123,36 +126,55 @@ class OneTree:
     length: float
 
 
+class Graph:
+    """A sparse graph's edges (u < v, sorted by u n + v: the order of its CSR matrix's entries,
+    so that each iteration of the ascent writes its weights straight into the matrix)."""
+
+    def __init__(self, n: int, u: np.ndarray, v: np.ndarray):
+        self.n, self.u, self.v = n, u, v
+        self.keys = u * n + v
+        if len(self.keys) > 1 and not np.all(np.diff(self.keys) > 0):
+            raise ValueError("alpha: a graph's edges must be unique, u < v, sorted by u n + v")
+        self.matrix = coo_matrix((np.ones(len(u)), (u, v)), shape=(n, n)).tocsr()
+
+    def one_tree(self, weight: np.ndarray) -> OneTree:
+        """The minimum spanning tree under ``weight`` (scipy's Kruskal), closed into a 1-tree
+        LKH's way: the special city is the leaf whose cheapest edge outside the tree is the
+        longest, and that edge is added (removing a leaf from a minimum spanning tree leaves one
+        of the other cities, and a leaf's tree edge is its cheapest; so this is the minimum
+        1-tree with that city special)."""
+        n, u, v = self.n, self.u, self.v
+        self.matrix.data = weight + (1.0 - float(weight.min()))       # scipy drops zero weights
+        tree = minimum_spanning_tree(self.matrix).tocoo()
+        tree_edges = np.searchsorted(self.keys, np.minimum(tree.row, tree.col).astype(np.int64) * n
+                                     + np.maximum(tree.row, tree.col))
+        degree = np.bincount(u[tree_edges], minlength=n) + np.bincount(v[tree_edges], minlength=n)
+        outside = np.ones(len(u), dtype=bool)
+        outside[tree_edges] = False
+        cheapest = np.full(n, np.inf)
+        np.minimum.at(cheapest, u[outside], weight[outside])
+        np.minimum.at(cheapest, v[outside], weight[outside])
+        leaves = np.flatnonzero(degree == 1)
+        special = int(leaves[np.argmax(np.where(np.isfinite(cheapest[leaves]), cheapest[leaves], -np.inf))])
+        length = float(weight[tree_edges].sum())
+        second = -1
+        if np.isfinite(cheapest[special]):
+            at = np.flatnonzero(outside & ((u == special) | (v == special)))
+            second = int(at[np.argmin(weight[at])])
+            length += float(weight[second])
+            degree[u[second]] += 1
+            degree[v[second]] += 1
+        return OneTree(tree_edges, special, second, degree, length)
+
+
 def one_tree(n: int, u: np.ndarray, v: np.ndarray, weight: np.ndarray) -> OneTree:
-    """The minimum spanning tree of the graph under ``weight`` (scipy's Kruskal), closed into a
-    1-tree LKH's way: the special city is the leaf whose cheapest edge outside the tree is the
-    longest, and that edge is added (removing a leaf from a minimum spanning tree leaves one of
-    the other cities, and a leaf's tree edge is its cheapest; so this is the minimum 1-tree with
-    that city special)."""
-    shift = 1.0 - float(weight.min())              # scipy drops zero weights: all made positive
-    index = np.arange(len(u))
-    graph = coo_matrix((weight + shift, (u, v)), shape=(n, n)).tocsr()
-    # scipy keeps the weight, not the edge: tag each edge by its index through a twin matrix
-    tree = minimum_spanning_tree(graph).tocoo()
-    lookup = coo_matrix((index + 1, (u, v)), shape=(n, n)).tocsr()
-    tree_edges = np.asarray(lookup[np.minimum(tree.row, tree.col), np.maximum(tree.row, tree.col)]).ravel() - 1
-    degree = np.bincount(u[tree_edges], minlength=n) + np.bincount(v[tree_edges], minlength=n)
-    outside = np.ones(len(u), dtype=bool)
-    outside[tree_edges] = False
-    cheapest = np.full(n, np.inf)
-    np.minimum.at(cheapest, u[outside], weight[outside])
-    np.minimum.at(cheapest, v[outside], weight[outside])
-    leaves = np.flatnonzero(degree == 1)
-    special = int(leaves[np.argmax(np.where(np.isfinite(cheapest[leaves]), cheapest[leaves], -np.inf))])
-    length = float(weight[tree_edges].sum())
-    second = -1
-    if np.isfinite(cheapest[special]):
-        at = outside & ((u == special) | (v == special))
-        second = int(np.flatnonzero(at)[np.argmin(np.where(weight[at] == cheapest[special], 0, 1))])
-        length += float(weight[second])
-        degree[u[second]] += 1
-        degree[v[second]] += 1
-    return OneTree(tree_edges, special, second, degree, length)
+    """The minimum 1-tree of the graph (u, v) (any order of its unique edges) under ``weight``;
+    ``tree`` and ``second`` index the edges as given."""
+    key = np.minimum(u, v).astype(np.int64) * n + np.maximum(u, v)
+    order = np.argsort(key, kind="stable")
+    found = Graph(n, key[order] // n, key[order] % n).one_tree(weight[order])
+    second = int(order[found.second]) if found.second >= 0 else -1
+    return OneTree(order[found.tree], found.special, second, found.degree, found.length)
 
 
 def ascent(tsp, period: int = PERIOD, graph=None) -> Ascent:
@@ -163,10 +185,11 @@ def ascent(tsp, period: int = PERIOD, graph=None) -> Ascent:
     (a tour) reaches 0. It checks the run's deadline every iteration (DeadlineReached)."""
     t0 = time.perf_counter()
     n = tsp.n
-    u, v = sparse_graph(tsp) if graph is None else graph
+    u, v = sparse_graph(tsp, ASCENT_NEIGHBOURS) if graph is None else graph
     length = tsp.dist(u, v).astype(np.float64)
+    sparse = Graph(n, u, v)
     pi = np.zeros(n)
-    tree = one_tree(n, u, v, length)
+    tree = sparse.one_tree(length)
     best_w, best_pi, special = tree.length, pi.copy(), tree.special
     direction = tree.degree - 2.0
     last = direction.copy()
@@ -180,7 +203,7 @@ def ascent(tsp, period: int = PERIOD, graph=None) -> Ascent:
             check_deadline("the Held-Karp ascent ended")
             pi += step * (0.7 * direction + 0.3 * last)
             last = direction
-            tree = one_tree(n, u, v, length + pi[u] + pi[v])
+            tree = sparse.one_tree(length + pi[u] + pi[v])
             iterations += 1
             w = tree.length - 2.0 * pi.sum()
             direction = tree.degree - 2.0
@@ -197,11 +220,11 @@ def ascent(tsp, period: int = PERIOD, graph=None) -> Ascent:
     return Ascent(best_pi, float(best_w), special, u, v, length, iterations, time.perf_counter() - t0, best_norm == 0)
 
 
-def _lifting(n: int, u, v, tree: np.ndarray, weight: np.ndarray):
-    """Binary-lifting tables of the spanning tree rooted at city 0: ``up[k][c]`` is c's ancestor
-    2^k edges up (the root its own), ``longest[k][c]`` the longest edge on the way there, and
-    every city's depth; pointer jumping, vectorised over the cities (log n rounds)."""
-    a, b = u[tree], v[tree]
+def _lifting(n: int, a: np.ndarray, b: np.ndarray, weight: np.ndarray):
+    """Binary-lifting tables of the spanning tree of edges (a, b) with ``weight``, rooted at city 0:
+    ``up[k][c]`` is c's ancestor 2^k edges up (the root its own), ``longest[k][c]`` the longest
+    edge on the way there, and every city's depth; pointer jumping, vectorised over the cities
+    (log n rounds)."""
     adjacency = coo_matrix((np.ones(2 * len(a)), (np.r_[a, b], np.r_[b, a])), shape=(n, n)).tocsr()
     _, parent = breadth_first_order(adjacency, 0, directed=False, return_predecessors=True)
     parent = parent.astype(np.int64)
@@ -209,7 +232,7 @@ def _lifting(n: int, u, v, tree: np.ndarray, weight: np.ndarray):
     parent[root] = np.flatnonzero(root)
     edge = np.zeros(n)
     child = np.where(parent[a] == b, a, b)          # the endpoint whose parent is the other
-    edge[child] = weight[tree]
+    edge[child] = weight
     up, longest = [parent], [edge]
     depth, ancestor = (~root).astype(np.int64), parent
     while (1 << len(up)) <= n:
@@ -241,33 +264,46 @@ def path_longest(lifting, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(last, np.maximum(result, np.maximum(longest[0][a], longest[0][b])), result)
 
 
-def alpha_values(n: int, u, v, weight, tree: OneTree) -> np.ndarray:
-    """α of every graph edge under the penalised ``weight``: 0 on the 1-tree; at the special
-    city, the edge less the special's second edge; elsewhere the edge less the longest edge on
-    the tree path between its ends (the special is a leaf, so no such path passes it)."""
-    special = (u == tree.special) | (v == tree.special)
-    alpha = weight - path_longest(_lifting(n, u, v, tree.tree, weight), u, v)
+def alpha_values(n: int, u, v, weight, tree: OneTree, at=None) -> np.ndarray:
+    """α of the edges ``at`` = (a, b, their penalised weights) (default: the graph's own edges)
+    against the 1-tree ``tree`` of the graph (u, v) under ``weight``: at the special city, the
+    edge less the special's second edge; elsewhere the edge less the longest edge on the tree
+    path between its ends (0 on the tree itself; the special is a leaf, so no such path passes it)."""
+    a, b, w = (u, v, weight) if at is None else at
+    alpha = w - path_longest(_lifting(n, u[tree.tree], v[tree.tree], weight[tree.tree]), a, b)
     if tree.second >= 0:
-        alpha[special] = weight[special] - weight[tree.second]
-    alpha[tree.tree] = 0.0
-    if tree.second >= 0:
-        alpha[tree.second] = 0.0
+        special = (a == tree.special) | (b == tree.special)
+        alpha[special] = w[special] - weight[tree.second]
     return np.maximum(alpha, 0.0)
 
 
+def pool_alpha(tsp, run: Ascent) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The edges the α-candidates are chosen from (u < v: the ascent's graph and every city's
+    GRAPH_NEIGHBOURS quadrant or nearest neighbours), their lengths and their α at the ascent's
+    penalties."""
+    n, u, v = tsp.n, run.u, run.v
+    weight = run.length + run.pi[u] + run.pi[v]
+    tree = Graph(n, u, v).one_tree(weight)
+    planar = tsp.coords is not None and tsp.weight_type != "GEO"
+    near = quadrant_candidates(tsp.coords, min(GRAPH_NEIGHBOURS, n - 1)) if planar \
+        else _nearest_by_distance(tsp, min(GRAPH_NEIGHBOURS, n - 1))
+    pu, pv = _unique_edges(n, np.r_[u, np.repeat(np.arange(n, dtype=np.int64), near.shape[1])],
+                           np.r_[v, near.ravel().astype(np.int64)])
+    length = tsp.dist(pu, pv).astype(np.float64)
+    return pu, pv, length, alpha_values(n, u, v, weight, tree, (pu, pv, length + run.pi[pu] + run.pi[pv]))
+
+
 def alpha_candidates(tsp, k: int = 5, run: Ascent | None = None) -> tuple[np.ndarray, Ascent]:
-    """(n, k) int32: every city's k graph neighbours of smallest α (ties: the shorter edge
-    first), after the ascent (``run``, or a new one); and the Ascent. A city with fewer than k
-    graph neighbours repeats its last one (the searches skip a candidate already tried)."""
+    """(n, k) int32: every city's k neighbours of smallest α (ties: the shorter edge first) among
+    the ascent's graph and its GRAPH_NEIGHBOURS quadrant (or nearest) neighbours, after the
+    ascent (``run``, or a new one); and the Ascent. A city with fewer than k such neighbours
+    repeats its last one (the searches skip a candidate already tried)."""
     n = tsp.n
     k = min(int(k), n - 1)
     run = ascent(tsp) if run is None else run
-    u, v = run.u, run.v
-    weight = run.length + run.pi[u] + run.pi[v]
-    alpha = alpha_values(n, u, v, weight, one_tree(n, u, v, weight))
-    city = np.r_[u, v]
-    other = np.r_[v, u]
-    order = np.lexsort((np.r_[run.length, run.length], np.r_[alpha, alpha], city))
+    pu, pv, length, alpha = pool_alpha(tsp, run)
+    city, other = np.r_[pu, pv], np.r_[pv, pu]
+    order = np.lexsort((np.r_[length, length], np.r_[alpha, alpha], city))
     city, other = city[order], other[order]
     start = np.searchsorted(city, np.arange(n))
     count = np.diff(np.r_[start, len(city)])
