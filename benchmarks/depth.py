@@ -159,11 +159,14 @@ def table_depth(args, path_of, emit) -> list[dict]:
             for label, extra in peers.items():
                 answer = lkh[str(path), extra]
                 tour, wall = answer if answer is not None else (None, None)
+                if tour is not None and not np.array_equal(np.sort(tour), np.arange(problem.n)):
+                    tour, status = None, f"no tour: LKH answered {len(tour)} cities"
+                else:
+                    status = "its time limit" if tour is not None else f"no tour {args.depth_lkh_wait:g} s after lsmgpu's rows"
                 rows.append(dict(table="depth", instance=problem.name, n=problem.n, device=args.meta["device"],
                                  commit=args.meta["commit"], strategy=f"{label} (1 core)", budget_s=seconds,
                                  seconds=None if wall is None else round(wall, 2), iterations=None,
                                  gap_pct=None if tour is None else round(100 * problem.gap(problem.evaluate(tour)), 3),
-                                 status="its time limit" if tour is not None else
-                                 f"no tour {args.depth_lkh_wait:g} s after lsmgpu's rows"))
+                                 status=status))
                 emit(rows[-1])
     return rows
