@@ -72,6 +72,21 @@ def test_moves_per_city_counts_every_kind():
         np.zeros((5, 10), int), 3, True, True).moves
 
 
+def third_level_draws(n: int, family, seed: int):
+    """20 random tours of an n-city instance and a random city c of each, with the moves of c of
+    ``family`` (_or3 or _lk3: deltas, legality, cities): (problem, rules, x, pos, c, cand, c2s, found)."""
+    problem = tsp_of("int-coords", n, seed=seed)
+    rules, between = rules_of(problem, k=6), problem.edge_distance().between
+    dist = lambda a, b: between(*np.broadcast_arrays(a, b)).astype(np.float64)     # noqa: E731
+    rng = np.random.default_rng(n)
+    for _ in range(20):
+        x = rng.permutation(n)
+        pos, c = positions(x), int(rng.integers(n))
+        cand = rules.candidates[c].astype(np.int64)
+        c2s = x[(pos[c] + np.array([1, -1])) % n]
+        yield problem, rules, x, pos, c, cand, c2s, family(c, x, pos, rules, cand, c2s, dist(c, c2s)[:, None], dist)
+
+
 def is_tour(n: int, edges) -> bool:
     """Whether the multiset of undirected edges is one Hamiltonian cycle of n cities."""
     around = {c: [] for c in range(n)}
@@ -95,18 +110,10 @@ def test_every_lk3_move_is_the_sequential_three_opt_move_it_names(n):
     {c5, c6} and adding {c, c3}, {c4, c5}, {c6, c2} a tour (brute force over the edge sets); then
     c6 is that neighbour, the plan's steps give that tour and its length changes by the delta."""
     from lsmgpu.backends.dontlook import _lk3, _plan_lk3
-    problem = tsp_of("int-coords", n, seed=n + 1)
-    rules, between = rules_of(problem, k=6), problem.edge_distance().between
-    dist = lambda a, b: float(between(np.array([a]), np.array([b]))[0])          # noqa: E731
-    vdist = lambda a, b: between(*np.broadcast_arrays(a, b)).astype(np.float64)  # noqa: E731
-    rng = np.random.default_rng(n)
     legal = 0
-    for _ in range(20):
-        x = rng.permutation(n)
-        pos, c = positions(x), int(rng.integers(n))
-        cand = rules.candidates[c].astype(np.int64)
-        c2s = x[(pos[c] + np.array([1, -1])) % n]
-        deltas, ok, (c4s, c3s, c6s, c5s) = _lk3(c, x, pos, rules, cand, c2s, vdist(c, c2s)[:, None], vdist)
+    for problem, rules, x, pos, c, cand, c2s, found in third_level_draws(n, _lk3, n + 1):
+        deltas, ok, (c4s, c3s, c6s, c5s) = found
+        dist = lambda a, b: float(problem.edge_distance().between(np.array([a]), np.array([b]))[0])  # noqa: E731
         tour_edges = {frozenset((int(x[i]), int(x[(i + 1) % n]))) for i in range(n)}
         for d, r, r2 in np.ndindex(ok.shape):
             way = 1 - 2 * d
@@ -144,17 +151,11 @@ def test_every_or3opt_move_swaps_two_stretches(n):
     c c3 .. c6 c2 .. c4 c5 .., by the plan's steps, with the delta re-measured; the illegal ones
     are exactly those whose stretches are empty or overlap (c3 less than two on, c5 not beyond c3)."""
     from lsmgpu.backends.dontlook import _or3, _plan_or3
-    problem = tsp_of("int-coords", n, seed=n)
-    rules, between = rules_of(problem, k=6), problem.edge_distance().between
-    dist = lambda a, b: between(*np.broadcast_arrays(a, b)).astype(np.float64)     # noqa: E731
-    rng = np.random.default_rng(n)
     legal = 0
-    for _ in range(20):
-        x = rng.permutation(n)
-        pos, c = positions(x), int(rng.integers(n))
-        cand = rules.candidates[c].astype(np.int64)
-        c2 = x[(pos[c] + np.array([1, -1])) % n]
-        deltas, ok, (c4s, c3s, c6s, c5s) = _or3(c, x, pos, rules, cand, c2, dist(c, c2)[:, None], dist)
+    for problem, rules, x, pos, c, cand, c2, found in third_level_draws(n, _or3, n):
+        deltas, ok, (c4s, c3s, c6s, c5s) = found
+        between = problem.edge_distance().between
+        dist = lambda a, b: between(*np.broadcast_arrays(a, b)).astype(np.float64)     # noqa: E731
         for d, r, r2 in np.ndindex(ok.shape):
             way = 1 - 2 * d
             read = x[(pos[c] + way * np.arange(n)) % n]                       # the tour from c going dir
