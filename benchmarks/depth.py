@@ -1,9 +1,10 @@
 """TSP depth beside LKH-3: α-nearness candidates and the Held-Karp bound, and lsmgpu's TSP searches
 at equal wall time with LKH-3 on one core of the same machine.
 
-``alpha``: for each of ``--depth-instances``, the ascent (its seconds and iterations, the bound
-over the sparse graph), the exact bound over all pairs at its penalties (Prim, O(n^2), and its
-seconds) and their gaps below the optimum; and how many edges of a reference tour lie in each
+``alpha``: for each of ``--depth-instances``, the α-lists' ascent (its seconds and iterations,
+the bound over its sparse graph), ``TSP.lower_bound`` (held_karp_bound: its own ascent over a
+denser graph and the exact 1-tree over all pairs, O(n^2), and its seconds) and their gaps below
+the optimum; and how many edges of a reference tour lie in each
 city's 5 α-nearest, against its 5 and 10 quadrant neighbours. The reference tour is LKH-3's
 (POPMUSIC configuration, ``--alpha-lkh-seconds``), one process per instance on a core of its own,
 its gap in the row.
@@ -31,7 +32,7 @@ from concurrent.futures import ProcessPoolExecutor, TimeoutError
 import numpy as np
 
 from lsmgpu.problems import TSP
-from lsmgpu.problems.alpha import exact_bound
+from lsmgpu.problems.alpha import held_karp_bound
 from lsmgpu.problems.candidates import quadrant_candidates
 from lsmgpu.search import SEARCHES
 
@@ -93,7 +94,7 @@ def table_alpha(args, path_of, emit) -> list[dict]:
         seconds = time.perf_counter() - t0
         ascent = problem._ascent
         t0 = time.perf_counter()
-        exact = exact_bound(problem, ascent.pi, ascent.special)
+        exact = held_karp_bound(problem)
         measured.append((path, problem, table, ascent, seconds, exact, time.perf_counter() - t0))
     tours = collect_lkh(pool, futures)
     rows = []
@@ -105,7 +106,7 @@ def table_alpha(args, path_of, emit) -> list[dict]:
                          alpha_lists_s=round(seconds, 2), ascent_iterations=ascent.iterations,
                          sparse_bound_gap_pct=round(100 * (optimum - ascent.bound) / optimum, 3),
                          bound=int(np.ceil(exact - 1e-6)), bound_gap_pct=round(100 * (optimum - exact) / optimum, 3),
-                         exact_bound_s=round(exact_s, 2),
+                         bound_s=round(exact_s, 2),
                          reference_gap_pct=round(100 * problem.gap(problem.evaluate(tour)), 4),
                          alpha5_pct=round(100 * coverage(tour, table), 2),
                          quadrant5_pct=round(100 * coverage(tour, quadrant_candidates(problem.coords, 5)), 2),

@@ -33,7 +33,8 @@ from lsmgpu.budget import check_deadline
 
 from .candidates import quadrant_candidates
 
-__all__ = ["Ascent", "Graph", "alpha_candidates", "ascent", "exact_bound", "one_tree", "pool_alpha", "sparse_graph"]
+__all__ = ["Ascent", "Graph", "alpha_candidates", "ascent", "exact_bound", "held_karp_bound", "one_tree", "pool_alpha",
+           "sparse_graph"]
 
 #: the ascent's graph: the triangulation's edges and each city's nearest in each quadrant (cities
 #: the triangulation leaves out, duplicates, stay joined); its spanning trees take most of the time
@@ -309,6 +310,16 @@ def alpha_candidates(tsp, k: int = 5, run: Ascent | None = None) -> tuple[np.nda
     count = np.diff(np.r_[start, len(city)])
     rank = np.minimum(np.arange(k)[None, :], count[:, None] - 1)
     return other[start[:, None] + rank].astype(np.int32), run
+
+
+def held_karp_bound(tsp) -> float:
+    """A lower bound on every tour: the ascent over the denser graph (the triangulation and
+    GRAPH_NEIGHBOURS quadrant neighbours a city: penalties whose 1-trees over all pairs stay
+    close to the sparse ones; over the α-lists' sparser graph the exact bound fell 1-4 % below
+    the optimum where this one is 0.5-1.9 %: docs/benchmarks/tsp-depth.md), then the exact
+    1-tree over all pairs at its penalties."""
+    run = ascent(tsp, graph=sparse_graph(tsp, GRAPH_NEIGHBOURS))
+    return exact_bound(tsp, run.pi, run.special)
 
 
 def exact_bound(tsp, pi: np.ndarray, special: int = 0) -> float:
