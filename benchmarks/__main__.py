@@ -38,7 +38,7 @@ from lsmgpu.problems import PPP, QAP, TSP, Weierstrass
 
 from .bad_inputs import table_bad_inputs
 from .defaults import table_defaults
-from .depth import table_alpha, table_depth
+from .depth import table_alpha, table_depth, table_lk_descent
 from .interrupts import table_interrupts
 from .overrun import SEARCHES as OVERRUN_SEARCHES, table_overrun
 from .colony import table_acs_build, table_colony_quality, table_faco, table_mmas_build
@@ -530,6 +530,8 @@ TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality
           "ga-million": lambda args: table_ga_million(args, None, emit),
           "alpha": lambda args: table_alpha(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "depth": lambda args: table_depth(args, lambda folder, name: instances(args, folder, [name])[0], emit),
+          "lk-descent": lambda args: table_lk_descent(args, lambda folder, name: instances(args, folder, [name])[0],
+                                                      emit),
           "ga-quality": lambda args: table_ga_quality(args, lambda folder, name: instances(args, folder, [name])[0], emit)}
 
 
@@ -718,6 +720,9 @@ def main(argv=None):
                         help="depth: LKH-3's configurations beside (defaults, popmusic; none)")
     parser.add_argument("--depth-lkh-wait", type=float, default=None,
                         help="depth: seconds LKH-3's runs may go on after lsmgpu's rows (default: until they end)")
+    parser.add_argument("--descent-instances", default="d18512,pla85900", help="lk-descent: TSPLIB names")
+    parser.add_argument("--descent-configs", default="quadrant,quadrant:or3,quadrant:lk,quadrant:or3:lk,alpha:or3:lk",
+                        help="lk-descent: candidates[:or3][:lk] descents (quadrant, alpha)")
     parser.add_argument("--alpha-lkh-seconds", type=float, default=60.0,
                         help="alpha: LKH-3's time limit for the reference tours")
     parser.add_argument("--faco-instances", default="pr1002,pr2392,rl5915,d15112,d18512", help="faco's TSPLIB names")
@@ -765,6 +770,7 @@ def main(argv=None):
         args.colony_qap = args.colony_qap and "tai12a"
         args.faco_instances, args.faco_configs = "kroA100", "8:8"
         args.depth_instances, args.depth_seconds, args.alpha_lkh_seconds = "kroA100", "1", 1.0
+        args.descent_instances = "kroA100"
     args.startup_label = args.startup_label or commit()
     CPU_SECONDS[0] = args.cpu_seconds
     CPU_ONLY[0] = args.backend == "cpu"

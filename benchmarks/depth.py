@@ -19,8 +19,15 @@ its own on one core, all running while the GPU rows run. LKH's ascent cannot be 
 its wall time is reported as measured, and a run without a tour ``--depth-lkh-wait`` seconds after
 the GPU rows end is stopped and reported as such.
 
+``lk-descent``: one descent of the greedy tour (its own seconds and gap) for each of
+``--descent-configs`` (candidates[:or3][:lk]: "quadrant" (10 quadrant neighbours) or "alpha", with
+the Or-3opt and LK3 moves), lsmgpu.parallel.improve with a DontLookDescent on the backend: the
+descent's wall seconds after a warm-up descent (kernels built; the α-lists made, their seconds
+apart) and the local optimum's gap.
+
     python -m benchmarks alpha --data .data --out $OUT
     python -m benchmarks depth --depth-seconds 15 --data .data --out $OUT
+    python -m benchmarks lk-descent --descent-instances d18512,pla85900 --data .data --out $OUT
 """
 from __future__ import annotations
 
@@ -33,8 +40,9 @@ import numpy as np
 
 from lsmgpu.problems import TSP
 from lsmgpu.problems.alpha import held_karp_bound
-from lsmgpu.problems.candidates import quadrant_candidates
-from lsmgpu.search import SEARCHES
+from lsmgpu.parallel import improve
+from lsmgpu.problems.candidates import greedy_tour, quadrant_candidates
+from lsmgpu.search import SEARCHES, DontLookDescent
 
 #: LKH-3's two configurations: its defaults, and POPMUSIC candidates with a short first period
 LKH_CONFIGS = {"LKH-3 defaults": "", "LKH-3 POPMUSIC": "CANDIDATE_SET_TYPE = POPMUSIC\nINITIAL_PERIOD = 100\n"}
@@ -170,4 +178,32 @@ def table_depth(args, path_of, emit) -> list[dict]:
                                  gap_pct=None if tour is None else round(100 * problem.gap(problem.evaluate(tour)), 3),
                                  status=status))
                 emit(rows[-1])
+    return rows
+
+
+def table_lk_descent(args, path_of, emit) -> list[dict]:
+    """One descent of the greedy tour per configuration (see the module docstring)."""
+    rows = []
+    for name in filter(None, args.descent_instances.split(",")):
+        problem = TSP.from_file(path_of("tsplib", name))
+        t0 = time.perf_counter()
+        start = greedy_tour(problem.coords)
+        greedy_s = time.perf_counter() - t0
+        for config in args.descent_configs.split(","):
+            candidates, *moves = config.split(":")
+            t0 = time.perf_counter()
+            table = problem.candidate_lists(5, "alpha") if candidates == "alpha" else None
+            lists_s = time.perf_counter() - t0
+            descent = DontLookDescent(table, or3="or3" in moves, lk="lk" in moves)
+            improve(problem, start[None], descent, backend=args.backend_choice)           # kernels built
+            t0 = time.perf_counter()
+            done = improve(problem, start[None], descent, backend=args.backend_choice)
+            seconds = time.perf_counter() - t0
+            assert problem.evaluate(done.solutions[0]) == done.fitness[0]
+            rows.append(dict(table="lk-descent", instance=problem.name, n=problem.n, device=args.meta["device"],
+                             commit=args.meta["commit"], strategy=f"greedy + don't-look descent ({config})",
+                             greedy_s=round(greedy_s, 3), greedy_gap_pct=round(100 * problem.gap(problem.evaluate(start)), 2),
+                             lists_s=round(lists_s, 2), descent_s=round(seconds, 3), moves=int(done.moves[0]),
+                             gap_pct=round(100 * problem.gap(done.fitness[0]), 3)))
+            emit(rows[-1])
     return rows

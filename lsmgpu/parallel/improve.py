@@ -25,6 +25,7 @@ from ..backends.population import RULES, population_for
 from ..budget import check_deadline
 from ..neighbourhoods import Neighbourhood
 from ..problem import Problem, check_problem
+from ..search.dontlook import DontLookDescent
 
 __all__ = ["improve", "Improved", "RULES"]
 
@@ -41,15 +42,22 @@ class Improved:
 
 def improve(problem: Problem, solutions, chain=None, *, rule: str = "best", backend="auto") -> Improved:
     """Each row of ``solutions`` descended to a local optimum of ``chain`` (a Neighbourhood, a
-    sequence of them, or None: the problem's own) on ``backend``."""
+    sequence of them, or None: the problem's own; or a DontLookDescent: its don't-look moves,
+    e.g. ``DontLookDescent(candidates="alpha", lk=True)``, each row whole in a thread block on
+    the GPU) on ``backend``."""
     check_problem("improve", problem)
     if rule not in RULES:
         raise ValueError(f"improve: `rule` must be one of {RULES}, got {rule!r}")
     population = _checked_population(problem, solutions)
-    steps = _checked_chain(problem, chain)
-    backend = resolve(backend, steps[0])
-    check_deadline("the descents' set-up")
-    engine = population_for(backend, steps, len(population), announce="improve")
+    if isinstance(chain, DontLookDescent):
+        backend = resolve(backend)
+        check_deadline("the descents' set-up")
+        engine = chain.population(backend, problem, len(population), None)
+    else:
+        steps = _checked_chain(problem, chain)
+        backend = resolve(backend, steps[0])
+        check_deadline("the descents' set-up")
+        engine = population_for(backend, steps, len(population), announce="improve")
     try:
         engine.load(population)
         made, _, _ = engine.descend(np.ones(len(population), bool), rule)
@@ -80,5 +88,5 @@ def _checked_chain(problem: Problem, chain) -> list[Problem]:
         return [problem]
     chain = [chain] if isinstance(chain, Neighbourhood) else list(chain)
     if not chain or not all(isinstance(nb, Neighbourhood) for nb in chain):
-        raise TypeError("improve: `chain` must be a Neighbourhood or a non-empty sequence of them")
+        raise TypeError("improve: `chain` must be a Neighbourhood, a non-empty sequence of them or a DontLookDescent")
     return [problem.with_neighbourhood(nb) for nb in chain]

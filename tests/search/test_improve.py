@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from lsmgpu import CandidateThreeOpt, HillClimbing, IteratedLocalSearch, OrOpt
+from lsmgpu.backends import resolve
 from lsmgpu.backends.cpu import CpuBackend
 from lsmgpu.errors import BackendFallback
 from lsmgpu.parallel import improve
@@ -126,4 +127,32 @@ def test_cuda_chain_equals_the_cpu_chain(main):
     xs = population(tsp, 40, seed=3)
     gpu = improve(tsp, xs, chain, backend="cuda")
     cpu = improve(tsp, xs, chain, backend="cpu")
+    assert np.array_equal(gpu.solutions, cpu.solutions) and np.array_equal(gpu.moves, cpu.moves)
+
+
+def test_improve_takes_a_dontlook_descent():
+    """improve(problem, xs, DontLookDescent(lk=True)) gives each row the local optimum the
+    don't-look rows give it, fitness and moves included."""
+    from lsmgpu.search import DontLookDescent
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    xs = np.stack([np.random.default_rng(k).permutation(problem.n) for k in range(3)])
+    descent = DontLookDescent(candidates="alpha", lk=True)
+    got = improve(problem, xs, descent, backend="cpu")
+    rows = descent.population(resolve("cpu"), problem, 3, None)
+    rows.load(xs)
+    made = rows.descend(np.ones(3, bool))[0]
+    assert np.array_equal(got.solutions, rows.solutions()) and np.array_equal(got.moves, made)
+    assert np.array_equal(got.fitness, [problem.evaluate(x) for x in got.solutions])
+    assert np.all(got.fitness < [problem.evaluate(x) for x in xs])
+
+
+@pytest.mark.gpu
+def test_cuda_dontlook_descent_through_improve_equals_the_cpu():
+    """improve with DontLookDescent(candidates="alpha", or3=True, lk=True): the GPU rows end where
+    the NumPy reference ends, moves included."""
+    from lsmgpu.search import DontLookDescent
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    xs = np.stack([np.random.default_rng(k).permutation(problem.n) for k in range(8)])
+    descent = DontLookDescent(candidates="alpha", or3=True, lk=True)
+    gpu, cpu = (improve(problem, xs, descent, backend=b) for b in ("cuda", "cpu"))
     assert np.array_equal(gpu.solutions, cpu.solutions) and np.array_equal(gpu.moves, cpu.moves)
