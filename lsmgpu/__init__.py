@@ -17,7 +17,7 @@ from .parallel import MultiStart
 from .problem import ColonyModel, DeviceArray, Problem
 from .result import SearchResult
 from .search import (AntColonySystem, DontLookDescent, DontLookILS, FocusedACO, GeneticAlgorithm, HillClimbing, IteratedLocalSearch,
-                     LocalSearch, MaxMinAntSystem, ShortTabuSearch, TabuSearch)
+                     LocalSearch, MaxMinAntSystem, ShortTabuSearch, TabuSearch, VariableNeighbourhoodSearch)
 
 __version__ = "0.1.0"
 
@@ -46,5 +46,5 @@ __all__ = ["Callback", "State", "Binary", "Discrete", "Permutation", "Real",
            "BackendFallback", "BackendUnavailable", "KernelCompileError", "KernelLaunchError",
            "BitFlip", "BlockExchange", "CandidateThreeOpt", "CandidateTwoOpt", "Crowns", "Neighbourhood", "OrOpt", "Swap", "ThreeExchange", "TwoOpt", "ValueChange", "candidate_polish",
            "ColonyModel", "DeviceArray", "Problem", "SearchResult",
-           "HillClimbing", "IteratedLocalSearch", "LocalSearch", "TabuSearch", "AntColonySystem", "MaxMinAntSystem", "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS", "FocusedACO", "MultiStart",
+           "HillClimbing", "IteratedLocalSearch", "VariableNeighbourhoodSearch", "LocalSearch", "TabuSearch", "AntColonySystem", "MaxMinAntSystem", "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS", "FocusedACO", "MultiStart",
            "RayMultiStart", "RayIslands", "compare", "load"]

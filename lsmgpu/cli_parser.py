@@ -12,7 +12,7 @@ from .search import SEARCHES, LocalSearch, searches_of
 __all__ = ["DEFAULT_ITERATIONS", "DEFAULT_SECONDS", "QAP_GPU_STARTS", "QAP_GPU_EXCHANGE", "POLISH", "parser"]
 
 #: `lsmgpu compare`'s budget when none is given
-DEFAULT_ITERATIONS = {"tabu": 10_000, "hc": None, "ils": 1_000}
+DEFAULT_ITERATIONS = {"tabu": 10_000, "hc": None, "ils": 1_000, "vns": 1_000}
 #: `lsmgpu solve`'s budget when none is given, for every algorithm (hill climbing may stop sooner, at its local optimum)
 DEFAULT_SECONDS = 10.0
 #: a QAP on a GPU without --starts: this many tabu starts as islands (docs/benchmarks.md, "Defaults")

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lsmgpu import (AntColonySystem, FocusedACO, GeneticAlgorithm, HillClimbing, IteratedLocalSearch,
-                    MaxMinAntSystem, ShortTabuSearch, TabuSearch)
+                    MaxMinAntSystem, ShortTabuSearch, TabuSearch, VariableNeighbourhoodSearch)
 from lsmgpu.checkpoint import VERSION, read_checkpoint
 from lsmgpu.problems import QAP, TSP
 
@@ -23,6 +23,8 @@ SEARCHES = [
     ("hc-restarts", lambda backend, **o: HillClimbing(tsp(), rule="first",
                                                      restarts=30, seed=4, backend=backend, **o), 160),
     ("ils-tsp", lambda backend, **o: IteratedLocalSearch(tsp(), seed=5, backend=backend, strength=2, **o), 24),
+    ("vns-qap", lambda backend, **o: VariableNeighbourhoodSearch(QAP.from_file(QAP.shipped("nug12")), seed=11, k_max=4,
+                                                                 backend=backend, **o), 40),
     ("mmas", lambda backend, **o: MaxMinAntSystem(tsp(), ants=8, seed=6, backend=backend, local_search="auto", **o),
      10),
     ("acs", lambda backend, **o: AntColonySystem(tsp(), ants=8, seed=7, backend=backend, local_update="none", **o), 10),

@@ -1,4 +1,5 @@
-"""The searches: one shared loop (loop.Search), local searches on it (base.LocalSearch) and one small class per algorithm; the
+"""The searches: one shared loop (loop.Search), local searches on it (base.LocalSearch) and one small class per algorithm
+(hill climbing, tabu search, ILS, VNS: vns.py); the
 population methods over the batched local search (population.py): the ant colonies (colony.py)
 and the genetic algorithm (genetic.py), whose local search may be a short tabu search (short_tabu.py) or don't-look descents (dontlook.py); the don't-look ILS
 (dontlook_ils.py), many ILS chains each whole where its tour lives; focused ACO (focused.py), ants that
@@ -15,15 +16,17 @@ from .ils import IteratedLocalSearch
 from .population import PopulationSearch
 from .short_tabu import ShortTabuSearch
 from .tabu import TabuSearch
+from .vns import VariableNeighbourhoodSearch
 from ..validation import nearest_hint
 
 __all__ = ["LocalSearch", "PopulationSearch", "HillClimbing", "TabuSearch", "IteratedLocalSearch", "AntColonySystem",
            "MaxMinAntSystem", "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS", "FocusedACO",
-           "Search", "SEARCHES", "search_class", "searches_of", "register"]
+           "VariableNeighbourhoodSearch", "Search", "SEARCHES", "search_class", "searches_of", "register"]
 
 #: every search by its name: the one table the CLI's --algorithm, MultiStart, RayMultiStart,
 #: RayIslands, compare and the benchmarks read (register() adds a user's own)
-SEARCHES = {"tabu": TabuSearch, "hc": HillClimbing, "ils": IteratedLocalSearch, "acs": AntColonySystem,
+SEARCHES = {"tabu": TabuSearch, "hc": HillClimbing, "ils": IteratedLocalSearch, "vns": VariableNeighbourhoodSearch,
+            "acs": AntColonySystem,
             "mmas": MaxMinAntSystem, "ga": GeneticAlgorithm, "dontlook-ils": DontLookILS, "faco": FocusedACO}
 
 

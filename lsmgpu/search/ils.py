@@ -196,12 +196,18 @@ class IteratedLocalSearch(LocalSearch):
         return super()._unrecorded() + [e.x for e in held if e is not None and e.x is not None]
 
     def _iterate(self):
+        self._kick_descend_accept()
+        return None
+
+    def _kick_descend_accept(self) -> bool:
+        """Kick the accepted solution, descend, and accept the local optimum or go back to the
+        accepted one; whether it was accepted."""
         self._kick()
         self._descend()
         if self._accepts(self.current):
             self.home = self.current
             self._home.load_from(self.evaluator)
-        else:
-            self.evaluator.load_from(self._home)
-            self.current = self.home
-        return None
+            return True
+        self.evaluator.load_from(self._home)
+        self.current = self.home
+        return False
