@@ -31,7 +31,8 @@ class DontLookDescent:
                  ``candidate_lists(K)``), "alpha" (the problem's 5 α-nearest, ALPHA_CANDIDATES:
                  a TSP's; their Held-Karp ascent runs in the search's set-up), or None: the
                  problem's ILS candidate lists (TSP: 10 quadrant neighbours)
-    segment    : the longest segment Or-opt moves (default 3)
+    segment    : the longest segment Or-opt moves (default 3; 0: no Or-opt moves, 2-opt alone: the
+                 MMAS paper's local search with 32 nearest candidates)
     or3        : also the Or-3opt moves (two adjacent stretches of any length swap places, found from
                  c's and then c4's candidates: 2 K^2 more moves a check; default False)
     lk         : also the LK3 moves (Lin-Kernighan's third level: a 2-opt move continued from c4 to
@@ -46,7 +47,7 @@ class DontLookDescent:
             raise ValueError(f"DontLookDescent: `candidates` must be an int, 'alpha', a table or None, got {candidates!r}")
         self.candidates = candidates if candidates is None or isinstance(candidates, (int, np.integer, str)) \
             else np.asarray(candidates)
-        self.segment = check_count("DontLookDescent", "segment", segment, 1, 16)
+        self.segment = check_count("DontLookDescent", "segment", segment, 0, 16)
         self.or3 = check_flag("DontLookDescent", "or3", or3)
         self.lk = check_flag("DontLookDescent", "lk", lk)
         if isinstance(polish, Neighbourhood):

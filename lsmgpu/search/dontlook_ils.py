@@ -60,7 +60,7 @@ class DontLookILSParams:
     def __post_init__(self):
         owner = "DontLookILS"
         counts = (("chains", 1, 2**20), ("kick_segment", 1, 2**30), ("kick_walk", 0, MAX_WALK),
-                  ("exchange_every", 1, None), ("merge", 0, None), ("round_checks", 1, 2**40), ("segment", 1, None))
+                  ("exchange_every", 1, None), ("merge", 0, None), ("round_checks", 1, 2**40), ("segment", 0, None))
         for name, low, high in counts:
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_count(owner, name, getattr(self, name), low, high))

@@ -18,11 +18,13 @@ from ..backends.genetic import CONSTRUCTIVE, CROSSOVERS, Breeding, genetic_for, 
 from ..budget import check_deadline
 from ..encodings import Permutation
 from ..problem import Problem, check_problem
+from ..backends.population import population_for
+from .dontlook import DontLookDescent
 from .population import PopulationSearch, check_rule
 
 __all__ = ["GeneticAlgorithm", "GAParams"]
 
-INITIAL = ("random", "problem")
+INITIAL = ("random", "problem", "2opt")
 
 
 @dataclass(frozen=True)
@@ -62,10 +64,12 @@ class GeneticAlgorithm(PopulationSearch):
         else "ox" (order crossover: QAP and any permutation problem)
     mutation : float               probability that a child gets a random 2-opt move
     exchange_every : int           generations between the groups' exchanges of their best genes
-    initial : "random" (or None) | "problem" | a solution (n,) | array (genes, n)
-        the first genes: random permutations (the paper's), the problem's start solution or the
-        given one and kicked copies of it (Problem.perturb), or the given genes; descended first
-        where there is a local search
+    initial : "random" (or None) | "2opt" | "problem" | a solution (n,) | array (genes, n)
+        the first genes: random permutations (the paper's), the same descended to local optima
+        (the paper's preprocessing: don't-look 2-opt over the candidate lists for a tour, the
+        problem's own neighbourhood otherwise), the problem's start solution or the given one
+        and kicked copies of it (Problem.perturb), or the given genes; descended first where
+        there is a local search
     lanes : None | 1 | 32          threads a child on the GPU (1: the paper's thread a gene)
     local_search, rule, backend, seed, callbacks, history : as for every population method
         (lsmgpu.search.population): the local search improves every child
@@ -140,6 +144,8 @@ class GeneticAlgorithm(PopulationSearch):
             check_deadline("the genetic algorithm's first genes were drawn")
             self._genes.append(block)
         genes, self._genes, self._blocks = np.concatenate(self._genes), None, None
+        if isinstance(self.initial, str) and self.initial == "2opt":
+            genes = self._local_optima(genes)
         self._build()
         self._improver(self.breeding.groups * self.breeding.children_per_group)
         check_deadline("the genetic algorithm's first genes were evaluated")
@@ -177,7 +183,7 @@ class GeneticAlgorithm(PopulationSearch):
             yield self.initial.copy()
             return
         rows = max(1, 2**20 // n)
-        if isinstance(self.initial, str) and self.initial == "random":
+        if isinstance(self.initial, str) and self.initial in ("random", "2opt"):     # 2opt: descended in _set_up
             for first in range(0, m, rows):
                 yield self.rng.permuted(np.tile(np.arange(n, dtype=np.int32), (min(rows, m - first), 1)), axis=1)
             return
@@ -186,6 +192,22 @@ class GeneticAlgorithm(PopulationSearch):
         yield start[None, :]
         for first in range(1, m, 64):
             yield np.stack([self.problem.perturb(start.copy(), self.rng, 1) for _ in range(min(64, m - first))])
+
+    def _local_optima(self, genes: np.ndarray) -> np.ndarray:
+        """initial="2opt": the random first genes descended on the backend, all at once: a tour's
+        by don't-look 2-opt (DontLookDescent(segment=0)), other problems' by their neighbourhood."""
+        check_deadline("the first genes were descended")
+        rows = len(genes)
+        if self.distance is not None:
+            descents = DontLookDescent(segment=0).population(self.backend, self.problem, rows, None)
+        else:
+            descents = population_for(self.backend, [self.problem], rows, announce=self.algorithm)
+        self.parts.append(descents)
+        deadline = None if self.budget.seconds is None else self.t0 + self.budget.seconds
+        descents.load(genes)
+        descents.descend(np.ones(rows, bool), "best", deadline)
+        check_deadline("the first genes' descents ended")
+        return descents.solutions().astype(np.int32)
 
     def _values(self, genes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Genes (descended where there is a local search) and their minimised values, in chunks

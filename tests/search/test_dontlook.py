@@ -255,7 +255,7 @@ def test_bad_dontlook_descents_are_named():
     with pytest.raises(ValueError, match="must hold cities 0 .. 29"):
         MaxMinAntSystem(tsp, local_search=DontLookDescent(np.full((30, 4), 30)), backend="cpu")
     with pytest.raises(ValueError, match="`segment` must be an integer in"):
-        DontLookDescent(segment=0)
+        DontLookDescent(segment=-1)
     assert "segment=2" in repr(DontLookDescent(segment=2))
     with pytest.raises(TypeError, match="`polish` must be None, 'auto'"):
         DontLookDescent(polish="3opt")
@@ -268,8 +268,9 @@ def test_dontlook_kernel_compiles_for_sm90(kind, block):
     """The descents' block (BLOCK) and the chains' and focused ants' (CHAIN_BLOCK), the chains'
     tours in global or in shared memory."""
     device = tsp_of(kind, 20).edge_distance().device_source()
-    for or3, lk, shared in ((0, 0, False), (1, 0, False), (0, 0, True), (1, 1, False), (0, 1, True)):
-        assert nvcc_compile(render_skeleton("dontlook.cu.j2", K=10, S=3, OR3=or3, LK=lk, BLOCK=block, DISTANCE=device,
+    for S, or3, lk, shared in ((3, 0, 0, False), (3, 1, 0, False), (3, 0, 0, True), (3, 1, 1, False), (3, 0, 1, True),
+                               (0, 0, 0, False)):
+        assert nvcc_compile(render_skeleton("dontlook.cu.j2", K=10, S=S, OR3=or3, LK=lk, BLOCK=block, DISTANCE=device,
                                             SHARED_ROWS=shared, WALK_TRIES=WALK_TRIES))
 
 
@@ -280,7 +281,7 @@ def test_dontlook_kernel_compiles_for_sm90(kind, block):
     ("int-coords", 300, 10, 3, True, False), ("real-coords", 120, 8, 2, True, False),
     ("matrix", 90, 6, 3, True, False), ("int-coords", 9, 8, 3, True, False),
     ("int-coords", 300, 10, 3, False, True), ("real-coords", 200, 8, 2, True, True),
-    ("matrix", 90, 6, 3, True, True), ("int-coords", 9, 8, 3, False, True)])
+    ("matrix", 90, 6, 3, True, True), ("int-coords", 9, 8, 3, False, True), ("int-coords", 300, 32, 0, False, False)])
 def test_gpu_rows_equal_the_hosts(kind, n, k, segment, or3, lk, monkeypatch):
     """The same tours, lengths, moves and checks as the NumPy reference, also when a launch's
     check budget cuts the descents (CHECKS = 7); with and without the Or-3opt and LK3 moves."""
@@ -356,3 +357,23 @@ def test_a_descent_with_lk3_ends_where_no_move_of_any_kind_improves(or3):
         assert all(check_city(c, x, pos, rules, distance.between) is None for c in range(problem.n))
         ends[lk] = rows.values()[0]
     assert ends[True] <= ends[False] * 1.01
+
+
+def test_segment_zero_is_two_opt_alone():
+    """segment=0 (the MMAS paper's local search: 2-opt over the 32 nearest with don't-look bits):
+    2 K moves a city, and the descent ends where no candidate 2-opt move of any city improves,
+    which is not an Or-opt optimum (the Or-opt moves were left out)."""
+    from lsmgpu.problems.candidates import nearest_candidates
+    problem = tsp_of("int-coords", 300, seed=12)
+    distance = problem.edge_distance()
+    rules = DontLookRules(nearest_candidates(problem.coords, 32), 0)
+    assert rules.moves == 64
+    rows = CpuDontLook(rules, distance, 1)
+    rows.load(np.random.default_rng(0).permutation(problem.n)[None])
+    assert rows.descend(np.ones(1, bool))[2]
+    x = rows.solutions()[0].astype(np.int64)
+    pos = positions(x)
+    assert all(check_city(c, x, pos, rules, distance.between) is None for c in range(problem.n))
+    with_oropt = DontLookRules(rules.candidates, 3)
+    assert any(check_city(c, x, pos, with_oropt, distance.between) is not None for c in range(problem.n))
+    assert DontLookDescent(segment=0).segment == 0

@@ -374,3 +374,46 @@ def test_gpu_runs_are_reproducible_and_memetic_on_kroa100():
     assert np.array_equal(cpu.solution, runs[0].solution)
     memetic = GeneticAlgorithm(tsp, genes=64, local_search="auto", backend="cuda", seed=0).run(30, target=tsp.best_known)
     assert memetic.fitness <= 1.01 * tsp.best_known
+
+
+def test_initial_2opt_genes_are_the_random_genes_descended():
+    """initial="2opt" (Kang et al.'s preprocessing): the first genes are the seeded random genes,
+    each descended by don't-look 2-opt; no candidate 2-opt move improves any of them, and their
+    values are their lengths. A QAP's are swap local optima."""
+    from lsmgpu.backends.dontlook import check_city
+    from lsmgpu.problems import QAP
+    from lsmgpu.search import DontLookDescent
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    every = np.arange(16)
+    searches = {kind: GeneticAlgorithm(problem, genes=16, seed=5, backend="cpu", initial=kind)
+                for kind in ("random", "2opt")}
+    for search in searches.values():
+        search.start(1)
+    drawn, got = (searches[k].breeder.rows(every) for k in ("random", "2opt"))
+    rules = DontLookDescent(segment=0).bound(problem)
+    rows = DontLookDescent(segment=0).population(searches["2opt"].backend, problem, 16, None)
+    rows.load(drawn)
+    rows.descend(np.ones(16, bool))
+    in_order = lambda genes: genes[np.lexsort(genes.T[::-1])]                   # noqa: E731 (the breeder orders its slots)
+    assert np.array_equal(in_order(got), in_order(rows.solutions()))
+    assert np.array_equal(searches["2opt"].breeder.value_array(), [problem.evaluate(x) for x in got])
+    between = problem.edge_distance().between
+    for x in got.astype(np.int64):
+        pos = np.empty_like(x)
+        pos[x] = np.arange(len(x))
+        assert all(check_city(c, x, pos, rules, between) is None for c in range(problem.n))
+    qap = QAP.from_file(QAP.shipped("nug12"))
+    search = GeneticAlgorithm(qap, genes=8, seed=1, backend="cpu", initial="2opt")
+    search.start(1)
+    moves = qap.neighbourhood.decode(np.arange(qap.neighbourhood.size))
+    for x in search.breeder.rows(np.arange(8)):
+        assert np.all(qap.delta(x, moves) >= 0)
+
+
+@pytest.mark.gpu
+def test_gpu_initial_2opt_equals_the_cpu():
+    """The GPU's descended first genes and the seeded run from them equal the CPU's."""
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    runs = [GeneticAlgorithm(problem, genes=32, seed=2, backend=b, initial="2opt").run(10) for b in ("cpu", "cuda")]
+    assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
+    assert np.array_equal(runs[0].history, runs[1].history)
