@@ -146,7 +146,7 @@ def test_bad_input_is_refused_at_construction_by_name(tsp, make, error, match):
 
 def test_the_registry_names_every_search_and_the_nearest_to_a_typo():
     """The registry names every search and the nearest to a typo."""
-    assert set(SEARCHES) == {"tabu", "hc", "ils", "acs", "mmas", "ga", "dontlook-ils", "faco"}
+    assert set(SEARCHES) == {"tabu", "hc", "ils", "vns", "acs", "mmas", "ga", "dontlook-ils", "faco"}
     assert search_class("faco") is FocusedACO
     with pytest.raises(ValueError, match="did you mean 'mmas'"):
         search_class("mmass")
