@@ -158,16 +158,16 @@ def test_bad_checkpoint_options_are_refused(tmp_path):
 
 
 def test_a_search_that_cannot_be_checkpointed_says_so_before_running(tmp_path):
-    """DontLookILS with background merges (merge > 1) and a MultiStart refuse a checkpoint at run()
-    and resume(), naming why, and write nothing."""
+    """DontLookILS with background merges (merge > 1) and batched starts refuse a checkpoint at
+    run() and resume(), naming why, and write nothing."""
     from lsmgpu import DontLookILS, MultiStart
     built = DontLookILS(tsp(), backend="cpu", seed=1, merge=4)
     with pytest.raises(ValueError, match="cannot be checkpointed.*merge=0 makes it checkpointable"):
         built.run(5, checkpoint=tmp_path / "a.ckpt")
     with pytest.raises(ValueError, match="no run of it is checkpointed"):
         built.resume(tmp_path / "a.ckpt")
-    with pytest.raises(ValueError, match="a multi-start is not checkpointed"):
-        MultiStart("tabu", QAP.from_file(QAP.shipped("tai12a")), starts=2, batch=False).run(5, checkpoint=tmp_path / "b")
+    with pytest.raises(ValueError, match="run together on the device"):
+        MultiStart("tabu", QAP.from_file(QAP.shipped("tai12a")), starts=2, backend="cpu").resume(tmp_path / "b")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -203,3 +203,33 @@ def test_dontlook_ils_resumes_where_it_stopped(tmp_path):
 def test_dontlook_ils_resumes_where_it_stopped_on_the_gpu(tmp_path):
     """On the GPU (the chains' device buffers read back and written again)."""
     check_dontlook_ils_resume("cuda", tmp_path)
+
+
+def test_starts_one_after_the_other_resume_from_the_start_cut_short(tmp_path):
+    """MultiStart with batch=False writes its checkpoint between starts: a run whose third start
+    is interrupted resumes from that start (run again from its seed) and ends as the uninterrupted
+    multi-start; batched starts refuse a checkpoint, naming the way out."""
+    from lsmgpu import MultiStart
+    problem = QAP.from_file(QAP.shipped("tai12a"))
+    build = lambda **o: MultiStart("tabu", problem, starts=4, seed=3, batch=False, tenure=(4, 9),  # noqa: E731
+                                  backend="cpu", **o)
+    whole = build().run(60)
+    seen = {"iterations": 0}
+
+    def interrupt(state):
+        seen["iterations"] += 1
+        if seen["iterations"] == 2 * 60 + 10:        # the third start's tenth iteration
+            raise KeyboardInterrupt
+
+    path = tmp_path / "multi.ckpt"
+    cut = build(callbacks=interrupt).run(60, checkpoint=path)
+    assert cut.status == "interrupted"
+    state = read_checkpoint(path, build())["state"]
+    assert state["_next"] == 2 and all(r is not None for r in state["results"][:2])
+    resumed = build().resume(path)
+    assert (resumed.status, resumed.fitness) == (whole.status, whole.fitness)
+    assert np.array_equal(resumed.solution, whole.solution)
+    assert [r.fitness for r in resumed.runs] == [r.fitness for r in whole.runs]
+    assert [r.iterations for r in resumed.runs] == [60] * 4
+    with pytest.raises(ValueError, match="batch=False"):
+        MultiStart("tabu", problem, starts=4, seed=3).run(10, checkpoint=tmp_path / "batched.ckpt")

@@ -46,7 +46,9 @@ class MultiStart(Search):
 
     algorithm = "MultiStart"
     combines = True
-    checkpoint_refused = "a multi-start is not checkpointed yet (each start's search can be)"
+    #: starts run one after the other are checkpointed between starts: the finished starts'
+    #: results and the next start (a start cut short is run again on resume, from its seed)
+    state_fields = ("results", "_next")
 
     def __init__(self, search, problem, *, starts: int, seed=None, batch: bool = True, initial=None, **options):
         check_problem("MultiStart", problem)
@@ -63,6 +65,10 @@ class MultiStart(Search):
         self.driver, why = batch_driver(self.search, options, problem) if check_flag("MultiStart", "batch", batch) \
             else (None, "batch=False")
         self.batched = self.driver is not None
+        self._progress = None
+        if self.batched:
+            self.checkpoint_refused = (f"its starts run together on the device ({self.driver.__name__}); with "
+                                       "batch=False they run one after the other and are checkpointed between starts")
         if not self.batched and options.get("exchange_every") is not None:
             raise ValueError("MultiStart: `exchange_every` makes batched starts exchange solutions; "
                              f"these starts run one after the other ({why})")
@@ -81,10 +87,11 @@ class MultiStart(Search):
             on_chunk=None, checkpoint=None, checkpoint_every=None) -> SearchResult:
         """Run the starts (the one loop of lsmgpu.search.loop: a start a step, or the batch's own);
         ``progress(k, result)`` is called as each start ends, and for batched starts
-        ``on_chunk(iterations, best)`` after every chunk of iterations."""
+        ``on_chunk(iterations, best)`` after every chunk of iterations. ``checkpoint``: starts run
+        one after the other write it between starts (batched ones refuse it, naming why)."""
         t0 = time.perf_counter()
-        self._checkpointer(checkpoint, checkpoint_every)            # a multi-start refuses one, naming why
         if self.batched:
+            self._checkpointer(checkpoint, checkpoint_every)        # refused, naming why
             observe = [] if on_chunk is None else [lambda state: on_chunk(state.iteration, state.best) and False]
             Budget.checked("MultiStart", iterations, None, seconds, target, stagnation, required=True)
             result = self.driver(self.problem, self.seeds, initial=self.initial, callbacks=observe, **self.options).run(
@@ -94,7 +101,8 @@ class MultiStart(Search):
                 progress(k, run)
             return result
         self._progress = progress
-        return super().run(iterations, seconds=seconds, target=target, stagnation=stagnation)
+        return super().run(iterations, seconds=seconds, target=target, stagnation=stagnation, checkpoint=checkpoint,
+                           checkpoint_every=checkpoint_every)
 
     def _start(self) -> None:
         self.results, self._next = [None] * len(self.seeds), 0
@@ -114,7 +122,8 @@ class MultiStart(Search):
             return True
         self.results[k] = result = self.make(k).run(budget.iterations, seconds=left, target=budget.target,
                                                    stagnation=budget.stagnation)
-        self._next = k + 1
+        if result.status != "interrupted":
+            self._next = k + 1                  # an interrupted start runs again on resume
         if self._progress is not None:
             self._progress(k, result)
         if result.status in ("interrupted", "target"):
