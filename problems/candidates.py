@@ -25,6 +25,8 @@ def _neighbours(coords: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]
     """(distances, indices), each (n, count): every city's ``count`` nearest other cities, nearest
     first, from one k-d tree query over all cores (the city itself dropped, wherever ties put it)."""
     dist, idx = cKDTree(coords).query(coords, count + 1, workers=-1)
+    if np.array_equal(idx[:, 0], np.arange(len(coords))):     # no coincident cities ahead of any city
+        return dist[:, 1:], idx[:, 1:]
     order = np.argsort(idx == np.arange(len(coords))[:, None], axis=1, kind="stable")[:, :count]
     return np.take_along_axis(dist, order, axis=1), np.take_along_axis(idx, order, axis=1)
 
