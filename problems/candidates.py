@@ -72,7 +72,7 @@ def greedy_tour(coords, k: int = 10) -> np.ndarray:
     keep = u < v
     u, v = u[keep], v[keep]
     length = np.hypot(*(coords[u] - coords[v]).T)
-    parent = np.arange(n)
+    parent = list(range(n))                          # Python lists: the loop below reads them item by item
 
     def root(a):
         while parent[a] != a:
@@ -80,44 +80,53 @@ def greedy_tour(coords, k: int = 10) -> np.ndarray:
             a = parent[a]
         return a
 
-    degree = np.zeros(n, dtype=np.int64)
+    degree, full = [0] * n, np.zeros(n, dtype=bool)
     links = [[] for _ in range(n)]
-    for e in np.argsort(length, kind="stable"):
-        a, b = u[e], v[e]
-        if degree[a] < 2 and degree[b] < 2 and root(a) != root(b):
-            parent[root(a)] = root(b)
-            degree[a] += 1
-            degree[b] += 1
-            links[a].append(b)
-            links[b].append(a)
-    # walk the fragments (paths); join each to the next by the nearest free end
-    ends = [c for c in range(n) if degree[c] < 2]
-    tree = cKDTree(coords[ends])
-    free = np.ones(len(ends), dtype=bool)
-    slot = {c: s for s, c in enumerate(ends)}
-    tour, seen = [], np.zeros(n, dtype=bool)
-    start = ends[0]
+    order = np.argsort(length, kind="stable")
+    for first in range(0, len(order), 1 << 16):      # edges in order, a block at a time: an edge with an
+        block = order[first:first + (1 << 16)]         # end of degree 2 at the block's start stays invalid
+        block = block[~full[u[block]] & ~full[v[block]]]
+        for a, b in zip(u[block].tolist(), v[block].tolist()):
+            if degree[a] < 2 and degree[b] < 2 and root(a) != root(b):
+                parent[root(a)] = root(b)
+                degree[a] += 1
+                degree[b] += 1
+                links[a].append(b)
+                links[b].append(a)
+                full[a], full[b] = degree[a] == 2, degree[b] == 2
+    # walk the fragments (paths); join each to the next by the nearest free end, from a k-d tree of
+    # the ends rebuilt over the free ones when none of a city's 64 nearest is free (no O(ends^2) scans)
+    ends = np.flatnonzero(np.array(degree) < 2)
+    slot = {int(c): s for s, c in enumerate(ends)}
+    free, left = np.ones(len(ends), dtype=bool), len(ends)
+    active, tree = np.arange(len(ends)), cKDTree(coords[ends])
+    tour, seen = [], bytearray(n)
+    start = int(ends[0])
     while True:
         free[slot[start]] = False
+        left -= 1
         prev, city = -1, start
         while True:                            # follow the path to its other end
             tour.append(city)
-            seen[city] = True
+            seen[city] = 1
             nxt = [c for c in links[city] if c != prev and not seen[c]]
             if not nxt:
                 break
             prev, city = city, nxt[0]
-        if city in slot:
+        if city in slot and free[slot[city]]:
             free[slot[city]] = False
-        if not free.any():
+            left -= 1
+        if left == 0:
             break
-        for m in (8, 64, len(ends)):           # nearest free end, widening the search
-            _, near = tree.query(coords[city], min(m, len(ends)))
-            near = np.atleast_1d(near)
+        while True:
+            _, near = tree.query(coords[city], min(64, len(active)))
+            near = active[np.atleast_1d(near)]
             hits = near[free[near]]
             if hits.size:
-                start = ends[hits[0]]
+                start = int(ends[hits[0]])
                 break
+            active = np.flatnonzero(free)
+            tree = cKDTree(coords[ends[active]])
     return np.array(tour, dtype=np.int32)
 
 
