@@ -56,19 +56,24 @@ __all__ = ["DontLookRules", "CpuDontLook", "dontlook_for", "moves_per_city", "ch
 
 class DontLookRules:
     """The moves a check evaluates: ``candidates`` (n, K) per city, Or-opt segments up to
-    ``segment``, with ``or3`` the Or-3opt moves and with ``lk`` the LK3 moves too. ``candidates`` may be a function that
-    makes the table (the α-nearest: their ascent then runs where the table is first read, in
-    the search's set-up and inside its time budget, not when the search is made)."""
+    ``segment``, with ``or3`` the Or-3opt moves and with ``lk`` the LK3 moves too.
+    ``candidates`` may be a function that makes the table (the α-nearest: their ascent then runs
+    where the table is first read, in the search's set-up and inside its time budget, not when
+    the search is made)."""
 
     def __init__(self, candidates, segment: int, or3: bool = False, lk: bool = False):
-        self._candidates = candidates
+        self._candidates = candidates if callable(candidates) else self._table(candidates)
         self.segment, self.or3, self.lk = int(segment), bool(or3), bool(lk)
+
+    @staticmethod
+    def _table(candidates) -> np.ndarray:
+        return np.ascontiguousarray(candidates, dtype=np.int32)
 
     @property
     def candidates(self) -> np.ndarray:
+        """The (n, K) int32 table, made on the first read where a function was given (once)."""
         if callable(self._candidates):
-            self._candidates = self._candidates()
-        self._candidates = np.ascontiguousarray(self._candidates, dtype=np.int32)
+            self._candidates = self._table(self._candidates())
         return self._candidates
 
     @property
