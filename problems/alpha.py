@@ -33,8 +33,7 @@ from lsmgpu.budget import check_deadline
 
 from .candidates import quadrant_candidates
 
-__all__ = ["Ascent", "Graph", "alpha_candidates", "ascent", "exact_bound", "held_karp_bound", "one_tree", "pool_alpha",
-           "sparse_graph"]
+__all__ = ["Ascent", "Graph", "alpha_candidates", "ascent", "exact_bound", "held_karp_bound", "pool_alpha", "sparse_graph"]
 
 #: the ascent's graph: the triangulation's edges and each city's nearest in each quadrant (cities
 #: the triangulation leaves out, duplicates, stay joined); its spanning trees take most of the time
@@ -68,12 +67,8 @@ def sparse_graph(tsp, neighbours: int = GRAPH_NEIGHBOURS) -> tuple[np.ndarray, n
     every city's ``neighbours`` quadrant (planar) or nearest (GEO, matrix) neighbours; edges
     joining the graph's pieces are added where the lists alone leave it disconnected."""
     n = tsp.n
-    k = min(neighbours, n - 1)
-    planar = tsp.coords is not None and tsp.weight_type != "GEO"
-    table = quadrant_candidates(tsp.coords, k) if planar else _nearest_by_distance(tsp, k)
-    u = np.repeat(np.arange(n, dtype=np.int64), table.shape[1])
-    v = table.ravel().astype(np.int64)
-    if planar and n >= 3:
+    u, v = _near_edges(tsp, neighbours)
+    if tsp.coords is not None and tsp.weight_type != "GEO" and n >= 3:
         try:
             simplices = Delaunay(tsp.coords).simplices.astype(np.int64)
             u = np.concatenate([u, simplices[:, 0], simplices[:, 1], simplices[:, 2]])
@@ -82,6 +77,15 @@ def sparse_graph(tsp, neighbours: int = GRAPH_NEIGHBOURS) -> tuple[np.ndarray, n
             pass
     u, v = _unique_edges(n, u, v)
     return _connected(tsp, u, v)
+
+
+def _near_edges(tsp, neighbours: int) -> tuple[np.ndarray, np.ndarray]:
+    """Edges (city, neighbour), int64, to each city's ``neighbours`` quadrant neighbours (planar
+    coordinates) or nearest cities by the problem's own distances (GEO, matrix)."""
+    k = min(neighbours, tsp.n - 1)
+    planar = tsp.coords is not None and tsp.weight_type != "GEO"
+    table = quadrant_candidates(tsp.coords, k) if planar else _nearest_by_distance(tsp, k)
+    return np.repeat(np.arange(tsp.n, dtype=np.int64), table.shape[1]), table.ravel().astype(np.int64)
 
 
 def _nearest_by_distance(tsp, k: int) -> np.ndarray:
@@ -110,7 +114,7 @@ def _connected(tsp, u, v) -> tuple[np.ndarray, np.ndarray]:
     pieces, label = connected_components(coo_matrix((np.ones(len(u)), (u, v)), shape=(n, n)), directed=False)
     if pieces == 1:
         return u, v
-    first = np.array([np.flatnonzero(label == c)[0] for c in range(pieces)])
+    _, first = np.unique(label, return_index=True)        # each piece's first city, pieces in order
     return _unique_edges(n, np.concatenate([u, first[:-1]]), np.concatenate([v, first[1:]]))
 
 
@@ -166,16 +170,6 @@ class Graph:
             degree[u[second]] += 1
             degree[v[second]] += 1
         return OneTree(tree_edges, special, second, degree, length)
-
-
-def one_tree(n: int, u: np.ndarray, v: np.ndarray, weight: np.ndarray) -> OneTree:
-    """The minimum 1-tree of the graph (u, v) (any order of its unique edges) under ``weight``;
-    ``tree`` and ``second`` index the edges as given."""
-    key = np.minimum(u, v).astype(np.int64) * n + np.maximum(u, v)
-    order = np.argsort(key, kind="stable")
-    found = Graph(n, key[order] // n, key[order] % n).one_tree(weight[order])
-    second = int(order[found.second]) if found.second >= 0 else -1
-    return OneTree(order[found.tree], found.special, second, found.degree, found.length)
 
 
 def ascent(tsp, period: int = PERIOD, graph=None) -> Ascent:
@@ -285,11 +279,8 @@ def pool_alpha(tsp, run: Ascent) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     n, u, v = tsp.n, run.u, run.v
     weight = run.length + run.pi[u] + run.pi[v]
     tree = Graph(n, u, v).one_tree(weight)
-    planar = tsp.coords is not None and tsp.weight_type != "GEO"
-    near = quadrant_candidates(tsp.coords, min(GRAPH_NEIGHBOURS, n - 1)) if planar \
-        else _nearest_by_distance(tsp, min(GRAPH_NEIGHBOURS, n - 1))
-    pu, pv = _unique_edges(n, np.r_[u, np.repeat(np.arange(n, dtype=np.int64), near.shape[1])],
-                           np.r_[v, near.ravel().astype(np.int64)])
+    near_u, near_v = _near_edges(tsp, GRAPH_NEIGHBOURS)
+    pu, pv = _unique_edges(n, np.r_[u, near_u], np.r_[v, near_v])
     length = tsp.dist(pu, pv).astype(np.float64)
     return pu, pv, length, alpha_values(n, u, v, weight, tree, (pu, pv, length + run.pi[pu] + run.pi[pv]))
 

@@ -11,8 +11,8 @@ from scipy.sparse.csgraph import minimum_spanning_tree
 
 from lsmgpu.budget import DeadlineReached, deadline_scope
 from lsmgpu.problems import TSP
-from lsmgpu.problems.alpha import (_lifting, alpha_candidates, alpha_values, ascent, exact_bound, one_tree,
-                                   path_longest, pool_alpha, sparse_graph)
+from lsmgpu.problems.alpha import (Graph, _lifting, alpha_candidates, alpha_values, ascent, exact_bound, path_longest,
+                                   pool_alpha, sparse_graph)
 
 
 def random_tsp(n: int, seed: int) -> TSP:
@@ -21,6 +21,7 @@ def random_tsp(n: int, seed: int) -> TSP:
 
 
 def complete_graph(n: int):
+    """Every pair (u < v), in the order Graph takes (by u n + v)."""
     u, v = np.triu_indices(n, 1)
     return u.astype(np.int64), v.astype(np.int64)
 
@@ -52,12 +53,12 @@ def optimal_length(tsp: TSP) -> int:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_one_tree_is_minimum_for_its_special(seed):
-    """one_tree over the complete graph equals the minimum spanning tree of the other cities plus
+    """Graph.one_tree over the complete graph equals the minimum spanning tree of the other cities plus
     the special city's two shortest edges, and its special is a leaf of the spanning tree."""
     tsp = random_tsp(14, seed)
     u, v = complete_graph(tsp.n)
     weight = tsp.dist(u, v).astype(float) + np.random.default_rng(seed).normal(0, 30, tsp.n)[u]
-    tree = one_tree(tsp.n, u, v, weight)
+    tree = Graph(tsp.n, u, v).one_tree(weight)
     at = (u == tree.special) | (v == tree.special)
     expected = spanning_tree_length(tsp.n, u, v, weight, tree.special) + np.sort(weight[at])[:2].sum()
     assert tree.length == pytest.approx(expected)
@@ -71,7 +72,7 @@ def test_path_longest_matches_a_walk_along_the_tree(seed):
     tsp = random_tsp(40, seed)
     u, v = complete_graph(tsp.n)
     weight = tsp.dist(u, v).astype(float)
-    tree = one_tree(tsp.n, u, v, weight).tree
+    tree = Graph(tsp.n, u, v).one_tree(weight).tree
     neighbours = {c: [] for c in range(tsp.n)}
     for e in tree:
         neighbours[u[e]].append((v[e], weight[e]))
@@ -100,7 +101,7 @@ def test_alpha_is_the_growth_of_the_forced_one_tree(seed):
     u, v = complete_graph(tsp.n)
     pi = np.random.default_rng(seed).normal(0, 40, tsp.n)
     weight = tsp.dist(u, v) + pi[u] + pi[v]
-    tree = one_tree(tsp.n, u, v, weight)
+    tree = Graph(tsp.n, u, v).one_tree(weight)
     alpha = alpha_values(tsp.n, u, v, weight, tree)
     expected = [forced_one_tree(tsp.n, u, v, weight, tree.special, e) - tree.length for e in range(len(u))]
     assert np.allclose(alpha, expected)
