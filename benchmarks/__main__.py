@@ -45,6 +45,7 @@ from .colony import table_acs_build, table_colony_quality, table_faco, table_mma
 from .genetic import table_ga_convergence, table_ga_generation, table_ga_million, table_ga_quality
 from .population import table_batch_ils, table_descents, table_dontlook_ils, table_ray_islands
 from .peers import table_lkh, table_peers_qap, table_peers_tsp, table_peers_weierstrass
+from .segments import table_segments
 from .startup import table_startup
 from .timing import pass_seconds
 
@@ -532,6 +533,7 @@ TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality
           "depth": lambda args: table_depth(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "lk-descent": lambda args: table_lk_descent(args, lambda folder, name: instances(args, folder, [name])[0],
                                                       emit),
+          "segments": lambda args: table_segments(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "ga-quality": lambda args: table_ga_quality(args, lambda folder, name: instances(args, folder, [name])[0], emit)}
 
 
@@ -752,6 +754,13 @@ def main(argv=None):
     parser.add_argument("--ga-local-search", default="auto",
                         help="ga-quality: the children's local searches (auto, dontlook for tours, tabu for the QAP)")
     parser.add_argument("--colony-seconds", type=float, default=6.0, help="colony-quality: the most an ACS row runs")
+    parser.add_argument("--segments-instances", default="portgen:1000000,pla85900",
+                        help="segments: TSPLIB names or portgen:N (N uniform cities, seed N)")
+    parser.add_argument("--segments-configs", default="segments:;faco:",
+                        help="segments: label:option=value,.. runs joined by ';' (label faco: FocusedACO)")
+    parser.add_argument("--segments-seconds", type=float, default=60.0, help="segments: wall seconds, set-up included")
+    parser.add_argument("--segments-marks", default="10,30", help="segments: wall seconds to read the gap at")
+    parser.add_argument("--segments-folder", default="/tmp", help="segments: where portgen's files are written")
     args = parser.parse_args(argv)
     if args.quick:
         args.iterations, args.repeats = min(args.iterations, 200), 1
@@ -771,6 +780,7 @@ def main(argv=None):
         args.faco_instances, args.faco_configs = "kroA100", "8:8"
         args.depth_instances, args.depth_seconds, args.alpha_lkh_seconds = "kroA100", "1", 1.0
         args.descent_instances = "kroA100"
+        args.segments_instances, args.segments_seconds = "pr1002", 3.0
     args.startup_label = args.startup_label or commit()
     CPU_SECONDS[0] = args.cpu_seconds
     CPU_ONLY[0] = args.backend == "cpu"

@@ -17,7 +17,8 @@ from .parallel import MultiStart
 from .problem import ColonyModel, DeviceArray, Problem
 from .result import SearchResult
 from .search import (AntColonySystem, DontLookDescent, DontLookILS, FocusedACO, GeneticAlgorithm, HillClimbing, IteratedLocalSearch,
-                     LocalSearch, MaxMinAntSystem, ShortTabuSearch, TabuSearch, VariableNeighbourhoodSearch)
+                     LocalSearch, MaxMinAntSystem, ShortTabuSearch, TabuSearch, TourSegments,
+                     VariableNeighbourhoodSearch)
 
 __version__ = "0.1.0"
 
@@ -46,5 +47,5 @@ __all__ = ["Callback", "State", "Binary", "Discrete", "Permutation", "Real",
            "BackendFallback", "BackendUnavailable", "KernelCompileError", "KernelLaunchError",
            "BitFlip", "BlockExchange", "CandidateThreeOpt", "CandidateTwoOpt", "Crowns", "Neighbourhood", "OrOpt", "Swap", "ThreeExchange", "TwoOpt", "ValueChange", "candidate_polish",
            "ColonyModel", "DeviceArray", "Problem", "SearchResult",
-           "HillClimbing", "IteratedLocalSearch", "VariableNeighbourhoodSearch", "LocalSearch", "TabuSearch", "AntColonySystem", "MaxMinAntSystem", "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS", "FocusedACO", "MultiStart",
+           "HillClimbing", "IteratedLocalSearch", "VariableNeighbourhoodSearch", "LocalSearch", "TabuSearch", "AntColonySystem", "MaxMinAntSystem", "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS", "FocusedACO", "TourSegments", "MultiStart",
            "RayMultiStart", "RayIslands", "compare", "load"]

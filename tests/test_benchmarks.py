@@ -27,7 +27,7 @@ def test_quick_report_on_the_cpu(tmp_path):
     writes Markdown, CSV, JSON and the speed-up plots."""
     from benchmarks.__main__ import main
     tables = ["qap", "tsp-swap", "ppp-h1", "weierstrass", "selection", "peers-qap", "peers-weierstrass", "multistart",
-              "islands", "tsp-quality", "batch-ils", "colony-quality", "faco", "ga-convergence", "ga-quality"]
+              "islands", "tsp-quality", "batch-ils", "colony-quality", "faco", "ga-convergence", "ga-quality", "segments"]
     main([*tables, "--quick", "--backend", "cpu", "--out", str(tmp_path)])
     report = (tmp_path / "results.md").read_text()
     for table in tables:

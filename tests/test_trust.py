@@ -146,7 +146,8 @@ def test_bad_input_is_refused_at_construction_by_name(tsp, make, error, match):
 
 def test_the_registry_names_every_search_and_the_nearest_to_a_typo():
     """The registry names every search and the nearest to a typo."""
-    assert set(SEARCHES) == {"tabu", "hc", "ils", "vns", "acs", "mmas", "ga", "dontlook-ils", "faco"}
+    assert set(SEARCHES) == {"tabu", "hc", "ils", "vns", "acs", "mmas", "ga", "dontlook-ils", "faco",
+                             "segments"}
     assert search_class("faco") is FocusedACO
     with pytest.raises(ValueError, match="did you mean 'mmas'"):
         search_class("mmass")
@@ -274,7 +275,7 @@ def test_every_population_search_is_an_island_method_with_its_exchange_period():
     """Every population search is an island method with its exchange period."""
     from lsmgpu.search import PopulationSearch, searches_of
     assert {name: cls.island_exchange_every for name, cls in searches_of(PopulationSearch).items()} == {
-        "acs": 10, "mmas": 10, "ga": 10, "dontlook-ils": 50, "faco": 100}
+        "acs": 10, "mmas": 10, "ga": 10, "dontlook-ils": 50, "faco": 100, "segments": 1}
 
 
 @pytest.mark.parametrize("algorithm", ["mmas", "ga"])

@@ -262,11 +262,13 @@ class CpuDontLook:
     def __init__(self, rules: DontLookRules, distance, rows: int, device: str = ""):
         self.rules, self.between, self.rows, self.device = rules, distance.between, int(rows), device
 
-    def load(self, xs) -> None:
+    def load(self, xs, cities=None) -> None:
+        """Tours (rows x n); every city queued in tour order, or the ``cities`` given (in that
+        order, in every row)."""
         self.x = np.array(xs, dtype=np.int64)
         n = self.x.shape[1]
         self.current = self.between(self.x, np.roll(self.x, -1, axis=1)).sum(axis=1).astype(np.float64)
-        self.queues = [list(row) for row in self.x]
+        self.queues = [list(row) if cities is None else [int(c) for c in cities] for row in self.x]
         self.done = np.zeros(self.rows, dtype=np.int64)
         self.checks = np.zeros(self.rows, dtype=np.int64)
         self.n = n

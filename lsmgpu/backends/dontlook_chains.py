@@ -174,12 +174,16 @@ class CpuChains:
             x = self.x[first:first + rows]
             x[:] = xs[first:first + rows]
             np.put_along_axis(self.pos[first:first + rows], x, np.broadcast_to(np.arange(n), x.shape), axis=1)
-            self.current[first:first + rows] = self.between(x, np.roll(x, -1, axis=1)).sum(axis=1)
+            self.current[first:first + rows] = self._tour_lengths(first, x)
             self.queues.extend(deque(row) for row in x.tolist())
         self.best, self.best_x = np.full(B, np.inf), self.x.copy()
         self.queued = np.ones((B, n), dtype=bool)
         self.kicks, self.checks, self.made = (np.zeros(B, dtype=np.int64) for _ in range(3))
         self.idle = np.zeros(B, dtype=bool)
+
+    def _tour_lengths(self, first: int, x) -> np.ndarray:
+        """The lengths of the tours x (rows first, first + 1, ..)."""
+        return self.between(x, np.roll(x, -1, axis=1)).sum(axis=1)
 
     def advance(self, budget: int, deadline: float | None = None) -> bool:
         """Up to ``budget`` checks of every chain (fewer once the ``deadline``, a time.perf_counter()

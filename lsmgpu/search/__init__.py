@@ -14,6 +14,7 @@ from .genetic import GeneticAlgorithm
 from .hill_climbing import HillClimbing
 from .ils import IteratedLocalSearch
 from .population import PopulationSearch
+from .segments import TourSegments
 from .short_tabu import ShortTabuSearch
 from .tabu import TabuSearch
 from .vns import VariableNeighbourhoodSearch
@@ -21,13 +22,14 @@ from ..validation import nearest_hint
 
 __all__ = ["LocalSearch", "PopulationSearch", "HillClimbing", "TabuSearch", "IteratedLocalSearch", "AntColonySystem",
            "MaxMinAntSystem", "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS", "FocusedACO",
-           "VariableNeighbourhoodSearch", "Search", "SEARCHES", "search_class", "searches_of", "register"]
+           "VariableNeighbourhoodSearch", "TourSegments", "Search", "SEARCHES", "search_class", "searches_of", "register"]
 
 #: every search by its name: the one table the CLI's --algorithm, MultiStart, RayMultiStart,
 #: RayIslands, compare and the benchmarks read (register() adds a user's own)
 SEARCHES = {"tabu": TabuSearch, "hc": HillClimbing, "ils": IteratedLocalSearch, "vns": VariableNeighbourhoodSearch,
             "acs": AntColonySystem,
-            "mmas": MaxMinAntSystem, "ga": GeneticAlgorithm, "dontlook-ils": DontLookILS, "faco": FocusedACO}
+            "mmas": MaxMinAntSystem, "ga": GeneticAlgorithm, "dontlook-ils": DontLookILS, "faco": FocusedACO,
+            "segments": TourSegments}
 
 
 def register(name: str, cls) -> None:

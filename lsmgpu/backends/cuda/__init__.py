@@ -14,6 +14,7 @@ from .colony import CudaColony
 from .dontlook import CudaChains, CudaDontLook
 from .focused import CudaFocusedAnts
 from .genetic import CudaGenetic
+from .segments import CudaSegmentChains
 from .driver import context, cuda, device_name, warm_up
 from .evaluator import CudaEvaluator
 from .population import CudaPopulation
@@ -100,6 +101,10 @@ class CudaBackend:
         """``rows`` iterated local search chains of don't-look descents on the GPU
         (lsmgpu.backends.dontlook_chains)."""
         return CudaChains(rules, kicks, distance, rows, self)
+
+    def segment_chains(self, rules, kicks, distance, rows: int, m: int) -> CudaSegmentChains:
+        """``rows`` chains of ``m``-city tour segments on the GPU (lsmgpu.backends.segments)."""
+        return CudaSegmentChains(rules, kicks, distance, rows, m, self)
 
     def focused_ants(self, rules, focus, distance, ants: int, beta: float) -> CudaFocusedAnts:
         """``ants`` ants of a focused ant colony walking and descending on the GPU

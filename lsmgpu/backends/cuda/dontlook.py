@@ -64,6 +64,10 @@ class CudaDontLook:
         """GPU memory beside the rows' that a subclass adds (its per-city arrays)."""
         return 0
 
+    #: whether every row has its own cities, candidates and table rows (the tour segments: row k's
+    #: candidates and table are the k-th n-city block of theirs) rather than sharing the problem's
+    per_row_cities = False
+
     #: whether this class's kernel (the chains', the focused ants') keeps a row's tour and
     #: positions in its block's shared memory during a launch where every row fits (SHARED_ROWS)
     shares_rows = False
@@ -84,7 +88,7 @@ class CudaDontLook:
 
     def __init__(self, rules, distance, rows: int, options, chains: bool = False):
         self.rules, self.between, self.rows = rules, distance.between, int(rows)
-        self.n = n = len(rules.candidates)
+        self.n = n = len(rules.candidates) // (self.rows if self.per_row_cities else 1)
         self.device = options.device
         table = distance.table
         fixed = table.nbytes + rules.candidates.nbytes + self.city_array_bytes(n, rules.k)
@@ -97,7 +101,8 @@ class CudaDontLook:
         self.row_shared = self.row_shared_bytes(device)
         source = render_skeleton("dontlook.cu.j2", K=rules.k, S=rules.segment, OR3=int(rules.or3), LK=int(rules.lk),
                                  BLOCK=self.block, DISTANCE=distance.device_source(), SHARED_ROWS=bool(self.row_shared),
-                                 WALK_TRIES=WALK_TRIES)
+                                 WALK_TRIES=WALK_TRIES, SEGMENT_ROWS=int(self.per_row_cities),
+                                 TABLE_WIDTH=table.size // len(rules.candidates))
         self.module = load_module(source, "sm_%d%d" % device.compute_capability())
         self.kernel = self.module.get_function("descend")
         self.buffers = DeviceBuffers()
@@ -113,22 +118,32 @@ class CudaDontLook:
                     self.checks, self.cand, self.table)
         return pack("11Pi4x", *(int(p) for p in pointers), self.n)   # sizeof(Rows) = 96
 
-    def load(self, xs) -> None:
-        """Tours (rows x n); every city queued in tour order."""
+    def load(self, xs, cities=None) -> None:
+        """Tours (rows x n); every city queued in tour order, or the ``cities`` given (in that
+        order, in every row)."""
         xs = np.ascontiguousarray(xs, dtype=np.int32)
         B, n = xs.shape
         if B != self.rows or n != self.n:
             raise ValueError(f"don't-look descent: expected {self.rows} tours of {self.n} cities, got {xs.shape}")
         pos = np.empty_like(xs)
         np.put_along_axis(pos, xs.astype(np.int64), np.broadcast_to(np.arange(n, dtype=np.int32), xs.shape), axis=1)
-        lengths = self.between(xs, np.roll(xs, -1, axis=1)).sum(axis=1).astype(np.float64)
-        for buffer, array in ((self.x, xs), (self.pos, pos), (self.queue, xs), (self.current, lengths)):
+        lengths = self._tour_lengths(xs).astype(np.float64)
+        queue, queued = xs, np.ones((B, n), np.uint8)
+        if cities is not None:
+            queue, queued = np.zeros_like(xs), np.zeros((B, n), np.uint8)
+            queue[:, :len(cities)] = cities
+            queued[:, cities] = 1
+        for buffer, array in ((self.x, xs), (self.pos, pos), (self.queue, queue), (self.queued, queued),
+                              (self.current, lengths)):
             cuda.memcpy_htod(buffer, array)
-        cuda.memset_d8(self.queued, 1, B * n)
         cuda.memset_d32(self.head, 0, B)
-        cuda.memcpy_htod(self.count, np.full(B, n, np.int32))
+        cuda.memcpy_htod(self.count, np.full(B, n if cities is None else len(cities), np.int32))
         cuda.memset_d32(self.made, 0, 2 * B)
         cuda.memset_d32(self.checks, 0, 2 * B)
+
+    def _tour_lengths(self, xs) -> np.ndarray:
+        """The lengths of the tours xs (rows x n)."""
+        return self.between(xs, np.roll(xs, -1, axis=1)).sum(axis=1)
 
     def descend(self, rows, rule: str = "best", deadline: float | None = None):
         """Every row to a local optimum (``rows`` must hold them all; ``rule`` is the chain

@@ -1,0 +1,107 @@
+"""Tour segments at scale: one tour improved in thousands of places at once (lsmgpu.TourSegments)
+beside FocusedACO, on TSPLIB instances and portgen's uniform instances.
+
+For each of ``--segments-instances`` (TSPLIB names, or ``portgen:N``: N uniform cities of
+benchmarks/portgen.py with seed N, written to a TSPLIB file and read back), the set-up every row
+shares is timed once: reading the file, the greedy start tour and the quadrant candidate lists.
+Each entry of ``--segments-configs`` (``label:option=value,..`` joined by ``;``; the label
+``faco`` runs FocusedACO with its defaults) then runs from that tour for ``--segments-seconds``
+of wall time less the shared set-up, so the row's budget counts reading and set-up as a user's
+``lsmgpu solve --seconds S`` does. The row gives the gap at the end and at the times in
+``--segments-marks`` (wall seconds, set-up included) to the optimum (TSPLIB) or to
+0.7124 sqrt(n A) (portgen), with the rounds, kicks and host memory (peak resident set).
+
+    python -m benchmarks segments --segments-instances portgen:1000000 --segments-seconds 60 --out $OUT
+"""
+from __future__ import annotations
+
+import resource
+import time
+from pathlib import Path
+
+import numpy as np
+
+from lsmgpu import FocusedACO, TourSegments
+from lsmgpu.problems import TSP
+from lsmgpu.problems.candidates import greedy_tour
+
+from .portgen import portgen, uniform_reference
+
+__all__ = ["table_segments", "parse_configs"]
+
+
+def parse_configs(text: str) -> list[tuple[str, dict]]:
+    """``label:option=value,..;..`` as (label, options) pairs; values read as int, float, bool or text."""
+    configs = []
+    for entry in filter(None, (part.strip() for part in text.split(";"))):
+        label, _, rest = entry.partition(":")
+        options = {}
+        for item in filter(None, rest.split(",")):
+            key, _, value = item.partition("=")
+            options[key.strip()] = _value(value.strip())
+        configs.append((label.strip(), options))
+    return configs
+
+
+def _value(text: str):
+    if text in ("True", "False"):
+        return text == "True"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def write_portgen(n: int, folder: Path) -> Path:
+    """portgen's n cities (seed n) as a TSPLIB file in ``folder`` (made once)."""
+    path = folder / f"portgen{n}.tsp"
+    if not path.exists():
+        coords = portgen(n, n).astype(np.int64)
+        lines = "\n".join(f"{i + 1} {x} {y}" for i, (x, y) in enumerate(coords.tolist()))
+        path.write_text(f"NAME : portgen{n}\nTYPE : TSP\nDIMENSION : {n}\nEDGE_WEIGHT_TYPE : EUC_2D\n"
+                        f"NODE_COORD_SECTION\n{lines}\nEOF\n")
+    return path
+
+
+def gap_at(result, seconds: float, reference: float) -> float | None:
+    """The gap (%) of the best tour found within ``seconds`` of the run (None before the first)."""
+    values = [value for _, elapsed, value in result.improvements if elapsed <= seconds]
+    return None if not values else round(100 * (values[-1] / reference - 1), 3)
+
+
+def table_segments(args, path_of, emit) -> list[dict]:
+    rows, marks = [], [float(m) for m in args.segments_marks.split(",") if m]
+    for name in args.segments_instances.split(","):
+        t0 = time.perf_counter()
+        if name.startswith("portgen:"):
+            path = write_portgen(int(name.split(":")[1]), Path(args.segments_folder))
+            t0 = time.perf_counter()
+            problem = TSP.from_file(path)
+            reference, kind = uniform_reference(problem.n), "0.7124 sqrt(nA)"
+        else:
+            problem = TSP.from_file(path_of("tsplib", name))
+            reference, kind = float(problem.best_known), "optimum"
+        read = time.perf_counter() - t0
+        start = greedy_tour(problem.coords)
+        greedy = time.perf_counter() - t0 - read
+        problem.default_ils()                                   # the quadrant candidate lists, kept on the instance
+        setup = time.perf_counter() - t0
+        start_gap = round(100 * (problem.evaluate(start) / reference - 1), 3)
+        for label, options in parse_configs(args.segments_configs):
+            seconds = max(0.0, args.segments_seconds - setup)
+            make = FocusedACO if label == "faco" else TourSegments
+            search = make(problem, initial=start, seed=0, backend=args.backend_choice, **options)
+            result = search.run(seconds=seconds)
+            row = dict(table="segments", instance=problem.name, n=problem.n, reference=kind, config=label,
+                       options=options, wall_seconds=args.segments_seconds, read_s=round(read, 2),
+                       greedy_s=round(greedy, 2), setup_s=round(setup, 2), start_gap_pct=start_gap,
+                       gap_pct=round(100 * (result.fitness / reference - 1), 3), run_s=round(result.seconds, 2),
+                       iterations=result.iterations, work=result.work[0], unit=result.work[1],
+                       peak_rss_gb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2))
+            for mark in marks:
+                row[f"gap_at_{mark:g}s"] = gap_at(result, mark - setup, reference)
+            rows.append(row)
+            emit(row)
+    return rows

@@ -1,0 +1,189 @@
+"""One tour improved in many places at once: tour-segment decomposition (lsmgpu/backends/
+segments.py), the GPU's parallelism on one tour's regions instead of copies of it.
+
+A round cuts the tour at a random position into segments of ``segment_cities`` consecutive
+cities, runs an ILS chain on every segment at once (don't-look 2-opt + Or-opt descents, and LK3
+with ``lk``, over the segment's own candidates, with segment-local kicks; one thread block a
+segment, its path in shared memory) and splices the chains' best paths back: a segment's ends stay
+fixed, so the tour stays a tour and never gets longer. The next round cuts elsewhere, so what lay
+across a cut lies inside a segment. Moves between cities far apart in the tour (close in space)
+are no segment's: every ``descent_every`` rounds a don't-look descent of the whole tour makes
+them, from the cities whose candidates lie in another segment of the round's cut (LKH's and
+POPMUSIC's tour-segment subproblems, all at once on the GPU rather than one after another).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..backends.dontlook import CpuDontLook, dontlook_for
+from ..backends.dontlook_chains import KickRules, kick_span
+from ..backends.segments import CpuSegmentChains, SegmentCut
+from ..validation import check_count
+from .dontlook import DontLookDescent
+from .population import PopulationSearch
+
+__all__ = ["TourSegments", "TourSegmentsParams"]
+
+#: segment length when `segment_cities` is not given: SEGMENT_CITIES, fewer where the tour would
+#: give fewer than MIN_SEGMENTS segments (a block each: the GPU's multiprocessors busy), never below MIN_CITIES
+SEGMENT_CITIES, MIN_SEGMENTS, MIN_CITIES = 1000, 512, 64
+
+
+@dataclass(frozen=True)
+class TourSegmentsParams:
+    """The tour segments' own options (TourSegments's docstring says what each does)."""
+
+    segment_cities: int | None = None
+    round_kicks: int = 100
+    kick_segment: int = 30
+    kick_walk: int = 0
+    descent_every: int = 1
+    round_checks: int = 1024
+    candidates: object = None
+    segment: int = 3
+    lk: bool = False
+
+    def __post_init__(self):
+        counts = (("segment_cities", 8, 2**20), ("round_kicks", 0, 2**31 - 1), ("kick_segment", 1, 2**20),
+                  ("kick_walk", 0, 256), ("descent_every", 0, None), ("round_checks", 1, 2**40))
+        for name, low, high in counts:
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, check_count("TourSegments", name, getattr(self, name), low, high))
+
+
+class TourSegments(PopulationSearch):
+    """A tour improved segment by segment, every segment at once (the module's docstring says how).
+
+    segment_cities : cities a segment (None: 1,000, fewer where that gives under 512 segments, at
+                     least 64: SEGMENT_CITIES, MIN_SEGMENTS, MIN_CITIES; at most half the tour)
+    round_kicks    : kicks each segment's chain makes a round (default 100; 0: descents alone)
+    kick_segment   : a kick swaps two adjacent stretches of 1 .. kick_segment cities (default 30)
+    kick_walk      : w > 0: walk kicks over the segment's candidates (DontLookILS's), 0: segment kicks
+    descent_every  : a descent of the whole tour every this many rounds (default 1; 0: never)
+    round_checks   : checks of every chain between two looks of the host (default 1024)
+    candidates, segment, lk : the descents' (DontLookDescent's): the problem's ILS candidate lists
+                     (or "alpha", an int K, a table), Or-opt segments up to ``segment`` (default 3),
+                     LK3 moves with ``lk``
+    initial        : the start tour (None: the problem's ``initial_solution``: greedy at scale)
+    backend, seed, callbacks, history : as for every search
+
+    ``run(iterations=, seconds=, target=, stagnation=)``: ``iterations`` is rounds; the last round
+    ends at the deadline, its chains' best paths spliced. Needs a tour with coordinates (a TSP whose
+    kernels compute distances from them). On the CPU the NumPy reference runs the chains one after
+    another: for tests and small tours.
+    """
+
+    algorithm = "TourSegments"
+    Params = TourSegmentsParams
+    iteration_unit = "rounds"
+    state_fields = ("tour", "length", "rounds", "kicks")
+    island_exchange_every = 1           # rounds of seconds each
+
+    def __init__(self, problem, *, params: TourSegmentsParams | None = None, initial=None, backend="auto",
+                 seed=None, callbacks=None, history: str = "improvements", **options):
+        self.params = p = self._params(params, options)
+        super().__init__(problem, local_search=None, backend=backend, seed=seed, callbacks=callbacks,
+                         history=history)
+        if getattr(problem, "coords", None) is None or getattr(problem, "gpu_matrix", True):
+            raise ValueError(f"TourSegments: {problem.name} has no coordinates its kernels read (a TSP with "
+                             "EUC_2D, CEIL_2D or ATT weights); its segments are gathered from them")
+        n = problem.n
+        if n < 16:
+            raise ValueError(f"TourSegments: a tour of at least 16 cities is cut, {problem.name} has {n}")
+        wanted = p.segment_cities or max(MIN_CITIES, min(SEGMENT_CITIES, n // MIN_SEGMENTS))
+        self.m = min(wanted, n // 2)
+        self.descent = DontLookDescent(p.candidates, segment=p.segment, lk=p.lk)
+        self.initial = None if initial is None else problem.encoding.validate(np.asarray(initial))
+
+    def _start_solution(self) -> np.ndarray:
+        return super()._start_solution() if self.initial is None else self.initial.copy()
+
+    def _set_up(self) -> None:
+        self.tour, self.length = self.start_x.copy(), self.best
+        self.rounds, self.kicks = 0, 0
+        self._build()
+
+    def _build(self) -> None:
+        """The segments' chains and the whole tour's descent on the backend (the candidate lists
+        made here, inside the budget)."""
+        problem, p = self.problem, self.params
+        self.rules = self.descent.bound(problem)
+        self.distance = problem.edge_distance()
+        rows = problem.n // self.m
+        self.spans = kick_span(self.m, p.kick_segment)
+        kicks = KickRules(0, self.spans, p.round_kicks, p.kick_walk)
+        self.chains = dontlook_for(self.backend, "segment_chains", self._host_chains, self.rules, kicks,
+                                   self.distance, rows, self.m, announce="TourSegments", what="the segments")
+        self.parts.append(self.chains)
+        self.whole = None
+        if p.descent_every:
+            self.whole = dontlook_for(self.backend, "dontlook", CpuDontLook, self.rules, self.distance, 1,
+                                      announce="TourSegments", what="the whole tour's descent")
+            self.parts.append(self.whole)
+        self.device = getattr(self.chains, "device", "")
+        self._splice_took = 0.0
+
+    @staticmethod
+    def _host_chains(rules, kicks, distance, rows, m, device):
+        return CpuSegmentChains(rules, kicks, rows, device)
+
+    def _restore_parts(self, parts: dict) -> None:
+        self._build()
+
+    def _no_time_for_another(self) -> bool:
+        """A round ends at the deadline itself (its chains stop there, their paths spliced)."""
+        return False
+
+    def _iterate(self) -> None:
+        """A round: cut, every segment's chain, splice; the whole tour's descent where due."""
+        p, n = self.params, self.problem.n
+        seconds = self.budget.seconds
+        deadline = None if seconds is None else self.t0 + seconds - self._splice_took
+        cut = SegmentCut(self.tour, self.m, int(self.rng.integers(n)), self.rules, self.distance.table,
+                         self.problem.dist)
+        self.chains.kick_rules = KickRules(int(self.rng.integers(2**63)), self.spans, p.round_kicks, p.kick_walk)
+        self.chains.set_cut(cut)
+        start = cut.identity()
+        self.chains.load(start)
+        before = cut.lengths(start)
+        while not self.chains.advance(p.round_checks, deadline):
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
+        started = time.perf_counter()
+        after = self.chains.bests()
+        counters = self.chains.counters()
+        self.kicks += int(counters["kicks"].sum())
+        self.evaluations += int(counters["checks"].sum()) * self.rules.moves
+        better = np.flatnonzero(after < before)
+        self.tour = cut.splice(self.tour, self.chains.best_solutions(better), better)
+        self.length -= float((before[better] - after[better]).sum())
+        self.rounds += 1
+        if self.whole is not None and self.rounds % p.descent_every == 0 and \
+                (deadline is None or time.perf_counter() < deadline):
+            self._descend_whole(cut.crossing, deadline)
+        self._splice_took = time.perf_counter() - started
+        self.iteration = self.rounds
+        improved = self._record(self.tour, self.length)
+        self._finish_iteration(self.length, improved)
+
+    def _descend_whole(self, cities, deadline) -> None:
+        """The whole tour to a don't-look local optimum from ``cities`` (until the deadline)."""
+        self.whole.load(self.tour[None, :], cities)
+        _, evaluated, _ = self.whole.descend(np.ones(1, bool), "best", deadline)
+        self.evaluations += int(evaluated.sum())
+        self.tour = self.whole.solutions()[0].astype(np.int64)
+        self.length = float(self.whole.values()[0])
+
+    def _welcome(self, value, tour) -> bool:
+        """An offered tour (another island's) replaces the search's where it is shorter."""
+        if value >= self.length:
+            return False
+        self.tour, self.length = np.array(tour, dtype=np.int64), float(value)
+        return True
+
+    @property
+    def work(self) -> tuple[int, str]:
+        return getattr(self, "kicks", 0), "kicks"
