@@ -79,7 +79,7 @@ class TourSegments(PopulationSearch):
     algorithm = "TourSegments"
     Params = TourSegmentsParams
     iteration_unit = "rounds"
-    state_fields = ("tour", "length", "rounds", "kicks")
+    state_fields = ("tour", "length", "rounds", "kicks", "crossing", "descent_seconds")
     island_exchange_every = 1           # rounds of seconds each
 
     def __init__(self, problem, *, params: TourSegmentsParams | None = None, initial=None, backend="auto",
@@ -103,7 +103,7 @@ class TourSegments(PopulationSearch):
 
     def _set_up(self) -> None:
         self.tour, self.length = self.start_x.copy(), self.best
-        self.rounds, self.kicks = 0, 0
+        self.rounds, self.kicks, self.crossing, self.descent_seconds = 0, 0, 0, 0.0
         self._build()
 
     def _build(self) -> None:
@@ -146,6 +146,7 @@ class TourSegments(PopulationSearch):
                          self.problem.dist)
         self.chains.kick_rules = KickRules(int(self.rng.integers(2**63)), self.spans, p.round_kicks, p.kick_walk)
         self.chains.set_cut(cut)
+        self.crossing += len(cut.crossing)
         start = cut.identity()
         self.chains.load(start)
         before = cut.lengths(start)
@@ -163,7 +164,9 @@ class TourSegments(PopulationSearch):
         self.rounds += 1
         if self.whole is not None and self.rounds % p.descent_every == 0 and \
                 (deadline is None or time.perf_counter() < deadline):
+            descent = time.perf_counter()
             self._descend_whole(cut.crossing, deadline)
+            self.descent_seconds += time.perf_counter() - descent
         self._splice_took = time.perf_counter() - started
         self.iteration = self.rounds
         improved = self._record(self.tour, self.length)
@@ -183,6 +186,12 @@ class TourSegments(PopulationSearch):
             return False
         self.tour, self.length = np.array(tour, dtype=np.int64), float(value)
         return True
+
+    @property
+    def crossing_share(self) -> float:
+        """The mean share of the cities whose moves were not all their segment's (the whole tour's
+        descent starts from them), over the rounds so far."""
+        return self.crossing / max(1, self.rounds * self.problem.n)
 
     @property
     def work(self) -> tuple[int, str]:
