@@ -3,7 +3,8 @@ beside FocusedACO, on TSPLIB instances and portgen's uniform instances.
 
 For each of ``--segments-instances`` (TSPLIB names, or ``portgen:N``: N uniform cities of
 benchmarks/portgen.py with seed N, written to a TSPLIB file and read back), the set-up every row
-shares is timed once: reading the file, the greedy start tour and the quadrant candidate lists.
+shares is timed once: reading the file and the quadrant candidate lists; and each start tour
+(``start=greedy``, the default, or ``start=hilbert`` in a config).
 Each entry of ``--segments-configs`` (``label:option=value,..`` joined by ``;``; the label
 ``faco`` runs FocusedACO with its defaults) then runs from that tour for ``--segments-seconds``
 of wall time less the shared set-up, so the row's budget counts reading and set-up as a user's
@@ -23,11 +24,14 @@ import numpy as np
 
 from lsmgpu import FocusedACO, TourSegments
 from lsmgpu.problems import TSP
-from lsmgpu.problems.candidates import greedy_tour
+from lsmgpu.problems.candidates import greedy_tour, hilbert_tour
 
 from .portgen import portgen, uniform_reference
 
 __all__ = ["table_segments", "parse_configs"]
+
+#: the start tours a config may name (``start=``; default greedy)
+STARTS = {"greedy": greedy_tour, "hilbert": hilbert_tour}
 
 
 def parse_configs(text: str) -> list[tuple[str, dict]]:
@@ -84,19 +88,25 @@ def table_segments(args, path_of, emit) -> list[dict]:
             problem = TSP.from_file(path_of("tsplib", name))
             reference, kind = float(problem.best_known), "optimum"
         read = time.perf_counter() - t0
-        start = greedy_tour(problem.coords)
-        greedy = time.perf_counter() - t0 - read
         problem.default_ils()                                   # the quadrant candidate lists, kept on the instance
-        setup = time.perf_counter() - t0
-        start_gap = round(100 * (problem.evaluate(start) / reference - 1), 3)
+        lists = time.perf_counter() - t0 - read
+        starts = {}
         for label, options in parse_configs(args.segments_configs):
+            options = dict(options)
+            tour = options.pop("start", "greedy")
+            if tour not in starts:
+                t1 = time.perf_counter()
+                starts[tour] = (STARTS[tour](problem.coords), time.perf_counter() - t1)
+            start, start_s = starts[tour]
+            setup = read + lists + start_s
             seconds = max(0.0, args.segments_seconds - setup)
             make = FocusedACO if label == "faco" else TourSegments
             search = make(problem, initial=start, seed=0, backend=args.backend_choice, **options)
             result = search.run(seconds=seconds)
             row = dict(table="segments", instance=problem.name, n=problem.n, reference=kind, config=label,
-                       options=options, wall_seconds=args.segments_seconds, read_s=round(read, 2),
-                       greedy_s=round(greedy, 2), setup_s=round(setup, 2), start_gap_pct=start_gap,
+                       options=options, start=tour, wall_seconds=args.segments_seconds, read_s=round(read, 2),
+                       candidates_s=round(lists, 2), start_s=round(start_s, 2), setup_s=round(setup, 2),
+                       start_gap_pct=round(100 * (problem.evaluate(start) / reference - 1), 3),
                        gap_pct=round(100 * (result.fitness / reference - 1), 3), run_s=round(result.seconds, 2),
                        iterations=result.iterations, work=result.work[0], unit=result.work[1],
                        crossing_pct=round(100 * getattr(search, "crossing_share", 0.0), 1),
