@@ -113,7 +113,8 @@ class FocusedACO(PopulationSearch):
         self.rules = DontLookDescent(params.candidates, segment=params.segment, or3=params.or3,
                                      lk=params.lk).bound(problem)
         self.ants = default_ants(problem.n) if params.ants is None else params.ants
-        self._check_memory("ants", self.ants)
+        if self.backend.name == "cpu":              # on a GPU the ants' tours live there (its own check)
+            self._check_memory("ants", self.ants)
         moves = params.moves
         self.moves = (MOVES if problem.n < MOVES_FEWER_FROM else MOVES_FEWER) if moves is None else moves
         self.walk = problem.n if params.walk is None else params.walk
