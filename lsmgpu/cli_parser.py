@@ -86,7 +86,8 @@ def parser() -> argparse.ArgumentParser:
     solve.add_argument("--algorithm", choices=sorted(SEARCHES),
                        default=None,
                        help="default, measured best per problem type and backend: for a TSP on a GPU faco "
-                            "(focused ACO, a thread block an ant); dontlook-ils: 256 ILS chains, each whole in a "
+                            "(focused ACO, a thread block an ant), from 500,000 cities segments (one tour cut "
+                            "into segments improved at once, a thread block a segment); dontlook-ils: 256 ILS chains, each whole in a "
                             "thread block; else ils (over candidate lists with "
                             "the Or-opt + 3-opt polish); tabu for the rest, as 256 island starts for a QAP on a "
                             "GPU; acs / mmas: the ant colonies; ga: the genetic algorithm")

@@ -10,12 +10,12 @@ import sys
 from .search import SEARCHES
 from .search.loop import COMMON_OPTIONS
 
-__all__ = ["CHAINS_EXCHANGE", "FACO", "CHAINS", "population"]
+__all__ = ["CHAINS_EXCHANGE", "FACO", "CHAINS", "SEGMENTS", "population"]
 
 #: the don't-look ILS's islands' exchange when --exchange-every is not given (rounds)
 CHAINS_EXCHANGE = 50
-#: focused ACO's and the don't-look ILS's command-line names
-FACO, CHAINS = "faco", "dontlook-ils"
+#: focused ACO's, the don't-look ILS's and the tour segments' command-line names
+FACO, CHAINS, SEGMENTS = "faco", "dontlook-ils", "segments"
 
 
 def _local_search(args):
@@ -60,6 +60,11 @@ def _options(args) -> tuple[dict, callable]:
         return (dict(ants=args.ants, initial=args.initial_solution),
                 lambda s: f"{s.ants} ants moving {s.moves} cities each, 2-opt + Or-opt"
                           + (" + Or-3opt" if s.rules.or3 else "") + (" + LK3" if s.rules.lk else "") + " descents")
+    if name == SEGMENTS:
+        return (dict(initial=args.initial_solution),
+                lambda s: f"{s.problem.n // s.m:,} segments of {s.m:,} cities, {s.round_kicks:,} kicks a round each, "
+                          f"2-opt + Or-opt" + (" + LK3" if s.descent.lk else "") + " descents, the whole tour's every "
+                          f"{s.params.descent_every} rounds")
     if name in ("acs", "mmas"):
         return (dict(ants=args.ants, local_search=_local_search(args), initial=args.initial_solution),
                 lambda s: f"{s.ants} ants, {_chain(s)}")

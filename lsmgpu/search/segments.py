@@ -27,9 +27,16 @@ from .population import PopulationSearch
 
 __all__ = ["TourSegments", "TourSegmentsParams"]
 
-#: segment length when `segment_cities` is not given: SEGMENT_CITIES, fewer where the tour would
-#: give fewer than MIN_SEGMENTS segments (a block each: the GPU's multiprocessors busy), never below MIN_CITIES
-SEGMENT_CITIES, MIN_SEGMENTS, MIN_CITIES = 1000, 512, 64
+#: The defaults below are the measured best on the H100 at 60 s (docs/benchmarks/segments.md):
+#: segment length when `segment_cities` is not given: SEGMENT_CITIES, fewer where the tour would give
+#: fewer than MIN_SEGMENTS segments, never below MIN_CITIES (1,000,000 cities: 8,000 ahead of 4,000
+#: and 2,000; pla85900: 2,000 ahead of 1,000)
+SEGMENT_CITIES, MIN_SEGMENTS, MIN_CITIES = 8000, 40, 64
+#: kicks a chain makes a round when `round_kicks` is not given: its segment's cities / KICKS_PER
+KICKS_PER = 4
+#: walk kicks' steps (ahead of segment kicks at 1,000,000 cities) and the rounds between two
+#: descents of the whole tour (6 ahead of 3 and 1 from the Hilbert tour, the descent being one block's)
+KICK_WALK, DESCENT_EVERY = 50, 6
 
 
 @dataclass(frozen=True)
@@ -37,10 +44,10 @@ class TourSegmentsParams:
     """The tour segments' own options (TourSegments's docstring says what each does)."""
 
     segment_cities: int | None = None
-    round_kicks: int = 100
+    round_kicks: int | None = None
     kick_segment: int = 30
-    kick_walk: int = 0
-    descent_every: int = 1
+    kick_walk: int = KICK_WALK
+    descent_every: int = DESCENT_EVERY
     round_checks: int = 1024
     candidates: object = None
     segment: int = 3
@@ -57,12 +64,14 @@ class TourSegmentsParams:
 class TourSegments(PopulationSearch):
     """A tour improved segment by segment, every segment at once (the module's docstring says how).
 
-    segment_cities : cities a segment (None: 1,000, fewer where that gives under 512 segments, at
+    segment_cities : cities a segment (None: 8,000, fewer where that gives under 40 segments, at
                      least 64: SEGMENT_CITIES, MIN_SEGMENTS, MIN_CITIES; at most half the tour)
-    round_kicks    : kicks each segment's chain makes a round (default 100; 0: descents alone)
-    kick_segment   : a kick swaps two adjacent stretches of 1 .. kick_segment cities (default 30)
-    kick_walk      : w > 0: walk kicks over the segment's candidates (DontLookILS's), 0: segment kicks
-    descent_every  : a descent of the whole tour every this many rounds (default 1; 0: never)
+    round_kicks    : kicks each segment's chain makes a round (None: a quarter of its cities; 0:
+                     descents alone)
+    kick_segment   : a segment kick swaps two adjacent stretches of 1 .. kick_segment cities (default 30)
+    kick_walk      : w > 0: walk kicks of w steps over the segment's candidates (DontLookILS's; default
+                     50), 0: segment kicks
+    descent_every  : a descent of the whole tour every this many rounds (default 6; 0: never)
     round_checks   : checks of every chain between two looks of the host (default 1024)
     candidates, segment, lk : the descents' (DontLookDescent's): the problem's ILS candidate lists
                      (or "alpha", an int K, a table), Or-opt segments up to ``segment`` (default 3),
@@ -95,6 +104,7 @@ class TourSegments(PopulationSearch):
             raise ValueError(f"TourSegments: a tour of at least 16 cities is cut, {problem.name} has {n}")
         wanted = p.segment_cities or max(MIN_CITIES, min(SEGMENT_CITIES, n // MIN_SEGMENTS))
         self.m = min(wanted, n // 2)
+        self.round_kicks = self.m // KICKS_PER if p.round_kicks is None else p.round_kicks
         self.descent = DontLookDescent(p.candidates, segment=p.segment, lk=p.lk)
         self.initial = None if initial is None else problem.encoding.validate(np.asarray(initial))
 
@@ -114,7 +124,7 @@ class TourSegments(PopulationSearch):
         self.distance = problem.edge_distance()
         rows = problem.n // self.m
         self.spans = kick_span(self.m, p.kick_segment)
-        kicks = KickRules(0, self.spans, p.round_kicks, p.kick_walk)
+        kicks = KickRules(0, self.spans, self.round_kicks, p.kick_walk)
         self.chains = dontlook_for(self.backend, "segment_chains", self._host_chains, self.rules, kicks,
                                    self.distance, rows, self.m, announce="TourSegments", what="the segments")
         self.parts.append(self.chains)
@@ -144,7 +154,7 @@ class TourSegments(PopulationSearch):
         deadline = None if seconds is None else self.t0 + seconds - self._splice_took
         cut = SegmentCut(self.tour, self.m, int(self.rng.integers(n)), self.rules, self.distance.table,
                          self.problem.dist)
-        self.chains.kick_rules = KickRules(int(self.rng.integers(2**63)), self.spans, p.round_kicks, p.kick_walk)
+        self.chains.kick_rules = KickRules(int(self.rng.integers(2**63)), self.spans, self.round_kicks, p.kick_walk)
         self.chains.set_cut(cut)
         self.crossing += len(cut.crossing)
         start = cut.identity()

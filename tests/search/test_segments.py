@@ -114,7 +114,8 @@ def test_the_decomposition_reaches_a_local_optimum_of_a_10000_city_tour():
     the crossing cities until a round changes nothing: then no city of the 10,000 has an improving
     2-opt or Or-opt move left (the NumPy reference, the CPU backend)."""
     problem = uniform(10_000, seed=4)
-    search = TourSegments(problem, backend="cpu", seed=0, round_kicks=0, segment_cities=1000, candidates=8)
+    search = TourSegments(problem, backend="cpu", seed=0, round_kicks=0, segment_cities=1000, candidates=8,
+                          descent_every=1)
     result = search.run(iterations=30, stagnation=1)
     assert result.status == "stagnation" and result.iterations < 30
     assert result.fitness < problem.fitness(problem.initial_solution(np.random.default_rng(0)))
@@ -217,3 +218,21 @@ def test_gpu_search_equals_the_cpu_search():
     runs = [TourSegments(problem, backend=b, seed=7, segment_cities=200, round_kicks=20).run(iterations=3)
             for b in ("cpu", "cuda")]
     assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
+
+
+def test_the_command_runs_the_segments_and_picks_them_for_large_tours_on_a_gpu(monkeypatch, capsys):
+    """`lsmgpu solve --algorithm segments` runs them (with --lk and --candidates); on a GPU a TSP
+    from SEGMENTS_FROM cities gets them by default, a smaller one focused ACO."""
+    import lsmgpu.cli as cli
+    from lsmgpu.cli import main
+    assert main(["solve", "berlin52", "--algorithm", "segments", "--backend", "cpu", "--iterations", "2", "--lk",
+                 "--candidates", "8"]) == 0
+    err = capsys.readouterr().err
+    assert "TourSegments on berlin52 (n = 52, 2 segments of 26 cities" in err and "LK3" in err
+    seen = {}
+    monkeypatch.setattr(cli, "cuda_available", lambda: (True, "a test GPU"))
+    monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: seen.update(vars(args)))
+    for cities, expected in ((52, "segments"), (53, "faco")):
+        monkeypatch.setattr(cli, "SEGMENTS_FROM", cities)
+        main(["solve", "berlin52", "--quiet"])
+        assert seen["algorithm"] == expected
