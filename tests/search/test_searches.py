@@ -318,7 +318,8 @@ def test_every_search_takes_its_params_or_the_same_names_as_keywords(name):
     cls = SEARCHES[name]
     problem = TSP(np.round(np.random.default_rng(2).uniform(0, 1000, (30, 2))), name="tsp30")
     first = dataclasses.fields(cls.Params)[0]
-    value = {"tenure": 5, "rule": "first", "ants": 4, "genes": 8, "chains": 2}.get(first.name, first.default)
+    value = {"tenure": 5, "rule": "first", "ants": 4, "genes": 8, "chains": 2, "segment_cities": 10}.get(first.name,
+                                                                                                first.default)
     by_name = cls(problem, backend="cpu", **{first.name: value})
     given = cls(problem, backend="cpu", params=cls.Params(**{first.name: value}))
     assert by_name.params == given.params and getattr(by_name.params, first.name) is not None
