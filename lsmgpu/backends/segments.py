@@ -31,25 +31,17 @@ FIXED_LENGTH = 2**40
 
 
 class SegmentCut:
-    """B groups of m cities each, the rows of ``groups`` (global cities, each row in the tour's
-    cyclic order), cut from ``tour``; with the descent's ``rules`` (the global candidate table, its
-    moves), the edge distance's per-city ``table`` rows (coordinates) and the problem's
-    ``dist(u, v)`` on global cities. ``along`` makes segments of the tour itself (one path each);
-    ``across`` regions of space (several paths each)."""
+    """The B = n // m segments of ``tour`` from position ``offset``, with the descent's ``rules``
+    (the global candidate table, its moves), the edge distance's per-city ``table`` rows
+    (coordinates) and the problem's ``dist(u, v)`` on global cities."""
 
-    def __init__(self, tour, groups, rules: DontLookRules, table: np.ndarray, dist):
-        self.tour = tour = np.asarray(tour, dtype=np.int64)
-        self.n = n = len(tour)
-        self.dist = dist
-        self.pos = np.empty(n, dtype=np.int64)
-        self.pos[tour] = np.arange(n)
-        self.ids = np.asarray(groups, dtype=np.int64)
-        self.rows, self.m = self.ids.shape
-        at = self.pos[self.ids]
-        #: links[k, i]: the link from local city i to i + 1 (the last: to 0) is fixed, the tour
-        #: leaving the group there
-        self.links = np.ones((self.rows, self.m), dtype=bool)
-        self.links[:, :-1] = (at[:, 1:] - at[:, :-1]) % n != 1
+    def __init__(self, tour, m: int, offset: int, rules: DontLookRules, table: np.ndarray, dist):
+        tour = np.asarray(tour)
+        n = len(tour)
+        self.m, self.offset, self.dist = int(m), int(offset) % n, dist
+        self.rows = n // self.m
+        order = np.roll(tour, -self.offset).astype(np.int64)
+        self.ids = order[:self.rows * self.m].reshape(self.rows, self.m)
         slot = np.full(n, -1, dtype=np.int64)
         slot[self.ids.ravel()] = np.arange(self.rows * self.m)
         found = slot[rules.candidates[self.ids]]                           # (B, m, K) slots of the candidates
@@ -58,82 +50,56 @@ class SegmentCut:
         neighbour = np.where(i < self.m - 1, i + 1, i - 1)[None, :, None]
         self.candidates = np.ascontiguousarray(np.where(own, found % self.m, neighbour), dtype=np.int32)
         outside = np.ones(n, dtype=bool)
-        outside[self.ids.ravel()] = ~self._inside(rules, own, found % self.m).ravel()
-        #: the cities whose moves are not all their group's, in tour order: the whole tour's
-        #: descent starts from them
-        self.crossing = tour[outside[tour]]
+        outside[:self.rows * self.m] = ~self._inside(rules, own, found % self.m).ravel()
+        #: the cities whose moves are not all their segment's (in tour order from the cut): the
+        #: whole tour's descent starts from them
+        self.crossing = order[outside]
         width = table.size // n
-        rows = np.concatenate([table.reshape(n, width)[self.ids], self.links[:, :, None].astype(table.dtype)], axis=2)
-        self.table = np.ascontiguousarray(rows.ravel())
-
-    @classmethod
-    def along(cls, tour, m: int, offset: int, rules, table, dist) -> "SegmentCut":
-        """Segments of the tour: n // m of m consecutive cities from position ``offset`` on (the
-        n - B m after the last stay as they are)."""
-        order = np.roll(np.asarray(tour), -int(offset))
-        return cls(tour, order[:len(order) // m * m].reshape(-1, m), rules, table, dist)
-
-    @classmethod
-    def across(cls, tour, curve, m: int, offset: int, rules, table, dist) -> "SegmentCut":
-        """Regions: n // m groups of m consecutive cities along the space-filling ``curve`` (a
-        permutation of the cities) from ``offset`` on, each group in tour order."""
-        tour = np.asarray(tour)
-        pos = np.empty(len(tour), dtype=np.int64)
-        pos[tour] = np.arange(len(tour))
-        order = np.roll(np.asarray(curve, dtype=np.int64), -int(offset))
-        groups = order[:len(order) // m * m].reshape(-1, m)
-        return cls(tour, np.take_along_axis(groups, np.argsort(pos[groups], axis=1), axis=1), rules, table, dist)
+        self.table = np.ascontiguousarray(table.reshape(n, width)[self.ids].ravel())
 
     def _inside(self, rules, own, local) -> np.ndarray:
-        """(B, m): whether every move of a city is a move inside its group, the same on the tour
-        (so a group's local optimum leaves it none): the city at least max(S, 1) cities from its
-        path's ends (its Or-opt stretches and neighbours inside), its candidates in the group and at
-        no path's end (their neighbours inside), and with Or-3opt or LK3 the same of the candidates'
-        neighbours' candidates."""
+        """(B, m): whether every move of a city is a move inside its segment, the same on the tour
+        (so a segment's local optimum leaves it none): the city at least max(S, 1) positions from
+        its segment's ends (its Or-opt stretches and neighbours inside), its candidates inside the
+        segment and not at its ends (their neighbours inside), and with Or-3opt or LK3 the same of
+        the candidates' neighbours' candidates."""
         m, reach = self.m, max(rules.segment, 1)
-        i = np.arange(m)[None, :]
-        starts = np.ones_like(self.links)
-        starts[:, 1:] = self.links[:, :-1]
-        ends_at = np.minimum.accumulate(np.where(self.links, i, m)[:, ::-1], axis=1)[:, ::-1]
-        starts_at = np.maximum.accumulate(np.where(starts, i, -1), axis=1)
-        rows = np.arange(self.rows)[:, None, None]
-        settled = (own & ~(starts | self.links)[rows, local]).all(axis=2)                 # (B, m)
-        inside = settled & (ends_at - i >= reach) & (i - starts_at >= reach)
+        i = np.arange(m)
+        settled = (own & (local >= 1) & (local <= m - 2)).all(axis=2)                # (B, m)
+        inside = settled & ((i >= reach) & (i <= m - 1 - reach))[None, :]
         if rules.or3 or rules.lk:
+            rows = np.arange(self.rows)[:, None, None]
             near = np.clip(local, 1, m - 2)
             inside &= (settled[rows, near - 1] & settled[rows, near + 1]).all(axis=2)
         return inside
 
     def identity(self) -> np.ndarray:
-        """Every chain's start: its group in tour order (B, m)."""
+        """Every chain's start: its segment in tour order (B, m)."""
         return np.ascontiguousarray(np.broadcast_to(np.arange(self.m, dtype=np.int32), (self.rows, self.m)))
 
-    def _fixed(self, rows, u, v):
-        """Whether the links (u, v) of the groups ``rows`` are fixed."""
-        lo, hi = np.minimum(u, v), np.maximum(u, v)
-        return ((lo == 0) & (hi == self.m - 1)) | ((hi - lo == 1) & self.links[rows, lo])
+    def _closing(self, u, v):
+        return ((u == 0) & (v == self.m - 1)) | ((u == self.m - 1) & (v == 0))
 
     def between_of(self, k: int):
-        """Group k's edge lengths between its local cities (a fixed link: -FIXED_LENGTH)."""
+        """Segment k's edge lengths between its local cities (the closing edge: -FIXED_LENGTH)."""
         ids = self.ids[k]
 
         def between(u, v):
             u, v = np.asarray(u), np.asarray(v)
-            return np.where(self._fixed(k, u, v), -FIXED_LENGTH, self.dist(ids[u], ids[v]))
+            return np.where(self._closing(u, v), -FIXED_LENGTH, self.dist(ids[u], ids[v]))
         return between
 
     def lengths(self, x, first: int = 0) -> np.ndarray:
-        """The lengths of the chains' tours x (rows first, first + 1, ..), fixed links counted."""
+        """The lengths of the chains' tours x (rows first, first + 1, ..), closing edges counted."""
         x = np.asarray(x, dtype=np.int64)
         rows = np.arange(first, first + len(x))[:, None]
         y = np.roll(x, -1, axis=1)
         d = self.dist(self.ids[rows, x], self.ids[rows, y]).astype(np.float64)
-        return np.where(self._fixed(rows, x, y), -float(FIXED_LENGTH), d).sum(axis=1)
+        return np.where(self._closing(x, y), -float(FIXED_LENGTH), d).sum(axis=1)
 
     def paths(self, x) -> tuple[np.ndarray, np.ndarray]:
-        """Segments of the tour (one path each): the chains' cycles x (B, m) as open paths from 0
-        to m-1 (rows that lost the closing link, which no accepted tour does, are the segment in
-        tour order), and which rows kept it."""
+        """The chains' cycles x (B, m) as open paths from 0 to m-1 (rows that lost the closing edge,
+        which no accepted tour does, are the segment in tour order), and which rows kept it."""
         x = np.asarray(x, dtype=np.int64)
         B, m = x.shape
         start = np.argmax(x == 0, axis=1)
@@ -144,84 +110,26 @@ class SegmentCut:
         paths[~kept] = np.arange(m)
         return paths, kept
 
-    def compatible(self, rows, gains) -> np.ndarray:
-        """Of the improved groups ``rows``, those spliced together: every segment of the tour (they
-        commute); of regions, greedily by ``gains`` (one per row), those that do not interleave an
-        already chosen one along the tour. Two regions interleave where neither lies in one gap
-        between the other's cities: then the one's new cycle may reorder the stretches the other's
-        fixed links stand for, and the two together need not make one tour."""
+    def splice(self, tour, x, rows) -> np.ndarray:
+        """``tour`` with the segments ``rows`` replaced by the chains' tours x (one row each, open
+        paths from the segment's first city to its last)."""
+        out = np.roll(np.asarray(tour), -self.offset).copy()
         rows = np.asarray(rows, dtype=np.int64)
-        if not self.links[:, :-1].any():
-            return rows
-        placed, chosen = [], []
-        for k in rows[np.argsort(-np.asarray(gains)[rows], kind="stable")]:
-            at = self.pos[self.ids[k]]
-            if all(len(np.unique(np.searchsorted(p, at) % len(p))) == 1 for p in placed):
-                placed.append(np.sort(at))
-                chosen.append(k)
-        return np.sort(np.array(chosen, dtype=np.int64))
-
-    def splice(self, x, rows) -> np.ndarray:
-        """The tour with the groups ``rows`` replaced by the chains' tours x (one row each): a
-        segment's path put in its place, a region's paths joined to the rest of the tour through
-        its fixed links (the tour rebuilt from every city's two new neighbours)."""
-        rows = np.asarray(rows, dtype=np.int64)
-        if not len(rows):
-            return self.tour.copy()
-        if not self.links[:, :-1].any():
-            out = self.tour.copy()
+        if len(rows):
             paths, _ = self.paths(x)
-            spans = (self.pos[self.ids[rows, 0]][:, None] + np.arange(self.m)[None, :]) % self.n
+            spans = rows[:, None] * self.m + np.arange(self.m)[None, :]
             out[spans] = np.take_along_axis(self.ids[rows], paths, axis=1)
-            return out
-        return self._rejoin(np.asarray(x, dtype=np.int64), rows)
-
-    def _rejoin(self, x, rows) -> np.ndarray:
-        """The tour from every city's two neighbours: a region city keeps its links out of the
-        region (a path's first city its predecessor, a path's last its successor) and takes its
-        new cycle's free links; every other city keeps its two."""
-        tour, n = self.tour, self.n
-        nb = np.stack([np.roll(tour, 1), np.roll(tour, -1)], axis=1)[np.argsort(tour)]     # (prev, next) a city
-        ids, links = self.ids[rows], self.links[rows]
-        starts = np.ones_like(links)
-        starts[:, 1:] = links[:, :-1]
-        y = np.roll(x, -1, axis=1)
-        free = ~self._fixed(rows[:, None], x, y)
-        a, b = np.take_along_axis(ids, x, axis=1)[free], np.take_along_axis(ids, y, axis=1)[free]
-        cities = np.concatenate([a, b, ids[starts], ids[links]])
-        others = np.concatenate([b, a, nb[ids[starts], 0], nb[ids[links], 1]])
-        if (np.bincount(cities, minlength=n)[ids.ravel()] != 2).any():
-            raise RuntimeError("tour segments: a region's new cycle lost one of its fixed links")
-        order = np.argsort(cities, kind="stable")
-        nb[cities[order][::2]] = others[order].reshape(-1, 2)
-        first, second = nb[:, 0].tolist(), nb[:, 1].tolist()
-        out, prev, here = [int(tour[0])], int(tour[0]), first[int(tour[0])]
-        for _ in range(n - 1):
-            out.append(here)
-            prev, here = here, (first[here] if first[here] != prev else second[here])
-        out = np.array(out, dtype=np.int64)
-        if here != out[0] or np.bincount(out, minlength=n).max() != 1:
-            raise RuntimeError("tour segments: the regions' paths did not join into one tour")
-        return out
+        return np.roll(out, self.offset)
 
 
-def fixed_end_source(source: str, width: int) -> str:
-    """The edge distance's CUDA source (``edge_distance(table, n, u, v)``) for groups of n local
-    cities whose table rows are the problem's ``width`` entries and a fixed-link flag: the links
-    {n-1, 0} and {i, i+1} where i's flag is set have length -FIXED_LENGTH, every other edge the
-    problem's (from a copy of the two cities' rows)."""
+def fixed_end_source(source: str) -> str:
+    """The edge distance's CUDA source (``edge_distance(table, n, u, v)``) for segments of n cities:
+    the closing edge {n-1, 0} has length -FIXED_LENGTH, every other edge the problem's."""
     return (f"#define edge_distance problem_edge_distance\n{source}\n#undef edge_distance\n"
-            f"#define FIXED_LENGTH {FIXED_LENGTH}LL\n#define ROW_WIDTH {width}\n"
+            f"#define FIXED_LENGTH {FIXED_LENGTH}LL\n"
             "__device__ __forceinline__ long long edge_distance(const table_t* t, long long n, int u, int v) {\n"
-            "    const int lo = min(u, v), hi = max(u, v);\n"
-            "    if ((lo == 0 && hi == n - 1) || (hi - lo == 1 && t[(long long)lo * (ROW_WIDTH + 1) + ROW_WIDTH] != 0))\n"
-            "        return -FIXED_LENGTH;\n"
-            "    table_t rows[2 * ROW_WIDTH];\n"
-            "    for (int j = 0; j < ROW_WIDTH; ++j) {\n"
-            "        rows[j] = t[(long long)u * (ROW_WIDTH + 1) + j];\n"
-            "        rows[ROW_WIDTH + j] = t[(long long)v * (ROW_WIDTH + 1) + j];\n"
-            "    }\n"
-            "    return problem_edge_distance(rows, 2, 0, 1);\n"
+            "    return (u == 0 && v == n - 1) || (u == n - 1 && v == 0) ? -FIXED_LENGTH\n"
+            "                                                         : problem_edge_distance(t, n, u, v);\n"
             "}\n")
 
 

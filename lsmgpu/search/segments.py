@@ -37,8 +37,6 @@ KICKS_PER = 4
 #: walk kicks' steps (ahead of segment kicks at 1,000,000 cities) and the rounds between two
 #: descents of the whole tour (6 ahead of 3 and 1 from the Hilbert tour, the descent being one block's)
 KICK_WALK, DESCENT_EVERY = 50, 6
-#: the rounds between two cuts by space
-SPACE_EVERY = 2
 
 
 @dataclass(frozen=True)
@@ -50,7 +48,6 @@ class TourSegmentsParams:
     kick_segment: int = 30
     kick_walk: int = KICK_WALK
     descent_every: int = DESCENT_EVERY
-    space_every: int = SPACE_EVERY
     round_checks: int = 1024
     candidates: object = None
     segment: int = 3
@@ -58,8 +55,7 @@ class TourSegmentsParams:
 
     def __post_init__(self):
         counts = (("segment_cities", 8, 2**20), ("round_kicks", 0, 2**31 - 1), ("kick_segment", 1, 2**20),
-                  ("kick_walk", 0, 256), ("descent_every", 0, None), ("space_every", 0, None),
-                  ("round_checks", 1, 2**40))
+                  ("kick_walk", 0, 256), ("descent_every", 0, None), ("round_checks", 1, 2**40))
         for name, low, high in counts:
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_count("TourSegments", name, getattr(self, name), low, high))
@@ -76,10 +72,6 @@ class TourSegments(PopulationSearch):
     kick_walk      : w > 0: walk kicks of w steps over the segment's candidates (DontLookILS's; default
                      50), 0: segment kicks
     descent_every  : a descent of the whole tour every this many rounds (default 6; 0: never)
-    space_every    : every this many rounds the cut is by space: regions of m cities consecutive on a
-                     Hilbert curve, each improved as its several tour paths with fixed links between
-                     them (what lies close in space but apart in the tour lies in one region; default
-                     SPACE_EVERY; 0: never)
     round_checks   : checks of every chain between two looks of the host (default 1024)
     candidates, segment, lk : the descents' (DontLookDescent's): the problem's ILS candidate lists
                      (or "alpha", an int K, a table), Or-opt segments up to ``segment`` (default 3),
@@ -141,15 +133,8 @@ class TourSegments(PopulationSearch):
             self.whole = dontlook_for(self.backend, "dontlook", CpuDontLook, self.rules, self.distance, 1,
                                       announce="TourSegments", what="the whole tour's descent")
             self.parts.append(self.whole)
-        self.curve = self._curve() if p.space_every else None
         self.device = getattr(self.chains, "device", "")
         self._splice_took = 0.0
-
-    def _curve(self) -> np.ndarray:
-        """The cities along a Hilbert curve (the regions' order; lsmgpu.problems' own, imported
-        here: the problems import lsmgpu's modules)."""
-        from ..problems.candidates import hilbert_tour
-        return hilbert_tour(self.problem.coords)
 
     @staticmethod
     def _host_chains(rules, kicks, distance, rows, m, device):
@@ -167,11 +152,8 @@ class TourSegments(PopulationSearch):
         p, n = self.params, self.problem.n
         seconds = self.budget.seconds
         deadline = None if seconds is None else self.t0 + seconds - self._splice_took
-        offset, table, dist = int(self.rng.integers(n)), self.distance.table, self.problem.dist
-        if p.space_every and self.rounds % p.space_every == p.space_every - 1:
-            cut = SegmentCut.across(self.tour, self.curve, self.m, offset, self.rules, table, dist)
-        else:
-            cut = SegmentCut.along(self.tour, self.m, offset, self.rules, table, dist)
+        cut = SegmentCut(self.tour, self.m, int(self.rng.integers(n)), self.rules, self.distance.table,
+                         self.problem.dist)
         self.chains.kick_rules = KickRules(int(self.rng.integers(2**63)), self.spans, self.round_kicks, p.kick_walk)
         self.chains.set_cut(cut)
         self.crossing += len(cut.crossing)
@@ -186,8 +168,8 @@ class TourSegments(PopulationSearch):
         counters = self.chains.counters()
         self.kicks += int(counters["kicks"].sum())
         self.evaluations += int(counters["checks"].sum()) * self.rules.moves
-        better = cut.compatible(np.flatnonzero(after < before), before - after)
-        self.tour = cut.splice(self.chains.best_solutions(better), better)
+        better = np.flatnonzero(after < before)
+        self.tour = cut.splice(self.tour, self.chains.best_solutions(better), better)
         self.length -= float((before[better] - after[better]).sum())
         self.rounds += 1
         if self.whole is not None and self.rounds % p.descent_every == 0 and \

@@ -13,59 +13,42 @@ from lsmgpu.backends.dontlook_chains import WALK_TRIES, KickRules
 from lsmgpu.backends.segments import FIXED_LENGTH, CpuSegmentChains, SegmentCut, fixed_end_source
 from lsmgpu.kernels import nvcc_compile, render_skeleton
 from lsmgpu.problems import TSP
-from lsmgpu.problems.candidates import hilbert_tour, quadrant_candidates
+from lsmgpu.problems.candidates import quadrant_candidates
 
 
 def uniform(n: int, seed: int = 0) -> TSP:
     return TSP(np.round(np.random.default_rng(seed).uniform(0, 10_000, (n, 2))), name=f"uniform{n}")
 
 
-def cut_of(problem, m, offset, seed=0, k=8, lk=False, kind="along", tour=None):
-    tour = np.random.default_rng(seed).permutation(problem.n) if tour is None else tour
+def cut_of(problem, m, offset, seed=0, k=8, lk=False):
+    tour = np.random.default_rng(seed).permutation(problem.n)
     cand = quadrant_candidates(problem.coords, k)
-    rules, table = DontLookRules(cand, 3, lk=lk), problem.edge_distance().table
-    if kind == "along":
-        return tour, cand, SegmentCut.along(tour, m, offset, rules, table, problem.dist)
-    return tour, cand, SegmentCut.across(tour, hilbert_tour(problem.coords), m, offset, rules, table, problem.dist)
+    return tour, cand, SegmentCut(tour, m, offset, DontLookRules(cand, 3, lk=lk), problem.edge_distance().table,
+                                  problem.dist)
 
 
-@pytest.mark.parametrize("kind", ["along", "across"])
-@pytest.mark.parametrize("n,m,offset", [(100, 10, 0), (103, 10, 57), (64, 32, 63), (400, 50, 7)])
-def test_the_cut_renumbers_each_citys_candidates_in_its_own_group(n, m, offset, kind):
-    """Along the tour, group k is the tour's m cities from offset + k m on; across it, the Hilbert
-    curve's, in tour order. A city's local candidates are its global candidates in its group,
-    renumbered, the others its neighbour in the group's numbering; the fixed links are where the
-    tour leaves the group; the crossing cities are those in no group, within 3 (the Or-opt
-    segment) of their path's ends, or with a candidate elsewhere or at a path's end."""
+@pytest.mark.parametrize("n,m,offset", [(100, 10, 0), (103, 10, 57), (64, 32, 63)])
+def test_the_cut_renumbers_each_citys_candidates_in_its_own_segment(n, m, offset):
+    """Segment k holds the tour's m cities from offset + k m on; a city's local candidates are its
+    global candidates in the same segment, renumbered, the others its tour neighbour in the segment;
+    the crossing cities are those with a candidate elsewhere or in no segment."""
     problem = uniform(n, seed=n)
-    tour = hilbert_tour(problem.coords)[np.r_[0:n:2, n - 1 - (n % 2):0:-2]]      # near cities mostly near in it
-    tour, cand, cut = cut_of(problem, m, offset, kind=kind, tour=tour)
-    B, pos = n // m, np.argsort(tour)
+    tour, cand, cut = cut_of(problem, m, offset)
+    B = n // m
     assert cut.ids.shape == (B, m)
-    if kind == "along":
-        assert np.array_equal(cut.ids.ravel(), np.roll(tour, -offset)[:B * m])
-    else:
-        groups = np.roll(hilbert_tour(problem.coords), -offset)[:B * m].reshape(B, m)
-        assert np.array_equal(cut.ids, np.array([sorted(g, key=lambda c: pos[c]) for g in groups]))
-    crossing = set(range(n)) - set(cut.ids.ravel().tolist())
+    rolled = np.roll(tour, -offset)
+    assert np.array_equal(cut.ids.ravel(), rolled[:B * m])
+    crossing = set(rolled[B * m:].tolist())
     for k in range(B):
         members = {int(c): i for i, c in enumerate(cut.ids[k])}
-        at = pos[cut.ids[k]]
-        links = [(at[i + 1] - at[i]) % n != 1 for i in range(m - 1)] + [True]
-        assert cut.links[k].tolist() == links
-        ends = {i for i in range(m) if links[i] or (i == 0 or links[i - 1])}
         for i, c in enumerate(cut.ids[k]):
             for j, g in enumerate(cand[c]):
-                assert cut.candidates[k, i, j] == members.get(int(g), i + 1 if i < m - 1 else i - 1)
-            after = next(e for e in range(i, m) if links[e]) - i
-            before = i - max(s for s in range(i + 1) if s == 0 or links[s - 1])
-            if min(after, before) < 3 or any(int(g) not in members or members[int(g)] in ends for g in cand[c]):
+                expected = members.get(int(g), i + 1 if i < m - 1 else i - 1)
+                assert cut.candidates[k, i, j] == expected
+            if any(int(g) not in members for g in cand[c]):
                 crossing.add(int(c))
-    assert set(cut.crossing.tolist()) == crossing and (m < 50 or len(crossing) < n)
-    assert np.array_equal(cut.crossing, tour[np.isin(tour, list(crossing))])
-    rows = cut.table.reshape(B, m, 3)
-    assert np.array_equal(rows[..., :2], problem.coords[cut.ids].astype(cut.table.dtype))
-    assert np.array_equal(rows[..., 2] != 0, cut.links)
+    assert set(cut.crossing.tolist()) == crossing
+    assert np.array_equal(cut.table.reshape(B, m, 2), problem.coords[cut.ids].astype(cut.table.dtype))
 
 
 def test_a_segments_lengths_count_the_closing_edge_as_minus_fixed():
@@ -79,8 +62,8 @@ def test_a_segments_lengths_count_the_closing_edge_as_minus_fixed():
     assert between(np.array([0, 19, 3]), np.array([19, 0, 4]))[:2].tolist() == [-FIXED_LENGTH] * 2
 
 
-def run_round(problem, m, offset, kicks, seed=0, k=8, lk=False, kind="along", tour=None):
-    tour, cand, cut = cut_of(problem, m, offset, seed=seed, k=k, lk=lk, kind=kind, tour=tour)
+def run_round(problem, m, offset, kicks, seed=0, k=8, lk=False):
+    tour, cand, cut = cut_of(problem, m, offset, seed=seed, k=k, lk=lk)
     rules = DontLookRules(cand, 3, lk=lk)
     chains = CpuSegmentChains(rules, KickRules(seed, 5, kicks), cut.rows)
     chains.set_cut(cut)
@@ -106,54 +89,13 @@ def test_every_splice_keeps_a_tour_with_fixed_ends_and_never_lengthens_it(n, m, 
         path = cut.ids[k][paths[k]]
         assert problem.dist(path[:-1], path[1:]).sum() == after[k] + FIXED_LENGTH
     rows = np.flatnonzero(after < before)
-    spliced = cut.splice(chains.best_solutions(rows), rows)
+    spliced = cut.splice(tour, chains.best_solutions(rows), rows)
     assert np.array_equal(np.sort(spliced), np.arange(n))
     assert problem.evaluate(spliced) == problem.evaluate(tour) - (before[rows] - after[rows]).sum()
     untouched = np.setdiff1d(np.arange(cut.rows), rows)
-    rolled = np.roll(spliced, -(offset % n))
+    rolled = np.roll(spliced, -cut.offset)
     assert np.array_equal(rolled[:cut.rows * m].reshape(-1, m)[untouched], cut.ids[untouched])
-    assert np.array_equal(rolled[cut.rows * m:], np.roll(tour, -(offset % n))[cut.rows * m:])
-
-
-@pytest.mark.parametrize("lk", [False, True])
-@pytest.mark.parametrize("n,m,offset,kicks,paths", [(600, 100, 33, 20, 2), (500, 50, 3, 10, 25), (90, 30, 60, 30, 90)])
-def test_every_region_rejoins_the_tour_through_its_fixed_links(n, m, offset, kicks, paths, lk):
-    """Regions of the Hilbert curve, cut from tours made of ``paths`` stretches of it (a region holds
-    several tour paths): every chain keeps all its fixed links; the spliced tour is a permutation
-    whose length is the old one less the chains' gains; a city in no improved region keeps both its
-    neighbours, a region's path ends keep their neighbours outside."""
-    problem = uniform(n, seed=n + paths)
-    curve = hilbert_tour(problem.coords)
-    pieces = np.array_split(curve, paths)
-    order = np.random.default_rng(paths).permutation(paths)
-    tour = np.concatenate([pieces[i][::(-1) ** i] for i in order])
-    tour, cut, chains = run_round(problem, m, offset, kicks, lk=lk, kind="across", tour=tour)
-    before, after = cut.lengths(cut.identity()), chains.bests()
-    assert cut.links[:, :-1].any() and np.all(after <= before) and np.any(after < before)
-    improved = np.flatnonzero(after < before)
-    rows = cut.compatible(improved, before - after)
-    assert 0 < len(rows) <= len(improved) and np.argmax(before - after) in rows
-    for a in rows:                              # no two chosen regions interleave along the tour
-        for b in rows[rows != a]:
-            gaps = np.searchsorted(np.sort(cut.pos[cut.ids[a]]), cut.pos[cut.ids[b]]) % m
-            assert len(set(gaps.tolist())) == 1
-    x = chains.best_solutions(rows)
-    for k, row in zip(rows, x):
-        y = np.roll(row, -1)
-        assert cut._fixed(k, row, y).sum() == cut.links[k].sum()
-    spliced = cut.splice(x, rows)
-    assert np.array_equal(np.sort(spliced), np.arange(n))
-    assert problem.evaluate(spliced) == problem.evaluate(tour) - (before[rows] - after[rows]).sum()
-    def neighbours(t):
-        return {int(c): {int(a), int(b)} for a, c, b in zip(np.roll(t, 1), t, np.roll(t, -1))}
-    old, new = neighbours(tour), neighbours(spliced)
-    changed = set(cut.ids[rows].ravel().tolist())
-    assert all(old[c] == new[c] for c in range(n) if c not in changed)
-    for k in rows:
-        ids, links = cut.ids[k], cut.links[k]
-        for i in np.flatnonzero(links):
-            a, b = int(ids[i]), int(tour[(cut.pos[ids[i]] + 1) % n])
-            assert b in new[a]
+    assert np.array_equal(rolled[cut.rows * m:], np.roll(tour, -cut.offset)[cut.rows * m:])
 
 
 def test_a_chain_that_lost_its_closing_edge_is_not_spliced():
@@ -240,22 +182,19 @@ def test_segments_refuse_what_they_cannot_cut():
 def test_the_segment_chains_kernel_compiles_for_sm90():
     """The chains' kernel with SEGMENT_ROWS, the fixed-end distance over coordinates."""
     for problem in (uniform(20), TSP(np.random.default_rng(0).uniform(0, 1, (20, 2)), name="real20")):
-        device = fixed_end_source(problem.edge_distance().device_source(), 2)
+        device = fixed_end_source(problem.edge_distance().device_source())
         for shared in (True, False):
             assert nvcc_compile(render_skeleton("dontlook.cu.j2", K=8, S=3, OR3=0, LK=1, BLOCK=CHAIN_BLOCK,
                                                 DISTANCE=device, SHARED_ROWS=shared, WALK_TRIES=WALK_TRIES,
-                                                SEGMENT_ROWS=1, TABLE_WIDTH=3))
+                                                SEGMENT_ROWS=1, TABLE_WIDTH=2))
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("lk,walk,kind", [(False, 0, "along"), (True, 0, "along"), (False, 3, "along"),
-                                          (False, 3, "across"), (True, 0, "across")])
-def test_gpu_segment_chains_equal_the_hosts(lk, walk, kind):
-    """Every chain's best tour and length after a round, GPU and NumPy reference: segments of a
-    tour and regions (their fixed links read from the table on the GPU)."""
+@pytest.mark.parametrize("lk,walk", [(False, 0), (True, 0), (False, 3)])
+def test_gpu_segment_chains_equal_the_hosts(lk, walk):
+    """Every chain's best tour and length after a round, GPU and NumPy reference."""
     problem = uniform(2000, seed=11)
-    tour = hilbert_tour(problem.coords)[np.r_[0:2000:2, 1999:0:-2]]
-    tour, cand, cut = cut_of(problem, 150, 77, k=8, kind=kind, tour=tour)
+    tour, cand, cut = cut_of(problem, 150, 77, k=8)
     rules, kicks = DontLookRules(cand, 3, lk=lk), KickRules(4, 10, 30, walk)
     cpu = CpuSegmentChains(rules, kicks, cut.rows)
     gpu = resolve("cuda").segment_chains(rules, kicks, problem.edge_distance(), cut.rows, 150)

@@ -17,7 +17,7 @@ __all__ = ["CudaSegmentChains"]
 class CudaSegmentChains(CudaChains):
     """``rows`` chains of ``m`` cities each on the GPU, one block a segment of the cut (``set_cut``)
     with the descent's moves of ``rules`` and the problem's ``distance`` (a table of per-city rows:
-    coordinates; a group's table rows add each city's fixed-link flag)."""
+    coordinates)."""
 
     what = "tour segments"
     per_row_cities = True
@@ -26,8 +26,8 @@ class CudaSegmentChains(CudaChains):
         n = len(rules.candidates)
         width = distance.table.size // n
         blocks = DontLookRules(np.zeros((rows * m, rules.k), np.int32), rules.segment, rules.or3, rules.lk)
-        local = EdgeDistance(distance.between, np.zeros(rows * m * (width + 1), distance.table.dtype),
-                             lambda: fixed_end_source(distance.device_source(), width))
+        local = EdgeDistance(distance.between, np.zeros(rows * m * width, distance.table.dtype),
+                             lambda: fixed_end_source(distance.device_source()))
         super().__init__(blocks, kicks, local, rows, options)
 
     def set_cut(self, cut: SegmentCut) -> None:
