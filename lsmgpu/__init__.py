@@ -24,7 +24,7 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    """Imported on first use: ``RayMultiStart`` and ``RayIslands`` (Ray is an optional extra),
+    """Imported on first use: ``RayMultiStart``, ``RayIslands`` and ``RayTourSegments`` (Ray is an optional extra),
     ``load`` (a problem from its file; lsmgpu.problems, whose problems import lsmgpu's modules)
     and ``compare``."""
     if name == "RayMultiStart":
@@ -33,6 +33,9 @@ def __getattr__(name):
     if name == "RayIslands":
         from .parallel.ray_islands import RayIslands
         return RayIslands
+    if name == "RayTourSegments":
+        from .parallel.ray_segments import RayTourSegments
+        return RayTourSegments
     if name == "load":
         from .problems import load
         return load
@@ -48,4 +51,4 @@ __all__ = ["Callback", "State", "Binary", "Discrete", "Permutation", "Real",
            "BitFlip", "BlockExchange", "CandidateThreeOpt", "CandidateTwoOpt", "Crowns", "Neighbourhood", "OrOpt", "Swap", "ThreeExchange", "TwoOpt", "ValueChange", "candidate_polish",
            "ColonyModel", "DeviceArray", "Problem", "SearchResult",
            "HillClimbing", "IteratedLocalSearch", "VariableNeighbourhoodSearch", "LocalSearch", "TabuSearch", "AntColonySystem", "MaxMinAntSystem", "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS", "FocusedACO", "TourSegments", "MultiStart",
-           "RayMultiStart", "RayIslands", "compare", "load"]
+           "RayMultiStart", "RayIslands", "RayTourSegments", "compare", "load"]

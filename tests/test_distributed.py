@@ -278,3 +278,18 @@ def test_islands_name_a_bad_setting_before_any_actor_starts(option, match):
     """Islands name a bad setting before any actor starts."""
     with pytest.raises(ValueError, match=match):
         RayIslands(TSP.from_file(TSP.shipped("berlin52")), backend="cpu", **option)
+
+
+def test_one_tours_segments_over_two_actors():
+    """RayTourSegments: the driver cuts and splices, two actors (one declared GPU each, the CPU
+    backend) run the segments' chains; the tour improves round after round, is a tour of its
+    exact length, and the same seed gives the same tour."""
+    from lsmgpu import RayTourSegments
+    problem = TSP(np.round(np.random.default_rng(3).uniform(0, 10_000, (1500, 2))), name="uniform1500")
+    runs = [RayTourSegments(problem, seed=4, segment_cities=150, round_kicks=10, backend="cpu").run(iterations=3)
+            for _ in range(2)]
+    result = runs[0]
+    assert result.status == "iterations" and result.iterations == 3 and result.work[0] > 0
+    assert np.array_equal(np.sort(result.solution), np.arange(problem.n))
+    assert result.fitness == problem.evaluate(result.solution) < result.history[0]
+    assert np.all(np.diff(result.history) < 0) and np.array_equal(runs[1].solution, result.solution)

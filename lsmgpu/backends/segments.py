@@ -19,6 +19,8 @@ is no move or no improving one). ``CpuSegmentChains`` is the NumPy reference; th
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 
 from .dontlook import DontLookRules
@@ -72,6 +74,16 @@ class SegmentCut:
             near = np.clip(local, 1, m - 2)
             inside &= (settled[rows, near - 1] & settled[rows, near + 1]).all(axis=2)
         return inside
+
+    def part(self, first: int, last: int) -> "SegmentCut":
+        """Segments first .. last - 1 alone, renumbered from 0 (an actor's share of the cut; its
+        ``dist`` is left for the actor to set from its own copy of the problem)."""
+        part = copy.copy(self)
+        width = self.table.size // (self.rows * self.m)
+        part.ids, part.candidates = self.ids[first:last], self.candidates[first:last]
+        part.table = self.table[first * self.m * width:last * self.m * width]
+        part.rows, part.dist, part.crossing = last - first, None, None
+        return part
 
     def identity(self) -> np.ndarray:
         """Every chain's start: its segment in tour order (B, m)."""

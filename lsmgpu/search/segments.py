@@ -125,8 +125,7 @@ class TourSegments(PopulationSearch):
         rows = problem.n // self.m
         self.spans = kick_span(self.m, p.kick_segment)
         kicks = KickRules(0, self.spans, self.round_kicks, p.kick_walk)
-        self.chains = dontlook_for(self.backend, "segment_chains", self._host_chains, self.rules, kicks,
-                                   self.distance, rows, self.m, announce="TourSegments", what="the segments")
+        self.chains = self._chains(self.rules, kicks, rows)
         self.parts.append(self.chains)
         self.whole = None
         if p.descent_every:
@@ -135,6 +134,11 @@ class TourSegments(PopulationSearch):
             self.parts.append(self.whole)
         self.device = getattr(self.chains, "device", "")
         self._splice_took = 0.0
+
+    def _chains(self, rules, kicks, rows: int):
+        """The ``rows`` segments' chains on the search's backend (RayTourSegments: over actors)."""
+        return dontlook_for(self.backend, "segment_chains", self._host_chains, rules, kicks, self.distance, rows,
+                            self.m, announce="TourSegments", what="the segments")
 
     @staticmethod
     def _host_chains(rules, kicks, distance, rows, m, device):
