@@ -22,6 +22,15 @@ def test_nearest_candidates_equal_brute_force(points):
     assert np.array_equal(nearest_candidates(points, 8), np.argsort(d, axis=1, kind="stable")[:, :8])
 
 
+@pytest.mark.parametrize("k", [1, 3, 8])
+def test_quadrant_candidates_are_the_same_in_blocks_of_any_size(points, k, monkeypatch):
+    """The choice made in blocks of 7 cities (the last one short) equals the one made at once."""
+    import lsmgpu.problems.candidates as candidates
+    whole = quadrant_candidates(points, k)
+    monkeypatch.setattr(candidates, "QUADRANT_ROWS", 7)
+    assert np.array_equal(quadrant_candidates(points, k), whole)
+
+
 def test_quadrant_candidates_hold_each_quadrants_nearest(points):
     """Every list has k distinct other cities, nearest first, and holds the nearest city of each
     quadrant whenever that city is among the 32 nearest overall (the search pool)."""
