@@ -13,7 +13,7 @@ from lsmgpu.backends.dontlook_chains import WALK_TRIES, KickRules
 from lsmgpu.backends.segments import FIXED_LENGTH, CpuSegmentChains, SegmentCut, fixed_end_source
 from lsmgpu.kernels import nvcc_compile, render_skeleton
 from lsmgpu.problems import TSP
-from lsmgpu.problems.candidates import quadrant_candidates
+from lsmgpu.problems.candidates import hilbert_tour, quadrant_candidates
 
 
 def uniform(n: int, seed: int = 0) -> TSP:
@@ -163,6 +163,18 @@ def test_a_descent_loaded_from_some_cities_checks_only_those():
     xs = np.stack([np.random.default_rng(s).permutation(200) for s in (0, 1)])
     rows.load(xs, np.array([5, 3, 7]))
     assert rows.queues == [[5, 3, 7], [5, 3, 7]]
+
+
+def test_the_start_is_the_hilbert_curve_or_the_problems():
+    """Without `initial` the run starts from the cities along a Hilbert curve; start="problem"
+    from the problem's own start tour; another value is refused, naming it."""
+    problem = uniform(300, seed=5)
+    curve = TourSegments(problem, backend="cpu").run(iterations=0)
+    assert np.array_equal(curve.solution, hilbert_tour(problem.coords))
+    own = TourSegments(problem, backend="cpu", start="problem", seed=1).run(iterations=0)
+    assert np.array_equal(own.solution, problem.initial_solution(np.random.default_rng(1)))
+    with pytest.raises(ValueError, match="`start` must be 'curve' or 'problem'"):
+        TourSegments(problem, backend="cpu", start="greedy")
 
 
 def test_segments_refuse_what_they_cannot_cut():
