@@ -245,7 +245,7 @@ def _run(args, problem, iterations):
     instance and building the search (a GPU context, kernels) come out of it."""
     t0 = args.t0
     left = (lambda: None) if args.seconds is None else (lambda: max(0.0, args.seconds - (time.perf_counter() - t0)))
-    bar = lambda: [] if args.quiet else [ProgressBar(iterations, args.seconds)]      # noqa: E731
+    bar = lambda: [] if args.quiet else [ProgressBar(iterations, args.seconds, problem.gap)]      # noqa: E731
     if issubclass(SEARCHES[args.algorithm], PopulationSearch):
         return population(args, problem, iterations, left, [] if args.gpus or args.address else bar())
     if args.starts > 1 or args.gpus or args.address:

@@ -14,14 +14,25 @@ SECONDS_FORMAT = "{l_bar}{bar}| {n:.1f}/{total:.1f} s{postfix}"
 
 
 class ProgressBar(Callback):
-    """A tqdm bar over iterations (or over seconds with --time) showing the best fitness so far.
-    It appears at ``show()`` (the command calls it after its header line, so the bar is not drawn
-    on that line), or at the search's start at the latest."""
+    """A tqdm bar over iterations (or over seconds with --time) showing the best fitness so far,
+    and its gap (%) where ``gap(fitness)`` gives one (the problem's to its best known value). It
+    appears at ``show()`` (the command calls it after its header line, so the bar is not drawn on
+    that line), or at the search's start at the latest."""
 
-    def __init__(self, iterations: int | None, seconds: float | None):
+    def __init__(self, iterations: int | None, seconds: float | None, gap=None):
         self.by_time = iterations is None and seconds is not None
         self.total = seconds if self.by_time else iterations
-        self.bar = None
+        self.gap = gap
+        self.bar, self.shown = None, None
+
+    def _postfix(self, best, refresh: bool) -> None:
+        """The best so far (and its gap) beside the bar, where it changed."""
+        if best == self.shown:
+            return
+        self.shown = best
+        gap = None if self.gap is None else self.gap(best)
+        extra = {} if gap is None else {"gap": f"{100 * gap:.3f} %"}
+        self.bar.set_postfix(best=f"{best:.10g}", **extra, refresh=refresh)
 
     def show(self) -> None:
         if self.bar is None:
@@ -38,11 +49,10 @@ class ProgressBar(Callback):
         if self.total is not None:
             done = min(done, self.total)
         self.bar.update(done - self.bar.n)
-        if state.iteration % 16 == 0:
-            self.bar.set_postfix(best=f"{state.best:.10g}", refresh=False)
+        self._postfix(state.best, refresh=False)
 
     def on_end(self, result):
         if self.bar is None:
             return
-        self.bar.set_postfix(best=f"{result.fitness:.10g}")
+        self._postfix(result.fitness, refresh=True)
         self.bar.close()

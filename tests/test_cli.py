@@ -247,3 +247,22 @@ def test_checkpoint_flags_are_refused_with_many_starts(tmp_path, capsys):
     assert "does not go with --starts" in capsys.readouterr().err
     assert main(["solve", "tai12a", "--backend", "cpu", "--checkpoint-every", "5"]) == 2
     assert "--checkpoint-every needs --checkpoint" in capsys.readouterr().err
+
+
+def test_the_progress_bar_shows_the_best_and_its_gap_whenever_it_changes():
+    """The bar's postfix follows every new best (not every 16th iteration: a round of the tour
+    segments takes seconds) with its gap to the known optimum where the problem has one."""
+    from lsmgpu.callbacks import State
+    from lsmgpu.progress import ProgressBar
+    problem = TSP.from_file(TSP.shipped("berlin52"))
+    bar = ProgressBar(10, None, problem.gap)
+    bar.show()
+    bar.on_iteration(State(1, 7600.0, 7600.0, None, 0.1, 10))
+    assert bar.bar.postfix == "best=7600, gap=0.769 %"
+    bar.on_iteration(State(2, 7542.0, 7542.0, None, 0.2, 20))
+    assert bar.bar.postfix == "best=7542, gap=0.000 %"
+    plain = ProgressBar(None, 5.0, lambda fitness: None)
+    plain.show()
+    plain.on_iteration(State(1, 3.0, 3.0, None, 0.1, 10))
+    assert plain.bar.postfix == "best=3"
+    plain.on_end(type("Result", (), {"fitness": 2.0})())
