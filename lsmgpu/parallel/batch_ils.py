@@ -45,8 +45,8 @@ def batch_ils_unsupported(options: dict, problem) -> str | None:
     extra = set(options) - OPTIONS
     if extra:
         return f"options {sorted(extra)} are per-search"
-    if options.get("rule", "best") == "independent":
-        return "rule='independent' applies several moves per step on the host"
+    if options.get("rule", "best") in ("independent", "random"):
+        return f"rule={options['rule']!r} selects on the host"
     template = IteratedLocalSearch(problem, **{k: v for k, v in options.items() if k not in ("exchange_every",
                                                                                               "exchange_strength")})
     if any(step.neighbourhood.drawn for step in [template.problem, *template.polish]):

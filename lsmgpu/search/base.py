@@ -202,13 +202,31 @@ class LocalSearch(Search):
         return int(kept.sum())
 
     def _improve(self, rule: str, step: int):
-        """One descent step with ``rule`` ("best", "first" or "independent") at iteration
-        ``step``: (whether it improved, the move applied, None for "independent", which
-        applies several)."""
+        """One descent step with ``rule`` ("best", "first", "random" or "independent") at
+        iteration ``step``: (whether it improved, the move applied, None for "independent",
+        which applies several)."""
         if rule == "independent":
             return self._independent_moves(step) > 0, None
+        if rule == "random":
+            move = self._random_move(step)
+            return move is not None, move
         _, move = self._move(Query(rule=rule, step=step, current=self.current), improving_only=True)
         return move is not None, move
+
+    def _random_move(self, step: int):
+        """Luong et al.'s random selection: an improving move drawn uniformly from the search's
+        generator (the whole neighbourhood evaluated on the backend, its deltas read back: the
+        same draw on every backend); the move applied, or None where none improves."""
+        deltas = self.evaluator.deltas(step)
+        self.evaluations += len(deltas)
+        signed = self.problem.sense * deltas
+        improving = np.flatnonzero(signed < 0)
+        if improving.size == 0:
+            return None
+        index = int(improving[self.rng.integers(improving.size)])
+        move = self.evaluator.apply(index, step)
+        self.current += signed[index].item()
+        return move
 
     def _move(self, query: Query, tabu_until=None, improving_only=False):
         """Select a move and apply it (see Evaluator.move); returns (selection, move or None)."""

@@ -9,7 +9,7 @@ from .base import LocalSearch, Stop
 __all__ = ["HillClimbing", "HillClimbingParams", "STRATEGIES"]
 
 #: how a descent picks its moves
-STRATEGIES = ("best", "first", "independent")
+STRATEGIES = ("best", "first", "random", "independent")
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,9 @@ class HillClimbing(LocalSearch):
     """Move to an improving neighbour until none is left.
 
     ``rule="best"`` takes the best neighbour (ties: lowest index), ``"first"`` the
-    improving neighbour of lowest index (it evaluates less), ``"independent"`` (tour
+    improving neighbour of lowest index (it evaluates less), ``"random"`` an improving neighbour
+    drawn uniformly (Luong et al.'s third selection; its deltas read back to the host),
+    ``"independent"`` (tour
     neighbourhoods) every improving move that does not overlap a better one, in one
     iteration. A solution counts as a local optimum after ``patience`` consecutive iterations without an improving neighbour: by
     default 1 for a neighbourhood seen whole, 10 for one drawn anew each iteration (crowns),

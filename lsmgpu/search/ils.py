@@ -49,7 +49,7 @@ class ILSParams:
 class IteratedLocalSearch(LocalSearch):
     """One iteration = perturb the accepted solution, hill-climb to a local optimum, accept.
 
-    ``rule``: the descents' step: "best" or "first" improvement, or "independent" (tour
+    ``rule``: the descents' step: "best", "first" or "random" improvement, or "independent" (tour
     neighbourhoods: every improving move that does not overlap a better one, per descent step).
     ``strength``: size of the kick, 1 .. n: ``strength`` units of ``problem.kick_moves`` (double
     bridges for the TSP, applied on the GPU as moves, the clock looked at between them) or one
