@@ -41,6 +41,9 @@ def _split_sections(path) -> tuple[dict[str, str], dict[str, list[str]]]:
         line = raw.strip()
         if not line:
             continue
+        if current is not None and (line[0].isdigit() or line[0] in "+-."):
+            sections[current].append(line)           # a data line: no keyword starts with these
+            continue
         key = line.split(":")[0].strip().upper() if ":" in line else line.split()[0].upper()
         if key in _SECTIONS:
             if key == "EOF":
@@ -94,6 +97,9 @@ def _matrix(path, values, n, fmt) -> np.ndarray:
 def _check_node_ids(path, ids: np.ndarray, n: int) -> None:
     """Node ids must be the integers 1..DIMENSION, each once: ValueError naming the line of the
     section that breaks it (a repeated or out-of-range id would silently make another instance)."""
+    whole = np.all(ids == np.round(ids)) and np.all((ids >= 1) & (ids <= n))
+    if whole and np.bincount(ids.astype(np.int64), minlength=n + 1).max() <= 1:
+        return                                     # all well: the line-by-line look below names the fault
     seen = np.zeros(n + 1, dtype=bool)
     for line, node in enumerate(ids, 1):
         if node != int(node) or not 1 <= node <= n:
