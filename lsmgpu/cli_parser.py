@@ -100,11 +100,11 @@ def parser() -> argparse.ArgumentParser:
                             "the colonies' default), a short tabu search of 4 n iterations (tabu), don't-look 2-opt "
                             "+ Or-opt descents of tours (dontlook) or not (none: the plain colony; the GA's default)")
     solve.add_argument("--candidates", type=_candidates, metavar="K|alpha",
-                       help="acs / mmas / faco / dontlook-ils: each city's candidate cities, its K nearest (quadrant "
+                       help="acs / mmas / faco / dontlook-ils / segments: each city's candidate cities, its K nearest (quadrant "
                             "neighbours for planar coordinates) or its 5 α-nearest after a Held-Karp ascent (alpha, "
                             "a TSP's; the ascent counts in --seconds)")
     solve.add_argument("--lk", action="store_true",
-                       help="faco / dontlook-ils: the descents also make LK3 moves (Lin-Kernighan's third level: "
+                       help="faco / dontlook-ils / segments: the descents also make LK3 moves (Lin-Kernighan's third level: "
                             "sequential 3-opt moves with two reversals)")
     solve.add_argument("--neighbourhood", choices=["swap", "2opt", "3exchange", "2opt-candidates", "oropt", "3opt-candidates"],
                        default=None,
