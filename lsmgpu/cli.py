@@ -45,7 +45,10 @@ def compare_command(args) -> int:
 
 def _polish_option(args, problem) -> dict:
     """ILS's keywords from --polish: by default Or-opt then 3-opt for an ILS over candidate lists
-    (the ILS's own default where neither --neighbourhood nor --polish is given: problem.default_ils())."""
+    (the ILS's own default where neither --neighbourhood nor --polish is given: problem.default_ils(),
+    over --candidates lists where given)."""
+    if args.candidates is not None:
+        return {"candidates": args.candidates}
     if args.polish is None and (args.algorithm != "ils" or not args.neighbourhood):
         return {}
     chosen = problem.neighbourhood if args.neighbourhood else problem.default_ils().get("neighbourhood")
@@ -101,8 +104,8 @@ def choose_method(args, problem) -> None:
         raise ValueError("--local-search applies to --algorithm acs, mmas or ga")
     if args.lk and args.algorithm not in (FACO, CHAINS, SEGMENTS):
         raise ValueError(f"--lk applies to --algorithm {FACO}, {CHAINS} or {SEGMENTS}")
-    if args.candidates is not None and args.algorithm not in ("acs", "mmas", FACO, CHAINS, SEGMENTS):
-        raise ValueError(f"--candidates applies to --algorithm acs, mmas, {FACO}, {CHAINS} or {SEGMENTS}")
+    if args.candidates is not None and args.algorithm not in ("ils", "vns", "acs", "mmas", FACO, CHAINS, SEGMENTS):
+        raise ValueError(f"--candidates applies to --algorithm ils, vns, acs, mmas, {FACO}, {CHAINS} or {SEGMENTS}")
     if args.starts is None:
         args.starts = 1
 
@@ -266,6 +269,8 @@ def _many_starts(args, problem, iterations, left):
     Returns the best start's SearchResult (None on an error already reported)."""
     from .parallel.multistart import MultiStart
     options = dict(starts=args.starts, seed=args.seed, backend=args.backend, initial=args.initial_solution)
+    if args.candidates is not None:
+        options["candidates"] = args.candidates
     if args.exchange_every is not None:
         options["exchange_every"] = args.exchange_every
     if args.gpus or args.address:

@@ -100,7 +100,7 @@ def parser() -> argparse.ArgumentParser:
                             "the colonies' default), a short tabu search of 4 n iterations (tabu), don't-look 2-opt "
                             "+ Or-opt descents of tours (dontlook) or not (none: the plain colony; the GA's default)")
     solve.add_argument("--candidates", type=_candidates, metavar="K|alpha",
-                       help="acs / mmas / faco / dontlook-ils / segments: each city's candidate cities, its K nearest (quadrant "
+                       help="ils / vns / acs / mmas / faco / dontlook-ils / segments: each city's candidate cities, its K nearest (quadrant "
                             "neighbours for planar coordinates) or its 5 α-nearest after a Held-Karp ascent (alpha, "
                             "a TSP's; the ascent counts in --seconds)")
     solve.add_argument("--lk", action="store_true",

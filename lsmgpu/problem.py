@@ -251,9 +251,11 @@ class Problem:
         distinct value: kind-level choices such as a distance formula, not instance sizes)."""
         return {}
 
-    def default_ils(self) -> dict:
+    def default_ils(self, candidates=None) -> dict:
         """``IteratedLocalSearch`` keywords (``neighbourhood``, ``polish``) measured best for this
-        problem, used when the caller gives neither: {} keeps the problem's neighbourhood."""
+        problem, used when the caller gives neither (over ``candidates`` per item where the
+        problem has candidate lists: an int K or "alpha"; None: its own default): {} keeps the
+        problem's neighbourhood."""
         return {}
 
     def candidate_lists(self, k: int, kind: str = "near") -> np.ndarray | None:

@@ -164,12 +164,16 @@ class TSP(Problem):
             everyone = np.arange(n)
             self.matrix = self.dist(everyone[:, None], everyone[None, :]).astype(np.int32)
 
-    def default_ils(self) -> dict:
+    def default_ils(self, candidates=None) -> dict:
         """With the default neighbourhood and coordinates: candidate 2-opt over 10 quadrant
-        candidates, each descent polished by Or-opt then candidate 3-opt (double-bridge kicks are
-        the TSP's kick_moves): the ILS measured best (docs/benchmarks.md, "Defaults")."""
+        candidates (``candidates``: K quadrant neighbours, or "alpha": the 5 α-nearest), each
+        descent polished by Or-opt then candidate 3-opt (double-bridge kicks are the TSP's
+        kick_moves): the ILS measured best (docs/benchmarks.md, "Defaults")."""
         if not self.default_neighbourhood or self.coords is None or self.n < 8:
             return {}
+        if candidates is not None:
+            table = self._alpha_lists(5) if candidates == "alpha" else self.candidate_lists(int(candidates))
+            return {"neighbourhood": CandidateTwoOpt(table), "polish": candidate_polish(table)}
         if self._default_candidates is None:          # once per instance (its copies share them)
             self._default_candidates = quadrant_candidates(self.coords, min(10, self.n - 1))
         candidates = self._default_candidates

@@ -36,7 +36,7 @@ __all__ = ["BatchIteratedLocalSearch", "batch_ils_unsupported"]
 
 
 #: IteratedLocalSearch options the batch honours
-OPTIONS = {"backend", "rule", "strength", "acceptance", "polish", "patience", "neighbourhood", "history",
+OPTIONS = {"backend", "rule", "strength", "acceptance", "polish", "patience", "candidates", "neighbourhood", "history",
            "exchange_every", "exchange_strength"}
 
 
@@ -66,11 +66,12 @@ class BatchIteratedLocalSearch(Search):
     checkpoint_refused = "a batch of starts is not checkpointed yet"
 
     def __init__(self, problem, seeds, *, backend="auto", rule="best", strength=1, acceptance="better-equal",
-                 polish=None, patience=1, neighbourhood=None, history: str = "improvements", initial=None,
-                 exchange_every: int | None = None, exchange_strength: int | None = None, callbacks=None):
+                 polish=None, patience=1, candidates=None, neighbourhood=None, history: str = "improvements",
+                 initial=None, exchange_every: int | None = None, exchange_strength: int | None = None,
+                 callbacks=None):
         template = IteratedLocalSearch(problem, rule=rule, strength=strength, acceptance=acceptance,
-                                       polish=polish, patience=patience, neighbourhood=neighbourhood,
-                                       backend=backend, history=history)       # checks them once
+                                       polish=polish, patience=patience, candidates=candidates,
+                                       neighbourhood=neighbourhood, backend=backend, history=history)   # checks them once
         self.template, self.problem, self.backend = template, template.problem, template.backend
         self.steps = [template.problem, *template.polish]
         self.seeds = list(seeds)

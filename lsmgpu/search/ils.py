@@ -27,9 +27,12 @@ class ILSParams:
     acceptance: object = "better-equal"
     polish: object = None
     patience: int = 1
+    candidates: object = None
 
     def __post_init__(self):
         owner = "IteratedLocalSearch"
+        if self.candidates is not None and self.candidates != "alpha":
+            object.__setattr__(self, "candidates", check_count(owner, "candidates", self.candidates, 1, 1024))
         if self.rule not in STRATEGIES:
             raise ValueError(f"{owner}: `rule` must be one of {STRATEGIES}, got {self.rule!r}")
         object.__setattr__(self, "strength", check_count(owner, "strength", self.strength, 1))
@@ -70,7 +73,9 @@ class IteratedLocalSearch(LocalSearch):
     Weierstrass function (patience 1: 0.69, 3: 0.84, n = 10, 8 s on the CPU).
     Given neither ``neighbourhood`` nor ``polish``, the search takes the problem's
     ``default_ils()`` (a TSP with coordinates and its default neighbourhood: candidate 2-opt
-    polished by Or-opt and candidate 3-opt, the configuration measured best).
+    polished by Or-opt and candidate 3-opt, the configuration measured best), over lists of
+    ``candidates`` per city where given (an int K, or "alpha": the 5 α-nearest; TSP default 10
+    quadrant neighbours; Fosin et al.'s GPU 2-opt/3-opt ILS used 40).
     """
 
     algorithm = "IteratedLocalSearch"
@@ -83,8 +88,14 @@ class IteratedLocalSearch(LocalSearch):
                  initial=None, callbacks=None, history: str = "improvements", **options):
         self.params = params = self._params(params, options)
         polish = params.polish
+        if params.candidates is not None and (neighbourhood is not None or polish is not None):
+            raise ValueError(f"{self.algorithm}: `candidates` sizes the problem's default ILS lists; with your own "
+                             "`neighbourhood` or `polish`, build them over the lists you want")
         if neighbourhood is None and polish is None and isinstance(problem, Problem):
-            preferred = problem.default_ils()
+            preferred = problem.default_ils() if params.candidates is None else problem.default_ils(params.candidates)
+            if params.candidates is not None and not preferred:
+                raise ValueError(f"{self.algorithm}: `candidates` applies to a problem whose default ILS runs over "
+                                 f"candidate lists (a TSP with coordinates); {problem.name} has none")
             neighbourhood, polish = preferred.get("neighbourhood"), preferred.get("polish")
         super().__init__(problem, neighbourhood=neighbourhood, backend=backend, seed=seed, initial=initial,
                          callbacks=callbacks, history=history)
