@@ -160,9 +160,9 @@ def hilbert_tour(coords, order: int = 16) -> np.ndarray:
         ry = (y & s) > 0
         d += s * s * ((3 * rx) ^ ry)
         flip = ~ry
-        swap_x = np.where(flip & rx, s - 1 - x, x)
-        swap_y = np.where(flip & rx, s - 1 - y, y)
-        x, y = np.where(flip, swap_y, swap_x), np.where(flip, swap_x, swap_y)
+        turn = flip & rx
+        x, y = np.where(turn, s - 1 - x, x), np.where(turn, s - 1 - y, y)
+        x, y = np.where(flip, y, x), np.where(flip, x, y)
         s >>= 1
     return np.argsort(d, kind="stable").astype(np.int32)
 
