@@ -253,9 +253,8 @@ class Problem:
 
     def default_ils(self, candidates=None) -> dict:
         """``IteratedLocalSearch`` keywords (``neighbourhood``, ``polish``) measured best for this
-        problem, used when the caller gives neither (over ``candidates`` per item where the
-        problem has candidate lists: an int K or "alpha"; None: its own default): {} keeps the
-        problem's neighbourhood."""
+        problem, used when the caller gives neither (over lists of ``candidates`` per item where it
+        has them: K or "alpha"): {} keeps the problem's neighbourhood."""
         return {}
 
     def candidate_lists(self, k: int, kind: str = "near") -> np.ndarray | None:
