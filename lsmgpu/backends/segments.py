@@ -23,10 +23,10 @@ import copy
 
 import numpy as np
 
-from .dontlook import DontLookRules
+from .dontlook import DontLookRules, dontlook_for
 from .dontlook_chains import CpuChains
 
-__all__ = ["FIXED_LENGTH", "SegmentCut", "CpuSegmentChains", "fixed_end_source"]
+__all__ = ["FIXED_LENGTH", "SegmentCut", "CpuSegmentChains", "fixed_end_source", "segment_chains_for"]
 
 #: the closing edge's length is -FIXED_LENGTH: far beyond any tour's length, exact in a double
 FIXED_LENGTH = 2**40
@@ -167,3 +167,12 @@ class CpuSegmentChains(CpuChains):
         self.rules = DontLookRules(self.cut.candidates[k], m.segment, m.or3, m.lk)
         self.between = self.cut.between_of(k)
         super()._advance(k, budget, deadline)
+
+
+def segment_chains_for(backend, rules: DontLookRules, kicks, distance, rows: int, m: int, announce: str):
+    """The chains of ``rows`` segments of ``m`` cities: ``backend.segment_chains`` where the
+    backend has that kernel, else the NumPy reference (announced on a backend other than the CPU)."""
+    def host(rules, kicks, distance, rows, m, device):       # the reference needs no table: the cut brings it
+        return CpuSegmentChains(rules, kicks, rows, device)
+    return dontlook_for(backend, "segment_chains", host, rules, kicks, distance, rows, m, announce=announce,
+                        what="the segments")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backends import resolve
-from ..backends.dontlook import dontlook_for
+from ..backends.segments import segment_chains_for
 from ..search.segments import TourSegments, TourSegmentsParams
 from ..validation import check_count
 from .distributed import actor_device, ray_module
@@ -28,9 +28,8 @@ class SegmentActor:
 
     def __init__(self, problem, rules, kicks, rows: int, m: int, backend):
         self.problem, self.backend_choice = problem, backend
-        self.chains = dontlook_for(resolve(backend, problem), "segment_chains", TourSegments._host_chains, rules,
-                                   kicks, problem.edge_distance(), rows, m, announce="RayTourSegments",
-                                   what="an actor's segments")
+        self.chains = segment_chains_for(resolve(backend, problem), rules, kicks, problem.edge_distance(), rows, m,
+                                         "RayTourSegments")
 
     def device(self) -> str:
         return actor_device(self.problem, {"backend": self.backend_choice})

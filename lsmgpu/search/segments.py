@@ -20,7 +20,7 @@ import numpy as np
 
 from ..backends.dontlook import CpuDontLook, dontlook_for
 from ..backends.dontlook_chains import KickRules, kick_span
-from ..backends.segments import CpuSegmentChains, SegmentCut
+from ..backends.segments import SegmentCut, segment_chains_for
 from ..validation import check_count
 from .dontlook import DontLookDescent
 from .population import PopulationSearch
@@ -148,12 +148,7 @@ class TourSegments(PopulationSearch):
 
     def _chains(self, rules, kicks, rows: int):
         """The ``rows`` segments' chains on the search's backend (RayTourSegments: over actors)."""
-        return dontlook_for(self.backend, "segment_chains", self._host_chains, rules, kicks, self.distance, rows,
-                            self.m, announce="TourSegments", what="the segments")
-
-    @staticmethod
-    def _host_chains(rules, kicks, distance, rows, m, device):
-        return CpuSegmentChains(rules, kicks, rows, device)
+        return segment_chains_for(self.backend, rules, kicks, self.distance, rows, self.m, self.algorithm)
 
     def _restore_parts(self, parts: dict) -> None:
         self._build()
