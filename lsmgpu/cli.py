@@ -47,19 +47,18 @@ def _polish_option(args, problem) -> dict:
     """ILS's keywords from --polish: by default Or-opt then 3-opt for an ILS over candidate lists
     (the ILS's own default where neither --neighbourhood nor --polish is given: problem.default_ils(),
     over --candidates lists where given)."""
-    if args.candidates is not None:
-        return {"candidates": args.candidates}
+    sized = {} if args.candidates is None else {"candidates": args.candidates}     # with a polish: the ILS refuses
     if args.polish is None and (args.algorithm != "ils" or not args.neighbourhood):
-        return {}
+        return sized
     chosen = problem.neighbourhood if args.neighbourhood else problem.default_ils().get("neighbourhood")
     candidates = getattr(chosen, "candidates", None)
     if args.polish is not None and (args.algorithm != "ils" or candidates is None):
         raise ValueError("--polish applies to --algorithm ils over candidate lists "
                          "(--neighbourhood 2opt-candidates, oropt or 3opt-candidates)")
     if candidates is None:
-        return {}
+        return sized
     polish = [] if args.polish == "none" else POLISH[args.polish or "oropt+3opt"](candidates)
-    return {"neighbourhood": chosen, "polish": polish}
+    return {**sized, "neighbourhood": chosen, "polish": polish}
 
 
 def choose_method(args, problem) -> None:

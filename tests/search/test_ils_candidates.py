@@ -39,10 +39,14 @@ def test_candidates_are_refused_where_they_size_nothing():
 
 
 def test_the_command_sizes_the_ils_lists(capsys):
-    """`lsmgpu solve --algorithm ils --candidates 40` runs the ILS over 40 candidates a city."""
+    """`lsmgpu solve --algorithm ils --candidates 40` runs the ILS over 40 candidates a city; with
+    --polish too it is refused, naming `candidates` (not run with the polish silently dropped)."""
     assert main(["solve", "kroA100", "--algorithm", "ils", "--candidates", "40", "--iterations", "10",
                  "--backend", "cpu", "--quiet"]) == 0
     assert "best fitness:" in capsys.readouterr().out
+    assert main(["solve", "kroA100", "--algorithm", "ils", "--candidates", "40", "--polish", "oropt",
+                 "--iterations", "10", "--backend", "cpu", "--quiet"]) == 2
+    assert "`candidates` sizes the problem's default ILS lists" in capsys.readouterr().err
 
 
 @pytest.mark.gpu
