@@ -42,7 +42,8 @@ class SegmentCut:
         n = len(tour)
         self.m, self.offset, self.dist = int(m), int(offset) % n, dist
         self.rows = n // self.m
-        order = np.roll(tour, -self.offset).astype(np.int64)
+        #: the tour read from the cut on (the segments first, then the cities after the last)
+        self.order = order = np.roll(tour, -self.offset).astype(np.int64)
         self.ids = order[:self.rows * self.m].reshape(self.rows, self.m)
         slot = np.full(n, -1, dtype=np.int64)
         slot[self.ids.ravel()] = np.arange(self.rows * self.m)
@@ -82,7 +83,7 @@ class SegmentCut:
         width = self.table.size // (self.rows * self.m)
         part.ids, part.candidates = self.ids[first:last], self.candidates[first:last]
         part.table = self.table[first * self.m * width:last * self.m * width]
-        part.rows, part.dist, part.crossing = last - first, None, None
+        part.rows, part.dist, part.crossing, part.order = last - first, None, None, None
         return part
 
     def identity(self) -> np.ndarray:
@@ -122,10 +123,10 @@ class SegmentCut:
         paths[~kept] = np.arange(m)
         return paths, kept
 
-    def splice(self, tour, x, rows) -> np.ndarray:
-        """``tour`` with the segments ``rows`` replaced by the chains' tours x (one row each, open
-        paths from the segment's first city to its last)."""
-        out = np.roll(np.asarray(tour), -self.offset).copy()
+    def splice(self, x, rows) -> np.ndarray:
+        """The cut tour with the segments ``rows`` replaced by the chains' tours x (one row each,
+        open paths from the segment's first city to its last)."""
+        out = self.order.copy()
         rows = np.asarray(rows, dtype=np.int64)
         if len(rows):
             paths, _ = self.paths(x)

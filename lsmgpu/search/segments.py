@@ -179,7 +179,7 @@ class TourSegments(PopulationSearch):
         self.kicks += int(counters["kicks"].sum())
         self.evaluations += int(counters["checks"].sum()) * self.rules.moves
         better = np.flatnonzero(after < before)
-        self.tour = cut.splice(self.tour, self.chains.best_solutions(better), better)
+        self.tour = cut.splice(self.chains.best_solutions(better), better)
         self.length -= float((before[better] - after[better]).sum())
         self.rounds += 1
         if self.whole is not None and self.rounds % p.descent_every == 0 and \

@@ -89,7 +89,7 @@ def test_every_splice_keeps_a_tour_with_fixed_ends_and_never_lengthens_it(n, m, 
         path = cut.ids[k][paths[k]]
         assert problem.dist(path[:-1], path[1:]).sum() == after[k] + FIXED_LENGTH
     rows = np.flatnonzero(after < before)
-    spliced = cut.splice(tour, chains.best_solutions(rows), rows)
+    spliced = cut.splice(chains.best_solutions(rows), rows)
     assert np.array_equal(np.sort(spliced), np.arange(n))
     assert problem.evaluate(spliced) == problem.evaluate(tour) - (before[rows] - after[rows]).sum()
     untouched = np.setdiff1d(np.arange(cut.rows), rows)
