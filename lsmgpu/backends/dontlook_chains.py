@@ -197,7 +197,7 @@ class CpuChains:
         x, pos, queue, queued = self.x[k], self.pos[k], self.queues[k], self.queued[k]
         done = 0
         while not self.idle[k]:
-            if deadline is not None and done % 64 == 63 and time.perf_counter() >= deadline:
+            if deadline is not None and done % 64 == 0 and time.perf_counter() >= deadline:
                 break
             if not queue:
                 self._settle(k)
