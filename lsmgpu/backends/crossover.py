@@ -10,6 +10,10 @@ links its neighbours, f[i - b[i]] += f[i] and b[i + f[i]] += b[i] (indices mod n
 * BCSCX: the next item is the nearest (by the problem's edge distance) of four candidates,
   the unvisited items after and before the current one in each parent (ties: parent 0 before
   parent 1, after before before);
+* SCX (Ahmed's sequential constructive crossover, as Kang et al. state it): one direction,
+  the parents read with ends: the next item is the nearer of each parent's first unvisited item
+  after the current one; a parent with none after it offers the first unvisited item of
+  0, 1, ..., n - 1 (the template); ties go to parent 1's (``d_pa < d_pb`` takes a, else b);
 * ARX: one parent has the privilege and recommends its two candidates, the nearer taken; the
   privilege passes to the other parent from child position A to B - 1 (two random switch
   points), so the two children of a pair (one started by each parent) inherit evenly.
@@ -26,7 +30,7 @@ import numpy as np
 
 from ..budget import check_deadline
 
-__all__ = ["JumpIndices", "construct", "arx_privilege", "order_crossover", "reverse_segments", "positions_of"]
+__all__ = ["JumpIndices", "construct", "sequential_crossover", "arx_privilege", "order_crossover", "reverse_segments", "positions_of"]
 
 
 def positions_of(parents: np.ndarray) -> np.ndarray:
@@ -80,6 +84,46 @@ def construct(parent0: np.ndarray, parent1: np.ndarray, between, privilege: np.n
         lengths[side == 1, :2] = np.inf            # parent 1 alone recommends
         lengths[side == 0, 2:] = np.inf            # parent 0 alone recommends
         current = candidates[np.arange(rows), np.argmin(lengths, axis=1)]       # first of the nearest
+        child[:, t + 1] = current
+    return child
+
+
+def sequential_crossover(parent0: np.ndarray, parent1: np.ndarray, between) -> np.ndarray:
+    """SCX children of the row pairs (parent0[k], parent1[k]) from item 0. Each parent is a doubly
+    linked list by item (-1 past either end) from which visited items are unlinked, so the first
+    unvisited item after the current one is its link; the template's first unvisited item is a
+    pointer that only moves forward."""
+    rows, n = parent0.shape
+    r = np.arange(rows)
+    lists = []
+    for parent in (parent0, parent1):
+        after = np.full((rows, n), -1, dtype=np.int64)
+        before = np.full((rows, n), -1, dtype=np.int64)
+        after[r[:, None], parent[:, :-1]] = parent[:, 1:]
+        before[r[:, None], parent[:, 1:]] = parent[:, :-1]
+        lists.append((after, before))
+    visited = np.zeros((rows, n), dtype=bool)
+    first_free = np.zeros(rows, dtype=np.int64)
+    child = np.empty((rows, n), dtype=parent0.dtype)
+    current = np.zeros(rows, dtype=np.int64)
+    child[:, 0] = current
+    for t in range(n - 1):
+        if t % 16 == 15:
+            check_deadline("the children were made")
+        visited[r, current] = True
+        offers = []
+        for after, before in lists:                 # unlink the current item; its successor is the offer
+            a, b = after[r, current], before[r, current]
+            linked = b >= 0
+            after[r[linked], b[linked]] = a[linked]
+            linked = a >= 0
+            before[r[linked], a[linked]] = b[linked]
+            offers.append(a)
+        while (stuck := visited[r, first_free]).any():
+            first_free[stuck] += 1
+        a, b = (np.where(offer >= 0, offer, first_free) for offer in offers)
+        lengths = np.asarray(between(np.concatenate([current, current]), np.concatenate([a, b])), dtype=np.float64)
+        current = np.where(lengths[:rows] < lengths[rows:], a, b)
         child[:, t + 1] = current
     return child
 

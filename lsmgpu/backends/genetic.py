@@ -5,8 +5,8 @@ A population of m genes (permutations) in G groups of g = m / G contiguous slots
 
 1. fixed rivals: slot j < g/2 against slot j + g/2, the better (lower value; ties: j) kept at j;
 2. fixed partners: parents 2p and 2p + 1 (p < g/4) make a child at g/2 + p and, for the
-   two-child crossovers, one at 3g/4 + p (``bcscx``: one child, slots 3g/4.. keep their genes;
-   ``arx``: the child started by each parent; ``hybrid``: a BCSCX child and an ARX child;
+   two-child crossovers, one at 3g/4 + p (``bcscx`` and ``scx``: one child, slots 3g/4.. keep
+   their genes; ``arx``: the child started by each parent; ``hybrid``: a BCSCX child and an ARX child;
    ``ox``: OX(p0, p1) and OX(p1, p0), for problems without an edge distance);
 3. mutation: each child, with probability ``mutation``, a random 2-opt move;
 4. the children's values (tour lengths on the backend where the problem has an edge distance).
@@ -25,14 +25,16 @@ import numpy as np
 
 from ..budget import check_deadline
 from ..neighbourhoods.crowns import counter_uniform
-from .crossover import arx_privilege, construct, order_crossover, reverse_segments
+from .crossover import arx_privilege, construct, order_crossover, reverse_segments, sequential_crossover
 from .fallback import kernel_or_host
 
 __all__ = ["Breeding", "CpuGenetic", "genetic_for", "migration", "CROSSOVERS", "children_of", "draw_below"]
 
-CROSSOVERS = ("bcscx", "arx", "hybrid", "ox")
+CROSSOVERS = ("bcscx", "arx", "hybrid", "scx", "ox")
 #: crossovers that read an edge distance
-CONSTRUCTIVE = ("bcscx", "arx", "hybrid")
+CONSTRUCTIVE = ("bcscx", "arx", "hybrid", "scx")
+#: crossovers that make one child a pair (slots 3g/4.. keep their genes)
+ONE_CHILD = ("bcscx", "scx")
 BOTH, FIRST, SECOND = 2, 0, 1
 
 
@@ -68,7 +70,7 @@ class Breeding:
 
     @property
     def children_per_group(self) -> int:
-        return self.group_size // 4 * (1 if self.crossover == "bcscx" else 2)
+        return self.group_size // 4 * (1 if self.crossover in ONE_CHILD else 2)
 
 
 def draw_below(u: np.ndarray, count) -> np.ndarray:
@@ -160,6 +162,8 @@ class CpuGenetic:
             swapped = role == 1
             p0, p1 = np.where(swapped[:, None], parent1, parent0), np.where(swapped[:, None], parent0, parent1)
             return order_crossover(p0, p1, lo, hi)
+        if kind == "scx":
+            return sequential_crossover(parent0, parent1, self.between)
         a, b = 1 + draw_below(u3, n - 1), 1 + draw_below(u4, n - 1)
         lo, hi = np.minimum(a, b), np.maximum(a, b)
         if kind == "bcscx":

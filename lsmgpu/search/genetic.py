@@ -3,7 +3,7 @@ search (the population level, DESIGN section 7).
 
 A generation (lsmgpu.backends.genetic: on the GPU a thread or a warp a child, or the NumPy
 reference): in every group fixed rivals compete, fixed partners make children by a
-constructive crossover (BCSCX, ARX or both, for tours with an edge distance) or by order
+constructive crossover (BCSCX, ARX, both, or the one-direction SCX they improve on, for tours with an edge distance) or by order
 crossover (any permutation problem), a random 2-opt move mutates some; ``local_search``
 descends all the children at once to local optima. Every ``exchange_every`` generations each
 group's best gene replaces the worst of a random other group. Iterations are generations.
@@ -59,7 +59,7 @@ class GeneticAlgorithm(PopulationSearch):
     genes : int, optional          population size m (default 2,048; 128 with local search), a
                                    multiple of 4 x groups
     groups : int                   island groups of m / groups genes (genes compete and mate within)
-    crossover : "auto" | "bcscx" | "arx" | "hybrid" | "ox"
+    crossover : "auto" | "bcscx" | "arx" | "hybrid" | "scx" | "ox"
         "auto": "hybrid" where the problem has an edge distance (Problem.edge_distance: TSP),
         else "ox" (order crossover: QAP and any permutation problem)
     mutation : float               probability that a child gets a random 2-opt move

@@ -1,4 +1,4 @@
-"""The genetic algorithm: the jump indices against brute force, BCSCX / ARX / OX against plain
+"""The genetic algorithm: the jump indices against brute force, BCSCX / ARX / SCX / OX against plain
 transcriptions of their definitions, the fixed places of rivals, partners and children, mutation,
 migration, whole runs (quality, seeds, budgets, Ctrl-C, errors); on the GPU, the kernels against
 the host reference."""
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from lsmgpu import GeneticAlgorithm, Problem
-from lsmgpu.backends.crossover import JumpIndices, arx_privilege, construct, order_crossover
+from lsmgpu.backends.crossover import JumpIndices, arx_privilege, construct, order_crossover, sequential_crossover
 from lsmgpu.backends.genetic import Breeding, CpuGenetic, children_of, genetic_for, migration
 from lsmgpu.encodings import Binary
 from lsmgpu.kernels import nvcc_compile, render_skeleton
@@ -45,6 +45,25 @@ def plain_child(p0, p1, dist, who):
         side = who(k)
         cands = cands if side == 2 else cands[2 * side:2 * side + 2]
         current = min(cands, key=lambda c: (dist[current, c], cands.index(c)))
+        child.append(current)
+    return np.array(child)
+
+
+def plain_scx(p0, p1, dist):
+    """SCX as Kang et al. state it (their section 2.1): from node 0, each parent offers its first
+    unvisited node after the current one, scanning to its end, else the first unvisited of the
+    template 0, 1, ..., n - 1; the parent 0's offer a is taken if d(p, a) < d(p, b), else b."""
+    n = len(p0)
+    visited = np.zeros(n, bool)
+    child, current = [0], 0
+    for _ in range(1, n):
+        visited[current] = True
+        offers = []
+        for parent in (list(p0), list(p1)):
+            after = [c for c in parent[parent.index(current) + 1:] if not visited[c]]
+            offers.append(after[0] if after else next(c for c in range(n) if not visited[c]))
+        a, b = offers
+        current = a if dist[current, a] < dist[current, b] else b
         child.append(current)
     return np.array(child)
 
@@ -95,6 +114,22 @@ def test_bcscx_and_arx_equal_their_definitions(seed):
         assert np.array_equal(bcscx[r], plain_child(p0[r], p1[r], dist, lambda k: 2))
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_scx_equals_its_definition(seed):
+    """SCX equals Kang et al.'s statement of it, the template's fallback and the ties included
+    (a matrix with few distinct lengths makes ties common)."""
+    rng = np.random.default_rng(seed)
+    n = 5 + 4 * seed
+    dist = rng.integers(1, 4, (n, n))
+    dist = dist + dist.T
+    tsp = TSP(matrix=dist)
+    p0, p1 = np.array([rng.permutation(n) for _ in range(4)]), np.array([rng.permutation(n) for _ in range(4)])
+    children = sequential_crossover(p0, p1, tsp.dist)
+    for r in range(4):
+        assert np.array_equal(children[r], plain_scx(p0[r], p1[r], tsp.matrix))
+        assert is_permutation(children[r])
+
+
 def test_order_crossover_equals_its_definition():
     """Order crossover equals its definition."""
     rng = np.random.default_rng(2)
@@ -110,14 +145,14 @@ def test_order_crossover_equals_its_definition():
 # --- the generation ------------------------------------------------------------------------------
 def test_children_sit_where_the_paper_puts_them():
     """Parents i (even) and i + 1 of each group: the child at i/2 + g/2, the second at i/2 + 3g/4."""
-    for crossover in ("bcscx", "arx"):
+    for crossover in ("bcscx", "arx", "scx"):
         slots, first, role = children_of(Breeding(crossover, genes=64, groups=2))
         g = 32
         for s, f, r in zip(slots, first, role):
             group, i = divmod(int(f), g)
             assert i % 2 == 0 and i < g // 2
             assert s == group * g + i // 2 + (g // 2 if r == 0 else 3 * g // 4)
-        assert len(slots) == (16 if crossover == "bcscx" else 32)
+        assert len(slots) == (32 if crossover == "arx" else 16)
 
 
 def test_fixed_rivals_keep_the_better_at_the_front_and_ties_stay():
@@ -135,7 +170,7 @@ def test_fixed_rivals_keep_the_better_at_the_front_and_ties_stay():
             assert np.array_equal(genetic.genes[slot], genes[expected]) and genetic.values[slot] == values[expected]
 
 
-@pytest.mark.parametrize("crossover", ["bcscx", "arx", "hybrid", "ox"])
+@pytest.mark.parametrize("crossover", ["bcscx", "arx", "hybrid", "scx", "ox"])
 def test_every_child_is_a_permutation_and_the_mutation_rate_holds(crossover):
     """Every child is a permutation and the mutation rate holds."""
     tsp = small_tsp(25)
@@ -196,7 +231,7 @@ def test_memetic_ga_reaches_berlin52_within_2_percent_in_seconds(berlin52):
 
 def test_plain_ga_improves_on_random_tours_every_crossover(berlin52):
     """Plain GA improves on random tours every crossover."""
-    for crossover in ("bcscx", "arx", "hybrid", "ox"):
+    for crossover in ("bcscx", "arx", "hybrid", "scx", "ox"):
         result = GeneticAlgorithm(berlin52, genes=128, crossover=crossover, backend="cpu", seed=1).run(60)
         assert result.history[0] > 2.5 * berlin52.best_known > result.fitness / 1.25 or crossover == "ox"
         assert result.fitness < result.history[0]
@@ -299,7 +334,7 @@ def distances():
 
 
 RENDERS = [(dict(CROSSOVER=c, LANES=lanes), kind) for c, lanes, kind in itertools.product(
-    ["bcscx", "arx", "hybrid", "ox"], [1, 32], ["int-coords", "real-coords", "matrix", "none"])
+    ["bcscx", "arx", "hybrid", "scx", "ox"], [1, 32], ["int-coords", "real-coords", "matrix", "none"])
     if kind != "none" or c == "ox"]       # the constructive crossovers need a distance
 
 
@@ -318,7 +353,7 @@ def gpu_breeder(breeding, n, distance):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("crossover,lanes", list(itertools.product(["bcscx", "arx", "hybrid", "ox"], [1, 32])))
+@pytest.mark.parametrize("crossover,lanes", list(itertools.product(["bcscx", "arx", "hybrid", "scx", "ox"], [1, 32])))
 @pytest.mark.parametrize("kind", ["int-coords", "real-coords", "matrix"])
 def test_gpu_breeds_the_hosts_children(crossover, lanes, kind):
     """Same draws, same children, same lengths: generation after generation, exactly."""
