@@ -38,6 +38,7 @@ from lsmgpu.problems import PPP, QAP, TSP, Weierstrass
 
 from .bad_inputs import table_bad_inputs
 from .defaults import table_defaults
+from .fosin import table_fosin_3opt
 from .depth import table_alpha, table_depth, table_lk_descent
 from .interrupts import table_interrupts
 from .overrun import SEARCHES as OVERRUN_SEARCHES, table_overrun
@@ -534,6 +535,7 @@ TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality
           "lk-descent": lambda args: table_lk_descent(args, lambda folder, name: instances(args, folder, [name])[0],
                                                       emit),
           "segments": lambda args: table_segments(args, lambda folder, name: instances(args, folder, [name])[0], emit),
+          "fosin-3opt": lambda args: table_fosin_3opt(args, emit),
           "ga-quality": lambda args: table_ga_quality(args, lambda folder, name: instances(args, folder, [name])[0], emit)}
 
 
@@ -631,6 +633,14 @@ def main(argv=None):
     parser.add_argument("--quality-instances", default="", help="TSPLIB names for tsp-quality (default: all up to max n)")
     parser.add_argument("--quality-kicks", default="0.1,1,10", help="ILS kicks of tsp-quality, in multiples of n")
     parser.add_argument("--quality-seconds", type=float, default=600.0, help="time cap of each tsp-quality ILS run")
+    parser.add_argument("--quality-candidates", type=int, default=10,
+                        help="tsp-quality: quadrant candidates per city (10; Fosin et al. used 40)")
+    parser.add_argument("--fosin-max-n", type=int, default=18_512, help="fosin-3opt: largest EUC_2D TSPLIB instance")
+    parser.add_argument("--fosin-candidates", type=int, default=40, help="fosin-3opt: quadrant candidates m (the paper's 40)")
+    parser.add_argument("--fosin-reconnections", type=int, default=4, choices=[3, 4],
+                        help="fosin-3opt: candidate 3-opt's reconnections (the paper's four)")
+    parser.add_argument("--fosin-cpu-moves", type=int, default=4_000_000,
+                        help="fosin-3opt: the CPU pass is timed over at most this many moves, scaled to the size")
     parser.add_argument("--large-instances", default="pla33810,pla85900", help="TSPLIB names of tsp-large")
     parser.add_argument("--large-seconds", type=float, default=60.0, help="ILS time of tsp-large")
     parser.add_argument("--islands-strength", default="",
@@ -735,6 +745,7 @@ def main(argv=None):
     parser.add_argument("--ga-cpu-up-to", type=int, default=12000, help="ga-generation: time the CPU backend up to n")
     parser.add_argument("--ga-convergence", default="ch130,p654", help="ga-convergence's TSPLIB names")
     parser.add_argument("--ga-convergence-generations", type=int, default=300)
+    parser.add_argument("--ga-crossovers", default="bcscx,arx,hybrid,scx", help="ga-convergence: the crossovers")
     parser.add_argument("--ga-runs", type=int, default=5, help="ga-convergence: seeds per crossover")
     parser.add_argument("--ga-million-cities", type=int, default=1_000_000)
     parser.add_argument("--ga-million-seed", type=int, default=1_000_000, help="portgen's seed")

@@ -110,7 +110,7 @@ def table_ga_convergence(args, path_of, emit) -> list[dict]:
         problem = TSP.from_file(path_of("tsplib", name))
         optimum = problem.best_known
         runs, generations = (1, 10) if args.quick else (args.ga_runs, args.ga_convergence_generations)
-        for crossover in ("bcscx", "arx", "hybrid"):
+        for crossover in args.ga_crossovers.split(","):
             to_ten, after_100, seconds = [], [], []
             for seed in range(runs):
                 errors = []

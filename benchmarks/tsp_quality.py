@@ -70,7 +70,9 @@ def table_tsp_quality(args, backend, emit):
     local search, then Or-opt and candidate 3-opt from its optimum, and ILS (ils_checkpoints)
     at --quality-kicks x n kicks, capped at --quality-seconds: length, gap to the optimum,
     seconds; then the mean gap of each method beside Fosin et al.'s."""
+    from lsmgpu import CandidateTwoOpt
     from lsmgpu.problems import TSP
+    from lsmgpu.problems.candidates import quadrant_candidates
     if args.quick:
         from lsmgpu.problems import shipped
         paths = [shipped(f"{name}.tsp") for name in ("eil51", "berlin52")]
@@ -84,6 +86,9 @@ def table_tsp_quality(args, backend, emit):
         except (ValueError, TypeError) as exc:      # explicit matrices: no candidate lists
             print(f"tsp-quality: skipping {path.stem}: {exc}", flush=True)
             continue
+        if args.quality_candidates != problem.neighbourhood.candidates.shape[1]:
+            lists = quadrant_candidates(problem.coords, min(args.quality_candidates, problem.n - 1))
+            problem = problem.with_neighbourhood(CandidateTwoOpt(lists))
         if problem.best_known is None:
             continue
         runs = []
@@ -96,7 +101,7 @@ def table_tsp_quality(args, backend, emit):
         for method, fitness, seconds, work in runs:
             gap = 100 * problem.gap(fitness)
             rows.append(dict(table="tsp-quality", instance=problem.name, n=problem.n, backend=two.backend,
-                             method=method, iterations=work, seconds=round(seconds, 3), length=fitness,
+                             candidates=problem.neighbourhood.candidates.shape[1], method=method, iterations=work, seconds=round(seconds, 3), length=fitness,
                              optimum=problem.best_known, gap_pct=round(gap, 3), fosin_mean_gap_pct=None))
             emit(rows[-1])
     for row in mean_rows(rows):

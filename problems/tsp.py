@@ -282,14 +282,16 @@ class TSP(Problem):
 
     def _exchange_delta(self, tour, succ, moves):
         """Deltas of block exchanges (i, j, k, mode): x[i..j] and x[j+1..k] trade places,
-        one of them reversed by mode 1 or 2; mode -1 is the null move."""
+        one of them reversed by mode 1 or 2, or both reversed in place by mode 3; mode -1 is
+        the null move."""
         i, j, k, mode = moves.T
         d = self.dist
         before, x_first, x_last = tour[i - 1], tour[i], tour[j]
         y_first, y_last, after = tour[(j + 1) % self.n], tour[k], tour[(k + 1) % self.n]
         added = np.where(mode == 0, d(before, y_first) + d(y_last, x_first) + d(x_last, after),
                          np.where(mode == 1, d(before, y_first) + d(y_last, x_last) + d(x_first, after),
-                                  d(before, y_last) + d(y_first, x_first) + d(x_last, after)))
+                                  np.where(mode == 2, d(before, y_last) + d(y_first, x_first) + d(x_last, after),
+                                           d(before, x_last) + d(x_first, y_last) + d(y_first, after))))
         return np.where(mode < 0, 0, added - succ[i - 1] - succ[j] - succ[k])
 
     def _position_delta(self, tour, succ, pos, new):

@@ -4,10 +4,11 @@ errors a broken template or a missing GPU gives."""
 import numpy as np
 import pytest
 
-from lsmgpu import Swap, TabuSearch, ThreeExchange
+from lsmgpu import CandidateThreeOpt, Swap, TabuSearch, ThreeExchange
 from lsmgpu.errors import BackendFallback, BackendUnavailable, KernelCompileError
 from lsmgpu.kernels import KernelSpec, nvcc_compile, render, template_names
 from lsmgpu.problems import PPP, QAP, TSP, GraphColoring, Weierstrass
+from lsmgpu.problems.candidates import quadrant_candidates
 from lsmgpu.problems.coloring import random_graph
 
 from .backends.linear import LinearBits, ValueTable
@@ -36,6 +37,8 @@ def shipped_problems():
         coords = np.round(pts * scale) if scale > 1 else pts * scale
         for nb in ("oropt", "3opt-candidates"):
             out.append(TSP(coords, weight_type=kind, neighbourhood=nb, name=f"{kind}-{nb}-x{scale:g}"))
+        four = CandidateThreeOpt(quadrant_candidates(coords, 8), reconnections=4)
+        out.append(TSP(coords, weight_type=kind, neighbourhood=four, name=f"{kind}-3opt-four-x{scale:g}"))
     for kind in ["EUC_2D", "CEIL_2D"]:
         out.append(TSP(np.round(pts * 100), weight_type=kind, neighbourhood="2opt", name=f"{kind}-integer"))
         out.append(TSP(np.round(pts * 100), weight_type=kind, neighbourhood="swap", name=f"{kind}-integer-swap"))

@@ -124,8 +124,8 @@ class CandidateTwoOpt(OverCandidates, TwoOpt):
 class BlockExchange(OverCandidates, Neighbourhood):
     """Base of the tour neighbourhoods whose moves are block exchanges over candidate lists
     (Or-opt, candidate 3-opt). A move (i, j, k, mode), i <= j < k, has the blocks X = x[i..j]
-    and Y = x[j+1..k] trade places (mode 0: Y X; mode 1: Y reversed(X); mode 2: reversed(Y) X):
-    three tour edges out, three in. (0, 0, 0, -1) is the null move (delta 0), for indices whose
+    and Y = x[j+1..k] trade places (mode 0: Y X; mode 1: Y reversed(X); mode 2: reversed(Y) X)
+    or stay, both reversed (mode 3: reversed(X) reversed(Y)): three tour edges out, three in. (0, 0, 0, -1) is the null move (delta 0), for indices whose
     move does not apply to the current tour. Meant for hill climbing and ILS; no tabu
     attributes; moves depend on the tour (``static = False``)."""
 
@@ -134,6 +134,8 @@ class BlockExchange(OverCandidates, Neighbourhood):
     encodings = (Permutation,)
 
     min_n = 5
+    #: the modes the neighbourhood makes (0, 1, 2; CandidateThreeOpt's four reconnections add 3)
+    modes = 3
 
     def _check(self, encoding):
         super()._check(encoding)
@@ -147,6 +149,8 @@ class BlockExchange(OverCandidates, Neighbourhood):
         """The block x[i..k] after the exchange (mode -1: unchanged)."""
         i, j, k, mode = (int(v) for v in move)
         a, b = x[i:j + 1], x[j + 1:k + 1]
+        if mode == 3:
+            return np.concatenate([a[::-1], b[::-1]])
         if mode == 1:
             a = a[::-1]
         elif mode == 2:
@@ -168,7 +172,7 @@ class BlockExchange(OverCandidates, Neighbourhood):
         i, j, k, mode = moves.T
         null = (mode == -1) & (i == 0) & (j == 0) & (k == 0)
         kept = self.valid_or_null(self.n, i, j, k, mode, True)[:, 3] == mode
-        return null | ((mode >= 0) & (mode <= 2) & kept)
+        return null | ((mode >= 0) & (mode < self.modes) & kept)
 
     def footprint(self, moves):
         return moves[:, 0] - 1, moves[:, 2] + 1
@@ -229,33 +233,40 @@ class OrOpt(BlockExchange):
 
 class CandidateThreeOpt(BlockExchange):
     """3-opt over candidate lists (Fosin et al.'s "or3opt" and "segment reversal" moves over
-    (i, j, k) triples): the three reconnections of three removed edges that keep both blocks
-    in the tour as block exchanges, each new edge but one joining a city to one of its
-    candidates: n k^2 * 3 moves for a table of k candidates.
+    (i, j, k) triples): the pure reconnections of three removed edges as block exchanges, each
+    new edge but one joining a city to one of its candidates: n k^2 * R moves for a table of
+    k candidates and R = ``reconnections``: 3 (the three that exchange the blocks, the default)
+    or 4 (the paper's four: also both blocks reversed in place).
 
-    Move q = ((c * k + r1) * k + r2) * 3 + mode, with c at position a, c' = candidates[c, r1]
+    Move q = ((c * k + r1) * k + r2) * R + mode, with c at position a, c' = candidates[c, r1]
     at position b > a + 1 and the blocks X = x[a+1..j], Y = x[j+1..k]:
     mode 0 (Y X, pure segment exchange) and mode 1 (Y reversed(X)): j + 1 = b (the new edge
     (c, c')), and x[k] = candidates[x[a+1], r2] (mode 0: new edge (x[k], x[a+1])) or
     candidates[x[j], r2] (mode 1: new edge (x[k], x[j]));
     mode 2 (reversed(Y) X): k = b (the new edge (c, c')), and x[j+1] = candidates[x[a+1], r2]
-    (the new edge (x[j+1], x[a+1])). Positions out of order give the null move.
+    (the new edge (x[j+1], x[a+1]));
+    mode 3 (reversed(X) reversed(Y)): j = b (the new edge (c, c')), and x[k] =
+    candidates[x[a+1], r2] (the new edge (x[a+1], x[k])). Positions out of order give the null move.
     """
 
     device_code = "cand3opt"
 
-    def __init__(self, candidates):
+    def __init__(self, candidates, reconnections: int = 3):
         self.candidates = _candidate_table("CandidateThreeOpt", candidates)
+        if reconnections not in (3, 4):
+            raise ValueError(f"CandidateThreeOpt: `reconnections` must be 3 (the block exchanges) or 4 (also both "
+                             f"blocks reversed, Fosin et al.'s four), got {reconnections!r}")
+        self.modes = int(reconnections)
 
     @property
     def size(self):
-        return self.candidates.size * self.candidates.shape[1] * 3
+        return self.candidates.size * self.candidates.shape[1] * self.modes
 
     def moves(self, x, index, step=0):
         index = np.asarray(index, dtype=np.int64)
         n, k, cand = self.n, self.candidates.shape[1], self.candidates
         pos = _positions(x)
-        mode, rest = index % 3, index // 3
+        mode, rest = index % self.modes, index // self.modes
         r2, rest = rest % k, rest // k
         r1, c = rest % k, rest // k
         i = pos[c] + 1
@@ -265,12 +276,16 @@ class CandidateThreeOpt(BlockExchange):
         end = pos[cand[np.where(mode == 1, x[b - 1], first), r2]]
         # mode 2: Y ends at b; its start j+1 from the candidate of x[i]
         start = pos[cand[first, r2]]
-        j = np.where(mode == 2, start - 1, b - 1)
+        j = np.where(mode == 2, start - 1, np.where(mode == 3, b, b - 1))
         kk = np.where(mode == 2, b, end)
         return self.valid_or_null(n, i, j, kk, mode, i < n)
 
+    def device_params(self):
+        return {**super().device_params(), "reconnections": self.modes}
+
     def __repr__(self):
-        return f"CandidateThreeOpt(k={self.candidates.shape[1]})"
+        four = ", reconnections=4" if self.modes == 4 else ""
+        return f"CandidateThreeOpt(k={self.candidates.shape[1]}{four})"
 
 
 def candidate_polish(candidates) -> list[Neighbourhood]:

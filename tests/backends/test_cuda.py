@@ -9,6 +9,7 @@ from lsmgpu.backends.cpu import CpuBackend
 from lsmgpu.backends.tuning import WaveTuner
 from lsmgpu.errors import KernelLaunchError
 from lsmgpu.problems import PPP, QAP, TSP, GraphColoring, Weierstrass
+from lsmgpu.problems.candidates import quadrant_candidates
 from lsmgpu.problems.coloring import random_graph
 
 from .linear import LinearBits, ValueTable
@@ -46,8 +47,11 @@ def tsp_cases():
         pts = rng.uniform(-80, 80, (60, 2)) if kind == "GEO" else rng.uniform(0, 10_000, (60, 2))
         for nb in ["2opt-candidates", "oropt", "3opt-candidates"]:
             cases.append(TSP(pts, weight_type=kind, neighbourhood=nb, name=f"{kind}-{nb}"))
-    for nb in ["oropt", "3opt-candidates"]:
-        cases.append(TSP(np.round(rng.uniform(0, 1e4, (60, 2))), neighbourhood=nb, name=f"EUC_2D-int-{nb}"))
+    for nb in ["oropt", "3opt-candidates", "3opt-four"]:
+        pts = np.round(rng.uniform(0, 1e4, (60, 2)))
+        if nb == "3opt-four":
+            nb = CandidateThreeOpt(quadrant_candidates(pts, 8), reconnections=4)
+        cases.append(TSP(pts, neighbourhood=nb, name=f"EUC_2D-int-{nb}"))
     for kind in ["EUC_2D", "CEIL_2D"]:   # integer coordinates: the exact-integer rounding path
         for scale in (1e3, 2e6):
             pts = np.round(rng.uniform(0, scale, (60, 2)))
@@ -158,6 +162,8 @@ def trajectory_cases():
                                             history="all", backend=b), None),
         ("hc-3opt", lambda b: HillClimbing(kro.with_neighbourhood(CandidateThreeOpt(kro.neighbourhood.candidates)),
                                            seed=0, history="all", backend=b), None),
+        ("hc-3opt-four", lambda b: HillClimbing(kro.with_neighbourhood(
+            CandidateThreeOpt(kro.neighbourhood.candidates, reconnections=4)), seed=0, history="all", backend=b), None),
         ("ils-oropt-polish", lambda b: IteratedLocalSearch(kro, seed=2, history="all", backend=b,
                                                            polish=OrOpt(kro.neighbourhood.candidates)), 40),
     ]

@@ -200,6 +200,8 @@ def exchange_source(move, p):
     i, j, k, mode = move
     if mode < 0 or p < i or p > k:
         return p
+    if mode == 3:
+        return i + j - p if p <= j else j + 1 + k - p
     t, ly = p - i, k - j
     if t < ly:
         return k - t if mode == 2 else j + 1 + t
@@ -211,20 +213,43 @@ def exchange_by_reversals(x, move):
     i, j, k, mode = move
     if mode < 0:
         return
-    for lo, hi, skip in ((i, j, 1), (j + 1, k, 2), (i, k, None)):
+    for lo, hi, skip in ((i, j, 1), (j + 1, k, 2), (i, k, 3)):
         if mode != skip:
             x[lo:hi + 1] = x[lo:hi + 1][::-1].copy()
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.integers(5, 60), st.integers(1, 8), st.integers(0, 10_000))
-def test_three_opt_delta_equals_tour_length_difference(n, k, seed):
-    """Candidate 3-opt moves: deltas, permutations, and each city next to its first candidate."""
+@given(st.integers(5, 60), st.integers(1, 8), st.integers(0, 10_000), st.sampled_from([3, 4]))
+def test_three_opt_delta_equals_tour_length_difference(n, k, seed, reconnections):
+    """Candidate 3-opt moves, with three and four reconnections: deltas, permutations, and each
+    city next to its first candidate."""
     rng = np.random.default_rng(seed)
     points = rng.uniform(0, 1000, (n, 2))
-    tsp = TSP(points, neighbourhood=CandidateThreeOpt(quadrant_candidates(points, min(k, n - 1))))
-    kk = tsp.neighbourhood.candidates.shape[1]
-    check_block_exchanges(tsp, rng.permutation(n), lambda q: (q // 3 // kk // kk, q // 3 // kk % kk))
+    tsp = TSP(points, neighbourhood=CandidateThreeOpt(quadrant_candidates(points, min(k, n - 1)), reconnections))
+    kk, r = tsp.neighbourhood.candidates.shape[1], reconnections
+    check_block_exchanges(tsp, rng.permutation(n), lambda q: (q // r // kk // kk, q // r // kk % kk))
+
+
+def test_the_fourth_reconnection_reverses_both_blocks_in_place():
+    """Mode 3 of CandidateThreeOpt(reconnections=4) is a X' Y' b -> a rev(X) rev(Y) b: the new
+    edges (c, c'), (x[a+1], its candidate) and the third that closes; with reconnections=3 no
+    move has mode 3, and the other modes' moves are the same ones."""
+    tsp = TSP.from_file(TSP.shipped("kroA100"), neighbourhood="2opt-candidates")
+    cand = tsp.neighbourhood.candidates
+    three = tsp.with_neighbourhood(CandidateThreeOpt(cand)).neighbourhood
+    four = tsp.with_neighbourhood(CandidateThreeOpt(cand, reconnections=4)).neighbourhood
+    tour = np.random.default_rng(1).permutation(100)
+    m3, m4 = three.moves(tour, np.arange(three.size)), four.moves(tour, np.arange(four.size))
+    assert 3 not in m3[:, 3] and (m4[:, 3] == 3).sum() > 100
+    assert np.array_equal(m4.reshape(-1, 4, 4)[:, :3], m3.reshape(-1, 3, 4))
+    for move in m4[m4[:, 3] == 3][:50]:
+        i, j, k, _ = move
+        after = tour.copy()
+        four.apply(after, move)
+        assert np.array_equal(after[i:k + 1], np.concatenate([tour[i:j + 1][::-1], tour[j + 1:k + 1][::-1]]))
+        assert tour[j] in cand[tour[i - 1]] and tour[k] in cand[tour[i]]
+    with pytest.raises(ValueError, match="reconnections"):
+        CandidateThreeOpt(cand, reconnections=5)
 
 
 def test_three_opt_improves_a_two_opt_local_optimum():
@@ -242,7 +267,7 @@ def test_three_opt_improves_a_two_opt_local_optimum():
 
 
 @settings(max_examples=30, deadline=None)
-@given(st.integers(5, 200), st.integers(0, 10_000), st.sampled_from(["oropt", "3opt-candidates"]))
+@given(st.integers(5, 200), st.integers(0, 10_000), st.sampled_from(["oropt", "3opt-candidates", "3opt-four"]))
 def test_block_exchange_gpu_apply_logic_mirrors_the_cpu(n, seed, neighbourhood):
     """The GPU applies a block exchange (Or-opt, candidate 3-opt) as reversals and moves each
     city's position and edge length by exchange_source: on random tours, for every move, the reversals give the CPU's
@@ -250,6 +275,8 @@ def test_block_exchange_gpu_apply_logic_mirrors_the_cpu(n, seed, neighbourhood):
     k recomputed that way give the new tour's length."""
     rng = np.random.default_rng(seed)
     points = rng.uniform(0, 1000, (n, 2))
+    if neighbourhood == "3opt-four":
+        neighbourhood = CandidateThreeOpt(quadrant_candidates(points, min(10, n - 1)), reconnections=4)
     tsp = TSP(points, neighbourhood=neighbourhood)
     nb, tour = tsp.neighbourhood, rng.permutation(n)
     succ = tsp.dist(tour, np.roll(tour, -1))
