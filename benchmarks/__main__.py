@@ -557,8 +557,8 @@ def plot_speedups(table: str, rows: list[dict], out: Path) -> str | None:
     if plt is None:
         return None
     fig, ax = plt.subplots(figsize=(6, 4))
-    for strategy in dict.fromkeys(r["strategy"] for r in points):
-        mine = sorted((r["n"], float(r["speedup"])) for r in points if r["strategy"] == strategy)
+    for strategy in dict.fromkeys(r.get("strategy", table) for r in points):
+        mine = sorted((r["n"], float(r["speedup"])) for r in points if r.get("strategy", table) == strategy)
         ax.plot([n for n, _ in mine], [v for _, v in mine], marker="o", label=strategy)
     ax.set(xscale="log", yscale="log", xlabel="n", ylabel="speed-up over the CPU backend", title=table)
     return _save(plt, fig, ax, out / f"{table}-speedup.png")
