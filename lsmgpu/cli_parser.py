@@ -103,9 +103,9 @@ def parser() -> argparse.ArgumentParser:
                        help="ils / vns / acs / mmas / faco / dontlook-ils / segments: each city's candidate cities, its K nearest (quadrant "
                             "neighbours for planar coordinates) or its 5 α-nearest after a Held-Karp ascent (alpha, "
                             "a TSP's; the ascent counts in --seconds)")
-    solve.add_argument("--lk", action="store_true",
+    solve.add_argument("--lk", action=argparse.BooleanOptionalAction, default=None,
                        help="faco / dontlook-ils / segments: the descents also make LK3 moves (Lin-Kernighan's third level: "
-                            "sequential 3-opt moves with two reversals)")
+                            "sequential 3-opt moves with two reversals); default: the method's own (on for segments)")
     solve.add_argument("--neighbourhood", choices=["swap", "2opt", "3exchange", "2opt-candidates", "oropt", "3opt-candidates"],
                        default=None,
                        help="TSP neighbourhood (default: 2opt, and for ils candidate 2-opt; swap is the paper's "

@@ -36,8 +36,8 @@ def _spans(spans) -> str:
 def options(args) -> tuple[dict, callable]:
     """The search's options from the flags, and what to say about a search built with them."""
     chosen, describe = _options(args)
-    if args.lk:
-        chosen["lk"] = True
+    if args.lk is not None:
+        chosen["lk"] = args.lk
     if args.candidates is not None:
         chosen["candidates"] = args.candidates
         return chosen, lambda s: f"{describe(s)}, candidates {args.candidates}"

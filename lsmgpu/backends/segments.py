@@ -45,35 +45,43 @@ class SegmentCut:
         #: the tour read from the cut on (the segments first, then the cities after the last)
         self.order = order = np.roll(tour, -self.offset).astype(np.int64)
         self.ids = order[:self.rows * self.m].reshape(self.rows, self.m)
-        slot = np.full(n, -1, dtype=np.int64)
-        slot[self.ids.ravel()] = np.arange(self.rows * self.m)
-        found = slot[rules.candidates[self.ids]]                           # (B, m, K) slots of the candidates
-        own = (found >= 0) & (found // self.m == np.arange(self.rows)[:, None, None])
-        i = np.arange(self.m)
+        # slot[c]: city c's place in the cut (-1 after the last segment); a candidate's place less
+        # its row's first is its local number, inside the row exactly when in [0, m) (int32 and
+        # an unsigned compare: no division over the n x K candidates)
+        slot = np.full(n, -1, dtype=np.int32)
+        slot[self.ids.ravel()] = np.arange(self.rows * self.m, dtype=np.int32)
+        local = slot[rules.candidates][self.ids] - (np.arange(self.rows, dtype=np.int32) * self.m)[:, None, None]
+        own = local.view(np.uint32) < self.m                                 # (B, m, K)
+        i = np.arange(self.m, dtype=np.int32)
         neighbour = np.where(i < self.m - 1, i + 1, i - 1)[None, :, None]
-        self.candidates = np.ascontiguousarray(np.where(own, found % self.m, neighbour), dtype=np.int32)
+        self.candidates = np.ascontiguousarray(np.where(own, local, neighbour), dtype=np.int32)
         outside = np.ones(n, dtype=bool)
-        outside[:self.rows * self.m] = ~self._inside(rules, own, found % self.m).ravel()
+        outside[:self.rows * self.m] = ~self._inside(rules, local).ravel()
         #: the cities whose moves are not all their segment's (in tour order from the cut): the
         #: whole tour's descent starts from them
         self.crossing = order[outside]
         width = table.size // n
         self.table = np.ascontiguousarray(table.reshape(n, width)[self.ids].ravel())
+        #: every segment's length in tour order, its closing edge counted (the chains' start)
+        self.start_lengths = (np.asarray(dist(self.ids[:, :-1], self.ids[:, 1:]), dtype=np.float64).sum(axis=1)
+                              - float(FIXED_LENGTH))
 
-    def _inside(self, rules, own, local) -> np.ndarray:
+    def _inside(self, rules, local) -> np.ndarray:
         """(B, m): whether every move of a city is a move inside its segment, the same on the tour
         (so a segment's local optimum leaves it none): the city at least max(S, 1) positions from
         its segment's ends (its Or-opt stretches and neighbours inside), its candidates inside the
         segment and not at its ends (their neighbours inside), and with Or-3opt or LK3 the same of
-        the candidates' neighbours' candidates."""
+        the candidates' neighbours' candidates. ``local``: the candidates' local numbers (B, m, K),
+        outside [0, m) for a candidate in another segment."""
         m, reach = self.m, max(rules.segment, 1)
         i = np.arange(m)
-        settled = (own & (local >= 1) & (local <= m - 2)).all(axis=2)                # (B, m)
+        settled = ((local - 1).view(np.uint32) < m - 2).all(axis=2)                  # all in 1 .. m-2
         inside = settled & ((i >= reach) & (i <= m - 1 - reach))[None, :]
         if rules.or3 or rules.lk:
-            rows = np.arange(self.rows)[:, None, None]
-            near = np.clip(local, 1, m - 2)
-            inside &= (settled[rows, near - 1] & settled[rows, near + 1]).all(axis=2)
+            flat = settled.ravel()
+            base = (np.arange(self.rows, dtype=np.int32) * m)[:, None, None]
+            near = base + np.clip(local, 1, m - 2)
+            inside &= (flat[near - 1] & flat[near + 1]).all(axis=2)
         return inside
 
     def part(self, first: int, last: int) -> "SegmentCut":
@@ -82,6 +90,7 @@ class SegmentCut:
         part = copy.copy(self)
         width = self.table.size // (self.rows * self.m)
         part.ids, part.candidates = self.ids[first:last], self.candidates[first:last]
+        part.start_lengths = self.start_lengths[first:last]
         part.table = self.table[first * self.m * width:last * self.m * width]
         part.rows, part.dist, part.crossing, part.order = last - first, None, None, None
         return part
@@ -103,7 +112,10 @@ class SegmentCut:
         return between
 
     def lengths(self, x, first: int = 0) -> np.ndarray:
-        """The lengths of the chains' tours x (rows first, first + 1, ..), closing edges counted."""
+        """The lengths of the chains' tours x (rows first, first + 1, ..), closing edges counted
+        (the segments in tour order: their start lengths, not summed again)."""
+        if (np.asarray(x) == np.arange(self.m)).all():
+            return self.start_lengths[first:first + len(x)].copy()
         x = np.asarray(x, dtype=np.int64)
         rows = np.arange(first, first + len(x))[:, None]
         y = np.roll(x, -1, axis=1)

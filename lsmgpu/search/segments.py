@@ -52,7 +52,7 @@ class TourSegmentsParams:
     start: str = "curve"
     candidates: object = None
     segment: int = 3
-    lk: bool = False
+    lk: bool = True
 
     def __post_init__(self):
         counts = (("segment_cities", 8, 2**20), ("round_kicks", 0, 2**31 - 1), ("kick_segment", 1, 2**20),
@@ -81,7 +81,8 @@ class TourSegments(PopulationSearch):
                      as good after 60 s; the default) or "problem" (its ``initial_solution``)
     candidates, segment, lk : the descents' (DontLookDescent's): the problem's ILS candidate lists
                      (or "alpha", an int K, a table), Or-opt segments up to ``segment`` (default 3),
-                     LK3 moves with ``lk``
+                     LK3 moves with ``lk`` (default on: 1.09 % against 1.29 % at 60 s on 1,000,000
+                     cities, 1.22 against 1.52 % on pla85900)
     initial        : the start tour (None: ``start``'s)
     backend, seed, callbacks, history : as for every search
 
@@ -169,7 +170,7 @@ class TourSegments(PopulationSearch):
         self.crossing += len(cut.crossing)
         start = cut.identity()
         self.chains.load(start)
-        before = cut.lengths(start)
+        before = cut.start_lengths
         while not self.chains.advance(p.round_checks, deadline):
             if deadline is not None and time.perf_counter() >= deadline:
                 break

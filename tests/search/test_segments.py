@@ -58,6 +58,12 @@ def test_a_segments_lengths_count_the_closing_edge_as_minus_fixed():
     start = cut.identity()
     paths = [problem.dist(row[:-1], row[1:]).sum() for row in cut.ids]
     assert np.array_equal(cut.lengths(start), np.array(paths, float) - FIXED_LENGTH)
+    assert np.array_equal(cut.start_lengths, cut.lengths(start))
+    shuffled = np.array([np.random.default_rng(k).permutation(20) for k in range(3)])
+    cycles = [problem.dist(cut.ids[k][x], cut.ids[k][np.roll(x, -1)]) for k, x in enumerate(shuffled)]
+    closing = [np.isin(np.sort([x, np.roll(x, -1)], axis=0).T.tolist(), [[0, 19]]).all(axis=1) for x in shuffled]
+    expected = [np.where(c, -FIXED_LENGTH, d).sum() for d, c in zip(cycles, closing)]
+    assert np.array_equal(cut.lengths(shuffled), np.array(expected, float))
     between = cut.between_of(1)
     assert between(np.array([0, 19, 3]), np.array([19, 0, 4]))[:2].tolist() == [-FIXED_LENGTH] * 2
 
@@ -241,6 +247,8 @@ def test_the_command_runs_the_segments_and_picks_them_for_large_tours_on_a_gpu(m
                  "--candidates", "8"]) == 0
     err = capsys.readouterr().err
     assert "TourSegments on berlin52 (n = 52, 2 segments of 26 cities" in err and "LK3" in err
+    assert main(["solve", "berlin52", "--algorithm", "segments", "--backend", "cpu", "--iterations", "1", "--no-lk"]) == 0
+    assert "LK3" not in capsys.readouterr().err
     seen = {}
     monkeypatch.setattr(cli, "cuda_available", lambda: (True, "a test GPU"))
     monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: seen.update(vars(args)))
