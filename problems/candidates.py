@@ -21,20 +21,45 @@ def _check(coords: np.ndarray, k: int) -> np.ndarray:
     return coords
 
 
-def _neighbours(coords: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
-    """(distances, indices), each (n, count): every city's ``count`` nearest other cities, nearest
-    first, from one k-d tree query over all cores (the city itself dropped, wherever ties put it)."""
+#: from this many cities the nearest cities come from the GPU where one answers (1,000,000 cities:
+#: about 3 s of a 16-core k-d tree query), a k-d tree otherwise
+GPU_NEAREST_FROM = 200_000
+
+
+def _neighbours(coords: np.ndarray, count: int) -> np.ndarray:
+    """(n, count): every city's ``count`` nearest other cities, nearest first: from the GPU at
+    scale (lsmgpu/backends/cuda/nearest.py; ties to the lower index), else from one k-d tree query
+    over all cores (the city itself dropped, wherever ties put it)."""
+    if len(coords) >= GPU_NEAREST_FROM:
+        lists = _gpu_neighbours(coords, count)
+        if lists is not None:
+            return lists
     dist, idx = cKDTree(coords).query(coords, count + 1, workers=-1)
     if np.array_equal(idx[:, 0], np.arange(len(coords))):     # no coincident cities ahead of any city
-        return dist[:, 1:], idx[:, 1:]
+        return idx[:, 1:]
     order = np.argsort(idx == np.arange(len(coords))[:, None], axis=1, kind="stable")[:, :count]
-    return np.take_along_axis(dist, order, axis=1), np.take_along_axis(idx, order, axis=1)
+    return np.take_along_axis(idx, order, axis=1)
+
+
+def _gpu_neighbours(coords: np.ndarray, count: int) -> np.ndarray | None:
+    """The GPU's lists, or None where no GPU answers or its kernel fails (announced)."""
+    from lsmgpu.backends import cuda_available
+    from lsmgpu.errors import LsmgpuError, announce_fallback
+    if not cuda_available()[0]:
+        return None
+    try:
+        from lsmgpu.backends.cuda.nearest import nearest_on_gpu
+        return nearest_on_gpu(coords, count)
+    except LsmgpuError as exc:
+        announce_fallback(f"candidate lists: the GPU's nearest cities failed ({exc}); a k-d tree on the host "
+                          "makes them")
+        return None
 
 
 def nearest_candidates(coords, k: int) -> np.ndarray:
     """(n, k) int32: each city's k nearest other cities, nearest first (Euclidean)."""
     coords = _check(coords, k)
-    return _neighbours(coords, k)[1].astype(np.int32)
+    return _neighbours(coords, k).astype(np.int32)
 
 
 def quadrant_candidates(coords, k: int) -> np.ndarray:
@@ -46,7 +71,7 @@ def quadrant_candidates(coords, k: int) -> np.ndarray:
     n = len(coords)
     per = max(1, k // 4)
     pool = min(n - 1, max(4 * k, 32))
-    _, others = _neighbours(coords, pool)                       # nearest first
+    others = _neighbours(coords, pool)                          # nearest first
     out = np.empty((n, k), dtype=np.int32)
     for first in range(0, n, QUADRANT_ROWS):
         rows = slice(first, first + QUADRANT_ROWS)

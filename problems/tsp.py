@@ -281,9 +281,7 @@ class TSP(Problem):
         return self._exchange_delta(tour, self.edge_lengths(tour), moves)
 
     def _exchange_delta(self, tour, succ, moves):
-        """Deltas of block exchanges (i, j, k, mode): x[i..j] and x[j+1..k] trade places,
-        one of them reversed by mode 1 or 2, or both reversed in place by mode 3; mode -1 is
-        the null move."""
+        """Deltas of block exchanges (i, j, k, mode) (BlockExchange's modes; -1: the null move)."""
         i, j, k, mode = moves.T
         d = self.dist
         before, x_first, x_last = tour[i - 1], tour[i], tour[j]

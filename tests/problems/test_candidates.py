@@ -308,3 +308,83 @@ def test_independent_descent_polished_by_oropt_reaches_a_local_optimum_of_both()
     for problem in (tsp, tsp.with_neighbourhood(oropt)):
         nb = problem.neighbourhood
         assert problem.delta(tour, nb.moves(tour, np.arange(nb.size))).min() >= 0
+
+
+# --- the nearest cities on the GPU (lsmgpu/backends/cuda/nearest.py) -----------------------------
+def brute_nearest(coords, count):
+    """Each city's ``count`` nearest other cities by (squared distance, index): the GPU's order."""
+    n = len(coords)
+    d2 = ((coords[:, None, :] - coords[None, :, :]) ** 2).sum(axis=2)
+    d2[np.arange(n), np.arange(n)] = np.inf
+    order = np.lexsort((np.broadcast_to(np.arange(n), (n, n)), d2), axis=1)
+    return order[:, :count]
+
+
+def test_the_grid_covers_every_city_with_square_cells_of_about_two():
+    """grid_of: every city falls in a cell of the grid, about two cities a cell on a uniform
+    instance, and a degenerate one (cities on a line) still gets a grid of at most 2^15 cells a side."""
+    from lsmgpu.backends.cuda.nearest import grid_of
+    coords = np.random.default_rng(0).uniform(0, 1000, (20_000, 2))
+    x0, y0, side, gx, gy = grid_of(coords)
+    assert x0 + gx * side >= coords[:, 0].max() and y0 + gy * side >= coords[:, 1].max()
+    assert 1.5 < len(coords) / (gx * gy) < 2.5
+    line = np.stack([np.arange(5000.0), np.zeros(5000)], axis=1)
+    _, _, side, gx, gy = grid_of(line)
+    assert gy == 1 and gx <= 2**15 + 1 and gx * side >= 4999
+
+
+@pytest.mark.nvcc
+def test_the_nearest_kernel_compiles_for_sm90():
+    """The nearest-cities kernel renders and compiles for every pool size the lists use."""
+    from lsmgpu.kernels import nvcc_compile, render_skeleton
+    for pool in (10, 40):
+        assert nvcc_compile(render_skeleton("nearest.cu.j2", POOL=pool))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["uniform", "integer-ties", "clusters", "line-duplicates"])
+def test_gpu_nearest_cities_equal_brute_force(kind):
+    """The GPU's lists equal a brute-force sort by (squared distance, index), exactly: real
+    coordinates, integer ones with many equal distances, clusters (crowded cells) and cities on a
+    line with duplicates."""
+    from lsmgpu.backends.cuda.nearest import nearest_on_gpu
+    rng = np.random.default_rng(7)
+    coords = {"uniform": rng.uniform(0, 1e4, (3000, 2)),
+              "integer-ties": rng.integers(0, 60, (3000, 2)).astype(float),
+              "clusters": np.concatenate([rng.normal(c, 5, (500, 2)) for c in rng.uniform(0, 1e5, (6, 2))]),
+              "line-duplicates": np.stack([rng.integers(0, 500, 3000), np.zeros(3000)], axis=1).astype(float)}[kind]
+    for count in (10, 40):
+        assert np.array_equal(nearest_on_gpu(coords, count), brute_nearest(coords, count))
+
+
+@pytest.mark.gpu
+def test_quadrant_lists_from_the_gpu_equal_the_k_d_trees(monkeypatch):
+    """From GPU_NEAREST_FROM cities the quadrant lists come from the GPU's nearest cities: the same
+    lists as the k-d tree's on real coordinates (no equal distances)."""
+    import lsmgpu.problems.candidates as candidates
+    coords = np.random.default_rng(3).uniform(0, 1e6, (50_000, 2))
+    host, host_nearest = quadrant_candidates(coords, 10), nearest_candidates(coords, 8)
+    monkeypatch.setattr(candidates, "GPU_NEAREST_FROM", 0)
+    assert np.array_equal(quadrant_candidates(coords, 10), host)
+    assert np.array_equal(nearest_candidates(coords, 8), host_nearest)
+
+
+def test_a_failing_gpu_nearest_falls_back_to_the_k_d_tree_announced(monkeypatch):
+    """Where the GPU's nearest cities fail (out of memory, a launch error), the k-d tree makes the
+    lists, with a BackendFallback warning that says so; where no GPU answers, the k-d tree alone."""
+    import lsmgpu.backends as backends
+    import lsmgpu.backends.cuda.nearest as nearest
+    import lsmgpu.problems.candidates as candidates
+    from lsmgpu.errors import BackendFallback, KernelLaunchError
+    coords = np.random.default_rng(4).uniform(0, 100, (500, 2))
+    host = quadrant_candidates(coords, 8)
+    monkeypatch.setattr(candidates, "GPU_NEAREST_FROM", 0)
+
+    def fail(coords, count):
+        raise KernelLaunchError("out of memory")
+    monkeypatch.setattr(backends, "cuda_available", lambda: (True, "a test GPU"))
+    monkeypatch.setattr(nearest, "nearest_on_gpu", fail)
+    with pytest.warns(BackendFallback, match="k-d tree"):
+        assert np.array_equal(quadrant_candidates(coords, 8), host)
+    monkeypatch.setattr(backends, "cuda_available", lambda: (False, "no GPU here"))
+    assert np.array_equal(quadrant_candidates(coords, 8), host)
