@@ -388,3 +388,15 @@ def test_a_failing_gpu_nearest_falls_back_to_the_k_d_tree_announced(monkeypatch)
         assert np.array_equal(quadrant_candidates(coords, 8), host)
     monkeypatch.setattr(backends, "cuda_available", lambda: (False, "no GPU here"))
     assert np.array_equal(quadrant_candidates(coords, 8), host)
+
+
+def test_the_gpu_nearest_cities_refuse_bad_lists_before_any_gpu_work():
+    """nearest_on_gpu names a wrong shape or a list longer than n - 1 (or than a thread keeps)
+    before it touches a GPU."""
+    from lsmgpu.backends.cuda.nearest import MAX_COUNT, nearest_on_gpu
+    coords = np.random.default_rng(0).uniform(0, 1, (50, 2))
+    for bad, match in ((coords[:, :1], "shape"), (coords, "count")):
+        with pytest.raises(ValueError, match=match):
+            nearest_on_gpu(bad, 50 if bad is coords else 5)
+    with pytest.raises(ValueError, match=str(MAX_COUNT)):
+        nearest_on_gpu(np.random.default_rng(0).uniform(0, 1, (1000, 2)), MAX_COUNT + 1)

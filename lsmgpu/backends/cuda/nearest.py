@@ -14,10 +14,12 @@ from ...errors import KernelLaunchError
 from ...kernels import render_skeleton
 from .driver import DeviceBuffers, context, cuda, launch, load_module, pack, synchronize
 
-__all__ = ["nearest_on_gpu", "CITIES_A_CELL"]
+__all__ = ["nearest_on_gpu", "CITIES_A_CELL", "MAX_COUNT"]
 
 #: cities a grid cell holds on average
 CITIES_A_CELL = 2.0
+#: the longest list a thread keeps (in its local memory)
+MAX_COUNT = 256
 BLOCK = 128
 
 
@@ -37,6 +39,11 @@ def nearest_on_gpu(coords, count: int, ordinal: int = 0) -> np.ndarray:
     index), computed on GPU ``ordinal``."""
     coords = np.ascontiguousarray(coords, dtype=np.float64)
     n = len(coords)
+    if coords.ndim != 2 or coords.shape[1] != 2:
+        raise ValueError(f"nearest cities: `coords` must have shape (n, 2), got {coords.shape}")
+    if not 1 <= count <= min(n - 1, MAX_COUNT):
+        raise ValueError(f"nearest cities: `count` must be in [1, {min(n - 1, MAX_COUNT)}] (n - 1, and a "
+                         f"thread's list at most {MAX_COUNT}), got {count}")
     context(ordinal)
     x0, y0, side, gx, gy = grid_of(coords)
     cx = np.clip(((coords[:, 0] - x0) / side).astype(np.int64), 0, gx - 1)
