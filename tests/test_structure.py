@@ -109,3 +109,16 @@ def test_every_test_says_what_it_checks():
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_") and not ast.get_docstring(node):
                 missing.append(f"{path.name}::{node.name}")
     assert missing == []
+
+
+def test_the_docs_links_lead_somewhere():
+    """Every relative link of README.md and of the written docs (docs/*.md, docs/benchmarks/) names
+    a file of the repository; the raw reports under docs/bench/ are kept as the runs wrote them."""
+    import re
+    pages = [ROOT / "README.md", *(ROOT / "docs").glob("*.md"), *(ROOT / "docs" / "benchmarks").glob("*.md")]
+    broken = []
+    for page in pages:
+        for link in re.findall(r"\]\(([^)#\s]+)", page.read_text()):
+            if not link.startswith(("http://", "https://", "mailto:")) and not (page.parent / link).exists():
+                broken.append(f"{page.relative_to(ROOT)}: {link}")
+    assert broken == []
