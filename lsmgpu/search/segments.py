@@ -2,8 +2,8 @@
 segments.py), the GPU's parallelism on one tour's regions instead of copies of it.
 
 A round cuts the tour at a random position into segments of ``segment_cities`` consecutive
-cities, runs an ILS chain on every segment at once (don't-look 2-opt + Or-opt descents, and LK3
-with ``lk``, over the segment's own candidates, with segment-local kicks; one thread block a
+cities, runs an ILS chain on every segment at once (don't-look 2-opt + Or-opt + LK3 descents, LK3 off
+with ``lk=False``, over the segment's own candidates, with segment-local kicks; one thread block a
 segment, its path in shared memory) and splices the chains' best paths back: a segment's ends stay
 fixed, so the tour stays a tour and never gets longer. The next round cuts elsewhere, so what lay
 across a cut lies inside a segment. Moves between cities far apart in the tour (close in space)
