@@ -89,6 +89,11 @@ def cpu_build_seconds(model, construction: Construction, n: int, ants: int) -> f
     return time.perf_counter() - t0
 
 
+#: the acs-build rows' names: the paper's ACS-GPU (a launch a step), the same updates in one launch
+#: with the ants unsynchronised, ACS-GPU-Alt
+ACS_VARIANTS = {"step": "ACS-GPU (a launch a step)", "atomic": "ACS-GPU, one launch", "alt": "ACS-GPU-Alt"}
+
+
 def table_acs_build(args, path_of, emit) -> list[dict]:
     _gpu(args)
     from lsmgpu.backends import resolve
@@ -101,15 +106,15 @@ def table_acs_build(args, path_of, emit) -> list[dict]:
         settings = dict(q0=(n - 20) / n, beta=3.0, xi=0.01, tau0=tau0)
         cpu = cpu_build_seconds(model, Construction(local_update="atomic", **settings), n, n) if args.colony_cpu else None
         seq, paper_gpu, paper_alt = ACS_TABLE3.get(problem.name, (None, None, None))
-        for update, periods in (("atomic", [1]), ("alt", [int(k) for k in args.acs_periods.split(",")])):
+        for update, periods in (("step", [1]), ("atomic", [1]), ("alt", [int(k) for k in args.acs_periods.split(",")])):
             for period in periods:
                 colony = colony_for(backend, model, Construction(local_update=update, period=period, **settings), n, n)
                 try:
                     seconds = build_seconds(colony, n, n, args.repeats)
                 finally:
                     colony.close()
-                paper = paper_gpu if update == "atomic" else paper_alt if period == 1 else None
-                rows.append(dict(table="acs-build", instance=problem.name, n=n, variant=f"ACS-GPU{'-Alt' if update == 'alt' else ''}",
+                paper = paper_gpu if update == "step" else paper_alt if update == "alt" and period == 1 else None
+                rows.append(dict(table="acs-build", instance=problem.name, n=n, variant=ACS_VARIANTS[update],
                                  period=period, ants=n, warps=colony.threads // 32, ms=round(1000 * seconds, 3),
                                  cpu_ms=None if cpu is None else round(1000 * cpu, 1),
                                  speedup_vs_cpu=None if cpu is None else round(cpu / seconds, 1),

@@ -21,12 +21,14 @@ builds the same solutions, except where the roulette over all unvisited items (n
 list), whose float64 sums the GPU's threads add in another order, moves a pick that falls within
 rounding of a boundary.
 
-ACS's local update (``local_update`` "atomic" or "alt" with period k: every k-th chosen edge,
-the closing one of a tour included) applies tau <- (1 - xi) tau + xi tau0 to the edge after
-every ant's step t. The host applies the lock step's updates in ant order; the GPU's ants run
-unsynchronised, the "atomic" kernel losing no update (so the matrix after a construction is
-the host's, exactly: an edge's value depends only on how often it was updated), "alt" none of
-the atomics (ACS-GPU-Alt: lost updates accepted by design).
+ACS's local update (``local_update`` "atomic", "alt" or "step" with period k: every k-th chosen
+edge, the closing one of a tour included) applies tau <- (1 - xi) tau + xi tau0 to the edge after
+every ant's step t. The host applies the lock step's updates in ant order. On the GPU, "step" is
+ACS-GPU as Skinderowicz builds it: a launch a step, the ants synchronised between steps, so its
+ants equal the host's exactly. With "atomic" and "alt" the ants run unsynchronised in one launch:
+"atomic" loses no update (so the matrix after a construction is the host's, exactly: an edge's
+value depends only on how often it was updated), "alt" none of the atomics (ACS-GPU-Alt: lost
+updates accepted by design).
 """
 from __future__ import annotations
 
@@ -46,7 +48,7 @@ from .visited import TABUS, tabu_for
 __all__ = ["Construction", "CpuColony", "colony_for", "SELECTIONS", "LOCAL_UPDATES", "MEMORIES"]
 
 SELECTIONS = ("wrs", "roulette")
-LOCAL_UPDATES = ("none", "atomic", "alt")
+LOCAL_UPDATES = ("none", "atomic", "alt", "step")
 MEMORIES = ("matrix", "spm")
 
 
@@ -76,6 +78,9 @@ class Construction:
         for name, value, allowed in checks:
             if value not in allowed:
                 raise ValueError(f"ant colony: `{name}` must be one of {allowed}, got {value!r}")
+        if self.local_update == "step" and self.memory != "matrix":
+            raise ValueError("ant colony: `local_update='step'` (ACS-GPU, a launch a step) updates the pheromone "
+                             "matrix; it needs memory='matrix'")
         if not 0.0 <= self.q0 <= 1.0:
             raise ValueError(f"ant colony: `q0` must be in [0, 1], got {self.q0}")
         for name in ("alpha", "beta"):

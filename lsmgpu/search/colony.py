@@ -252,11 +252,12 @@ class AntColonySystem(AntColony):
     ``q0``: probability of the greedy choice (default (n - 20) / n, the paper's); ``rho``: the
     global update's rate on the best-so-far tour (tau <- (1 - rho) tau + rho / L_best); ``xi``: the
     local update's rate towards tau0 = 1 / (n L_ref), applied every ``period``-th edge an ant
-    takes; ``local_update``: "atomic" (ACS-GPU: no update lost), "alt" (ACS-GPU-Alt: no atomics,
-    lost updates accepted) or "none"; ``memory``: "matrix" or "spm" (the selective pheromone
+    takes; ``local_update``: "atomic" (no update lost, the ants unsynchronised), "step" (ACS-GPU as
+    the paper builds it: a launch a construction step, the ants synchronised per step; the GPU's
+    ants equal the host's), "alt" (ACS-GPU-Alt: no atomics, lost updates accepted) or "none"; ``memory``: "matrix" or "spm" (the selective pheromone
     memory, ``slots`` pairs a row). Defaults: the paper's (beta 3, rho 0.2, xi 0.01, cl 32).
-    On the GPU the ants run unsynchronised, so with local updates a run depends on their timing
-    and is not bit-reproducible from its seed (MMAS's, without local updates, are).
+    On the GPU the ants of "atomic" and "alt" run unsynchronised, so a run depends on their timing
+    and is not bit-reproducible from its seed ("step"'s and MMAS's are).
     """
 
     algorithm = "AntColonySystem"

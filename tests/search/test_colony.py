@@ -350,7 +350,13 @@ RENDERS = [dict(KIND="successor", SELECTION="wrs", TABU="ct", GREEDY=False, LOCA
                 MEMORY="matrix", HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=True, SHARED_TABU=True, CHOICE=True,
                 SHARED_LISTS=True),
            dict(KIND="successor", SELECTION="wrs", TABU="bt", GREEDY=True, LOCAL_UPDATE="none", MEMORY="matrix",
-                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=False, SHARED_TABU=True, CHOICE=True, SHARED_LISTS=True)]
+                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=False, SHARED_TABU=True, CHOICE=True, SHARED_LISTS=True),
+           dict(KIND="successor", SELECTION="roulette", TABU="ct", GREEDY=True, LOCAL_UPDATE="step", MEMORY="matrix",
+                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=True, SHARED_TABU=False, CHOICE=False),
+           dict(KIND="successor", SELECTION="wrs", TABU="lc", GREEDY=True, LOCAL_UPDATE="step", MEMORY="matrix",
+                HAS_ETA=True, HAS_CAND=False, ALPHA_ONE=True, SHARED_TABU=False, CHOICE=False),
+           dict(KIND="assignment", SELECTION="wrs", TABU="bt", GREEDY=False, LOCAL_UPDATE="step", MEMORY="matrix",
+                HAS_ETA=False, HAS_CAND=False, ALPHA_ONE=True, SHARED_TABU=False, CHOICE=False)]
 
 
 @pytest.mark.nvcc
@@ -593,3 +599,60 @@ def test_no_iteration_starts_that_would_end_past_the_seconds(monkeypatch):
     monkeypatch.setattr(MaxMinAntSystem, "_iterate", slow)
     result = colony.run(seconds=1.0)
     assert result.status == "seconds" and result.iterations in (1, 2)
+
+
+def test_acs_gpu_step_mode_is_the_hosts_lock_step():
+    """local_update="step" (ACS-GPU, a launch a construction step) needs the pheromone matrix, and
+    on the host it is the lock step every local update already runs: the same tours and matrix as
+    "atomic" there."""
+    with pytest.raises(ValueError, match="memory='matrix'"):
+        Construction(local_update="step", memory="spm")
+    tsp = small_tsp(40)
+    model = tsp.colony_model(8)
+    built = {}
+    for local in ("atomic", "step"):
+        colony = CpuColony(model, Construction(q0=0.7, local_update=local, xi=0.1, tau0=0.01, period=3), tsp.n)
+        built[local] = colony.construct(5, 2, np.arange(16) % tsp.n), colony.matrix()
+    assert all(np.array_equal(a, b) for a, b in zip(built["atomic"], built["step"]))
+    runs = [AntColonySystem(tsp, backend="cpu", seed=1, ants=8, local_update=local).run(iterations=5)
+            for local in ("atomic", "step")]
+    assert runs[0].fitness == runs[1].fitness and list(runs[0].history) == list(runs[1].history)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("selection,candidates,period", [("wrs", 8, 1), ("roulette", 8, 3), ("wrs", None, 2)])
+def test_gpu_acs_step_mode_equals_the_host_exactly(selection, candidates, period):
+    """ACS-GPU with the ants synchronised per step: the GPU's tours and pheromone matrix after a
+    construction equal the host's lock step exactly (every ant reads the matrix of the steps before
+    its own; the step's updates are atomic and their order does not change an edge's value), for
+    tours and for assignments."""
+    tsp = small_tsp(120)
+    model = tsp.colony_model(candidates) if candidates else ColonyModel("successor", tsp.colony_model(8).heuristic)
+    c = Construction(selection=selection, q0=0.6, local_update="step", xi=0.1, tau0=0.01, period=period, beta=3.0)
+    starts = np.arange(48) % 5                         # shared start cities: many shared edges
+    gpu = gpu_colony(model, c, tsp.n, 48)
+    try:
+        got, matrix = gpu.construct(9, 1, starts), gpu.matrix()
+    finally:
+        gpu.close()
+    host = CpuColony(model, c, tsp.n)
+    assert np.array_equal(got, host.construct(9, 1, starts)) and np.array_equal(matrix, host.matrix())
+    qap = QAP.from_file(QAP.shipped("tai12a"))
+    orders = np.array([np.random.default_rng(k).permutation(12) for k in range(32)])
+    c = Construction(kind="assignment", local_update="step", xi=0.2, tau0=0.01, period=period)
+    gpu = gpu_colony(qap.colony_model(), c, 12, 32)
+    try:
+        got, matrix = gpu.construct(3, 0, orders), gpu.matrix()
+    finally:
+        gpu.close()
+    host = CpuColony(qap.colony_model(), c, 12)
+    assert np.array_equal(got, host.construct(3, 0, orders)) and np.array_equal(matrix, host.matrix())
+
+
+@pytest.mark.gpu
+def test_gpu_acs_step_runs_equal_the_cpus():
+    """A seeded AntColonySystem with local_update="step" runs the same on the GPU as on the CPU."""
+    tsp = TSP.from_file(TSP.shipped("kroA100"))
+    runs = [AntColonySystem(tsp, backend=b, seed=4, ants=32, local_update="step", local_search="none").run(iterations=8)
+            for b in ("cpu", "cuda")]
+    assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)

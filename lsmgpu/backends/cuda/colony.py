@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...budget import check_deadline
 from ...kernels import render_skeleton
 from ...problem import ColonyModel
 from ..colony import Construction
@@ -102,7 +103,9 @@ class CudaColony:
         device = options.context.get_device()
         self.words = tabu_words(construction, n)
         limit = device.get_attribute(cuda.device_attribute.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-        self.shared_tabu = self.words * 4 + KERNEL_SHARED <= limit
+        #: ACS-GPU: a launch a construction step, the visited sets kept in global scratch between them
+        self.stepwise = construction.local_update == "step"
+        self.shared_tabu = self.words * 4 + KERNEL_SHARED <= limit and not self.stepwise
         warps = warps_for(construction, n, model.candidates is not None)
         self.precomputed = precomputes_weights(construction)
         self.k = 0 if model.candidates is None else model.candidates.shape[1]
@@ -119,7 +122,8 @@ class CudaColony:
             CHOICE=self.precomputed, LIST_ITEM=list_item(n), SHARED_LISTS=bool(self.per_block))
         arch = "sm_%d%d" % device.compute_capability()
         module = load_module(source, arch)
-        names = ("construct", "deposit", "evaporate_clamp") + (("choice_info",) if self.precomputed else ())
+        names = ("construct", "deposit", "evaporate_clamp") + (("choice_info",) if self.precomputed else ()) \
+            + (("local_step",) if self.stepwise else ())
         self.functions = {name: module.get_function(name) for name in names}
         if self.per_block:          # no more warps a block than the kernel's registers allow
             most = self.functions["construct"].get_attribute(cuda.function_attribute.MAX_THREADS_PER_BLOCK)
@@ -245,10 +249,33 @@ class CudaColony:
             blocks = min(4096, (self.n * self.n + UPDATE_BLOCK - 1) // UPDATE_BLOCK)
             launch(self.functions["choice_info"], "choice_info", (blocks, 1, 1), UPDATE_BLOCK,
                    self._colony() + pack("PPP", int(self.choice), int(self.cand_items), int(self.cand_weights)))
-        launch(self.functions["construct"], "construct", (self.blocks, 1, 1), self.threads, args, self.shared_bytes)
+        if self.stepwise:
+            self._construct_by_steps(args, keep, add)
+        else:
+            launch(self.functions["construct"], "construct", (self.blocks, 1, 1), self.threads, args,
+                   self.shared_bytes)
         end.record()
         synchronize("construct", (self.blocks,), (self.threads,))
         self.kernel_seconds = end.time_since(start) / 1000.0
         out = np.empty((self.ants, self.n), dtype=np.int32)
         cuda.memcpy_dtoh(out, self.out)
         return out
+
+    def _construct_by_steps(self, args: bytes, keep: float, add: float) -> None:
+        """ACS-GPU (Skinderowicz 2016): every construction step one launch of all ants, then one of
+        the step's local updates (every ``period``-th edge, as CpuColony.construct), the ants
+        synchronised between steps; the run's deadline looked at every 256 steps."""
+        n, tour, period = self.n, self.model.kind == "successor", self.c.period
+        update = self._colony() + pack("PP", int(self.out), int(self.firsts))
+        blocks = (self.ants + UPDATE_BLOCK - 1) // UPDATE_BLOCK
+        for t in range(1, n) if tour else range(n):
+            if t % 256 == 0:
+                check_deadline("the ants finished their solutions")
+            launch(self.functions["construct"], "construct", (self.blocks, 1, 1), self.threads,
+                   args + pack("ii", t, t + 1), self.shared_bytes)
+            if (t if tour else t + 1) % period == 0:
+                launch(self.functions["local_step"], "local_step", (blocks, 1, 1), UPDATE_BLOCK,
+                       update + pack("iiff", t, self.ants, keep, add))
+        if tour and n % period == 0:                # the closing edge
+            launch(self.functions["local_step"], "local_step", (blocks, 1, 1), UPDATE_BLOCK,
+                   update + pack("iiff", n, self.ants, keep, add))
