@@ -56,7 +56,10 @@ MEMORIES = ("matrix", "spm")
 class Construction:
     """How the ants build: the kind of model, the node selection, the visited set (GPU), ACS's q0
     and local update, alpha and beta, the pheromone memory (``slots`` pairs a row for "spm"),
-    ``warps`` per ant on the GPU (None: chosen by size)."""
+    ``warps`` per ant on the GPU (None: chosen by size); ``local_insert``: a local update on the
+    selective memory stores a pair it does not hold, as the paper's Fig. 5 does (default: it
+    stores nothing, since the pair's value would be tau_min again and it would push out a pair
+    that a deposit made)."""
 
     kind: str = "successor"
     selection: str = "wrs"
@@ -71,6 +74,7 @@ class Construction:
     memory: str = "matrix"
     slots: int = 8
     warps: int | None = None
+    local_insert: bool = False
 
     def __post_init__(self):
         checks = [("selection", self.selection, SELECTIONS), ("tabu", self.tabu, tuple(TABUS)),
@@ -78,6 +82,8 @@ class Construction:
         for name, value, allowed in checks:
             if value not in allowed:
                 raise ValueError(f"ant colony: `{name}` must be one of {allowed}, got {value!r}")
+        if self.local_insert and self.memory != "spm":
+            raise ValueError("ant colony: `local_insert` is the selective memory's (memory='spm')")
         if self.local_update == "step" and self.memory != "matrix":
             raise ValueError("ant colony: `local_update='step'` (ACS-GPU, a launch a step) updates the pheromone "
                              "matrix; it needs memory='matrix'")
@@ -205,7 +211,7 @@ class CpuColony:
         keep, add = 1.0 - self.c.xi, self.c.xi * self.c.tau0
         if self.model.kind == "successor":
             rows, items = np.stack([rows, items], 1).ravel(), np.stack([items, rows], 1).ravel()
-        self.pheromone.update(rows, items, keep, add, insert=False)
+        self.pheromone.update(rows, items, keep, add, insert=self.c.local_insert)
 
     def _weights(self, rows: np.ndarray, items: np.ndarray) -> np.ndarray:
         tau = self.pheromone.values(rows[:, None], items)

@@ -79,6 +79,7 @@ class ACSParams(ColonyParams):
     local_update: str = "atomic"
     memory: str = "matrix"
     slots: int = 8
+    local_insert: bool = False
 
     def __post_init__(self):
         super().__post_init__()
@@ -255,7 +256,9 @@ class AntColonySystem(AntColony):
     takes; ``local_update``: "atomic" (no update lost, the ants unsynchronised), "step" (ACS-GPU as
     the paper builds it: a launch a construction step, the ants synchronised per step; the GPU's
     ants equal the host's), "alt" (ACS-GPU-Alt: no atomics, lost updates accepted) or "none"; ``memory``: "matrix" or "spm" (the selective pheromone
-    memory, ``slots`` pairs a row). Defaults: the paper's (beta 3, rho 0.2, xi 0.01, cl 32).
+    memory, ``slots`` pairs a row; ``local_insert``: its local updates store pairs they do not find,
+    as the paper's Fig. 5 does, instead of leaving them at tau_min). Defaults: the paper's (beta 3,
+    rho 0.2, xi 0.01, cl 32), but for ``local_insert`` (off).
     On the GPU the ants of "atomic" and "alt" run unsynchronised, so a run depends on their timing
     and is not bit-reproducible from its seed ("step"'s and MMAS's are).
     """
@@ -269,7 +272,7 @@ class AntColonySystem(AntColony):
         p = self.params
         self.q0 = max(0.0, (problem.n - 20) / problem.n) if p.q0 is None else p.q0
         self.rho, self.xi, self.period, self.local_update = float(p.rho), float(p.xi), p.period, p.local_update
-        self.memory, self.slots = p.memory, p.slots
+        self.memory, self.slots, self.local_insert = p.memory, p.slots, p.local_insert
         self.construction(1.0)            # every option checked now, not at run()
 
     def default_ants(self, problem, local_search) -> int:
@@ -277,7 +280,7 @@ class AntColonySystem(AntColony):
 
     def construction(self, tau0: float) -> Construction:
         return Construction(self.kind, self.selection, self.tabu, self.q0, 1.0, self.beta, self.local_update,
-                            self.xi, tau0, self.period, self.memory, self.slots, self.warps)
+                            self.xi, tau0, self.period, self.memory, self.slots, self.warps, self.local_insert)
 
     def _start_pheromone(self, reference: float) -> float:
         return 1.0 / (self.problem.n * reference)

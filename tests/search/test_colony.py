@@ -356,7 +356,9 @@ RENDERS = [dict(KIND="successor", SELECTION="wrs", TABU="ct", GREEDY=False, LOCA
            dict(KIND="successor", SELECTION="wrs", TABU="lc", GREEDY=True, LOCAL_UPDATE="step", MEMORY="matrix",
                 HAS_ETA=True, HAS_CAND=False, ALPHA_ONE=True, SHARED_TABU=False, CHOICE=False),
            dict(KIND="assignment", SELECTION="wrs", TABU="bt", GREEDY=False, LOCAL_UPDATE="step", MEMORY="matrix",
-                HAS_ETA=False, HAS_CAND=False, ALPHA_ONE=True, SHARED_TABU=False, CHOICE=False)]
+                HAS_ETA=False, HAS_CAND=False, ALPHA_ONE=True, SHARED_TABU=False, CHOICE=False),
+           dict(KIND="successor", SELECTION="wrs", TABU="ct", GREEDY=True, LOCAL_UPDATE="atomic", MEMORY="spm",
+                HAS_ETA=True, HAS_CAND=True, ALPHA_ONE=True, SHARED_TABU=True, CHOICE=False, LOCAL_INSERT=True)]
 
 
 @pytest.mark.nvcc
@@ -656,3 +658,46 @@ def test_gpu_acs_step_runs_equal_the_cpus():
     runs = [AntColonySystem(tsp, backend=b, seed=4, ants=32, local_update="step", local_search="none").run(iterations=8)
             for b in ("cpu", "cuda")]
     assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
+
+
+def test_fig5_local_updates_store_the_edges_the_ants_take():
+    """local_insert (the paper's Fig. 5): on the selective memory, ACS's local updates store a pair
+    for an edge they do not find; without it they store none (a construction alone leaves the
+    memory empty). Every stored pair is an edge an ant took; the option is the selective memory's."""
+    with pytest.raises(ValueError, match="local_insert"):
+        Construction(local_insert=True, memory="matrix")
+    tsp = small_tsp(60)
+    model = tsp.colony_model(8)
+    starts = np.arange(12) * 5
+    held = {}
+    for insert in (False, True):
+        c = Construction(q0=0.5, local_update="atomic", memory="spm", xi=0.1, tau0=0.01, local_insert=insert)
+        colony = CpuColony(model, c, tsp.n)
+        tours = colony.construct(2, 0, starts)
+        items = colony.pheromone.items
+        held[insert] = int((items >= 0).sum())
+        taken = {(int(u), int(v)) for tour in tours for u, v in zip(tour, np.roll(tour, -1))}
+        taken |= {(v, u) for u, v in taken}
+        assert all((row, int(item)) in taken for row in range(tsp.n) for item in items[row] if item >= 0)
+    assert held[False] == 0 < held[True]
+    result = AntColonySystem(tsp, backend="cpu", seed=0, ants=8, memory="spm", local_insert=True).run(iterations=3)
+    assert result.fitness == tsp.evaluate(result.solution)
+
+
+@pytest.mark.gpu
+def test_gpu_fig5_local_updates_store_only_taken_edges():
+    """On the GPU, the selective memory's Fig. 5 local updates store pairs, each an edge an ant took
+    (the ants race on a row's record, so which pairs stay may differ from the host's)."""
+    tsp = small_tsp(200)
+    model = tsp.colony_model(16)
+    c = Construction(q0=0.5, local_update="atomic", memory="spm", xi=0.1, tau0=0.01, local_insert=True)
+    gpu = gpu_colony(model, c, tsp.n, 64)
+    try:
+        tours = gpu.construct(3, 0, np.arange(64) % tsp.n)
+        items = gpu.memory().items
+    finally:
+        gpu.close()
+    assert is_permutation(tours) and (items >= 0).sum() > 0
+    taken = {(int(u), int(v)) for tour in tours for u, v in zip(tour, np.roll(tour, -1))}
+    taken |= {(v, u) for u, v in taken}
+    assert all((row, int(item)) in taken for row in range(tsp.n) for item in items[row] if item >= 0)

@@ -119,7 +119,8 @@ class CudaColony:
             GREEDY=construction.q0 > 0, LOCAL_UPDATE=construction.local_update, MEMORY=construction.memory,
             HAS_ETA=model.heuristic is not None, HAS_CAND=model.candidates is not None,
             ALPHA_ONE=construction.alpha == 1.0, SHARED_TABU=self.shared_tabu, SLOTS=construction.slots,
-            CHOICE=self.precomputed, LIST_ITEM=list_item(n), SHARED_LISTS=bool(self.per_block))
+            CHOICE=self.precomputed, LIST_ITEM=list_item(n), SHARED_LISTS=bool(self.per_block),
+            LOCAL_INSERT=construction.local_insert)
         arch = "sm_%d%d" % device.compute_capability()
         module = load_module(source, arch)
         names = ("construct", "deposit", "evaporate_clamp") + (("choice_info",) if self.precomputed else ()) \
