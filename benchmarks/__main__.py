@@ -43,7 +43,7 @@ from .depth import table_alpha, table_depth, table_lk_descent
 from .interrupts import table_interrupts
 from .overrun import SEARCHES as OVERRUN_SEARCHES, table_overrun
 from .colony import table_acs_build, table_colony_quality, table_faco, table_mmas_build
-from .genetic import table_ga_convergence, table_ga_generation, table_ga_million, table_ga_quality
+from .genetic import table_ga_convergence, table_ga_generation, table_ga_local_minima, table_ga_million, table_ga_quality
 from .population import table_batch_ils, table_descents, table_dontlook_ils, table_ray_islands
 from .peers import table_lkh, table_peers_qap, table_peers_tsp, table_peers_weierstrass
 from .segments import table_segments
@@ -530,6 +530,8 @@ TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality
           "ga-convergence": lambda args: table_ga_convergence(args, lambda folder, name: instances(args, folder, [name])[0],
                                                               emit),
           "ga-million": lambda args: table_ga_million(args, None, emit),
+          "ga-local-minima": lambda args: table_ga_local_minima(
+              args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "alpha": lambda args: table_alpha(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "depth": lambda args: table_depth(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "lk-descent": lambda args: table_lk_descent(args, lambda folder, name: instances(args, folder, [name])[0],
@@ -747,6 +749,11 @@ def main(argv=None):
     parser.add_argument("--ga-convergence-generations", type=int, default=300)
     parser.add_argument("--ga-crossovers", default="bcscx,arx,hybrid,scx", help="ga-convergence: the crossovers")
     parser.add_argument("--ga-runs", type=int, default=5, help="ga-convergence: seeds per crossover")
+    parser.add_argument("--ga-minima", default="p654", help="ga-local-minima's TSPLIB names (Table 4: rl11849)")
+    parser.add_argument("--ga-minima-configs", default="128x1",
+                        help="ga-local-minima: genes x groups, comma-separated (Table 4: 128x1,256x1,2048x1,2048x8)")
+    parser.add_argument("--ga-minima-crossovers", default="bcscx,arx,hybrid", help="ga-local-minima: the crossovers")
+    parser.add_argument("--ga-minima-generations", type=int, default=150, help="ga-local-minima (Table 4: 500)")
     parser.add_argument("--ga-million-cities", type=int, default=1_000_000)
     parser.add_argument("--ga-million-seed", type=int, default=1_000_000, help="portgen's seed")
     parser.add_argument("--ga-generations", default="10,50,200", help="ga-million: the checkpoints")

@@ -204,3 +204,16 @@ def test_alpha_and_depth_tables_on_the_cpu(tmp_path):
     assert "| alpha | eil51 | 51 |" in report
     for method in ("FocusedACO (quadrant)", "FocusedACO (alpha)", "LKH-3 defaults (1 core)", "LKH-3 POPMUSIC (1 core)"):
         assert method in report
+
+
+def test_ga_local_minima_table_on_the_cpu(tmp_path):
+    """`ga-local-minima --quick` (Kang et al.'s Tables 3-4 in shape) runs on the CPU backend: a row per
+    configuration and crossover, the first genes (2-opt local minima) no worse than the run's end."""
+    from benchmarks.__main__ import main
+    import csv
+    main(["ga-local-minima", "--quick", "--backend", "cpu", "--ga-minima-configs", "16x1,16x2",
+          "--ga-minima-crossovers", "bcscx,scx", "--out", str(tmp_path)])
+    with open(tmp_path / "ga-local-minima.csv") as f:
+        mine = list(csv.DictReader(f))
+    assert len(mine) == 4 and {r["crossover"] for r in mine} == {"bcscx", "scx"}
+    assert all(0 <= float(r["error"]) <= float(r["first_error"]) for r in mine)
