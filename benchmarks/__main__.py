@@ -719,6 +719,11 @@ def main(argv=None):
                         help="TSPLIB names of colony-quality's MMAS + local search rows")
     parser.add_argument("--colony-acs", default="a280,pcb442,rat783", help="TSPLIB names of colony-quality's ACS rows")
     parser.add_argument("--colony-acs-seeds", type=runs_count, default=1, help="colony-quality: runs of each ACS row")
+    parser.add_argument("--colony-acs-ants", default="256", help="colony-quality: the ACS rows' ants (Tables 7-8 vary them)")
+    parser.add_argument("--colony-acs-periods", default="4",
+                        help="colony-quality: the ACS rows' local-update periods (Tables 5, 8: 1,2,4,8,16)")
+    parser.add_argument("--colony-mmas-ants", default="",
+                        help="colony-quality: the MMAS rows' ants, comma-separated (MMAS Fig. 15; default: the search's)")
     parser.add_argument("--colony-acs-scale", type=float, default=1.0,
                         help="colony-quality: the ACS rows' time limits, the paper's Table 9 ones times this")
     parser.add_argument("--colony-local-search", default="auto",

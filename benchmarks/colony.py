@@ -31,6 +31,7 @@ same budgets (the MMAS paper's time, the issue's target time), ``--faco-configs`
 """
 from __future__ import annotations
 
+import itertools
 import statistics
 import time
 
@@ -207,10 +208,13 @@ def table_colony_quality(args, path_of, emit) -> list[dict]:
         gap, paper_s = MMAS_QUALITY.get(problem.name, (None, args.colony_seconds))
         target_gap = MMAS_TARGETS.get(problem.name, (None,))[0]
         budget = mmas_budget(args, problem)
-        for local_search in args.colony_local_search.split(","):
+        ants_counts = [int(a) for a in args.colony_mmas_ants.split(",") if a] or [None]    # MMAS Fig. 15
+        for local_search, ants in itertools.product(args.colony_local_search.split(","), ants_counts):
+            options = {} if ants is None else {"ants": ants}
             MaxMinAntSystem(problem, local_search=local_search_of(local_search), backend=backend,
-                            seed=0).run(iterations=1)                                            # kernels built
-            mmas = MaxMinAntSystem(problem, local_search=local_search_of(local_search), backend=backend, seed=0)
+                            seed=0, **options).run(iterations=1)                                 # kernels built
+            mmas = MaxMinAntSystem(problem, local_search=local_search_of(local_search), backend=backend, seed=0,
+                                   **options)
             result = mmas.run(seconds=budget, target=problem.best_known)
             rows.append(dict(table="colony-quality", instance=problem.name, n=problem.n,
                              strategy="MMAS + batched LS" if local_search == "auto" else f"MMAS + {local_search} LS",
@@ -223,16 +227,20 @@ def table_colony_quality(args, path_of, emit) -> list[dict]:
         problem = TSP.from_file(path_of("tsplib", name))
         limit, alt, spm = ACS_TABLE9.get(problem.name, (args.colony_seconds, None, None))
         budget = min(limit * args.colony_acs_scale, args.colony_seconds)
-        for memory, local, paper in (("matrix", "alt", alt), ("spm", "alt", spm)):
-            AntColonySystem(problem, ants=256, period=4, local_update=local, memory=memory, backend=backend,
+        shapes = [(int(a), int(k)) for a, k in itertools.product(args.colony_acs_ants.split(","),
+                                                                    args.colony_acs_periods.split(","))]
+        for (memory, local, paper), (ants, period) in itertools.product((("matrix", "alt", alt), ("spm", "alt", spm)),
+                                                                        shapes):
+            paper = paper if (ants, period) == (256, 4) else None        # Table 9's setting; Tables 5-8 vary it
+            AntColonySystem(problem, ants=ants, period=period, local_update=local, memory=memory, backend=backend,
                             seed=0).run(iterations=1)                                           # kernels built
-            results = [AntColonySystem(problem, ants=256, period=4, local_update=local, memory=memory, backend=backend,
-                                       seed=seed).run(seconds=budget, target=problem.best_known)
+            results = [AntColonySystem(problem, ants=ants, period=period, local_update=local, memory=memory,
+                                       backend=backend, seed=seed).run(seconds=budget, target=problem.best_known)
                        for seed in range(args.colony_acs_seeds)]
             gaps = [100 * problem.gap(result.fitness) for result in results]
             rows.append(dict(table="colony-quality", instance=problem.name, n=problem.n,
-                             strategy=f"ACS-{'SPM' if memory == 'spm' else 'GPU-Alt'}, 256 ants, k = 4",
-                             ants=256, budget_s=round(budget, 2), runs=len(results),
+                             strategy=f"ACS-{'SPM' if memory == 'spm' else 'GPU-Alt'}, {ants} ants, k = {period}",
+                             ants=ants, budget_s=round(budget, 2), runs=len(results),
                              seconds=round(max(r.seconds for r in results), 2),
                              iterations=round(statistics.mean(r.iterations for r in results)),
                              gap_pct=round(statistics.mean(gaps), 3), worst_gap_pct=round(max(gaps), 3),
