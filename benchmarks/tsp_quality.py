@@ -11,6 +11,8 @@ import numpy as np
 
 #: Fosin et al.'s mean gaps (%) by method of this table
 FOSIN = {"2-opt": 5.19, "2-opt + 3-opt": 4.52, "ILS 0.1n": 2.00, "ILS 1n": 0.78, "ILS 10n": 0.32}
+#: Fosin et al.'s count of instances at the optimum (the text of their section 5)
+FOSIN_AT_OPTIMUM = {"ILS 10n": "26 of 78"}
 
 
 def dimension(path: Path) -> int | None:
@@ -179,4 +181,5 @@ def mean_rows(rows: list[dict]) -> list[dict]:
             gaps.setdefault(row["method"], []).append(float(row["gap_pct"]))
     return [dict(table="tsp-quality", instance=f"mean of {len(values)}", n=None, backend=None, method=method,
                  iterations=None, seconds=None, length=None, optimum=None, gap_pct=round(float(np.mean(values)), 3),
-                 fosin_mean_gap_pct=FOSIN.get(method)) for method, values in gaps.items()]
+                 fosin_mean_gap_pct=FOSIN.get(method), at_optimum=f"{sum(v == 0 for v in values)} of {len(values)}",
+                 fosin_at_optimum=FOSIN_AT_OPTIMUM.get(method)) for method, values in gaps.items()]

@@ -217,3 +217,14 @@ def test_ga_local_minima_table_on_the_cpu(tmp_path):
         mine = list(csv.DictReader(f))
     assert len(mine) == 4 and {r["crossover"] for r in mine} == {"bcscx", "scx"}
     assert all(0 <= float(r["error"]) <= float(r["first_error"]) for r in mine)
+
+
+def test_quality_means_count_the_instances_at_the_optimum():
+    """tsp-quality's mean rows give each method's mean gap and how many instances it solved to the
+    optimum, beside Fosin et al.'s 26 of 78 for ILS with 10 n kicks."""
+    from benchmarks.tsp_quality import mean_rows
+    rows = [dict(instance=name, method=method, gap_pct=gap) for name, method, gap in
+            (("a", "ILS 10n", 0.0), ("b", "ILS 10n", 0.5), ("c", "ILS 10n", 0.0), ("a", "2-opt", 4.0))]
+    means = {r["method"]: r for r in mean_rows(rows)}
+    assert means["ILS 10n"]["at_optimum"] == "2 of 3" and means["ILS 10n"]["fosin_at_optimum"] == "26 of 78"
+    assert means["ILS 10n"]["gap_pct"] == round(0.5 / 3, 3) and means["2-opt"]["at_optimum"] == "0 of 1"
