@@ -208,14 +208,16 @@ def table_tsp_swap(args):
 
 
 def table_threads(args):
-    """Thread control on (wave tuner) vs off (one thread per move, 256 per block)."""
+    """Thread control on (wave tuner) vs off (one thread per move, 256 per block): tabu search on
+    ``--threads-qap`` and, with swap moves, ``--threads-tsp`` (the paper's Table 7: eil101, d198,
+    pcb442, rat783, d1291, pr2392, fnl4461, rl5915)."""
     rows = []
-    for name in ["tai100a"]:
+    for name in filter(None, args.threads_qap.split(",")):
         path, = instances(args, "qaplib", [name])
         for tune, label in ((True, "wave tuner"), (False, "untuned")):
             rows += search_rows("threads", [path], QAP.from_file, args.iterations, args.repeats, 50,
                                 {"tune": tune}, label)
-    for name in ["pr2392"]:
+    for name in filter(None, args.threads_tsp.split(",")):
         path, = instances(args, "tsplib", [name])
         for tune, label in ((True, "wave tuner"), (False, "untuned")):
             rows += search_rows("threads", [path], lambda p: TSP.from_file(p, neighbourhood="swap"),
@@ -487,7 +489,8 @@ def table_ppp_reduction(args):
 
 def table_weierstrass(args):
     """Weierstrass (Luong's form), crowns of 10,000 neighbours, hill climbing, dimensions 1..10,
-    single vs double precision: the paper's Table 5."""
+    single vs double precision: the paper's Table 5 (its tabu search needs tabu attributes that
+    the crowns, random points around the solution, do not define)."""
     def climb(problem, backend):
         return HillClimbing(problem, seed=0, backend=backend, patience=10**9, history="all")
     rows = []
@@ -625,6 +628,9 @@ def main(argv=None):
     parser.add_argument("--cpu-seconds", type=float, default=10.0, help="time box of each CPU baseline run")
     parser.add_argument("--ppp-sizes", default="", help="PPP sizes m-n, comma-separated (default: the paper's)")
     parser.add_argument("--weierstrass-iterations", type=int, default=1000)
+    parser.add_argument("--threads-qap", default="tai100a", help="threads: QAPLIB names")
+    parser.add_argument("--threads-tsp", default="pr2392",
+                        help="threads: TSPLIB names (Table 7: eil101,d198,pcb442,rat783,d1291,pr2392,fnl4461,rl5915)")
     parser.add_argument("--multistart-starts", default="1,16,64,256", help="batch sizes of the multistart table")
     parser.add_argument("--multistart-seconds", type=float, default=10.0, help="time budget of each multistart row")
     parser.add_argument("--islands-every", default="0,1000,4000,16000",
