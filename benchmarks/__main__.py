@@ -459,7 +459,8 @@ def table_ppp(distance):
     def table(args):
         return search_rows(f"ppp-h{distance}", ppp_sizes(args), ppp_loader(distance), args.iterations,
                            args.repeats, args.cpu_iterations)
-    table.__doc__ = f"PPP, tabu search, Hamming distance {distance} (the paper's Table {2 + distance})."
+    table.__doc__ = (f"PPP, tabu search, Hamming distance {distance}" + (f" (the paper's Table {2 + distance})." if distance < 3
+                                                                          else " (beyond the paper's tables)."))
     return table
 
 
@@ -504,7 +505,7 @@ def table_weierstrass(args):
 
 TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality": table_tsp_quality, "tsp-large": table_tsp_large, "ray-gpus": table_ray_gpus, "qap": table_qap, "tsp-swap": table_tsp_swap, "threads": table_threads, "selection": table_selection,
           "twoopt-rate": table_twoopt_rate, "overhead": table_overhead, "ppp-h1": table_ppp(1),
-          "ppp-h2": table_ppp(2), "ppp-generation": table_ppp_generation, "ppp-reduction": table_ppp_reduction,
+          "ppp-h2": table_ppp(2), "ppp-h3": table_ppp(3), "ppp-generation": table_ppp_generation, "ppp-reduction": table_ppp_reduction,
           "weierstrass": table_weierstrass, "memory": table_memory,
           "peers-qap": lambda args: table_peers_qap(args, instances(args, "qaplib", args.peer_qap.split(",")),
                                                     lambda: args.backend_choice, emit),
