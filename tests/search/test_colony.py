@@ -655,7 +655,7 @@ def test_gpu_acs_step_mode_equals_the_host_exactly(selection, candidates, period
 def test_gpu_acs_step_runs_equal_the_cpus():
     """A seeded AntColonySystem with local_update="step" runs the same on the GPU as on the CPU."""
     tsp = TSP.from_file(TSP.shipped("kroA100"))
-    runs = [AntColonySystem(tsp, backend=b, seed=4, ants=32, local_update="step", local_search="none").run(iterations=8)
+    runs = [AntColonySystem(tsp, backend=b, seed=4, ants=32, local_update="step").run(iterations=8)
             for b in ("cpu", "cuda")]
     assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
 
