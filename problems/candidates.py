@@ -34,7 +34,7 @@ def _neighbours(coords: np.ndarray, count: int) -> np.ndarray:
     scale (lsmgpu/backends/cuda/nearest.py; ties to the lower index), else from one k-d tree query
     over all cores (the city itself dropped, wherever ties put it)."""
     if len(coords) >= GPU_NEAREST_FROM:
-        lists = _gpu_neighbours(coords, count)
+        lists = _on_gpu("nearest_on_gpu", coords, count)
         if lists is not None:
             return lists
     dist, idx = cKDTree(coords).query(coords, count + 1, workers=-1)
@@ -44,15 +44,16 @@ def _neighbours(coords: np.ndarray, count: int) -> np.ndarray:
     return np.take_along_axis(idx, order, axis=1)
 
 
-def _gpu_neighbours(coords: np.ndarray, count: int) -> np.ndarray | None:
-    """The GPU's lists, or None where no GPU answers or its kernel fails (announced)."""
+def _on_gpu(function: str, coords: np.ndarray, *sizes) -> np.ndarray | None:
+    """lsmgpu.backends.cuda.nearest's ``function`` on the coordinates, or None where no GPU
+    answers or its kernels fail (announced)."""
     from lsmgpu.backends import cuda_available
     from lsmgpu.errors import LsmgpuError, announce_fallback
     if not cuda_available()[0]:
         return None
     try:
-        from lsmgpu.backends.cuda.nearest import nearest_on_gpu
-        return nearest_on_gpu(coords, count)
+        from lsmgpu.backends.cuda import nearest
+        return getattr(nearest, function)(coords, *sizes)
     except LsmgpuError as exc:
         announce_fallback(f"candidate lists: the GPU's nearest cities failed ({exc}); a k-d tree on the host "
                           "makes them")
@@ -67,13 +68,17 @@ def nearest_candidates(coords, k: int) -> np.ndarray:
 
 def quadrant_candidates(coords, k: int) -> np.ndarray:
     """(n, k) int32: up to k/4 nearest cities in each quadrant around each city, the rest of the
-    k slots filled with the nearest cities not yet chosen; each row nearest first. Vectorised
-    over blocks of QUADRANT_ROWS cities (the block's arrays stay in the cache), the blocks over
-    threads."""
+    k slots filled with the nearest cities not yet chosen; each row nearest first. From
+    GPU_NEAREST_FROM cities all on the GPU where one answers; else vectorised over blocks of
+    QUADRANT_ROWS cities (the block's arrays stay in the cache), the blocks over threads."""
     coords = _check(coords, k)
     n = len(coords)
     per = max(1, k // 4)
     pool = min(n - 1, max(4 * k, 32))
+    if n >= GPU_NEAREST_FROM:
+        lists = _on_gpu("quadrant_on_gpu", coords, k, pool)
+        if lists is not None:
+            return lists
     others = _neighbours(coords, pool)                          # nearest first
     out = np.empty((n, k), dtype=np.int32)
 

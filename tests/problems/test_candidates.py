@@ -358,6 +358,19 @@ def test_gpu_nearest_cities_equal_brute_force(kind):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("k", [1, 3, 5, 10, 16])
+def test_gpu_quadrant_picks_equal_the_hosts(k):
+    """The GPU's quadrant picks (PER a quadrant, K < 4 by quadrant then nearness, the rest the
+    nearest not chosen, in pool order) equal the host's on real coordinates, uniform and clustered."""
+    from lsmgpu.backends.cuda.nearest import quadrant_on_gpu
+    rng = np.random.default_rng(k)
+    for coords in (rng.uniform(0, 1e4, (4000, 2)),
+                   np.concatenate([rng.normal(c, 20, (800, 2)) for c in rng.uniform(0, 1e5, (5, 2))])):
+        pool = min(len(coords) - 1, max(4 * k, 32))
+        assert np.array_equal(quadrant_on_gpu(coords, k, pool), quadrant_candidates(coords, k))
+
+
+@pytest.mark.gpu
 def test_quadrant_lists_from_the_gpu_equal_the_k_d_trees(monkeypatch):
     """From GPU_NEAREST_FROM cities the quadrant lists come from the GPU's nearest cities: the same
     lists as the k-d tree's on real coordinates (no equal distances)."""
@@ -380,10 +393,11 @@ def test_a_failing_gpu_nearest_falls_back_to_the_k_d_tree_announced(monkeypatch)
     host = quadrant_candidates(coords, 8)
     monkeypatch.setattr(candidates, "GPU_NEAREST_FROM", 0)
 
-    def fail(coords, count):
+    def fail(coords, *sizes):
         raise KernelLaunchError("out of memory")
     monkeypatch.setattr(backends, "cuda_available", lambda: (True, "a test GPU"))
     monkeypatch.setattr(nearest, "nearest_on_gpu", fail)
+    monkeypatch.setattr(nearest, "quadrant_on_gpu", fail)
     with pytest.warns(BackendFallback, match="k-d tree"):
         assert np.array_equal(quadrant_candidates(coords, 8), host)
     monkeypatch.setattr(backends, "cuda_available", lambda: (False, "no GPU here"))
@@ -400,3 +414,11 @@ def test_the_gpu_nearest_cities_refuse_bad_lists_before_any_gpu_work():
             nearest_on_gpu(bad, 50 if bad is coords else 5)
     with pytest.raises(ValueError, match=str(MAX_COUNT)):
         nearest_on_gpu(np.random.default_rng(0).uniform(0, 1, (1000, 2)), MAX_COUNT + 1)
+
+
+@pytest.mark.nvcc
+def test_the_quadrant_kernel_compiles_for_sm90():
+    """The quadrant picks' kernel renders and compiles for short and long lists (K < 4 included)."""
+    from lsmgpu.kernels import nvcc_compile, render_skeleton
+    for pool, k in ((32, 1), (40, 10), (64, 16)):
+        assert nvcc_compile(render_skeleton("nearest.cu.j2", POOL=pool, K=k, PER=max(1, k // 4)))

@@ -4,7 +4,8 @@ large planar instances, over a uniform grid (templates/skeleton/nearest.cu.j2).
 The host puts the cities in square cells of about two cities each (a counting sort by cell), the
 GPU takes a thread a city: the rings of cells around its own, each city's list kept sorted by
 (squared distance, index), until the next ring lies beyond the list's last. The lists equal the
-k-d tree's up to the order of cities at equal distances (here: the lower index first).
+k-d tree's up to the order of cities at equal distances (here: the lower index first). The
+quadrant lists are then picked from them on the GPU too, a thread a city.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from ...errors import KernelLaunchError
 from ...kernels import render_skeleton
 from .driver import DeviceBuffers, context, cuda, launch, load_module, pack, synchronize
 
-__all__ = ["nearest_on_gpu", "CITIES_A_CELL", "MAX_COUNT"]
+__all__ = ["nearest_on_gpu", "quadrant_on_gpu", "CITIES_A_CELL", "MAX_COUNT"]
 
 #: cities a grid cell holds on average
 CITIES_A_CELL = 2.0
@@ -37,6 +38,19 @@ def grid_of(coords: np.ndarray) -> tuple[float, float, float, int, int]:
 def nearest_on_gpu(coords, count: int, ordinal: int = 0) -> np.ndarray:
     """(n, count) int32: each city's ``count`` nearest other cities, nearest first (ties: the lower
     index), computed on GPU ``ordinal``."""
+    return _lists_on_gpu(coords, count, 0, ordinal)
+
+
+def quadrant_on_gpu(coords, k: int, pool: int, ordinal: int = 0) -> np.ndarray:
+    """(n, k) int32: problems/candidates.quadrant_candidates's lists, picked on the GPU from each
+    city's ``pool`` nearest cities."""
+    if not 1 <= k <= pool:
+        raise ValueError(f"quadrant lists: `k` must be in [1, pool = {pool}], got {k}")
+    return _lists_on_gpu(coords, pool, k, ordinal)
+
+
+def _lists_on_gpu(coords, count: int, k: int, ordinal: int) -> np.ndarray:
+    """The nearest cities (and where k > 0 the quadrant lists picked from them) on the GPU."""
     coords = np.ascontiguousarray(coords, dtype=np.float64)
     n = len(coords)
     if coords.ndim != 2 or coords.shape[1] != 2:
@@ -52,26 +66,32 @@ def nearest_on_gpu(coords, count: int, ordinal: int = 0) -> np.ndarray:
     order = np.argsort(cell, kind="stable")
     first = np.zeros(gx * gy + 1, dtype=np.int32)
     np.cumsum(np.bincount(cell, minlength=gx * gy), out=first[1:])
-    module = load_module(render_skeleton("nearest.cu.j2", POOL=int(count)),
+    module = load_module(render_skeleton("nearest.cu.j2", POOL=int(count), K=int(k), PER=max(1, int(k) // 4)),
                          "sm_%d%d" % cuda.Context.get_device().compute_capability())
     buffers = DeviceBuffers()
     try:
-        return _lists(buffers, module, coords, order, first, count, (x0, y0, side, gx, gy))
+        return _run(buffers, module, coords, order, first, count, k, (x0, y0, side, gx, gy))
     except cuda.Error as exc:                   # out of memory, above all
         raise KernelLaunchError(f"nearest cities of {n:,} cities: {exc}") from exc
     finally:
         buffers.close()
 
 
-def _lists(buffers, module, coords, order, first, count, grid) -> np.ndarray:
-    """The kernel's run on the sorted cities: the lists by the cities' own indices."""
+def _run(buffers, module, coords, order, first, count, k, grid) -> np.ndarray:
+    """The kernels on the sorted cities: the lists by the cities' own indices."""
     n = len(coords)
     x0, y0, side, gx, gy = grid
+    blocks = ((n + BLOCK - 1) // BLOCK, 1, 1)
     xy, ids = buffers.upload(coords[order]), buffers.upload(order.astype(np.int32))
     firsts, out = buffers.upload(first), buffers.alloc(n * count * 4)
     args = pack("PPPPdddqii", int(xy), int(ids), int(firsts), int(out), x0, y0, side, n, gx, gy)
-    launch(module.get_function("nearest"), "nearest cities", ((n + BLOCK - 1) // BLOCK, 1, 1), BLOCK, args)
+    launch(module.get_function("nearest"), "nearest cities", blocks, BLOCK, args)
+    width, result = count, out
+    if k:
+        width, result = k, buffers.alloc(n * k * 4)
+        launch(module.get_function("quadrants"), "quadrant lists", blocks, BLOCK,
+               pack("PPPq", int(buffers.upload(coords)), int(out), int(result), n))
     synchronize("nearest cities")
-    lists = np.empty((n, count), dtype=np.int32)
-    cuda.memcpy_dtoh(lists, out)
+    lists = np.empty((n, width), dtype=np.int32)
+    cuda.memcpy_dtoh(lists, result)
     return lists
