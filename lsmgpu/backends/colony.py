@@ -82,6 +82,8 @@ class Construction:
         for name, value, allowed in checks:
             if value not in allowed:
                 raise ValueError(f"ant colony: `{name}` must be one of {allowed}, got {value!r}")
+        if not isinstance(self.local_insert, (bool, np.bool_)):
+            raise ValueError(f"ant colony: `local_insert` must be True or False, got {self.local_insert!r}")
         if self.local_insert and self.memory != "spm":
             raise ValueError("ant colony: `local_insert` is the selective memory's (memory='spm')")
         if self.local_update == "step" and self.memory != "matrix":

@@ -253,7 +253,8 @@ class CandidateThreeOpt(BlockExchange):
 
     def __init__(self, candidates, reconnections: int = 3):
         self.candidates = _candidate_table("CandidateThreeOpt", candidates)
-        if reconnections not in (3, 4):
+        if isinstance(reconnections, bool) or not isinstance(reconnections, (int, np.integer)) or \
+                reconnections not in (3, 4):
             raise ValueError(f"CandidateThreeOpt: `reconnections` must be 3 (the block exchanges) or 4 (also both "
                              f"blocks reversed, Fosin et al.'s four), got {reconnections!r}")
         self.modes = int(reconnections)

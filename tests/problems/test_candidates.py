@@ -248,8 +248,9 @@ def test_the_fourth_reconnection_reverses_both_blocks_in_place():
         four.apply(after, move)
         assert np.array_equal(after[i:k + 1], np.concatenate([tour[i:j + 1][::-1], tour[j + 1:k + 1][::-1]]))
         assert tour[j] in cand[tour[i - 1]] and tour[k] in cand[tour[i]]
-    with pytest.raises(ValueError, match="reconnections"):
-        CandidateThreeOpt(cand, reconnections=5)
+    for bad in (5, 3.0, True, "4"):
+        with pytest.raises(ValueError, match="reconnections"):
+            CandidateThreeOpt(cand, reconnections=bad)
 
 
 def test_three_opt_improves_a_two_opt_local_optimum():

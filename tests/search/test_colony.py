@@ -666,6 +666,8 @@ def test_fig5_local_updates_store_the_edges_the_ants_take():
     memory empty). Every stored pair is an edge an ant took; the option is the selective memory's."""
     with pytest.raises(ValueError, match="local_insert"):
         Construction(local_insert=True, memory="matrix")
+    with pytest.raises(ValueError, match="True or False"):
+        Construction(local_insert="yes", memory="spm")
     tsp = small_tsp(60)
     model = tsp.colony_model(8)
     starts = np.arange(12) * 5
