@@ -32,7 +32,8 @@ def euclidean_instances(folder: Path, min_n: int, max_n: int) -> list[Path]:
     from .tsp_quality import dimension
     found = []
     for path in sorted(folder.glob("*.tsp")):
-        head = path.read_text(errors="replace")[:2000].upper().replace(" ", "")
+        with open(path, errors="replace") as f:
+            head = f.read(2000).upper().replace(" ", "")
         n = dimension(path)
         if "EDGE_WEIGHT_TYPE:EUC_2D" in head and n is not None and min_n <= n <= max_n:
             found.append((n, path))

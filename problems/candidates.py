@@ -37,6 +37,11 @@ def _neighbours(coords: np.ndarray, count: int) -> np.ndarray:
         lists = _on_gpu("nearest_on_gpu", coords, count)
         if lists is not None:
             return lists
+    return _tree_neighbours(coords, count)
+
+
+def _tree_neighbours(coords: np.ndarray, count: int) -> np.ndarray:
+    """_neighbours from the k-d tree alone."""
     dist, idx = cKDTree(coords).query(coords, count + 1, workers=-1)
     if np.array_equal(idx[:, 0], np.arange(len(coords))):     # no coincident cities ahead of any city
         return idx[:, 1:]
@@ -79,7 +84,7 @@ def quadrant_candidates(coords, k: int) -> np.ndarray:
         lists = _on_gpu("quadrant_on_gpu", coords, k, pool)
         if lists is not None:
             return lists
-    others = _neighbours(coords, pool)                          # nearest first
+    others = _tree_neighbours(coords, pool)     # nearest first (where the GPU could serve, it did above)
     out = np.empty((n, k), dtype=np.int32)
 
     def block(first):
