@@ -169,6 +169,13 @@ def same_prefix(cpu_history, gpu_history, integer: bool) -> bool:
     return bool(np.array_equal(cpu_history, prefix) if integer else np.allclose(cpu_history, prefix, rtol=1e-9))
 
 
+def phases_per_iteration(result) -> str:
+    """The backend's time split (generate, kernel, transfer, select, apply, host) of a run, in
+    microseconds per iteration: where the paper's Tables 8-9 split transfer from kernel time."""
+    its = max(1, result.iterations)
+    return ", ".join(f"{phase} {1e6 * seconds / its:.1f}" for phase, seconds in result.timings.items())
+
+
 def search_rows(table, instances, loader, iterations, repeats, cpu_iterations, backend_options=None,
                 strategy="device selection", make_search=None):
     rows = []
@@ -189,7 +196,7 @@ def search_rows(table, instances, loader, iterations, repeats, cpu_iterations, b
                          cpu_seconds=round(cpu_s, 2), cpu_iterations=cpu_it,
                          cpu_moves_per_s=f"{cpu_res.evaluations / (cpu_s * cpu_it / iterations_done):.3e}",
                          speedup=round(cpu_s / gpu_s, 1),
-                         same_trajectory_as_cpu=same))
+                         same_trajectory_as_cpu=same, phases_us_per_iteration=phases_per_iteration(res)))
         emit(rows[-1])
     return rows
 
