@@ -123,5 +123,5 @@ class Weierstrass(Problem):
                 "terms": len(self.weights), "offset": repr(self.offset)}
 
     def tabu_tenure(self):
-        raise TypeError("Weierstrass: the crowns neighbourhood has no tabu attributes; "
-                        "use HillClimbing or IteratedLocalSearch")
+        """Half the 2 n (axis, direction) attributes of the crowns moves, at least one."""
+        return max(1, self.n // 2)

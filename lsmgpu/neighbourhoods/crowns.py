@@ -121,5 +121,27 @@ class Crowns(Neighbourhood):
     def apply(self, x, move):
         x[:] = move
 
+    # --- tabu attributes: (axis, direction) of a move's largest step ---------------------
+    def tabu_shape(self):
+        """(n, 2): a move adds the attribute (d, s), d the coordinate it changes most (the lowest
+        such d on a tie) and s = 1 when it increases it, else 0; applying it forbids (d, 1 - s),
+        the step back along that axis. A continuous tabu search then keeps walking away from the
+        points it has just left (Luong et al. run tabu search on the Weierstrass function)."""
+        return (self.n, 2)
+
+    @staticmethod
+    def _main_step(x, points):
+        """Each point's (axis, direction) of its largest change from ``x``: shape (m, 2)."""
+        step = np.asarray(points, dtype=np.float64) - np.asarray(x, dtype=np.float64)[None, :]
+        axis = np.argmax(np.abs(step), axis=1)
+        return np.stack([axis, step[np.arange(len(step)), axis] > 0], axis=1).astype(np.int64)
+
+    def added(self, x, moves):
+        return self._main_step(x, moves)[:, None, :]
+
+    def removed(self, x, move):
+        axis, up = self._main_step(x, np.asarray(move)[None, :])[0]
+        return np.array([[axis, 1 - up]], dtype=np.int64)
+
     def __repr__(self):
         return f"Crowns(m={self.m}, radius={self.max_radius if self.encoding else self.radius})"

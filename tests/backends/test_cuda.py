@@ -283,6 +283,18 @@ def test_weierstrass_hill_climb_follows_the_cpu(form):
         HillClimbing(problem, seed=0, history="all", backend=cuda(generation="host")).run(1)
 
 
+def test_weierstrass_tabu_search_follows_the_cpu():
+    """A double-precision crowns tabu search (non-improving moves, the (axis, direction) tabu
+    attributes marked by the kernel) follows the CPU's trajectory with device and host selection."""
+    problem = Weierstrass(6, form="cec", m=3000)
+    ref = TabuSearch(problem, seed=0, history="all", backend="cpu").run(150)
+    for options in ({}, {"selection": "host"}):
+        res = TabuSearch(problem, seed=0, history="all", backend=cuda(**options)).run(150)
+        assert res.iterations == ref.iterations == 150
+        assert np.allclose(res.history, ref.history, rtol=0, atol=1e-12 * 6 * problem.weights.sum())
+        assert np.array_equal(res.solution, ref.solution)
+
+
 def test_weierstrass_ils_follows_the_cpu():
     """Iterated local search on crowns (kicks redraw coordinates on the host, each descent step
     a fresh draw on the GPU) follows the CPU's trajectory."""

@@ -85,11 +85,43 @@ def test_bad_parameters(options, message):
         Weierstrass(5, **options)
 
 
-def test_no_tabu_attributes():
-    """Tabu search on crowns is refused with a message saying what to use."""
+def test_crowns_tabu_attributes_are_the_largest_step():
+    """A crowns move adds (axis, direction) of its largest change from x, and forbids the step
+    back along that axis: attributes recomputed here from their definition."""
+    problem = Weierstrass(5, m=200)
+    crowns = problem.neighbourhood
+    rng = np.random.default_rng(4)
+    x = rng.uniform(-0.5, 0.5, 5)
+    points = crowns.moves(x, np.arange(200), step=3)
+    added = crowns.added(x, points)
+    assert added.shape == (200, 1, 2)
+    for point, (axis, up) in zip(points, added[:, 0]):
+        change = point - x
+        assert abs(change[axis]) == np.abs(change).max()
+        assert abs(change[:axis]).max(initial=-1) < abs(change[axis])     # the lowest axis on a tie
+        assert up == (change[axis] > 0)
+        assert crowns.removed(x, point).tolist() == [[axis, 1 - up]]
+    assert crowns.tabu_shape() == (5, 2)
+
+
+def test_tabu_search_on_crowns_never_steps_back_while_tabu():
+    """Without aspiration, no move of a crowns tabu search adds an attribute that one of the
+    moves of the last `tenure` iterations removed (the step back along its main axis)."""
     from lsmgpu import TabuSearch
-    with pytest.raises(TypeError, match="HillClimbing"):
-        TabuSearch(Weierstrass(3))
+    problem = Weierstrass(3, m=40)
+    crowns = problem.neighbourhood
+    points = []
+    search = TabuSearch(problem, seed=1, backend="cpu", tenure=2, aspiration=False,
+                        callbacks=[lambda state: points.append(np.array(state.move))])
+    result = search.run(300)
+    assert result.iterations == len(points) == 300
+    removed = [None] + [crowns.removed(points[t - 1], points[t])[0].tolist() for t in range(1, 300)]
+    steps_back = 0
+    for t in range(2, 300):
+        added = crowns.added(points[t - 1], points[t][None])[0, 0].tolist()
+        assert added not in (removed[t - 1], removed[t - 2])
+        steps_back += added == removed[t - 3] if t >= 3 else 0
+    assert steps_back > 0                      # once the tenure is over, stepping back is allowed
 
 
 def test_patience_on_a_drawn_neighbourhood():
