@@ -228,3 +228,15 @@ def test_quality_means_count_the_instances_at_the_optimum():
     means = {r["method"]: r for r in mean_rows(rows)}
     assert means["ILS 10n"]["at_optimum"] == "2 of 3" and means["ILS 10n"]["fosin_at_optimum"] == "26 of 78"
     assert means["ILS 10n"]["gap_pct"] == round(0.5 / 3, 3) and means["2-opt"]["at_optimum"] == "0 of 1"
+
+
+def test_quality_means_read_split_csvs(tmp_path, capsys):
+    """`python -m benchmarks.tsp_quality A.csv B.csv` pools the instance rows of runs split by
+    size (leaving their own mean rows out) and prints one mean per method."""
+    from benchmarks.tsp_quality import print_means
+    head = "table,instance,n,method,gap_pct\n"
+    (tmp_path / "a.csv").write_text(head + "tsp-quality,a,10,ILS 10n,0.0\ntsp-quality,mean of 1,,ILS 10n,0.0\n")
+    (tmp_path / "b.csv").write_text(head + "tsp-quality,b,2000,ILS 10n,1.0\n")
+    print_means([str(tmp_path / "a.csv"), str(tmp_path / "b.csv")])
+    out = capsys.readouterr().out
+    assert "mean of 2" in out and "mean gap 0.500 %" in out and "at the optimum 1 of 2 (Fosin 26 of 78)" in out

@@ -307,9 +307,14 @@ class CudaEvaluator(Evaluator):
         t0 = time.perf_counter()
         stamps = None
         if query.tabu:
-            if self._all_moves is None:  # decoded once: the neighbourhood is static
-                self._all_moves = self.neighbourhood.decode(np.arange(self.size, dtype=np.int64))
-            stamps = self.tabu_stamps(self.tabu, self._all_moves)
+            every = np.arange(self.size, dtype=np.int64)
+            if not self.neighbourhood.static:     # crowns: this step's points around the solution
+                moves = self.neighbourhood.moves(self.x, every, query.step)
+            else:
+                if self._all_moves is None:       # decoded once
+                    self._all_moves = self.neighbourhood.decode(every)
+                moves = self._all_moves
+            stamps = self.tabu_stamps(self.tabu, moves)
         k = select_in(self.sense * d, stamps, query)
         self._time("select", time.perf_counter() - t0)
         delta = (int(d[k]) if self.integer else float(d[k])) if k >= 0 else 0
