@@ -802,6 +802,10 @@ def main(argv=None):
     parser.add_argument("--segments-seconds", type=float, default=60.0, help="segments: wall seconds, set-up included")
     parser.add_argument("--segments-marks", default="10,30", help="segments: wall seconds to read the gap at")
     parser.add_argument("--segments-folder", default="/tmp", help="segments: where portgen's files are written")
+    parser.add_argument("--segments-checkpoint", default="",
+                        help="segments: a checkpoint file; the run is resumed from it where it exists (one part a call)")
+    parser.add_argument("--segments-checkpoint-every", type=float, default=30.0,
+                        help="segments: seconds between checkpoints")
     args = parser.parse_args(argv)
     if args.quick:
         args.iterations, args.repeats = min(args.iterations, 200), 1

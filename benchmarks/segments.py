@@ -13,9 +13,16 @@ of wall time less the shared set-up, so the row's budget counts reading and set-
 0.7124 sqrt(n A) (portgen), with the rounds, kicks and host memory (peak resident set).
 
     python -m benchmarks segments --segments-instances portgen:1000000 --segments-seconds 60 --out $OUT
+
+A budget longer than one device call runs in parts: ``--segments-checkpoint FILE`` (one instance,
+one config) writes the run's checkpoint every ``--segments-checkpoint-every`` seconds, and a
+later call with the same FILE resumes it. The part's set-up (reading, lists, start tour) is
+written beside it (FILE.json), and every part's set-up is taken from the budget, so the parts
+together run ``--segments-seconds`` of wall time with every set-up counted.
 """
 from __future__ import annotations
 
+import json
 import resource
 import time
 from pathlib import Path
@@ -75,6 +82,24 @@ def gap_at(result, seconds: float, reference: float) -> float | None:
     return None if not values else round(100 * (values[-1] / reference - 1), 3)
 
 
+def run_in_parts(search, args, setup: float):
+    """The search's run for ``--segments-seconds`` less ``setup``, or, with a checkpoint file,
+    one part of it: started, or resumed where the file exists. Returns the result and the set-up
+    of every part so far (the earlier parts' from FILE.json)."""
+    path = args.segments_checkpoint
+    if not path:
+        return search.run(seconds=max(0.0, args.segments_seconds - setup)), setup
+    parts = Path(path + ".json")
+    setups = json.loads(parts.read_text())["setups"] if parts.exists() and Path(path).exists() else []
+    setups.append(setup)
+    parts.write_text(json.dumps({"setups": setups}))
+    seconds = max(0.0, args.segments_seconds - sum(setups))
+    every = args.segments_checkpoint_every
+    if len(setups) > 1:
+        return search.resume(path, seconds=seconds, checkpoint=path, checkpoint_every=every), sum(setups)
+    return search.run(seconds=seconds, checkpoint=path, checkpoint_every=every), setup
+
+
 def table_segments(args, path_of, emit) -> list[dict]:
     rows, marks = [], [float(m) for m in args.segments_marks.split(",") if m]
     for name in args.segments_instances.split(","):
@@ -99,10 +124,9 @@ def table_segments(args, path_of, emit) -> list[dict]:
                 starts[tour] = (STARTS[tour](problem.coords), time.perf_counter() - t1)
             start, start_s = starts[tour]
             setup = read + lists + start_s
-            seconds = max(0.0, args.segments_seconds - setup)
             make = FocusedACO if label == "faco" else TourSegments
             search = make(problem, initial=start, seed=0, backend=args.backend_choice, **options)
-            result = search.run(seconds=seconds)
+            result, setup = run_in_parts(search, args, setup)
             row = dict(table="segments", instance=problem.name, n=problem.n, reference=kind, config=label,
                        options=options, start=tour, wall_seconds=args.segments_seconds, read_s=round(read, 2),
                        candidates_s=round(lists, 2), start_s=round(start_s, 2), setup_s=round(setup, 2),

@@ -240,3 +240,22 @@ def test_quality_means_read_split_csvs(tmp_path, capsys):
     print_means([str(tmp_path / "a.csv"), str(tmp_path / "b.csv")])
     out = capsys.readouterr().out
     assert "mean of 2" in out and "mean gap 0.500 %" in out and "at the optimum 1 of 2 (Fosin 26 of 78)" in out
+
+
+def test_segments_budget_runs_in_parts(tmp_path):
+    """segments --segments-checkpoint: a part starts the run and checkpoints it, the next resumes
+    it from the file; every part's set-up is kept beside it and taken from the one budget."""
+    import json
+    from types import SimpleNamespace
+
+    from benchmarks.segments import run_in_parts
+    from lsmgpu import TourSegments
+    from lsmgpu.problems import load
+    problem = load("kroA100")
+    path = str(tmp_path / "run.ckpt")
+    args = SimpleNamespace(segments_checkpoint=path, segments_checkpoint_every=0.0, segments_seconds=1.5)
+    first, setup = run_in_parts(TourSegments(problem, seed=0, backend="cpu"), args, 0.25)
+    assert setup == 0.25 and (tmp_path / "run.ckpt").exists()
+    second, setups = run_in_parts(TourSegments(problem, seed=0, backend="cpu"), args, 0.5)
+    assert setups == 0.75 and json.loads((tmp_path / "run.ckpt.json").read_text())["setups"] == [0.25, 0.5]
+    assert second.fitness <= first.fitness and second.iterations >= first.iterations
