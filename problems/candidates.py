@@ -6,11 +6,12 @@ each city keeps its k nearest cities, or k/4 nearest in each of the four quadran
 """
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from scipy.spatial import cKDTree
+
+from lsmgpu.backends.base import HOST_THREADS
 
 __all__ = ["nearest_candidates", "quadrant_candidates", "greedy_tour", "hilbert_tour", "strip_tour"]
 
@@ -90,7 +91,7 @@ def quadrant_candidates(coords, k: int) -> np.ndarray:
     def block(first):
         rows = slice(first, first + QUADRANT_ROWS)
         out[rows] = _quadrant_rows(coords, coords[rows], others[rows], k, per, pool)
-    with ThreadPoolExecutor(min(16, os.cpu_count() or 1)) as threads:      # NumPy lets go of the GIL
+    with ThreadPoolExecutor(HOST_THREADS) as threads:      # NumPy lets go of the GIL
         list(threads.map(block, range(0, n, QUADRANT_ROWS)))
     return out
 

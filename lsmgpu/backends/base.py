@@ -26,6 +26,7 @@ fitness: when there is one, the least signed delta among them is chosen.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,6 +39,8 @@ MAX_TENURE = 2**30
 #: iterations a CUDA run can count: its step counters and tabu stamps are 32-bit on the GPU
 DEVICE_STEP_LIMIT = 2**31 - 1 - MAX_TENURE - 1
 
+#: host threads for NumPy work split into blocks (NumPy's gathers and ufuncs let go of the GIL)
+HOST_THREADS = min(16, os.cpu_count() or 1)
 #: tabu tenures are drawn this many at a time per search (one generator call), and a batch
 #: evaluator holds this many per start (a power of two: the GPU indexes them by step & (it - 1))
 TENURE_BLOCK = 1024

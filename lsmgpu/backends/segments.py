@@ -20,11 +20,11 @@ is no move or no improving one). ``CpuSegmentChains`` is the NumPy reference; th
 from __future__ import annotations
 
 import copy
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from .base import HOST_THREADS
 from .dontlook import DontLookRules, dontlook_for
 from .dontlook_chains import CpuChains
 
@@ -32,9 +32,6 @@ __all__ = ["FIXED_LENGTH", "SegmentCut", "CpuSegmentChains", "fixed_end_source",
 
 #: the closing edge's length is -FIXED_LENGTH: far beyond any tour's length, exact in a double
 FIXED_LENGTH = 2**40
-#: threads that cut a tour (a million cities: about 0.4 s in one)
-THREADS = min(16, os.cpu_count() or 1)
-
 
 class SegmentCut:
     """The B = n // m segments of ``tour`` from position ``offset``, with the descent's ``rules``
@@ -60,8 +57,8 @@ class SegmentCut:
         #: every segment's length in tour order, its closing edge counted (the chains' start)
         self.start_lengths = np.empty(self.rows)
         inside = np.empty((self.rows, self.m), dtype=bool)
-        bounds = np.linspace(0, self.rows, min(self.rows, 4 * THREADS) + 1).astype(int)
-        with ThreadPoolExecutor(THREADS) as pool:        # NumPy's gathers and ufuncs let go of the GIL
+        bounds = np.linspace(0, self.rows, min(self.rows, 4 * HOST_THREADS) + 1).astype(int)
+        with ThreadPoolExecutor(HOST_THREADS) as pool:        # NumPy's gathers and ufuncs let go of the GIL
             list(pool.map(lambda a, b: self._cut_rows(a, b, slot, rules, table.reshape(n, width), inside),
                           bounds[:-1], bounds[1:]))
         outside = np.ones(n, dtype=bool)

@@ -167,7 +167,6 @@ class TourSegments(PopulationSearch):
                          self.problem.dist)
         self.chains.kick_rules = KickRules(int(self.rng.integers(2**63)), self.spans, self.round_kicks, p.kick_walk)
         self.chains.set_cut(cut)
-        self.crossing += len(cut.crossing)
         start = cut.identity()
         self.chains.load(start)
         before = cut.start_lengths
@@ -183,6 +182,7 @@ class TourSegments(PopulationSearch):
         self.tour = cut.splice(self.chains.best_solutions(better), better)
         self.length -= float((before[better] - after[better]).sum())
         self.rounds += 1
+        self.crossing += len(cut.crossing)           # counted with its round (a round cut short is neither)
         if self.whole is not None and self.rounds % p.descent_every == 0 and \
                 (deadline is None or time.perf_counter() < deadline):
             descent = time.perf_counter()

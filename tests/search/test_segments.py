@@ -143,6 +143,24 @@ def test_a_round_splices_improvements_and_the_result_is_its_tour():
     assert np.all(np.diff(result.history) <= 0) and result.work == (search.kicks, "kicks") and search.kicks > 0
 
 
+def test_a_round_cut_short_counts_no_crossing_cities():
+    """Ctrl-C inside a round's chains leaves the rounds and the crossing cities as the last whole
+    round left them, so the crossing share stays a share (at most 1)."""
+    problem = uniform(1200, seed=6)
+    search = TourSegments(problem, backend="cpu", seed=3, segment_cities=100, round_kicks=10)
+    search.start(iterations=5)
+    search.step()
+    rounds, crossing = search.rounds, search.crossing
+    assert rounds == 1 and 0 < crossing <= problem.n
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+    search.chains.advance = interrupted
+    with pytest.raises(KeyboardInterrupt):
+        search.step()
+    assert (search.rounds, search.crossing) == (rounds, crossing) and search.crossing_share <= 1
+
+
 def test_a_checkpointed_run_resumes_to_the_uninterrupted_tour(tmp_path):
     """Two rounds, a checkpoint, two more: the tour of four rounds at once."""
     problem = uniform(600, seed=2)
