@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from lsmgpu import (AntColonySystem, FocusedACO, GeneticAlgorithm, HillClimbing, IteratedLocalSearch,
-                    MaxMinAntSystem, ShortTabuSearch, TabuSearch, VariableNeighbourhoodSearch)
+                    MaxMinAntSystem, MultiStart, ShortTabuSearch, TabuSearch, VariableNeighbourhoodSearch)
 from lsmgpu.checkpoint import VERSION, read_checkpoint
 from lsmgpu.problems import QAP, TSP
 
@@ -158,7 +158,7 @@ def test_bad_checkpoint_options_are_refused(tmp_path):
 
 
 def test_a_search_that_cannot_be_checkpointed_says_so_before_running(tmp_path):
-    """DontLookILS with background merges (merge > 1) and batched starts refuse a checkpoint at
+    """DontLookILS with background merges (merge > 1) and batched ILS starts refuse a checkpoint at
     run() and resume(), naming why, and write nothing."""
     from lsmgpu import DontLookILS, MultiStart
     built = DontLookILS(tsp(), backend="cpu", seed=1, merge=4)
@@ -166,8 +166,10 @@ def test_a_search_that_cannot_be_checkpointed_says_so_before_running(tmp_path):
         built.run(5, checkpoint=tmp_path / "a.ckpt")
     with pytest.raises(ValueError, match="no run of it is checkpointed"):
         built.resume(tmp_path / "a.ckpt")
-    with pytest.raises(ValueError, match="run together on the device"):
-        MultiStart("tabu", QAP.from_file(QAP.shipped("tai12a")), starts=2, backend="cpu").resume(tmp_path / "b")
+    with pytest.raises(ValueError, match="its chains are not checkpointed.*batch=False"):
+        MultiStart("ils", tsp(), starts=2, backend="cpu").resume(tmp_path / "b")
+    with pytest.raises(ValueError, match="its chains are not checkpointed.*batch=False"):
+        MultiStart("ils", tsp(), starts=2, backend="cpu").run(5, checkpoint=tmp_path / "b")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -231,5 +233,43 @@ def test_starts_one_after_the_other_resume_from_the_start_cut_short(tmp_path):
     assert np.array_equal(resumed.solution, whole.solution)
     assert [r.fitness for r in resumed.runs] == [r.fitness for r in whole.runs]
     assert [r.iterations for r in resumed.runs] == [60] * 4
-    with pytest.raises(ValueError, match="batch=False"):
-        MultiStart("tabu", problem, starts=4, seed=3).run(10, checkpoint=tmp_path / "batched.ckpt")
+
+
+def batched_starts(backend):
+    return MultiStart(TabuSearch, QAP.from_file(QAP.shipped("tai12a")), starts=6, seed=12, backend=backend,
+                      tenure=(3, 9), exchange_every=40, history="all")
+
+
+def check_batch_resume_equals(backend, tmp_path):
+    """Half of 1,100 iterations (past a block of 1,024 tenures: their generators go on from the
+    file), a checkpoint, the rest resumed: the same starts' results as one uninterrupted run."""
+    whole = batched_starts(backend).run(1100)
+    path = tmp_path / "batch.ckpt"
+    half = batched_starts(backend).run(550, checkpoint=path)
+    assert half.iterations == 6 * 550 and read_checkpoint(path, batched_starts(backend))["state"]["iteration"] == 550
+    resumed = batched_starts(backend).resume(path, iterations=1100)
+    same_run(resumed, whole)
+    for a, b in zip(resumed.runs, whole.runs):
+        same_run(a, b)
+
+
+def test_batched_starts_resume_to_the_uninterrupted_run(tmp_path):
+    """Batched tabu searches (islands exchanging every 40 iterations) resume exactly on the CPU."""
+    check_batch_resume_equals("cpu", tmp_path)
+
+
+@pytest.mark.gpu
+def test_batched_starts_resume_to_the_uninterrupted_run_on_the_gpu(tmp_path):
+    """As on the CPU, the starts' solutions, tabu memories, tenures and counters read back from the
+    GPU and written to a fresh evaluator's memory."""
+    check_batch_resume_equals("cuda", tmp_path)
+
+
+def test_batched_starts_refuse_a_checkpoint_of_starts_run_one_after_the_other(tmp_path):
+    """MultiStart writes a different state for batched starts and for starts run in turn: resuming
+    the one from the other is refused, naming it, not a KeyError from inside."""
+    problem = QAP.from_file(QAP.shipped("tai12a"))
+    path = tmp_path / "turns.ckpt"
+    MultiStart(TabuSearch, problem, starts=3, seed=1, backend="cpu", batch=False).run(20, checkpoint=path)
+    with pytest.raises(ValueError, match="not of 3 batched starts"):
+        MultiStart(TabuSearch, problem, starts=3, seed=1, backend="cpu").resume(path, iterations=40)

@@ -239,7 +239,11 @@ class BatchEvaluator:
       host's account of the starts (current, best, since, active), which a backend that keeps them
       itself ignores; a backend that steps iterations on the host stops the chunk at ``deadline``
       (a time.perf_counter() value), one that queues them on a device may ignore it;
-    * ``best_solutions()``: each start's best solution; ``close()``.
+    * ``best_solutions()``: each start's best solution; ``close()``;
+    * ``snapshot()`` / ``restore(snapshot)``: the starts' whole state between chunks as host arrays
+      (solutions, best solutions, tabu memories, tenures, current and best fitness, the active
+      starts; a backend that keeps the stagnation counters, those too), and that state put back on
+      a freshly built evaluator: a checkpoint of the batch.
     """
 
     backend: str = ""
@@ -260,6 +264,12 @@ class BatchEvaluator:
         raise NotImplementedError
 
     def best_solutions(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def snapshot(self) -> dict:
+        raise NotImplementedError
+
+    def restore(self, snapshot: dict) -> None:
         raise NotImplementedError
 
     def close(self) -> None:

@@ -211,5 +211,17 @@ class CpuBatchEvaluator(BatchEvaluator):
     def best_solutions(self):
         return self.best_x.copy()
 
+    def snapshot(self) -> dict:
+        return {"xs": np.stack([ev.x for ev in self.evaluators]), "best_x": self.best_x.copy(),
+                "tabu": np.stack([ev.tabu for ev in self.evaluators]), "tenures": self.tenures.copy(),
+                "current": self.current.copy(), "best": self.best.copy(), "active": self.active.copy()}
+
+    def restore(self, snapshot: dict) -> None:
+        self.load(snapshot["xs"], snapshot["current"])
+        for ev, tabu in zip(self.evaluators, snapshot["tabu"]):
+            ev.tabu = np.array(tabu, dtype=np.int64)
+        self.best, self.best_x = np.array(snapshot["best"]), np.array(snapshot["best_x"])
+        self.tenures, self.active = np.array(snapshot["tenures"]), np.array(snapshot["active"])
+
     def close(self) -> None:
         pass

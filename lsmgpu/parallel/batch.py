@@ -17,6 +17,7 @@ a start that reaches ``target`` stops the batch (the others report status "stopp
 """
 from __future__ import annotations
 
+import copy
 import logging
 import time
 
@@ -78,7 +79,6 @@ class BatchTabuSearch(Search):
     algorithm = "MultiStart"
     needs_budget = True
     combines = True
-    checkpoint_refused = "a batch of starts is not checkpointed yet"
 
     def __init__(self, problem, seeds, *, backend="auto", tenure=None, aspiration=True, forced_after=None,
                  neighbourhood=None, exchange_every: int | None = None, exchange_strength: int | None = None,
@@ -137,6 +137,32 @@ class BatchTabuSearch(Search):
     def _budget_spent(self) -> str | None:
         """The batch's own stop tests live in ``step`` (per start: the ledger)."""
         return None
+
+    # --- checkpoints: the run's fields, the ledger, the generators and the evaluator's snapshot ----
+    def state(self) -> dict:
+        state = super().state()
+        state["batch"] = {"ledger": copy.deepcopy(self.ledger), "xs": self._xs.copy(),
+                          "rngs": [r.bit_generator.state for r in self._rngs],
+                          "exchange_rng": self._exchange_rng.bit_generator.state,
+                          "evaluator": self.evaluator.snapshot()}
+        return state
+
+    def _restore(self, state: dict) -> None:
+        """The batch as checkpointed: a fresh evaluator given the snapshot (between chunks)."""
+        batch = state.get("batch")
+        if batch is None or len(batch["rngs"]) != len(self.seeds):
+            raise ValueError(f"MultiStart: the checkpoint is not of {len(self.seeds)} batched starts "
+                             "(a checkpoint of starts run one after the other, or of another count)")
+        super()._restore(state)
+        self._rngs = [np.random.default_rng(s) for s in self.seeds]
+        for rng, saved in zip(self._rngs, batch["rngs"]):
+            rng.bit_generator.state = saved
+        self._exchange_rng = np.random.default_rng()
+        self._exchange_rng.bit_generator.state = batch["exchange_rng"]
+        self.ledger, self._xs, self._per_iteration = copy.deepcopy(batch["ledger"]), batch["xs"].copy(), None
+        self.evaluator = self.backend.batch_evaluator(self.problem, self.neighbourhood, len(self.seeds))
+        self.evaluator.restore(batch["evaluator"])
+        self._loaded = True
 
     def step(self) -> bool:
         """One chunk of iterations of every active start (sized so that the batch ends within about

@@ -63,7 +63,7 @@ class BatchIteratedLocalSearch(Search):
     algorithm = "MultiStart"
     needs_budget = True
     combines = True
-    checkpoint_refused = "a batch of starts is not checkpointed yet"
+    checkpoint_refused = "its chains are not checkpointed"
 
     def __init__(self, problem, seeds, *, backend="auto", rule="best", strength=1, acceptance="better-equal",
                  polish=None, patience=1, candidates=None, neighbourhood=None, history: str = "improvements",

@@ -66,9 +66,10 @@ class MultiStart(Search):
             else (None, "batch=False")
         self.batched = self.driver is not None
         self._progress = None
-        if self.batched:
-            self.checkpoint_refused = (f"its starts run together on the device ({self.driver.__name__}); with "
-                                       "batch=False they run one after the other and are checkpointed between starts")
+        if self.batched and self.driver.checkpoint_refused:
+            self.checkpoint_refused = (f"its starts run together ({self.driver.__name__}: "
+                                       f"{self.driver.checkpoint_refused}); with batch=False they run one after "
+                                       "the other and are checkpointed between starts")
         if not self.batched and options.get("exchange_every") is not None:
             raise ValueError("MultiStart: `exchange_every` makes batched starts exchange solutions; "
                              f"these starts run one after the other ({why})")
@@ -88,21 +89,44 @@ class MultiStart(Search):
         """Run the starts (the one loop of lsmgpu.search.loop: a start a step, or the batch's own);
         ``progress(k, result)`` is called as each start ends, and for batched starts
         ``on_chunk(iterations, best)`` after every chunk of iterations. ``checkpoint``: starts run
-        one after the other write it between starts (batched ones refuse it, naming why)."""
+        one after the other write it between starts, batched tabu searches between chunks (the
+        batched ILS refuses it, naming why)."""
         t0 = time.perf_counter()
         if self.batched:
-            self._checkpointer(checkpoint, checkpoint_every)        # refused, naming why
-            observe = [] if on_chunk is None else [lambda state: on_chunk(state.iteration, state.best) and False]
+            self._checkpointer(checkpoint, checkpoint_every)        # refused where the driver cannot, naming why
             Budget.checked("MultiStart", iterations, None, seconds, target, stagnation, required=True)
-            result = self.driver(self.problem, self.seeds, initial=self.initial, callbacks=observe, **self.options).run(
+            result = self._driver(on_chunk).run(
                 iterations, seconds=None if seconds is None else max(0.0, seconds - (time.perf_counter() - t0)),
-                target=target, stagnation=stagnation)
-            for k, run in enumerate(result.runs if progress is not None else ()):
-                progress(k, run)
-            return result
+                target=target, stagnation=stagnation, checkpoint=checkpoint, checkpoint_every=checkpoint_every)
+            return self._reported(result, progress)
         self._progress = progress
         return super().run(iterations, seconds=seconds, target=target, stagnation=stagnation, checkpoint=checkpoint,
                            checkpoint_every=checkpoint_every)
+
+    def resume(self, path, *, iterations=None, seconds=None, target=None, stagnation=None, progress=None,
+               on_chunk=None, checkpoint=None, checkpoint_every=None) -> SearchResult:
+        """Go on from a checkpoint of these starts (Search.resume; batched starts: their driver's)."""
+        if not self.batched:
+            self._progress = progress
+            return super().resume(path, iterations=iterations, seconds=seconds, target=target,
+                                  stagnation=stagnation, checkpoint=checkpoint, checkpoint_every=checkpoint_every)
+        if self.checkpoint_refused:
+            raise ValueError(f"MultiStart: no run of it is checkpointed ({self.checkpoint_refused})")
+        result = self._driver(on_chunk).resume(path, iterations=iterations, seconds=seconds, target=target,
+                                               stagnation=stagnation, checkpoint=checkpoint,
+                                               checkpoint_every=checkpoint_every)
+        return self._reported(result, progress)
+
+    def _driver(self, on_chunk):
+        """The batched starts' driver, ``on_chunk(iterations, best)`` called after every chunk."""
+        observe = [] if on_chunk is None else [lambda state: on_chunk(state.iteration, state.best) and False]
+        return self.driver(self.problem, self.seeds, initial=self.initial, callbacks=observe, **self.options)
+
+    @staticmethod
+    def _reported(result, progress):
+        for k, run in enumerate(result.runs if progress is not None else ()):
+            progress(k, run)
+        return result
 
     def _start(self) -> None:
         self.results, self._next = [None] * len(self.seeds), 0

@@ -195,5 +195,30 @@ class CudaBatchEvaluator(BatchEvaluator):
         cuda.memcpy_dtoh(out, self.best_x)
         return out.astype(self.problem.encoding.dtype)
 
+    def snapshot(self) -> dict:
+        """The starts' state read back from the GPU (BatchEvaluator.snapshot)."""
+        B, n = self.starts, self.problem.n
+        shape = self.neighbourhood.tabu_shape()
+
+        def read(buffer, count, dtype):
+            out = np.empty(count, dtype)
+            cuda.memcpy_dtoh(out, buffer)
+            return out
+        return {"xs": read(self.xs, B * n, self.sol_dtype).reshape(B, n),
+                "best_x": read(self.best_x, B * n, self.sol_dtype).reshape(B, n),
+                "tabu": read(self.tabu, B * self.tabu_size, np.int32).reshape(B, *shape),
+                "tenures": read(self.tenure, B * TENURE_BLOCK, np.int32).reshape(B, TENURE_BLOCK),
+                "current": read(self.current, B, self.ftype), "best": read(self.best, B, self.ftype),
+                "active": read(self.active, B, np.int32).astype(bool), "since": read(self.since, B, np.int32)}
+
+    def restore(self, snapshot: dict) -> None:
+        """A snapshot's state written to this evaluator's GPU memory, the solution-derived
+        arrays rebuilt from its solutions (BatchEvaluator.restore)."""
+        self.load(snapshot["xs"], snapshot["current"])
+        for buffer, name, dtype in ((self.best_x, "best_x", self.sol_dtype), (self.tabu, "tabu", np.int32),
+                                    (self.tenure, "tenures", np.int32), (self.best, "best", self.ftype),
+                                    (self.active, "active", np.int32), (self.since, "since", np.int32)):
+            cuda.memcpy_htod(buffer, np.ascontiguousarray(snapshot[name], dtype=dtype))
+
     def close(self) -> None:
         self.arrays.close()
