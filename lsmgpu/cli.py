@@ -67,7 +67,7 @@ def choose_method(args, problem) -> None:
     SEGMENTS_FROM cities (with coordinates) the tour segments (a colony, one
     a GPU with --gpus: not with --starts, --neighbourhood, --polish, --checkpoint or --resume, which it
     does not take), else an ILS; for a QAP on a GPU, 256 tabu starts as islands exchanging every 1,000
-    iterations (one start with --checkpoint or --resume); else one tabu search."""
+    iterations; else one tabu search."""
     on_gpu, why = cuda_available() if args.backend != "cpu" else (False, "--backend cpu")
     if args.backend == "cuda" and not on_gpu:
         raise ValueError(f"--backend cuda: {why}")
@@ -78,7 +78,7 @@ def choose_method(args, problem) -> None:
         args.algorithm = SEGMENTS if cut else FACO
     if args.algorithm is None:
         args.algorithm = "ils" if tsp else "tabu"
-        if type(problem).__name__ == "QAP" and args.starts is None and on_gpu and not (args.checkpoint or args.resume):
+        if type(problem).__name__ == "QAP" and args.starts is None and on_gpu:
             args.starts = QAP_GPU_STARTS
             if args.exchange_every is None:
                 args.exchange_every = QAP_GPU_EXCHANGE
@@ -195,12 +195,12 @@ def solve(args) -> int:
 
 
 def check_one_search(args) -> None:
-    """Checkpoints are of one search: --checkpoint / --resume with --starts or --gpus are refused,
-    and so is --stagnation with --gpus islands (each island runs until the budget's end)."""
-    many = args.starts > 1 or args.gpus or args.address
+    """Runs over Ray are not checkpointed: --checkpoint / --resume with --gpus or --address are
+    refused (with --starts, MultiStart checkpoints or refuses, naming why), and so is --stagnation
+    with --gpus islands (each island runs until the budget's end)."""
     for flag in ("checkpoint", "resume"):
-        if getattr(args, flag) and many:
-            raise ValueError(f"--{flag} saves one search's run; it does not go with --starts or --gpus")
+        if getattr(args, flag) and (args.gpus or args.address):
+            raise ValueError(f"--{flag} does not go with --gpus or --address (runs over Ray are not checkpointed)")
     if args.stagnation is not None and (args.gpus or args.address) and args.starts == 1:
         raise ValueError("--stagnation is not taken by islands over --gpus (they run to the budget's end)")
     if args.checkpoint_every is not None and not args.checkpoint:
@@ -292,9 +292,11 @@ def _many_starts(args, problem, iterations, left):
         hooks["on_chunk"] = on_chunk
     elif bar is not None:
         hooks["progress"] = lambda k, r: bar.update()
+    budget = dict(target=problem.best_known if args.target is None else args.target, stagnation=args.stagnation,
+                  checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every, **hooks)
     try:
-        multi = runner.run(iterations, seconds=left(), target=problem.best_known if args.target is None else args.target,
-                           stagnation=args.stagnation, **hooks)
+        multi = (runner.resume(args.resume, iterations=iterations, seconds=args.seconds, **budget) if args.resume
+                 else runner.run(iterations, seconds=left(), **budget))
     finally:
         if bar is not None:
             bar.close()

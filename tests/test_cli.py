@@ -240,13 +240,24 @@ def test_solve_budget_flags(capsys):
     assert "--target: must be a finite number" in capsys.readouterr().err
 
 
-def test_checkpoint_flags_are_refused_with_many_starts(tmp_path, capsys):
-    """A checkpoint is of one search: --checkpoint with --starts, and --checkpoint-every alone, are
-    refused in one line."""
-    assert main(["solve", "tai12a", "--backend", "cpu", "--starts", "3", "--checkpoint", str(tmp_path / "a")]) == 2
-    assert "does not go with --starts" in capsys.readouterr().err
+def test_checkpoint_flags_are_refused_over_ray_and_alone(tmp_path, capsys):
+    """Runs over Ray are not checkpointed: --checkpoint with --gpus, and --checkpoint-every alone,
+    are refused in one line."""
+    assert main(["solve", "tai12a", "--backend", "cpu", "--gpus", "2", "--checkpoint", str(tmp_path / "a")]) == 2
+    assert "does not go with --gpus" in capsys.readouterr().err
     assert main(["solve", "tai12a", "--backend", "cpu", "--checkpoint-every", "5"]) == 2
     assert "--checkpoint-every needs --checkpoint" in capsys.readouterr().err
+
+
+def test_many_starts_checkpoint_and_resume_from_the_command(tmp_path, capsys):
+    """--starts 3 (batched tabu searches) writes a checkpoint at 40 iterations; --resume takes it to
+    80 and writes the same best as one run of 80."""
+    ckpt, half, whole = tmp_path / "run.ckpt", tmp_path / "half.sol", tmp_path / "whole.sol"
+    common = ["solve", "tai12a", "--backend", "cpu", "--starts", "3", "--seed", "2", "--quiet", "--target", "0"]
+    assert main(common + ["--iterations", "80", "--out", str(whole)]) in (0, 1)
+    assert main(common + ["--iterations", "40", "--checkpoint", str(ckpt)]) in (0, 1)
+    assert main(common + ["--iterations", "80", "--resume", str(ckpt), "--out", str(half)]) in (0, 1)
+    assert half.read_text() == whole.read_text()
 
 
 def test_the_progress_bar_shows_the_best_and_its_gap_whenever_it_changes():
