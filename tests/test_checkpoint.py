@@ -158,18 +158,14 @@ def test_bad_checkpoint_options_are_refused(tmp_path):
 
 
 def test_a_search_that_cannot_be_checkpointed_says_so_before_running(tmp_path):
-    """DontLookILS with background merges (merge > 1) and batched ILS starts refuse a checkpoint at
-    run() and resume(), naming why, and write nothing."""
-    from lsmgpu import DontLookILS, MultiStart
+    """DontLookILS with background merges (merge > 1) refuses a checkpoint at run() and resume(),
+    naming why, and writes nothing."""
+    from lsmgpu import DontLookILS
     built = DontLookILS(tsp(), backend="cpu", seed=1, merge=4)
     with pytest.raises(ValueError, match="cannot be checkpointed.*merge=0 makes it checkpointable"):
         built.run(5, checkpoint=tmp_path / "a.ckpt")
     with pytest.raises(ValueError, match="no run of it is checkpointed"):
         built.resume(tmp_path / "a.ckpt")
-    with pytest.raises(ValueError, match="its chains are not checkpointed.*batch=False"):
-        MultiStart("ils", tsp(), starts=2, backend="cpu").resume(tmp_path / "b")
-    with pytest.raises(ValueError, match="its chains are not checkpointed.*batch=False"):
-        MultiStart("ils", tsp(), starts=2, backend="cpu").run(5, checkpoint=tmp_path / "b")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -235,34 +231,42 @@ def test_starts_one_after_the_other_resume_from_the_start_cut_short(tmp_path):
     assert [r.iterations for r in resumed.runs] == [60] * 4
 
 
-def batched_starts(backend):
-    return MultiStart(TabuSearch, QAP.from_file(QAP.shipped("tai12a")), starts=6, seed=12, backend=backend,
-                      tenure=(3, 9), exchange_every=40, history="all")
+#: batched starts: (name, a function of the backend building them, their count, the iteration budget)
+BATCHES = [
+    ("tabu", lambda backend: MultiStart(TabuSearch, QAP.from_file(QAP.shipped("tai12a")), starts=6, seed=12,
+                                        backend=backend, tenure=(3, 9), exchange_every=40, history="all"), 6, 1100),
+    ("ils", lambda backend: MultiStart(IteratedLocalSearch, tsp(60), starts=4, seed=13, backend=backend, strength=2,
+                                       exchange_every=5, history="all"), 4, 24),
+]
 
 
-def check_batch_resume_equals(backend, tmp_path):
-    """Half of 1,100 iterations (past a block of 1,024 tenures: their generators go on from the
-    file), a checkpoint, the rest resumed: the same starts' results as one uninterrupted run."""
-    whole = batched_starts(backend).run(1100)
+def check_batch_resume_equals(build, starts, iterations, backend, tmp_path):
+    """Half the iterations (for the tabu searches past a block of 1,024 tenures: their generators
+    go on from the file), a checkpoint, the rest resumed: the same starts' results as one
+    uninterrupted run."""
+    whole = build(backend).run(iterations)
     path = tmp_path / "batch.ckpt"
-    half = batched_starts(backend).run(550, checkpoint=path)
-    assert half.iterations == 6 * 550 and read_checkpoint(path, batched_starts(backend))["state"]["iteration"] == 550
-    resumed = batched_starts(backend).resume(path, iterations=1100)
+    half = build(backend).run(iterations // 2, checkpoint=path)
+    assert half.iterations == starts * (iterations // 2)
+    assert read_checkpoint(path, build(backend))["state"]["iteration"] == iterations // 2
+    resumed = build(backend).resume(path, iterations=iterations)
     same_run(resumed, whole)
     for a, b in zip(resumed.runs, whole.runs):
         same_run(a, b)
 
 
-def test_batched_starts_resume_to_the_uninterrupted_run(tmp_path):
-    """Batched tabu searches (islands exchanging every 40 iterations) resume exactly on the CPU."""
-    check_batch_resume_equals("cpu", tmp_path)
+@pytest.mark.parametrize("name, build, starts, iterations", BATCHES, ids=[b[0] for b in BATCHES])
+def test_batched_starts_resume_to_the_uninterrupted_run(name, build, starts, iterations, tmp_path):
+    """Batched tabu searches and ILS chains (islands exchanging solutions) resume exactly on the CPU."""
+    check_batch_resume_equals(build, starts, iterations, "cpu", tmp_path)
 
 
 @pytest.mark.gpu
-def test_batched_starts_resume_to_the_uninterrupted_run_on_the_gpu(tmp_path):
-    """As on the CPU, the starts' solutions, tabu memories, tenures and counters read back from the
-    GPU and written to a fresh evaluator's memory."""
-    check_batch_resume_equals("cuda", tmp_path)
+@pytest.mark.parametrize("name, build, starts, iterations", BATCHES, ids=[b[0] for b in BATCHES])
+def test_batched_starts_resume_to_the_uninterrupted_run_on_the_gpu(name, build, starts, iterations, tmp_path):
+    """As on the CPU: the tabu starts' solutions, tabu memories, tenures and counters, the ILS
+    chains' accepted and best rows, read back from the GPU and written to fresh device memory."""
+    check_batch_resume_equals(build, starts, iterations, "cuda", tmp_path)
 
 
 def test_batched_starts_refuse_a_checkpoint_of_starts_run_one_after_the_other(tmp_path):

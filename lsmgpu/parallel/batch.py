@@ -17,7 +17,6 @@ a start that reaches ``target`` stops the batch (the others report status "stopp
 """
 from __future__ import annotations
 
-import copy
 import logging
 import time
 
@@ -32,6 +31,7 @@ from ..search import TabuSearch
 from ..search.loop import Search
 from ..validation import check_count
 from ..backends.ledger import Ledger, batch_ended
+from .batch_state import batch_state, restore_batch
 from .seeds import start_solutions
 
 __all__ = ["BatchTabuSearch", "batch_unsupported"]
@@ -138,28 +138,17 @@ class BatchTabuSearch(Search):
         """The batch's own stop tests live in ``step`` (per start: the ledger)."""
         return None
 
-    # --- checkpoints: the run's fields, the ledger, the generators and the evaluator's snapshot ----
+    # --- checkpoints: the run's fields, the batch's (batch_state) and the evaluator's snapshot ----
     def state(self) -> dict:
         state = super().state()
-        state["batch"] = {"ledger": copy.deepcopy(self.ledger), "xs": self._xs.copy(),
-                          "rngs": [r.bit_generator.state for r in self._rngs],
-                          "exchange_rng": self._exchange_rng.bit_generator.state,
-                          "evaluator": self.evaluator.snapshot()}
+        state["batch"] = batch_state(self, {"evaluator": self.evaluator.snapshot()})
         return state
 
     def _restore(self, state: dict) -> None:
         """The batch as checkpointed: a fresh evaluator given the snapshot (between chunks)."""
-        batch = state.get("batch")
-        if batch is None or len(batch["rngs"]) != len(self.seeds):
-            raise ValueError(f"MultiStart: the checkpoint is not of {len(self.seeds)} batched starts "
-                             "(a checkpoint of starts run one after the other, or of another count)")
+        batch = restore_batch(self, state)
         super()._restore(state)
-        self._rngs = [np.random.default_rng(s) for s in self.seeds]
-        for rng, saved in zip(self._rngs, batch["rngs"]):
-            rng.bit_generator.state = saved
-        self._exchange_rng = np.random.default_rng()
-        self._exchange_rng.bit_generator.state = batch["exchange_rng"]
-        self.ledger, self._xs, self._per_iteration = copy.deepcopy(batch["ledger"]), batch["xs"].copy(), None
+        self._per_iteration = None
         self.evaluator = self.backend.batch_evaluator(self.problem, self.neighbourhood, len(self.seeds))
         self.evaluator.restore(batch["evaluator"])
         self._loaded = True

@@ -30,6 +30,7 @@ from ..search import IteratedLocalSearch
 from ..search.loop import Search
 from ..validation import check_count
 from ..backends.ledger import Ledger, batch_ended
+from .batch_state import batch_state, restore_batch
 from .seeds import start_solutions
 
 __all__ = ["BatchIteratedLocalSearch", "batch_ils_unsupported"]
@@ -63,7 +64,6 @@ class BatchIteratedLocalSearch(Search):
     algorithm = "MultiStart"
     needs_budget = True
     combines = True
-    checkpoint_refused = "its chains are not checkpointed"
 
     def __init__(self, problem, seeds, *, backend="auto", rule="best", strength=1, acceptance="better-equal",
                  polish=None, patience=1, candidates=None, neighbourhood=None, history: str = "improvements",
@@ -109,6 +109,26 @@ class BatchIteratedLocalSearch(Search):
     def _budget_spent(self) -> str | None:
         """The batch's own stop tests live in ``step`` (per chain: the ledger)."""
         return None
+
+    # --- checkpoints: the run's fields, the batch's (batch_state) and the population's rows -------
+    def state(self) -> dict:
+        """Between iterations every chain's current solution is its accepted one: the accepted
+        solutions, their values and the best solutions are the population."""
+        population = self.population
+        state = super().state()
+        state["batch"] = batch_state(self, {"home": population.home_solutions(), "values": population.values(),
+                                            "best": population.best_solutions()})
+        return state
+
+    def _restore(self, state: dict) -> None:
+        """The chains as checkpointed: a fresh population holding their best and accepted rows."""
+        batch = restore_batch(self, state)
+        super()._restore(state)
+        B = len(self.seeds)
+        self.population = population_for(self.backend, self.steps, B, announce="batched ILS")
+        self.population.load(batch["best"])
+        self.population.set_rows(np.arange(B), batch["home"], batch["values"], home=True)
+        self._loaded = True
 
     def step(self) -> bool:
         """One ILS iteration of every active chain (kick, descend, accept or go back); True once the
