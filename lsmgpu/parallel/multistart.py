@@ -66,10 +66,6 @@ class MultiStart(Search):
             else (None, "batch=False")
         self.batched = self.driver is not None
         self._progress = None
-        if self.batched and self.driver.checkpoint_refused:
-            self.checkpoint_refused = (f"its starts run together ({self.driver.__name__}: "
-                                       f"{self.driver.checkpoint_refused}); with batch=False they run one after "
-                                       "the other and are checkpointed between starts")
         if not self.batched and options.get("exchange_every") is not None:
             raise ValueError("MultiStart: `exchange_every` makes batched starts exchange solutions; "
                              f"these starts run one after the other ({why})")
@@ -89,11 +85,10 @@ class MultiStart(Search):
         """Run the starts (the one loop of lsmgpu.search.loop: a start a step, or the batch's own);
         ``progress(k, result)`` is called as each start ends, and for batched starts
         ``on_chunk(iterations, best)`` after every chunk of iterations. ``checkpoint``: starts run
-        one after the other write it between starts, batched tabu searches between chunks (the
-        batched ILS refuses it, naming why)."""
+        one after the other write it between starts, batched ones between their steps (a chunk of
+        tabu iterations, an ILS iteration of every chain)."""
         t0 = time.perf_counter()
         if self.batched:
-            self._checkpointer(checkpoint, checkpoint_every)        # refused where the driver cannot, naming why
             Budget.checked("MultiStart", iterations, None, seconds, target, stagnation, required=True)
             result = self._driver(on_chunk).run(
                 iterations, seconds=None if seconds is None else max(0.0, seconds - (time.perf_counter() - t0)),
@@ -110,8 +105,6 @@ class MultiStart(Search):
             self._progress = progress
             return super().resume(path, iterations=iterations, seconds=seconds, target=target,
                                   stagnation=stagnation, checkpoint=checkpoint, checkpoint_every=checkpoint_every)
-        if self.checkpoint_refused:
-            raise ValueError(f"MultiStart: no run of it is checkpointed ({self.checkpoint_refused})")
         result = self._driver(on_chunk).resume(path, iterations=iterations, seconds=seconds, target=target,
                                                stagnation=stagnation, checkpoint=checkpoint,
                                                checkpoint_every=checkpoint_every)
