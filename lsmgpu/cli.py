@@ -196,7 +196,7 @@ def solve(args) -> int:
 
 def check_one_search(args) -> None:
     """Runs over Ray are not checkpointed: --checkpoint / --resume with --gpus or --address are
-    refused (with --starts, MultiStart checkpoints or refuses, naming why), and so is --stagnation
+    refused (with --starts, MultiStart checkpoints its starts), and so is --stagnation
     with --gpus islands (each island runs until the budget's end)."""
     for flag in ("checkpoint", "resume"):
         if getattr(args, flag) and (args.gpus or args.address):

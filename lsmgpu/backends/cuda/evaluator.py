@@ -307,12 +307,11 @@ class CudaEvaluator(Evaluator):
         t0 = time.perf_counter()
         stamps = None
         if query.tabu:
-            every = np.arange(self.size, dtype=np.int64)
             if not self.neighbourhood.static:     # crowns: this step's points around the solution
-                moves = self.neighbourhood.moves(self.x, every, query.step)
+                moves = self.neighbourhood.moves(self.x, np.arange(self.size, dtype=np.int64), query.step)
             else:
                 if self._all_moves is None:       # decoded once
-                    self._all_moves = self.neighbourhood.decode(every)
+                    self._all_moves = self.neighbourhood.decode(np.arange(self.size, dtype=np.int64))
                 moves = self._all_moves
             stamps = self.tabu_stamps(self.tabu, moves)
         k = select_in(self.sense * d, stamps, query)
