@@ -307,11 +307,12 @@ class CudaEvaluator(Evaluator):
         t0 = time.perf_counter()
         stamps = None
         if query.tabu:
+            every = np.arange(self.size, dtype=np.int64)
             if not self.neighbourhood.static:     # crowns: this step's points around the solution
-                moves = self.neighbourhood.moves(self.x, np.arange(self.size, dtype=np.int64), query.step)
+                moves = self.neighbourhood.moves(self.x, every, query.step)
             else:
                 if self._all_moves is None:       # decoded once
-                    self._all_moves = self.neighbourhood.decode(np.arange(self.size, dtype=np.int64))
+                    self._all_moves = self.neighbourhood.decode(every)
                 moves = self._all_moves
             stamps = self.tabu_stamps(self.tabu, moves)
         k = select_in(self.sense * d, stamps, query)
