@@ -277,3 +277,18 @@ def test_batched_starts_refuse_a_checkpoint_of_starts_run_one_after_the_other(tm
     MultiStart(TabuSearch, problem, starts=3, seed=1, backend="cpu", batch=False).run(20, checkpoint=path)
     with pytest.raises(ValueError, match="not of 3 batched starts"):
         MultiStart(TabuSearch, problem, starts=3, seed=1, backend="cpu").resume(path, iterations=40)
+
+
+def test_ctrl_c_while_batched_starts_are_restored_returns_a_result(tmp_path, monkeypatch):
+    """Ctrl-C after the checkpoint was read but before the batch evaluator holds it: the resume
+    returns the starts' solutions with status "interrupted", not a traceback."""
+    from lsmgpu.backends.cpu import CpuBatchEvaluator
+    build = BATCHES[0][1]
+    path = tmp_path / "batch.ckpt"
+    build("cpu").run(50, checkpoint=path)
+
+    def interrupted(self, snapshot):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(CpuBatchEvaluator, "restore", interrupted)
+    result = build("cpu").resume(path, iterations=100)
+    assert result.status == "interrupted" and len(result.runs) == 6

@@ -22,7 +22,9 @@ def batch_state(search, held: dict) -> dict:
 def restore_batch(search, state: dict) -> dict:
     """The ledger, start solutions and generators of ``state`` (a checkpoint of the same number of
     batched starts: ValueError otherwise) set on ``search``; returns the batch's part, whose
-    backend arrays the caller puts back."""
+    backend arrays the caller puts back (until it has, ``_loaded`` is False: Ctrl-C in between
+    returns the start solutions)."""
+    search._loaded = False
     batch = state.get("batch")
     if batch is None or len(batch["rngs"]) != len(search.seeds):
         raise ValueError(f"MultiStart: the checkpoint is not of {len(search.seeds)} batched starts "
