@@ -103,6 +103,8 @@ def choose_method(args, problem) -> None:
         raise ValueError("--local-search applies to --algorithm acs, mmas or ga")
     if args.lk is not None and args.algorithm not in (FACO, CHAINS, SEGMENTS):
         raise ValueError(f"--lk / --no-lk apply to --algorithm {FACO}, {CHAINS} or {SEGMENTS}")
+    if args.lk_depth is not None and args.algorithm not in (FACO, CHAINS, SEGMENTS):
+        raise ValueError(f"--lk-depth applies to --algorithm {FACO}, {CHAINS} or {SEGMENTS}")
     if args.candidates is not None and args.algorithm not in ("ils", "vns", "acs", "mmas", FACO, CHAINS, SEGMENTS):
         raise ValueError(f"--candidates applies to --algorithm ils, vns, acs, mmas, {FACO}, {CHAINS} or {SEGMENTS}")
     if args.starts is None:

@@ -106,6 +106,9 @@ def parser() -> argparse.ArgumentParser:
     solve.add_argument("--lk", action=argparse.BooleanOptionalAction, default=None,
                        help="faco / dontlook-ils / segments: the descents also make LK3 moves (Lin-Kernighan's third level: "
                             "sequential 3-opt moves with two reversals); default: the method's own (on for segments)")
+    solve.add_argument("--lk-depth", type=int, default=None, metavar="D",
+                       help="faco / dontlook-ils / segments: where no other move improves, the descents search "
+                            "Lin-Kernighan's variable-depth move, a chain of up to D 2-opt moves (0: none, the default)")
     solve.add_argument("--neighbourhood", choices=["swap", "2opt", "3exchange", "2opt-candidates", "oropt", "3opt-candidates"],
                        default=None,
                        help="TSP neighbourhood (default: 2opt, and for ils candidate 2-opt; swap is the paper's "

@@ -33,11 +33,18 @@ def _spans(spans) -> str:
     return f"{spans.min()}" if spans.min() == spans.max() else f"{spans.min()} .. {spans.max()}"
 
 
+def _chain_depth(rules) -> str:
+    """The descents' LK chain in words ("" without one)."""
+    return f", LK chains of up to {rules.lk_depth} moves" if rules.lk_depth else ""
+
+
 def options(args) -> tuple[dict, callable]:
     """The search's options from the flags, and what to say about a search built with them."""
     chosen, describe = _options(args)
     if args.lk is not None:
         chosen["lk"] = args.lk
+    if args.lk_depth is not None:
+        chosen["lk_depth"] = args.lk_depth
     if args.candidates is not None:
         chosen["candidates"] = args.candidates
         return chosen, lambda s: f"{describe(s)}, candidates {args.candidates}"
@@ -55,15 +62,17 @@ def _options(args) -> tuple[dict, callable]:
         exchange = CHAINS_EXCHANGE if args.exchange_every is None else args.exchange_every
         return (dict(chains=args.chains, exchange_every=exchange, initial=args.initial_solution),
                 lambda s: f"{s.chains} chains, kicked segments <= {_spans(s.spans)}, exchange every {exchange} rounds"
-                          + (", LK3 moves" if s.rules.lk else ""))
+                          + (", LK3 moves" if s.rules.lk else "") + _chain_depth(s.rules))
     if name == FACO:
         return (dict(ants=args.ants, initial=args.initial_solution),
                 lambda s: f"{s.ants} ants moving {s.moves} cities each, 2-opt + Or-opt"
-                          + (" + Or-3opt" if s.rules.or3 else "") + (" + LK3" if s.rules.lk else "") + " descents")
+                          + (" + Or-3opt" if s.rules.or3 else "") + (" + LK3" if s.rules.lk else "") + " descents"
+                          + _chain_depth(s.rules))
     if name == SEGMENTS:
         return (dict(initial=args.initial_solution),
                 lambda s: f"{s.problem.n // s.m:,} segments of {s.m:,} cities, {s.round_kicks:,} kicks a round each, "
-                          f"2-opt + Or-opt" + (" + LK3" if s.descent.lk else "") + " descents, the whole tour's every "
+                          f"2-opt + Or-opt" + (" + LK3" if s.descent.lk else "") + " descents"
+                          + _chain_depth(s.descent) + ", the whole tour's every "
                           f"{s.params.descent_every} rounds")
     if name in ("acs", "mmas"):
         return (dict(ants=args.ants, local_search=_local_search(args), initial=args.initial_solution),

@@ -49,6 +49,7 @@ import time
 import numpy as np
 
 from .fallback import kernel_or_host
+from .lk import lk_check
 
 __all__ = ["DontLookRules", "CpuDontLook", "dontlook_for", "moves_per_city", "check_city", "apply_steps",
            "improve_city", "enqueue"]
@@ -56,14 +57,19 @@ __all__ = ["DontLookRules", "CpuDontLook", "dontlook_for", "moves_per_city", "ch
 
 class DontLookRules:
     """The moves a check evaluates: ``candidates`` (n, K) per city, Or-opt segments up to
-    ``segment``, with ``or3`` the Or-3opt moves and with ``lk`` the LK3 moves too.
-    ``candidates`` may be a function that makes the table (the α-nearest: their ascent then runs
-    where the table is first read, in the search's set-up and inside its time budget, not when
-    the search is made)."""
+    ``segment``, with ``or3`` the Or-3opt moves and with ``lk`` the LK3 moves too; with
+    ``lk_depth`` > 0, where none of them improves, the variable-depth LK chain of up to that many
+    2-opt moves (lsmgpu/backends/lk.py). ``candidates`` may be a function that makes the table
+    (the α-nearest: their ascent then runs where the table is first read, in the search's set-up
+    and inside its time budget, not when the search is made)."""
 
-    def __init__(self, candidates, segment: int, or3: bool = False, lk: bool = False):
+    def __init__(self, candidates, segment: int, or3: bool = False, lk: bool = False, lk_depth: int = 0):
         self._candidates = candidates if callable(candidates) else self._table(candidates)
-        self.segment, self.or3, self.lk = int(segment), bool(or3), bool(lk)
+        self.segment, self.or3, self.lk, self.lk_depth = int(segment), bool(or3), bool(lk), int(lk_depth)
+
+    def with_candidates(self, candidates) -> "DontLookRules":
+        """The same moves over another candidate table (a tour segment's)."""
+        return DontLookRules(candidates, self.segment, self.or3, self.lk, self.lk_depth)
 
     @staticmethod
     def _table(candidates) -> np.ndarray:
@@ -82,6 +88,7 @@ class DontLookRules:
 
     @property
     def moves(self) -> int:
+        """The moves a check evaluates at once (the LK chain's stages come after, where none improves)."""
         return moves_per_city(self.k, self.segment, self.or3, self.lk)
 
 
@@ -99,7 +106,8 @@ def _plan_or(p, s1, s2, q, u, w, o):
 def check_city(c: int, x: np.ndarray, pos: np.ndarray, rules: DontLookRules, between):
     """City c's best improving move: (delta, number, the edges its steps remove, the cities to
     queue), or None where no move of c improves. Every move of c is evaluated at once, in the
-    numbering of the module's docstring (axes dir, r for 2-opt; dir, L, r, e, o for Or-opt)."""
+    numbering of the module's docstring (axes dir, r for 2-opt; dir, L, r, e, o for Or-opt); where
+    none improves and ``rules.lk_depth`` > 0, the LK chain's (number ``rules.moves``)."""
     n, K, S = len(x), rules.k, rules.segment
     cand = rules.candidates[c].astype(np.int64)
     pc, pcand = int(pos[c]), pos[cand]
@@ -140,7 +148,7 @@ def check_city(c: int, x: np.ndarray, pos: np.ndarray, rules: DontLookRules, bet
     deltas = np.concatenate([part.ravel() for part in parts])
     ok = np.concatenate([part.ravel() for part in oks]) & (deltas < 0)
     if not ok.any():
-        return None
+        return lk_check(c, x, pos, rules, between) if rules.lk_depth else None
     number = int(np.argmin(np.where(ok, deltas, np.inf)))
     if number < 2 * K:
         d, r = divmod(number, K)

@@ -192,8 +192,7 @@ class CpuSegmentChains(CpuChains):
         return self.cut.lengths(x, first)
 
     def _advance(self, k: int, budget: int, deadline) -> None:
-        m = self.moves
-        self.rules = DontLookRules(self.cut.candidates[k], m.segment, m.or3, m.lk)
+        self.rules = self.moves.with_candidates(self.cut.candidates[k])
         self.between = self.cut.between_of(k)
         super()._advance(k, budget, deadline)
 

@@ -18,10 +18,12 @@ from ..backends.population import auto_chain, population_for
 from ..neighbourhoods import Neighbourhood
 from ..validation import check_count, check_flag
 
-__all__ = ["ALPHA_CANDIDATES", "DontLookDescent"]
+__all__ = ["ALPHA_CANDIDATES", "MAX_LK_DEPTH", "DontLookDescent"]
 
 #: ``candidates="alpha"``: the 5 α-nearest cities, LKH's default (MAX_CANDIDATES = 5)
 ALPHA_CANDIDATES = 5
+#: the deepest LK chain (levels; the GPU block's shared memory holds them)
+MAX_LK_DEPTH = 12
 
 
 class DontLookDescent:
@@ -38,11 +40,15 @@ class DontLookDescent:
     lk         : also the LK3 moves (Lin-Kernighan's third level: a 2-opt move continued from c4 to
                  one of its candidates and closed by a second reversal: 2 K^2 more moves a check;
                  default False)
+    lk_depth   : d > 0: where none of those moves improves, Lin-Kernighan's variable-depth move, a
+                 chain of up to d 2-opt moves from the city over its free end's candidates, searched
+                 in stages of 3 levels (lsmgpu/backends/lk.py; at most MAX_LK_DEPTH; default 0: none)
     polish     : None, "auto" (the problem's ILS chain) or a Neighbourhood or a sequence of them:
                  a chain of batched descents run from the don't-look local optima
     """
 
-    def __init__(self, candidates=None, *, segment: int = 3, or3: bool = False, lk: bool = False, polish=None):
+    def __init__(self, candidates=None, *, segment: int = 3, or3: bool = False, lk: bool = False, lk_depth: int = 0,
+                 polish=None):
         if isinstance(candidates, str) and candidates != "alpha":
             raise ValueError(f"DontLookDescent: `candidates` must be an int, 'alpha', a table or None, got {candidates!r}")
         self.candidates = candidates if candidates is None or isinstance(candidates, (int, np.integer, str)) \
@@ -50,6 +56,7 @@ class DontLookDescent:
         self.segment = check_count("DontLookDescent", "segment", segment, 0, 16)
         self.or3 = check_flag("DontLookDescent", "or3", or3)
         self.lk = check_flag("DontLookDescent", "lk", lk)
+        self.lk_depth = check_count("DontLookDescent", "lk_depth", lk_depth, 0, MAX_LK_DEPTH)
         if isinstance(polish, Neighbourhood):
             polish = [polish]
         if not (polish is None or polish == "auto" or (isinstance(polish, (list, tuple)) and polish
@@ -73,7 +80,7 @@ class DontLookDescent:
         table = self.candidates
         if isinstance(table, str):                  # "alpha", made when first read
             return DontLookRules(lambda: problem.candidate_lists(ALPHA_CANDIDATES, "alpha"), self.segment, self.or3,
-                                 self.lk)
+                                 self.lk, self.lk_depth)
         if isinstance(table, (int, np.integer)):
             k = check_count("DontLookDescent", "candidates", table, 1, problem.n - 1)
             table = problem.candidate_lists(k)
@@ -89,7 +96,7 @@ class DontLookDescent:
                              f"{table.shape} {table.dtype}")
         if table.min() < 0 or table.max() >= problem.n:
             raise ValueError(f"DontLookDescent: `candidates` must hold cities 0 .. {problem.n - 1}")
-        return DontLookRules(table, self.segment, self.or3, self.lk)
+        return DontLookRules(table, self.segment, self.or3, self.lk, self.lk_depth)
 
     def population(self, backend, problem, rows: int, rng):
         """The rows that run this descent (and its polish) on ``backend`` (``rng`` unused: the
@@ -106,7 +113,8 @@ class DontLookDescent:
         table = "problem's" if table is None else repr(table) if isinstance(table, (int, np.integer, str)) \
             else f"{table.shape[1]} per city"
         polish = "" if self.polish is None else f", polish={self.polish!r}"
-        moves = (", or3=True" if self.or3 else "") + (", lk=True" if self.lk else "")
+        moves = (", or3=True" if self.or3 else "") + (", lk=True" if self.lk else "") \
+            + (f", lk_depth={self.lk_depth}" if self.lk_depth else "")
         return f"DontLookDescent(candidates={table}, segment={self.segment}{moves}{polish})"
 
 

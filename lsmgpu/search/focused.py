@@ -57,6 +57,7 @@ class FocusedParams:
     segment: int = 3
     or3: bool = OR3
     lk: bool = False
+    lk_depth: int = 0
 
     def __post_init__(self):
         owner = "FocusedACO"
@@ -87,8 +88,8 @@ class FocusedACO(PopulationSearch):
     global_best_source : probability that the global best, not the iteration's best, is the next
                          source and deposits (0.01)
     walk               : steps an ant may walk (default n)
-    candidates, segment, or3, lk : the descent's (DontLookDescent's; ``or3`` default OR3: with
-                         the Or-3opt moves; ``lk`` default False); the ants choose among the same
+    candidates, segment, or3, lk, lk_depth : the descent's (DontLookDescent's; ``or3`` default
+                         OR3: with the Or-3opt moves; ``lk`` default False, ``lk_depth`` 0); the ants choose among the same
                          candidates (at most 32 a city on the GPU)
     initial            : the start tour (None: the problem's initial solution); it is descended
                          whole first
@@ -111,7 +112,7 @@ class FocusedACO(PopulationSearch):
         if problem.n < 8:
             raise ValueError(f"FocusedACO: the ants move cities of tours of at least 8, {problem.name} has {problem.n}")
         self.rules = DontLookDescent(params.candidates, segment=params.segment, or3=params.or3,
-                                     lk=params.lk).bound(problem)
+                                     lk=params.lk, lk_depth=params.lk_depth).bound(problem)
         self.ants = default_ants(problem.n) if params.ants is None else params.ants
         if self.backend.name == "cpu":              # on a GPU the ants' tours live there (its own check)
             self._check_memory("ants", self.ants)

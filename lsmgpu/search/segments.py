@@ -53,6 +53,7 @@ class TourSegmentsParams:
     candidates: object = None
     segment: int = 3
     lk: bool = True
+    lk_depth: int = 0
 
     def __post_init__(self):
         counts = (("segment_cities", 8, 2**20), ("round_kicks", 0, 2**31 - 1), ("kick_segment", 1, 2**20),
@@ -79,10 +80,11 @@ class TourSegments(PopulationSearch):
     start          : the start tour where ``initial`` gives none: "curve" (the cities along a
                      Hilbert curve: 0.3 s at 1,000,000 cities against the greedy tour's 10, and
                      as good after 60 s; the default) or "problem" (its ``initial_solution``)
-    candidates, segment, lk : the descents' (DontLookDescent's): the problem's ILS candidate lists
+    candidates, segment, lk, lk_depth : the descents' (DontLookDescent's): the problem's ILS candidate lists
                      (or "alpha", an int K, a table), Or-opt segments up to ``segment`` (default 3),
                      LK3 moves with ``lk`` (default on: 1.09 % against 1.29 % at 60 s on 1,000,000
-                     cities, 1.22 against 1.52 % on pla85900)
+                     cities, 1.22 against 1.52 % on pla85900), the LK chain with ``lk_depth``
+                     (default 0)
     initial        : the start tour (None: ``start``'s)
     backend, seed, callbacks, history : as for every search
 
@@ -112,7 +114,7 @@ class TourSegments(PopulationSearch):
         wanted = p.segment_cities or max(MIN_CITIES, min(SEGMENT_CITIES, n // MIN_SEGMENTS))
         self.m = min(wanted, n // 2)
         self.round_kicks = self.m // KICKS_PER if p.round_kicks is None else p.round_kicks
-        self.descent = DontLookDescent(p.candidates, segment=p.segment, lk=p.lk)
+        self.descent = DontLookDescent(p.candidates, segment=p.segment, lk=p.lk, lk_depth=p.lk_depth)
         self.initial = None if initial is None else problem.encoding.validate(np.asarray(initial))
 
     def _start_solution(self) -> np.ndarray:

@@ -13,6 +13,7 @@ import numpy as np
 
 from ...kernels import render_skeleton
 from ..dontlook_chains import WALK_TRIES
+from ..lk import lk_stage
 from .driver import DeviceBuffers, cuda, launch, load_module, pack, synchronize
 
 __all__ = ["CudaDontLook", "CudaChains", "dontlook_bytes", "BLOCK", "CHAIN_BLOCK"]
@@ -100,6 +101,7 @@ class CudaDontLook:
         device = options.context.get_device()
         self.row_shared = self.row_shared_bytes(device)
         source = render_skeleton("dontlook.cu.j2", K=rules.k, S=rules.segment, OR3=int(rules.or3), LK=int(rules.lk),
+                                 LK_DEPTH=rules.lk_depth, LK_STAGE=lk_stage(rules.lk_depth),
                                  BLOCK=self.block, DISTANCE=distance.device_source(), SHARED_ROWS=bool(self.row_shared),
                                  WALK_TRIES=WALK_TRIES, SEGMENT_ROWS=int(self.per_row_cities),
                                  TABLE_WIDTH=table.size // len(rules.candidates))

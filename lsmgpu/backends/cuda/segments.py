@@ -25,7 +25,7 @@ class CudaSegmentChains(CudaChains):
     def __init__(self, rules: DontLookRules, kicks, distance: EdgeDistance, rows: int, m: int, options):
         n = len(rules.candidates)
         width = distance.table.size // n
-        blocks = DontLookRules(np.zeros((rows * m, rules.k), np.int32), rules.segment, rules.or3, rules.lk)
+        blocks = rules.with_candidates(np.zeros((rows * m, rules.k), np.int32))
         local = EdgeDistance(distance.between, np.zeros(rows * m * width, distance.table.dtype),
                              lambda: fixed_end_source(distance.device_source()))
         super().__init__(blocks, kicks, local, rows, options)
