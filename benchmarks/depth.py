@@ -9,9 +9,10 @@ city's 5 α-nearest, against its 5 and 10 quadrant neighbours. The reference tou
 (POPMUSIC configuration, ``--alpha-lkh-seconds``), one process per instance on a core of its own,
 its gap in the row.
 
-``depth``: at each of ``--depth-seconds``, every ``--depth-configs`` entry (method:candidates[:lk],
-method faco or dontlook-ils, candidates "quadrant" (the default lists), "alpha" or "alphaK", lk:
-the descents' LK3 moves too) on
+``depth``: at each of ``--depth-seconds``, every ``--depth-configs`` entry
+(method:candidates[:lk][:chainD], method faco or dontlook-ils, candidates "quadrant" (the default
+lists), "alpha" or "alphaK", lk: the descents' LK3 moves too, chainD: their LK chain of up to D
+2-opt moves, ``lk_depth``) on
 the GPU, one after another from a freshly read instance (the ascent inside the budget), kernels
 built before; LKH-3 in the configurations of ``--depth-lkh`` (defaults: its defaults; popmusic:
 CANDIDATE_SET_TYPE = POPMUSIC with INITIAL_PERIOD = 100; none: no LKH rows), each ``RUNS = 1``, ``TOTAL_TIME_LIMIT`` the budget, each in a process of
@@ -20,8 +21,8 @@ its wall time is reported as measured, and a run without a tour ``--depth-lkh-wa
 the GPU rows end is stopped and reported as such.
 
 ``lk-descent``: one descent of the greedy tour (its own seconds and gap) for each of
-``--descent-configs`` (candidates[:or3][:lk]: "quadrant" (10 quadrant neighbours) or "alpha", with
-the Or-3opt and LK3 moves), lsmgpu.parallel.improve with a DontLookDescent on the backend: the
+``--descent-configs`` (candidates[:or3][:lk][:chainD]: "quadrant" (10 quadrant neighbours) or
+"alpha", with the Or-3opt and LK3 moves, the LK chain of up to D moves), lsmgpu.parallel.improve with a DontLookDescent on the backend: the
 descent's wall seconds after a warm-up descent (kernels built; the α-lists made, their seconds
 apart) and the local optimum's gap.
 
@@ -133,11 +134,21 @@ def _candidates(text: str, problem: TSP):
     return problem.candidate_lists(int(text[len("alpha"):]), "alpha")
 
 
+def _moves(tokens) -> dict:
+    """A config's move tokens ("lk", "or3", "chainD") as the descent's options lk, or3, lk_depth."""
+    depth = [int(t[len("chain"):]) for t in tokens if t.startswith("chain")]
+    return dict(lk="lk" in tokens, or3="or3" in tokens, lk_depth=depth[0] if depth else 0)
+
+
+def _label(moves: dict) -> str:
+    return (", LK3" if moves["lk"] else "") + (f", LK chain {moves['lk_depth']}" if moves["lk_depth"] else "")
+
+
 def table_depth(args, path_of, emit) -> list[dict]:
     """lsmgpu's TSP searches beside LKH-3 at equal wall time (see the module docstring)."""
     names = [name for name in args.depth_instances.split(",") if name]
     paths = [path_of("tsplib", name) for name in names]
-    configs = [(entry.split(":") + [""])[:3] for entry in args.depth_configs.split(",")]
+    configs = [(entry.split(":") + [""])[:2] + [entry.split(":")[2:]] for entry in args.depth_configs.split(",")]
     peers = {LKH_NAMES[name]: LKH_CONFIGS[LKH_NAMES[name]] for name in args.depth_lkh.split(",") if name != "none"}
     rows = []
     for seconds in (float(s) for s in args.depth_seconds.split(",")):
@@ -146,19 +157,20 @@ def table_depth(args, path_of, emit) -> list[dict]:
         for path in paths:
             for method, candidates, moves in configs:
                 warm = TSP.from_file(path)
-                search, lk = SEARCHES[method], moves == "lk"
+                search, chosen = SEARCHES[method], _moves(moves)
+                chosen.pop("or3")
                 search(warm, backend=args.backend_choice, seed=0, candidates=_candidates(candidates, warm),
-                       lk=lk).run(iterations=1)
+                       **chosen).run(iterations=1)
                 problem = TSP.from_file(path)           # fresh: its ascent runs inside the budget
                 t0 = time.perf_counter()
                 made = search(problem, backend=args.backend_choice, seed=0, candidates=_candidates(candidates, problem),
-                              lk=lk)
+                              **chosen)
                 result = made.run(seconds=seconds - (time.perf_counter() - t0), target=problem.best_known)
                 wall = time.perf_counter() - t0
                 assert problem.evaluate(result.solution) == result.fitness
                 rows.append(dict(table="depth", instance=problem.name, n=problem.n, device=args.meta["device"],
                                  commit=args.meta["commit"],
-                                 strategy=f"{made.algorithm} ({candidates}{', LK3' if lk else ''})",
+                                 strategy=f"{made.algorithm} ({candidates}{_label(chosen)})",
                                  budget_s=seconds, seconds=round(wall, 2), iterations=result.iterations,
                                  gap_pct=round(100 * problem.gap(result.fitness), 3), status=result.status))
                 emit(rows[-1])
@@ -194,7 +206,7 @@ def table_lk_descent(args, path_of, emit) -> list[dict]:
             t0 = time.perf_counter()
             table = problem.candidate_lists(5, "alpha") if candidates == "alpha" else None
             lists_s = time.perf_counter() - t0
-            descent = DontLookDescent(table, or3="or3" in moves, lk="lk" in moves)
+            descent = DontLookDescent(table, **_moves(moves))
             improve(problem, start[None], descent, backend=args.backend_choice)           # kernels built
             t0 = time.perf_counter()
             done = improve(problem, start[None], descent, backend=args.backend_choice)
