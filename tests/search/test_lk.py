@@ -207,3 +207,28 @@ def test_gpu_searches_with_chains_equal_the_cpu_searches(method):
         iterations = 25
     runs = [make(b).run(iterations=iterations) for b in ("cpu", "cuda")]
     assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("share_rows", [True, False])
+def test_gpu_ants_with_chains_equal_the_hosts(share_rows, monkeypatch):
+    """Focused ants that walk, then descend with the LK chain on 1,200 cities: tours and lengths
+    equal the reference's (an ant's walk queues its step's cities, a chain its own)."""
+    from lsmgpu.backends.cuda import dontlook as cuda_dontlook
+    from lsmgpu.backends.focused import CpuFocusedAnts, FocusRules
+    monkeypatch.setattr(cuda_dontlook, "SHARE_ROWS", share_rows)
+    problem = tsp_of("int-coords", 1200, seed=4)
+    rules, distance, B = rules_of(problem, k=10, depth=6, or3=True), problem.edge_distance(), 8
+    focus = FocusRules(5, 16, 10**6)
+    host = CpuFocusedAnts(rules, focus, distance, B, beta=2.0)
+    gpu = resolve("cuda").focused_ants(rules, focus, distance, B, 2.0)
+    try:
+        source = local_optima(problem, rules, rows=1)[0]
+        for side in (host, gpu):
+            side.start(source, float(length(problem, source)), 0.3)
+        for iteration in range(2):
+            lengths = host.build(iteration)
+            assert np.array_equal(gpu.build(iteration), lengths)
+            assert all(np.array_equal(gpu.tour(k), host.tour(k)) for k in range(B))
+    finally:
+        gpu.close()
