@@ -21,7 +21,7 @@ import numpy as np
 from ..backends.dontlook import CpuDontLook, dontlook_for
 from ..backends.focused import MAX_ITERATIONS, CpuFocusedAnts, FocusRules, trail_limits, trail_scale
 from ..validation import check_count, check_number
-from .dontlook import DontLookDescent
+from .dontlook import DontLookDescent, default_lk_depth
 from .population import PopulationSearch
 
 __all__ = ["FocusedACO", "FocusedParams"]
@@ -57,7 +57,7 @@ class FocusedParams:
     segment: int = 3
     or3: bool = OR3
     lk: bool = False
-    lk_depth: int = 0
+    lk_depth: int | None = None
 
     def __post_init__(self):
         owner = "FocusedACO"
@@ -89,7 +89,8 @@ class FocusedACO(PopulationSearch):
                          source and deposits (0.01)
     walk               : steps an ant may walk (default n)
     candidates, segment, or3, lk, lk_depth : the descent's (DontLookDescent's; ``or3`` default
-                         OR3: with the Or-3opt moves; ``lk`` default False, ``lk_depth`` 0); the ants choose among the same
+                         OR3: with the Or-3opt moves; ``lk`` default False; ``lk_depth`` default GPU_LK_DEPTH
+                         on a GPU, 0 on the CPU); the ants choose among the same
                          candidates (at most 32 a city on the GPU)
     initial            : the start tour (None: the problem's initial solution); it is descended
                          whole first
@@ -112,7 +113,8 @@ class FocusedACO(PopulationSearch):
         if problem.n < 8:
             raise ValueError(f"FocusedACO: the ants move cities of tours of at least 8, {problem.name} has {problem.n}")
         self.rules = DontLookDescent(params.candidates, segment=params.segment, or3=params.or3,
-                                     lk=params.lk, lk_depth=params.lk_depth).bound(problem)
+                                     lk=params.lk,
+                                     lk_depth=default_lk_depth(params.lk_depth, self.backend)).bound(problem)
         self.ants = default_ants(problem.n) if params.ants is None else params.ants
         if self.backend.name == "cpu":              # on a GPU the ants' tours live there (its own check)
             self._check_memory("ants", self.ants)

@@ -22,7 +22,7 @@ from ..backends.dontlook import CpuDontLook, dontlook_for
 from ..backends.dontlook_chains import KickRules, kick_span
 from ..backends.segments import SegmentCut, segment_chains_for
 from ..validation import check_count
-from .dontlook import DontLookDescent
+from .dontlook import DontLookDescent, default_lk_depth
 from .population import PopulationSearch
 
 __all__ = ["TourSegments", "TourSegmentsParams"]
@@ -53,7 +53,7 @@ class TourSegmentsParams:
     candidates: object = None
     segment: int = 3
     lk: bool = True
-    lk_depth: int = 0
+    lk_depth: int | None = None
 
     def __post_init__(self):
         counts = (("segment_cities", 8, 2**20), ("round_kicks", 0, 2**31 - 1), ("kick_segment", 1, 2**20),
@@ -84,7 +84,7 @@ class TourSegments(PopulationSearch):
                      (or "alpha", an int K, a table), Or-opt segments up to ``segment`` (default 3),
                      LK3 moves with ``lk`` (default on: 1.09 % against 1.29 % at 60 s on 1,000,000
                      cities, 1.22 against 1.52 % on pla85900), the LK chain with ``lk_depth``
-                     (default 0)
+                     (default GPU_LK_DEPTH on a GPU, 0 on the CPU)
     initial        : the start tour (None: ``start``'s)
     backend, seed, callbacks, history : as for every search
 
@@ -114,7 +114,8 @@ class TourSegments(PopulationSearch):
         wanted = p.segment_cities or max(MIN_CITIES, min(SEGMENT_CITIES, n // MIN_SEGMENTS))
         self.m = min(wanted, n // 2)
         self.round_kicks = self.m // KICKS_PER if p.round_kicks is None else p.round_kicks
-        self.descent = DontLookDescent(p.candidates, segment=p.segment, lk=p.lk, lk_depth=p.lk_depth)
+        self.descent = DontLookDescent(p.candidates, segment=p.segment, lk=p.lk,
+                                       lk_depth=default_lk_depth(p.lk_depth, self.backend))
         self.initial = None if initial is None else problem.encoding.validate(np.asarray(initial))
 
     def _start_solution(self) -> np.ndarray:

@@ -217,7 +217,8 @@ def test_gpu_ants_equal_the_hosts(kind, n, moves, or3, lk, share_rows, monkeypat
 def test_gpu_search_equals_the_cpu_search(or3, lk):
     """GPU search equals the CPU search (with and without the Or-3opt and LK3 moves)."""
     problem = TSP.from_file(TSP.shipped("kroA100"))
-    runs = [FocusedACO(problem, ants=6, backend=b, seed=2, or3=or3, lk=lk).run(iterations=25) for b in ("cpu", "cuda")]
+    runs = [FocusedACO(problem, ants=6, backend=b, seed=2, or3=or3, lk=lk, lk_depth=0).run(iterations=25)
+            for b in ("cpu", "cuda")]
     assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
     assert runs[0].evaluations == runs[1].evaluations
 

@@ -232,3 +232,17 @@ def test_gpu_ants_with_chains_equal_the_hosts(share_rows, monkeypatch):
             assert all(np.array_equal(gpu.tour(k), host.tour(k)) for k in range(B))
     finally:
         gpu.close()
+
+
+def test_the_chain_is_on_by_default_on_a_gpu_only():
+    """FocusedACO and TourSegments descend with chains of GPU_LK_DEPTH on a GPU, none on the CPU
+    (the NumPy reference's chains are slow), unless lk_depth is given."""
+    from lsmgpu.search.dontlook import GPU_LK_DEPTH, default_lk_depth
+
+    class Gpu:
+        name = "cuda"
+    problem = TSP.from_file(TSP.shipped("berlin52"))
+    assert FocusedACO(problem, backend="cpu").rules.lk_depth == 0
+    assert FocusedACO(problem, backend="cpu", lk_depth=3).rules.lk_depth == 3
+    assert TourSegments(problem, backend="cpu").descent.lk_depth == 0
+    assert default_lk_depth(None, Gpu()) == GPU_LK_DEPTH == 6 and default_lk_depth(2, Gpu()) == 2
