@@ -197,12 +197,13 @@ def solve(args) -> int:
 
 
 def check_one_search(args) -> None:
-    """Runs over Ray are not checkpointed: --checkpoint / --resume with --gpus or --address are
-    refused (with --starts, MultiStart checkpoints its starts), and so is --stagnation
-    with --gpus islands (each island runs until the budget's end)."""
+    """Islands over Ray are not checkpointed: --checkpoint / --resume with --gpus or --address are
+    refused unless --starts runs starts over them (RayMultiStart checkpoints its starts' results),
+    and so is --stagnation with --gpus islands (each island runs until the budget's end)."""
     for flag in ("checkpoint", "resume"):
-        if getattr(args, flag) and (args.gpus or args.address):
-            raise ValueError(f"--{flag} does not go with --gpus or --address (runs over Ray are not checkpointed)")
+        if getattr(args, flag) and (args.gpus or args.address) and args.starts == 1:
+            raise ValueError(f"--{flag} does not go with islands over --gpus or --address (they are not "
+                             "checkpointed; starts are: --starts N)")
     if args.stagnation is not None and (args.gpus or args.address) and args.starts == 1:
         raise ValueError("--stagnation is not taken by islands over --gpus (they run to the budget's end)")
     if args.checkpoint_every is not None and not args.checkpoint:
@@ -269,7 +270,9 @@ def _many_starts(args, problem, iterations, left):
     """--starts: MultiStart here, or RayMultiStart with --gpus / --address; one bar over the starts.
     Returns the best start's SearchResult (None on an error already reported)."""
     from .parallel.multistart import MultiStart
-    options = dict(starts=args.starts, seed=args.seed, backend=args.backend, initial=args.initial_solution)
+    options = dict(starts=args.starts, seed=args.seed, backend=args.backend)
+    if args.initial_solution is not None:                  # RayMultiStart draws every start's own
+        options["initial"] = args.initial_solution
     if args.candidates is not None:
         options["candidates"] = args.candidates
     if args.exchange_every is not None:

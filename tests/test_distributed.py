@@ -136,6 +136,42 @@ def test_actors_run_their_starts_as_batches(qap):
         RayMultiStart(TabuSearch, qap, starts=2, batch=0)
 
 
+def test_starts_over_ray_resume_from_a_checkpoint_to_the_uninterrupted_results(qap, tmp_path):
+    """Ctrl-C after two of six tabu starts (one a batch): the checkpoint written before it keeps
+    the results gathered; resume runs the other starts from their seeds and every start's
+    trajectory equals the uninterrupted run's."""
+    whole = RayMultiStart(TabuSearch, qap, starts=6, seed=5, backend="cpu", batch=1).run(150)
+    path, arrived = tmp_path / "starts.ckpt", []
+
+    def interrupt(k, result):
+        arrived.append(k)
+        if len(arrived) == 3:
+            raise KeyboardInterrupt
+
+    cut = RayMultiStart(TabuSearch, qap, starts=6, seed=5, backend="cpu", batch=1)
+    assert cut.run(150, progress=interrupt, checkpoint=path, checkpoint_every=0).status == "interrupted"
+    resumed_runner = RayMultiStart(TabuSearch, qap, starts=6, seed=5, backend="cpu", batch=1)
+    ran_again = []
+    resumed = resumed_runner.resume(path, progress=lambda k, r: ran_again.append(k))
+    assert resumed.status == "done" and 1 <= len(ran_again) <= 4
+    assert resumed.fitness == whole.fitness and np.array_equal(resumed.solution, whole.solution)
+    for mine, theirs in zip(resumed.runs, whole.runs):
+        assert np.array_equal(mine.history, theirs.history)
+
+
+def test_the_command_checkpoints_starts_over_ray(tmp_path, capsys):
+    """`lsmgpu solve --gpus 2 --starts 4 --checkpoint` then `--resume` writes the same best as
+    one run."""
+    from lsmgpu.cli import main
+    ckpt, half, whole = tmp_path / "run.ckpt", tmp_path / "half.sol", tmp_path / "whole.sol"
+    common = ["solve", "tai12a", "--backend", "cpu", "--gpus", "2", "--starts", "4", "--seed", "2", "--quiet",
+              "--target", "0"]
+    assert main(common + ["--iterations", "80", "--out", str(whole)]) in (0, 1)
+    assert main(common + ["--iterations", "80", "--checkpoint", str(ckpt)]) in (0, 1)
+    assert main(common + ["--iterations", "80", "--resume", str(ckpt), "--out", str(half)]) in (0, 1)
+    assert half.read_text() == whole.read_text()
+
+
 def test_islands_post_and_take_best_tours():
     """Two DontLookILS islands (CPU actors) exchanging every round: both run their kicks, the
     board holds the best tour any posted, which is the result's."""
@@ -293,3 +329,18 @@ def test_one_tours_segments_over_two_actors():
     assert np.array_equal(np.sort(result.solution), np.arange(problem.n))
     assert result.fitness == problem.evaluate(result.solution) < result.history[0]
     assert np.all(np.diff(result.history) < 0) and np.array_equal(runs[1].solution, result.solution)
+
+
+def test_one_tours_segments_over_two_actors_resume_from_a_checkpoint(tmp_path):
+    """RayTourSegments checkpointed after 2 of 4 rounds (the tour and the round counters live on
+    the driver; the actors hold a round's chains only) and resumed ends with the uninterrupted
+    run's tour."""
+    from lsmgpu import RayTourSegments
+    problem = TSP(np.round(np.random.default_rng(3).uniform(0, 10_000, (1500, 2))), name="uniform1500")
+    make = lambda: RayTourSegments(problem, seed=4, segment_cities=150, round_kicks=10, backend="cpu")  # noqa: E731
+    whole = make().run(iterations=4)
+    path = tmp_path / "segments.ckpt"
+    assert make().run(iterations=2, checkpoint=path).iterations == 2
+    resumed = make().resume(path, iterations=4)
+    assert resumed.iterations == 4 and resumed.fitness == whole.fitness
+    assert np.array_equal(resumed.solution, whole.solution)

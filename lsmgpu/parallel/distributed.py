@@ -11,7 +11,11 @@ when it returns one, so fast and slow GPUs share the work), gathers the results 
   every actor is told to stop, which ends its current search with the best so far;
 * on Ctrl-C does the same and returns the best of everything gathered;
 * survives an actor that dies: its batch is rerun on another actor (once), or its starts are
-  reported in the result's ``lost``; none is silently dropped.
+  reported in the result's ``lost``; none is silently dropped;
+* is checkpointed by start: a checkpoint keeps the results gathered so far, and ``resume`` runs
+  every start without one from its seed (the starts still running when the checkpoint was
+  written start again), so a seeded run with an iteration budget resumes to the uninterrupted
+  run's results.
 
 ``ray.init()`` with no ``address`` starts Ray on this machine, so the same code serves one
 multi-GPU host and a cluster (``address="ray://..."`` or ``"auto"``).
@@ -113,7 +117,8 @@ class RayMultiStart(Search):
 
     algorithm = "RayMultiStart"
     combines = True
-    checkpoint_refused = "a run over Ray actors is not checkpointed yet"
+    #: a checkpoint keeps the starts' results gathered so far (the module's docstring)
+    state_fields = ("results", "workers_of")
 
     def __init__(self, search, problem, *, starts: int, seed=None, workers: int | None = None,
                  batch: int | None = None, address: str | None = None, **options):
@@ -159,14 +164,30 @@ class RayMultiStart(Search):
         return super().run(iterations, seconds=seconds, target=target, stagnation=stagnation, checkpoint=checkpoint,
                            checkpoint_every=checkpoint_every)
 
+    def resume(self, path, *, progress=None, **budget) -> SearchResult:
+        """Go on from the checkpoint at ``path`` (Search.resume): the starts without a result run
+        from their seeds; ``progress`` as for ``run``."""
+        self._progress = progress
+        return super().resume(path, **budget)
+
     def _start(self) -> None:
-        """The actors (unless start_actors() started them) and the first batch of starts for each."""
+        self.results, self.workers_of = [None] * len(self.seeds), {}
+        self._launch()
+
+    def _restore(self, state: dict) -> None:
+        """The results of a checkpoint; the starts without one run again from their seeds."""
+        super()._restore(state)
+        self._launch()
+
+    def _launch(self) -> None:
+        """The actors (unless start_actors() started them) and the first batch for each, of the
+        starts that have no result yet."""
         ray = self._ray = ray_module()
-        self.results, self.workers_of, self.lost = [None] * len(self.seeds), {}, []
-        self._pending, self._stopped, self._overall = {}, False, "done"
+        self.lost, self._pending, self._stopped, self._overall = [], {}, False, "done"
         self._devices = self.devices if self.actors else self._start_actors(ray)
-        size = self.batch or -(-len(self.seeds) // len(self.actors))
-        self._queue = [tuple(range(i, min(i + size, len(self.seeds)))) for i in range(0, len(self.seeds), size)]
+        todo = [k for k, result in enumerate(self.results) if result is None]
+        size = self.batch or max(1, -(-len(todo) // len(self.actors)))
+        self._queue = [tuple(todo[i:i + size]) for i in range(0, len(todo), size)]
         self._attempts = {chunk: 0 for chunk in self._queue}
         self._alive = set(range(len(self.actors)))
         for a in range(len(self.actors)):
