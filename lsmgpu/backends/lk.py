@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["lk_stage", "lk_check"]
+__all__ = ["lk_check", "lk_stage"]
 
 
 def lk_stage(depth: int) -> int:

@@ -4,6 +4,8 @@ chain's reversals to a copy of the tour, descents ending where no chain improves
 descents, ILS chains, focused ants and tour segments equal the NumPy reference with it."""
 import numpy as np
 import pytest
+from lsmgpu.problems import TSP
+from lsmgpu.problems.candidates import quadrant_candidates
 
 from lsmgpu import DontLookDescent, DontLookILS, FocusedACO, TourSegments
 from lsmgpu.backends import resolve
@@ -12,8 +14,6 @@ from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, apply_steps, ch
 from lsmgpu.backends.dontlook_chains import WALK_TRIES
 from lsmgpu.backends.lk import lk_check, lk_stage
 from lsmgpu.kernels import nvcc_compile, render_skeleton
-from lsmgpu.problems import TSP
-from lsmgpu.problems.candidates import quadrant_candidates
 
 from .test_dontlook import length, positions, tsp_of
 
