@@ -197,13 +197,8 @@ def solve(args) -> int:
 
 
 def check_one_search(args) -> None:
-    """Islands over Ray are not checkpointed: --checkpoint / --resume with --gpus or --address are
-    refused unless --starts runs starts over them (RayMultiStart checkpoints its starts' results),
-    and so is --stagnation with --gpus islands (each island runs until the budget's end)."""
-    for flag in ("checkpoint", "resume"):
-        if getattr(args, flag) and (args.gpus or args.address) and args.starts == 1:
-            raise ValueError(f"--{flag} does not go with islands over --gpus or --address (they are not "
-                             "checkpointed; starts are: --starts N)")
+    """--stagnation is refused with --gpus islands (each island runs until the budget's end), and
+    --checkpoint-every without --checkpoint."""
     if args.stagnation is not None and (args.gpus or args.address) and args.starts == 1:
         raise ValueError("--stagnation is not taken by islands over --gpus (they run to the budget's end)")
     if args.checkpoint_every is not None and not args.checkpoint:

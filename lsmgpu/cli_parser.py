@@ -127,7 +127,7 @@ def parser() -> argparse.ArgumentParser:
     stop.add_argument("--target", type=_number,
                       help="stop at this objective value or better (default: the instance's best known, if it has one)")
     stop.add_argument("--stagnation", type=_count(1), help="stop after this many iterations without a new best")
-    saved = solve.add_argument_group("checkpoints (over Ray, --gpus / --address, only with --starts)")
+    saved = solve.add_argument_group("checkpoints (over Ray, --gpus / --address: islands write one file each beside FILE)")
     saved.add_argument("--checkpoint", metavar="FILE", help="write the run's state here every --checkpoint-every "
                        "seconds and at the end (a run cut by Ctrl-C keeps the last one)")
     saved.add_argument("--checkpoint-every", type=_seconds, metavar="S", help="seconds between checkpoints (default 60)")

@@ -115,7 +115,10 @@ def _islands(args, problem, iterations, left, chosen):
                          backend=args.backend, params=method.Params(**own), **chosen)
     print(f"{islands.method} islands on {problem.name} (n = {problem.n}, {args.gpus or 'one per'} GPU(s), best "
           f"solutions exchanged every {islands.exchange_every} iterations)", file=sys.stderr)
-    multi = islands.run(iterations, seconds=left(), target=problem.best_known if args.target is None else args.target)
+    budget = dict(seconds=left(), target=problem.best_known if args.target is None else args.target,
+                  checkpoint=args.checkpoint, checkpoint_every=args.checkpoint_every)
+    multi = islands.resume(args.resume, iterations=iterations, **budget) if args.resume else \
+        islands.run(iterations, **budget)
     return combined_result(problem, multi, "island")
 
 

@@ -240,14 +240,8 @@ def test_solve_budget_flags(capsys):
     assert "--target: must be a finite number" in capsys.readouterr().err
 
 
-def test_checkpoint_flags_are_refused_over_ray_islands_and_alone(tmp_path, capsys):
-    """Islands over Ray are not checkpointed: --checkpoint with --gpus (without --starts), and
-    --checkpoint-every alone, are refused in one line."""
-    assert main(["solve", "tai12a", "--backend", "cpu", "--gpus", "2", "--checkpoint", str(tmp_path / "a")]) == 2
-    assert "does not go with islands over --gpus" in capsys.readouterr().err
-    assert main(["solve", "berlin52", "--backend", "cpu", "--gpus", "2", "--algorithm", "faco",
-                 "--resume", str(tmp_path / "a")]) == 2
-    assert "does not go with islands over --gpus" in capsys.readouterr().err
+def test_checkpoint_every_alone_is_refused(tmp_path, capsys):
+    """--checkpoint-every without --checkpoint is refused in one line."""
     assert main(["solve", "tai12a", "--backend", "cpu", "--checkpoint-every", "5"]) == 2
     assert "--checkpoint-every needs --checkpoint" in capsys.readouterr().err
 

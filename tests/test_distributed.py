@@ -344,3 +344,40 @@ def test_one_tours_segments_over_two_actors_resume_from_a_checkpoint(tmp_path):
     resumed = make().resume(path, iterations=4)
     assert resumed.iterations == 4 and resumed.fitness == whole.fitness
     assert np.array_equal(resumed.solution, whole.solution)
+
+
+def test_asynchronous_islands_go_on_from_their_checkpoints(tmp_path):
+    """Two FocusedACO islands run 3 iterations with a checkpoint (each island its own file, the
+    driver the board's best); resumed to 6, every island goes on from its third iteration (its
+    history keeps the first three's improvements) and none is worse. A checkpoint of 2 islands
+    is refused by a run of 3, and synchronous islands refuse a checkpoint, naming why."""
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    make = lambda islands=2, **o: RayIslands(problem, method="faco", islands=islands, exchange_every=2,  # noqa: E731
+                                             backend="cpu", seed=3, ants=4, moves=4, lk_depth=0, **o)
+    path = tmp_path / "islands.ckpt"
+    first = make().run(3, checkpoint=path, checkpoint_every=0)
+    assert path.is_file() and all((tmp_path / f"islands.ckpt.island{a}").is_file() for a in range(2))
+    resumed = make().resume(path, iterations=6)
+    assert [r.iterations for r in first.runs] == [3, 3] and [r.iterations for r in resumed.runs] == [6, 6]
+    for before, after in zip(first.runs, resumed.runs):
+        assert after.fitness <= before.fitness
+        assert [i for i, _, _ in after.improvements if i <= 3] == [i for i, _, _ in before.improvements]
+    assert resumed.fitness == problem.evaluate(resumed.solution)
+    with pytest.raises(ValueError, match="the checkpoint holds 2 islands, this run has 3"):
+        make(islands=3).resume(path, iterations=6)
+    with pytest.raises(ValueError, match="synchronous islands"):
+        make(synchronous=True).run(3, checkpoint=tmp_path / "sync.ckpt")
+
+
+def test_the_command_checkpoints_islands_over_ray(tmp_path, capsys):
+    """`lsmgpu solve --gpus 2 --algorithm faco --checkpoint` writes the driver's file and one per
+    island; `--resume` goes on from them to the larger iteration budget."""
+    from lsmgpu.cli import main
+    ckpt = tmp_path / "islands.ckpt"
+    common = ["solve", "kroA100", "--backend", "cpu", "--gpus", "2", "--algorithm", "faco", "--ants", "4",
+              "--lk-depth", "0", "--seed", "2", "--quiet", "--target", "0"]
+    assert main(common + ["--iterations", "2", "--checkpoint", str(ckpt), "--checkpoint-every", "0"]) in (0, 1)
+    assert ckpt.is_file() and all((tmp_path / f"islands.ckpt.island{a}").is_file() for a in range(2))
+    capsys.readouterr()
+    assert main(common + ["--iterations", "4", "--resume", str(ckpt)]) in (0, 1)
+    assert "8 iterations" in capsys.readouterr().out          # two islands' 4 each

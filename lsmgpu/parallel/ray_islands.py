@@ -20,16 +20,26 @@ As for ``RayMultiStart``: ``seconds`` is the whole run's (the actors' start-up i
 deadline, on a target reached or on Ctrl-C every island is told to stop and returns its best so
 far; an island whose actor dies is reported in the result's ``lost`` (the others stop waiting
 for it), and the best solution it posted stays on the board (``board_value``, ``board_tour``).
+
+Checkpoints (asynchronous islands): ``run(checkpoint=PATH, checkpoint_every=S)`` has every island
+write its own search's checkpoint to ``PATH.island<k>`` every S seconds and when it ends, and the
+driver write PATH (the islands' files and the board's best) every second at most; ``resume(PATH)``
+starts every island from its file (an island that had written none starts afresh from its seed)
+and the board from its best. The files must be on a file system every actor sees. Synchronous
+islands refuse a checkpoint: each island's file is written at its own time, so the islands would
+resume at different exchanges.
 """
 from __future__ import annotations
 
 import dataclasses
 import logging
 import time
+from pathlib import Path
 
 import numpy as np
 
 from .. import search as searches
+from ..checkpoint import read_checkpoint
 from ..result import SearchResult
 from ..search.loop import Search
 from ..validation import check_count, check_options
@@ -86,6 +96,11 @@ class Board:
     def best(self):
         return self.value, self.tour, self.posts
 
+    def restore(self, value: float, tour) -> None:
+        """The best of a checkpointed run, before any island posts."""
+        if tour is not None:
+            self.value, self.tour = float(value), np.array(tour, copy=True)
+
 
 class IslandRunner:
     """What an actor holds: the problem, the search's class and options, and a stop flag the
@@ -97,12 +112,14 @@ class IslandRunner:
     def device(self) -> str:
         return actor_device(self.problem, self.options)
 
-    def run(self, island: int, seed, board, exchange_every: int, synchronous: bool, iterations, deadline, target):
+    def run(self, island: int, seed, board, exchange_every: int, synchronous: bool, iterations, deadline, target,
+            saving=(None, None, None)):
         """One island until its budget or the driver's stop: (its SearchResult, the solutions it
-        took from the board, its work: (count, unit))."""
+        took from the board, its work: (count, unit)). ``saving``: the checkpoint file it goes on
+        from where that exists, the one it writes, and the seconds between two writes."""
         import ray
         left = None if deadline is None else max(0.0, deadline - time.time())
-        iterations_done, holder = [0], {}
+        iterations_done, holder = [0], {}        # this call's (a resumed island exchanges on from there)
 
         def exchange(state) -> bool:
             search = holder["search"]
@@ -125,7 +142,13 @@ class IslandRunner:
         try:
             search = self.method(self.problem, seed=seed, callbacks=[exchange], **self.options)
             holder["search"] = search
-            result = search.run(iterations, seconds=left, target=target)
+            origin, file, every = saving
+            if origin is not None and Path(origin).is_file():     # the whole run's seconds: before and left
+                before = read_checkpoint(origin, search)["elapsed"]
+                result = search.resume(origin, iterations=iterations, seconds=None if left is None else before + left,
+                                       target=target, checkpoint=file, checkpoint_every=every)
+            else:
+                result = search.run(iterations, seconds=left, target=target, checkpoint=file, checkpoint_every=every)
             if search.best_x is not None:        # before the result: the driver then finds it on the board
                 ray.get(board.post.remote(float(search.best), search.best_x))
         finally:
@@ -157,7 +180,10 @@ class RayIslands(Search):
     algorithm = "RayIslands"
     needs_budget = True
     combines = True
-    checkpoint_refused = "a run over Ray actors is not checkpointed yet"
+    #: the driver's checkpoint: the islands' own files and the board's best (the module's docstring)
+    state_fields = ("island_files", "board_value", "board_tour")
+    #: seconds between two writes of the driver's (small) checkpoint, at most
+    DRIVER_EVERY = 1.0
 
     def __init__(self, problem, *, method: str = "dontlook-ils", islands: int | None = None,
                  exchange_every: int | None = None, synchronous: bool = False, gpus_per_island: float = 1.0,
@@ -171,7 +197,11 @@ class RayIslands(Search):
         every = cls.island_exchange_every if exchange_every is None else exchange_every
         self.exchange_every = check_count("RayIslands", "exchange_every", every, 1)
         self.synchronous, self.gpus_per_island = bool(synchronous), float(gpus_per_island)
+        if self.synchronous:
+            self.checkpoint_refused = ("synchronous islands: each island's file is written at its own time, so "
+                                       "they would resume at different exchanges")
         self._init_run(None, None, "improvements")
+        self.island_files, self.board_value, self.board_tour, self._saving = [], np.inf, None, (None, None)
         self.seed, self.address = seed, address
         self.options = options
         self.actors: list = []
@@ -209,24 +239,69 @@ class RayIslands(Search):
         ``progress(k, result)`` as each island's result arrives. Each island's result (in the
         result's ``runs``) has its ``work``; after the run, per island, ``migrants`` (solutions
         taken from the board), and the board's best (``board_value``, ``board_tour``, ``posts``)."""
-        self._progress = progress
+        self._progress, self._saving = progress, (checkpoint, checkpoint_every)
         return super().run(iterations, seconds=seconds, target=target, checkpoint=checkpoint,
-                           checkpoint_every=checkpoint_every)
+                           checkpoint_every=None if checkpoint is None else self._driver_every(checkpoint_every))
+
+    def resume(self, path, *, progress=None, checkpoint=None, checkpoint_every=None, **budget) -> SearchResult:
+        """Go on from the checkpoint at ``path`` (Search.resume): every island from its own file,
+        the board from its best; ``progress`` as for ``run``; with ``checkpoint`` the islands and
+        the driver write on (the islands to ``checkpoint``'s island files)."""
+        self._progress, self._saving = progress, (checkpoint, checkpoint_every)
+        return super().resume(path, checkpoint=checkpoint, checkpoint_every=None if checkpoint is None
+                              else self._driver_every(checkpoint_every), **budget)
+
+    def _driver_every(self, every) -> float:
+        """The driver's period: the islands' (``every``, default 60 s), at most DRIVER_EVERY."""
+        return self.DRIVER_EVERY if every is None else min(float(every), self.DRIVER_EVERY)
 
     def _start(self) -> None:
-        """The actors (unless start_actors() started them) and every island's run."""
+        self.island_files = []
+        self._launch(resume=False)
+
+    def _restore(self, state: dict) -> None:
+        """The islands from their files (Search.resume read the driver's), the board from its best."""
+        super()._restore(state)
+        self._launch(resume=True)
+
+    def state(self) -> dict:
+        """The islands' files and the board's best now (each island's state is in its own file)."""
+        if self.board is not None:
+            self.board_value, self.board_tour, _ = self._ray.get(self.board.best.remote())
+        return super().state()
+
+    def _check_islands(self, count) -> None:
+        """A resumed run has the checkpoint's number of islands (ValueError naming both)."""
+        if count and count != len(self.island_files):
+            raise ValueError(f"RayIslands: the checkpoint holds {len(self.island_files)} islands, this run has {count}")
+
+    def _launch(self, resume: bool) -> None:
+        """The actors (unless start_actors() started them) and every island's run: afresh, or
+        (``resume``) from the islands' checkpoint files."""
         ray = self._ray = ray_module()
         self.results, self.workers_of, self.lost, self._pending = [None] * max(1, len(self.actors)), {}, [], {}
         self._stopped, self._overall = False, "done"
+        if resume:
+            self._check_islands(len(self.actors) or self.islands)      # before any actor starts, where known
         self._devices = self.devices if self.actors else self._start_actors(ray)
         count = len(self.actors)
+        if resume:
+            self._check_islands(count)
+        origins = self.island_files if resume else [None] * count
+        path, every = self._saving
+        self.island_files = [None] * count if path is None else [str(Path(path).resolve()) + f".island{a}"
+                                                                 for a in range(count)]
+        if resume:
+            ray.get(self.board.restore.remote(self.board_value, self.board_tour))
         self.results, self.migrants = [None] * count, [0] * count
         seeds = spawn_seeds(self.seed, count)
         b = self.budget
         deadline = None if b.seconds is None else time.time() - self.elapsed + b.seconds
         self._deadline = deadline
         self._pending = {self.actors[a].run.remote(a, seeds[a], self.board, self.exchange_every, self.synchronous,
-                                                   b.iterations, deadline, b.target): a for a in range(count)}
+                                                   b.iterations, deadline, b.target,
+                                                   (origins[a], self.island_files[a], every)): a
+                         for a in range(count)}
 
     def _budget_spent(self) -> str | None:
         """The driver's own stop tests live in ``step`` (the deadline, an island at the target)."""
