@@ -157,27 +157,16 @@ def test_bad_checkpoint_options_are_refused(tmp_path):
         search.run(5, checkpoint=tmp_path / "nowhere" / "a.ckpt")
 
 
-def test_a_search_that_cannot_be_checkpointed_says_so_before_running(tmp_path):
-    """DontLookILS with background merges (merge > 1) refuses a checkpoint at run() and resume(),
-    naming why, and writes nothing."""
-    from lsmgpu import DontLookILS
-    built = DontLookILS(tsp(), backend="cpu", seed=1, merge=4)
-    with pytest.raises(ValueError, match="cannot be checkpointed.*merge=0 makes it checkpointable"):
-        built.run(5, checkpoint=tmp_path / "a.ckpt")
-    with pytest.raises(ValueError, match="no run of it is checkpointed"):
-        built.resume(tmp_path / "a.ckpt")
-    assert list(tmp_path.iterdir()) == []
-
-
-def check_dontlook_ils_resume(backend, tmp_path):
+def check_dontlook_ils_resume(backend, tmp_path, merge=0):
     """A DontLookILS run stopped after its third round (a callback), checkpointed and resumed under
     its own budget, equals the uninterrupted run: tours, queues, don't-look bits and kick counters
-    are read back from the backend."""
+    are read back from the backend; with ``merge`` > 1 the merge running in its thread at the
+    checkpoint starts again from its tours."""
     from lsmgpu import DontLookILS
 
     def build(**options):
-        return DontLookILS(tsp(60), chains=3, round_checks=25, exchange_every=2, merge=0, seed=11, backend=backend,
-                           **options)
+        return DontLookILS(tsp(60), chains=8 if merge else 3, round_checks=25, exchange_every=2, merge=merge,
+                           seed=11, backend=backend, **options)
 
     alone = build()
     whole = alone.run(12)
@@ -192,9 +181,10 @@ def check_dontlook_ils_resume(backend, tmp_path):
     assert resumed.work == whole.work and again.rounds == alone.rounds
 
 
-def test_dontlook_ils_resumes_where_it_stopped(tmp_path):
-    """On the CPU (the chains' state copied)."""
-    check_dontlook_ils_resume("cpu", tmp_path)
+@pytest.mark.parametrize("merge", [0, 3])
+def test_dontlook_ils_resumes_where_it_stopped(tmp_path, merge):
+    """On the CPU (the chains' state copied), with and without background merges."""
+    check_dontlook_ils_resume("cpu", tmp_path, merge)
 
 
 @pytest.mark.gpu

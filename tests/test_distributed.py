@@ -365,8 +365,11 @@ def test_asynchronous_islands_go_on_from_their_checkpoints(tmp_path):
     assert resumed.fitness == problem.evaluate(resumed.solution)
     with pytest.raises(ValueError, match="the checkpoint holds 2 islands, this run has 3"):
         make(islands=3).resume(path, iterations=6)
-    with pytest.raises(ValueError, match="synchronous islands"):
+    with pytest.raises(ValueError, match="cannot be checkpointed .synchronous islands"):
         make(synchronous=True).run(3, checkpoint=tmp_path / "sync.ckpt")
+    with pytest.raises(ValueError, match="no run of it is checkpointed .synchronous islands"):
+        make(synchronous=True).resume(path)
+    assert not (tmp_path / "sync.ckpt").exists()
 
 
 def test_the_command_checkpoints_islands_over_ray(tmp_path, capsys):

@@ -134,9 +134,6 @@ class DontLookILS(PopulationSearch):
         self.walks = kick_walks(self.chains, self.kick_walk, p.walk_share)
         self.exchange_every = p.exchange_every
         self.merge = (MERGE if problem.n >= MERGE_FROM else 0) if p.merge is None else p.merge
-        if self.merge > 1:
-            self.checkpoint_refused = ("its merges run in a thread beside the chains (merge > 1, the default from "
-                                       f"{MERGE_FROM:,} cities); merge=0 makes it checkpointable")
         self.merging = None
         self.round_checks = p.round_checks
         self.initial = None if initial is None else self._starts(initial)
@@ -163,6 +160,10 @@ class DontLookILS(PopulationSearch):
         self._build_chains()
         self.population.load(xs)
         self.rounds = 0
+        self._start_merges()
+
+    def _start_merges(self) -> None:
+        """The merges' thread (with ``merge`` > 1)."""
         if self.merge > 1:
             self.merging = BackgroundMerge(self.distance.between)
             self.parts.append(self.merging)
@@ -179,12 +180,17 @@ class DontLookILS(PopulationSearch):
         self.device = getattr(self.population, "device", "")
 
     def _part_states(self) -> dict:
-        return {**super()._part_states(), "chains": self.population.memory()}
+        merging = self.merging.memory() if self.merging else None
+        return {**super()._part_states(), "chains": self.population.memory(), "merging": merging}
 
     def _restore_parts(self, parts: dict) -> None:
-        """The chains as the start builds them, then the checkpoint's tours, queues and counters."""
+        """The chains as the start builds them, then the checkpoint's tours, queues and counters;
+        the merge that was running starts again from its tours."""
         self._build_chains()
         self.population.load_memory(parts["chains"])
+        self._start_merges()
+        if self.merging:
+            self.merging.load_memory(parts["merging"])
 
     def _start_solution(self) -> np.ndarray:
         """The start tour of every chain (its best where ``initial`` gives one per chain)."""

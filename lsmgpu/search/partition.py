@@ -236,16 +236,27 @@ class BackgroundMerge:
     merges (a merge of 32 tours of 85,900 cities takes about a second; PyCUDA lets go of Python's
     lock while it waits for the GPU). ``start(tours)`` begins one, ``take(timeout)`` waits for it
     (at most ``timeout`` seconds; None: as long as it takes, so runs stay reproducible) and gives
-    (tour, its length) where it came out shorter than its first tour, else None; ``close()``."""
+    (tour, its length) where it came out shorter than its first tour, else None; ``close()``.
+    ``memory()`` / ``load_memory()``: the running merge's tours and the counters, for a checkpoint
+    (a restored merge starts again from its tours: merges are deterministic)."""
 
     def __init__(self, between):
         self.between = between
         self.pool = ThreadPoolExecutor(1, thread_name_prefix="lsmgpu-merge")
-        self.pending = None
+        self.pending = self.tours = None
         self.shorter, self.seconds = 0, 0.0     # merges that came out shorter; the thread's time
 
     def start(self, tours) -> None:
-        self.pending = self.pool.submit(self._merge, np.array(tours))
+        self.tours = np.array(tours)
+        self.pending = self.pool.submit(self._merge, self.tours)
+
+    def memory(self) -> dict:
+        return {"tours": self.tours, "shorter": self.shorter, "seconds": self.seconds}
+
+    def load_memory(self, memory: dict) -> None:
+        self.shorter, self.seconds = memory["shorter"], memory["seconds"]
+        if memory["tours"] is not None:
+            self.start(memory["tours"])
 
     def _merge(self, tours):
         started = time.perf_counter()
@@ -260,7 +271,7 @@ class BackgroundMerge:
         except Late:
             return None                          # still running: dropped (the thread ends it unread)
         finally:
-            self.pending = None
+            self.pending = self.tours = None
         self.seconds += took
         if gain <= 0:
             return None
