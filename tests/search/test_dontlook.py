@@ -24,9 +24,29 @@ def tsp_of(kind: str, n: int, seed: int = 0) -> TSP:
     return TSP(coords, name=f"tsp{n}")
 
 
-def rules_of(problem, k=10, segment=3, or3=False, lk=False):
+def rules_of(problem, k=10, segment=3, or3=False, lk=False, lk_depth=0):
     coords = problem.coords if problem.coords is not None else np.random.default_rng(1).uniform(0, 1, (problem.n, 2))
-    return DontLookRules(quadrant_candidates(coords, min(k, problem.n - 1)), segment, or3, lk)
+    return DontLookRules(quadrant_candidates(coords, min(k, problem.n - 1)), segment, or3, lk, lk_depth)
+
+
+def assert_gpu_rows_equal_the_hosts(rules, distance, xs, launch_checks=(None,), monkeypatch=None):
+    """The GPU's descents of the tours ``xs`` make the NumPy reference's tours, lengths, moves and
+    checks, with each of ``launch_checks`` as the checks of a launch (None: the module's CHECKS)."""
+    from lsmgpu.backends.cuda import dontlook
+    host = CpuDontLook(rules, distance, len(xs))
+    host.load(xs)
+    expected = host.descend(np.ones(len(xs), bool))
+    for checks in launch_checks:
+        if checks is not None:
+            monkeypatch.setattr(dontlook, "CHECKS", checks)
+        rows = resolve("cuda").dontlook(rules, distance, len(xs))
+        try:
+            rows.load(xs)
+            made, evaluated, finished = rows.descend(np.ones(len(xs), bool))
+            assert finished and np.array_equal(made, expected[0]) and np.array_equal(evaluated, expected[1])
+            assert np.array_equal(rows.solutions(), host.solutions()) and np.array_equal(rows.values(), host.values())
+        finally:
+            rows.close()
 
 
 def length(problem, x):
@@ -285,23 +305,10 @@ def test_dontlook_kernel_compiles_for_sm90(kind, block):
 def test_gpu_rows_equal_the_hosts(kind, n, k, segment, or3, lk, monkeypatch):
     """The same tours, lengths, moves and checks as the NumPy reference, also when a launch's
     check budget cuts the descents (CHECKS = 7); with and without the Or-3opt and LK3 moves."""
-    from lsmgpu.backends.cuda import dontlook
     problem = tsp_of(kind, n, seed=n)
-    rules, distance = rules_of(problem, k, segment, or3, lk), problem.edge_distance()
-    xs = np.stack([np.random.default_rng(k).permutation(n) for k in range(6)]).astype(np.int32)
-    host = CpuDontLook(rules, distance, 6)
-    host.load(xs)
-    expected = host.descend(np.ones(6, bool))
-    for checks in (4096, 7):
-        monkeypatch.setattr(dontlook, "CHECKS", checks)
-        rows = resolve("cuda").dontlook(rules, distance, 6)
-        try:
-            rows.load(xs)
-            made, evaluated, finished = rows.descend(np.ones(6, bool))
-            assert finished and np.array_equal(made, expected[0]) and np.array_equal(evaluated, expected[1])
-            assert np.array_equal(rows.solutions(), host.solutions()) and np.array_equal(rows.values(), host.values())
-        finally:
-            rows.close()
+    xs = np.stack([np.random.default_rng(r).permutation(n) for r in range(6)]).astype(np.int32)
+    assert_gpu_rows_equal_the_hosts(rules_of(problem, k, segment, or3, lk), problem.edge_distance(), xs, (4096, 7),
+                                    monkeypatch)
 
 
 @pytest.mark.gpu

@@ -4,8 +4,6 @@ chain's reversals to a copy of the tour, descents ending where no chain improves
 descents, ILS chains, focused ants and tour segments equal the NumPy reference with it."""
 import numpy as np
 import pytest
-from lsmgpu.problems import TSP
-from lsmgpu.problems.candidates import quadrant_candidates
 
 from lsmgpu import DontLookDescent, DontLookILS, FocusedACO, TourSegments
 from lsmgpu.backends import resolve
@@ -14,13 +12,15 @@ from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, apply_steps, ch
 from lsmgpu.backends.dontlook_chains import WALK_TRIES
 from lsmgpu.backends.lk import lk_check, lk_stage
 from lsmgpu.kernels import nvcc_compile, render_skeleton
+from lsmgpu.problems import TSP
 
-from .test_dontlook import length, positions, tsp_of
+from .test_dontlook import assert_gpu_rows_equal_the_hosts, length, positions, tsp_of
+from .test_dontlook import rules_of as dontlook_rules
 
 
 def rules_of(problem, k=6, depth=5, **moves):
-    coords = problem.coords if problem.coords is not None else np.random.default_rng(1).uniform(0, 1, (problem.n, 2))
-    return DontLookRules(quadrant_candidates(coords, min(k, problem.n - 1)), 3, lk_depth=depth, **moves)
+    """test_dontlook's rules (quadrant candidates, segments of 3) with the LK chain of ``depth``."""
+    return dontlook_rules(problem, k, lk_depth=depth, **moves)
 
 
 def local_optima(problem, rules, rows=3, seed=0):
@@ -175,19 +175,8 @@ def test_lk_kernel_compiles_for_sm90(depth, shared, segments):
 def test_gpu_descents_with_chains_equal_the_hosts(kind, n, k, depth):
     """The same tours, lengths, moves and checks as the NumPy reference with the LK chain."""
     problem = tsp_of(kind, n, seed=n)
-    rules, distance = rules_of(problem, k, depth, or3=True, lk=True), problem.edge_distance()
     xs = np.stack([np.random.default_rng(r).permutation(n) for r in range(6)]).astype(np.int32)
-    host = CpuDontLook(rules, distance, 6)
-    host.load(xs)
-    expected = host.descend(np.ones(6, bool))
-    rows = resolve("cuda").dontlook(rules, distance, 6)
-    try:
-        rows.load(xs)
-        made, evaluated, finished = rows.descend(np.ones(6, bool))
-        assert finished and np.array_equal(made, expected[0]) and np.array_equal(evaluated, expected[1])
-        assert np.array_equal(rows.solutions(), host.solutions()) and np.array_equal(rows.values(), host.values())
-    finally:
-        rows.close()
+    assert_gpu_rows_equal_the_hosts(rules_of(problem, k, depth, or3=True, lk=True), problem.edge_distance(), xs)
 
 
 @pytest.mark.gpu
