@@ -31,7 +31,6 @@ SEARCHES = [
     ("ga", lambda backend, **o: GeneticAlgorithm(tsp(), genes=32, groups=2, exchange_every=3, seed=8,
                                                  backend=backend, **o), 12),
     ("faco", lambda backend, **o: FocusedACO(tsp(), ants=6, seed=10, backend=backend, **o), 12),
-    ("faco-merge", lambda backend, **o: FocusedACO(tsp(60), ants=8, merge=3, seed=10, backend=backend, **o), 12),
     ("ga-short-tabu", lambda backend, **o: GeneticAlgorithm(tsp(), genes=16, seed=9, backend=backend,
                                                             local_search=ShortTabuSearch(20, tenure=(2, 6)), **o), 5),
 ]

@@ -14,7 +14,6 @@ steering where the kicks go.
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,7 +22,6 @@ from ..backends.dontlook import CpuDontLook, dontlook_for
 from ..backends.focused import MAX_ITERATIONS, CpuFocusedAnts, FocusRules, trail_limits, trail_scale
 from ..validation import check_count, check_number
 from .dontlook import DontLookDescent, default_lk_depth
-from .partition import BackgroundMerge
 from .population import PopulationSearch
 
 __all__ = ["FocusedACO", "FocusedParams"]
@@ -60,11 +58,9 @@ class FocusedParams:
     or3: bool = OR3
     lk: bool = False
     lk_depth: int | None = None
-    merge: int = 0
 
     def __post_init__(self):
         owner = "FocusedACO"
-        object.__setattr__(self, "merge", check_count(owner, "merge", self.merge, 0, 2**20))
         for name, low, high in (("ants", 1, 2**20), ("moves", 1, 2**31 - 1), ("walk", 1, 2**31 - 1)):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_count(owner, name, getattr(self, name), low, high))
@@ -92,10 +88,6 @@ class FocusedACO(PopulationSearch):
     global_best_source : probability that the global best, not the iteration's best, is the next
                          source and deposits (0.01)
     walk               : steps an ant may walk (default n)
-    merge              : the iteration's ``merge`` best ants are merged into the best tour by
-                         partition crossover (lsmgpu/search/partition.py), in a thread beside the
-                         next iteration; a merge that comes out shorter than the best becomes the
-                         best (0: none, the default; at most ``ants``)
     candidates, segment, or3, lk, lk_depth : the descent's (DontLookDescent's; ``or3`` default
                          OR3: with the Or-3opt moves; ``lk`` default False; ``lk_depth`` default GPU_LK_DEPTH
                          on a GPU, 0 on the CPU); the ants choose among the same
@@ -131,9 +123,6 @@ class FocusedACO(PopulationSearch):
         self.walk = problem.n if params.walk is None else params.walk
         self.rho, self.p_best, self.beta = params.rho, params.p_best, params.beta
         self.global_best_source = params.global_best_source
-        if params.merge > self.ants:
-            raise ValueError(f"FocusedACO: `merge` ({params.merge}) is more than the ants ({self.ants})")
-        self.merge, self.merging = params.merge, None
         self.initial = None if initial is None else problem.encoding.validate(np.asarray(initial))
 
     def _set_up(self) -> None:
@@ -153,7 +142,6 @@ class FocusedACO(PopulationSearch):
         self.tau_min, self.tau_max = trail_limits(length, self.rules.k, self.rho, self.p_best)
         self.focus_seed = int(self.rng.integers(2**63))
         self._build_colony(distance)
-        self._start_merges(distance)
         self.colony.start(source, length, self.tau_max)
         self._record(source, length)
 
@@ -165,25 +153,13 @@ class FocusedACO(PopulationSearch):
         self.parts.append(self.colony)
         self.device = getattr(self.colony, "device", "")
 
-    def _start_merges(self, distance) -> None:
-        """The merges' thread (with ``merge``)."""
-        self.merging = BackgroundMerge(distance.between) if self.merge else None
-        if self.merging:
-            self.parts.append(self.merging)
-
     def _part_states(self) -> dict:
-        merging = self.merging.memory() if self.merging else None
-        return {**super()._part_states(), "ants": self.colony.memory(), "merging": merging}
+        return {**super()._part_states(), "ants": self.colony.memory()}
 
     def _restore_parts(self, parts: dict) -> None:
-        """The ants as the start builds them (no first descent: the source is the checkpoint's);
-        the merge that was running starts again from its tours."""
-        distance = self.problem.edge_distance()
-        self._build_colony(distance)
+        """The ants as the start builds them (no first descent: the source is the checkpoint's)."""
+        self._build_colony(self.problem.edge_distance())
         self.colony.load_memory(parts["ants"])
-        self._start_merges(distance)
-        if self.merging:
-            self.merging.load_memory(parts["merging"])
 
     def _start_solution(self) -> np.ndarray:
         return super()._start_solution() if self.initial is None else self.initial
@@ -196,9 +172,6 @@ class FocusedACO(PopulationSearch):
         improved = lengths[k] < self.best and self._record(self.colony.tour(k), lengths[k])
         if improved:
             self.colony.keep_best(k)
-        if self.merging and self._merge_ants(lengths):
-            improved = True
-        if improved:
             self.tau_min, self.tau_max = trail_limits(self.best, self.rules.k, self.rho, self.p_best)
         else:
             self._since_best += 1
@@ -209,27 +182,6 @@ class FocusedACO(PopulationSearch):
         self.colony.deposit(1.0 - self.rho, 1.0 / trail_scale(self.colony.length), self.tau_min, self.tau_max)
         self.iteration += 1
         self._finish_iteration(lengths[k], improved)
-
-    def _merge_ants(self, lengths) -> bool:
-        """The last iteration's merge, taken (waiting for it keeps seeded runs reproducible): where
-        it came out shorter than the best so far it becomes the best; then this iteration's
-        ``merge`` best ants are merged into the best, in the thread. Whether the best improved."""
-        seconds = self.budget.seconds
-        merged = self.merging.take(None if seconds is None else max(0.0, self.t0 + seconds - time.perf_counter()))
-        since_best = self._since_best
-        improved = merged is not None and self._record(*merged)
-        if improved:
-            self.colony.adopt_best(merged[0])
-        else:
-            self._since_best = since_best          # _record counted a miss; the iteration counts once
-        best_ants = np.argsort(lengths, kind="stable")[:self.merge]
-        self.merging.start([self.best_x] + [self.colony.tour(int(a)) for a in best_ants])
-        return improved
-
-    @property
-    def merged(self) -> int:
-        """Merges that came out shorter than the best tour they started from (0 without merges)."""
-        return self.merging.shorter if self.merging else 0
 
     @property
     def work(self) -> tuple[int, str]:

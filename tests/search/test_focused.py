@@ -147,37 +147,6 @@ def test_reaches_berlin52s_optimum_and_is_reproducible():
     assert runs[0].iterations == 30 and problem.fitness(runs[0].solution) == runs[0].fitness
 
 
-def test_merges_of_the_best_ants_into_the_best_become_the_best(monkeypatch):
-    """With ``merge``, every iteration's merge (the best so far and the iteration's best ants, in
-    that order) is taken at the next iteration: a merge shorter than the best so far is recorded at
-    its length and the ants' best is replaced; on kroA100 some merges come out shorter."""
-    from lsmgpu.search import partition
-    problem = TSP.from_file(TSP.shipped("kroA100"))
-    merges = []
-    merge_tours = partition.merge_tours
-
-    def watched(tours, between):
-        tour, gain = merge_tours(tours, between)
-        merges.append((np.array(tours), tour, gain))
-        return tour, gain
-
-    monkeypatch.setattr(partition, "merge_tours", watched)
-    search = FocusedACO(problem, ants=8, merge=3, backend="cpu", seed=4, lk_depth=0, or3=False)
-    result = search.run(iterations=40)
-    # the 40th iteration's merge may start in the thread before the run ends; it is not taken
-    merges = merges[:39]
-    assert len(merges) == 39 and all(len(tours) == 4 for tours, _, _ in merges)
-    assert search.merged > 0 and search.merged == sum(gain > 0 for _, _, gain in merges)
-    for tours, tour, gain in merges:
-        assert sorted(tour) == list(range(100))
-        assert problem.fitness(tour) == problem.fitness(tours[0]) - gain <= problem.fitness(tours[0])
-    fitness = [f for _, _, f in result.improvements]
-    assert fitness == sorted(fitness, reverse=True) and fitness[-1] == result.fitness
-    shorter = {problem.fitness(tour) for _, tour, gain in merges if gain > 0}
-    assert shorter & set(fitness)               # some best so far came from a merge
-    assert np.array_equal(search.colony.best, result.solution)
-
-
 def test_seconds_and_target_stop_it():
     """Seconds and target stop it."""
     problem = TSP.from_file(TSP.shipped("kroA100"))
@@ -191,8 +160,7 @@ def test_errors_name_what_is_wrong():
     problem = TSP.from_file(TSP.shipped("berlin52"))
     for options, match in (({"ants": 0}, "ants"), ({"moves": 0}, "moves"), ({"rho": 1.0}, "rho"),
                            ({"p_best": 0}, "p_best"), ({"beta": -1}, "beta"), ({"beta": float("nan")}, "beta"),
-                           ({"global_best_source": 1.5}, "global_best_source"), ({"walk": 0}, "walk"),
-                           ({"merge": -1}, "merge"), ({"ants": 4, "merge": 5}, "merge")):
+                           ({"global_best_source": 1.5}, "global_best_source"), ({"walk": 0}, "walk")):
         with pytest.raises(ValueError, match=match):
             FocusedACO(problem, backend="cpu", **options)
     with pytest.raises(TypeError, match="ants"):
