@@ -128,6 +128,8 @@ def test_solve_runs_focused_aco_by_default_for_a_tsp_on_a_gpu(monkeypatch):
     """A TSP on a GPU: focused ACO, unless flags ask for starts or a neighbourhood; --chains only
     with the don't-look ILS chains, and their flags refused where they do not apply."""
     assert _chosen(monkeypatch, ["berlin52"], gpu=True)["algorithm"] == "faco"
+    for flags in (["--checkpoint", "run.ckpt"], ["--resume", "run.ckpt"]):     # checkpointed and resumed alike
+        assert _chosen(monkeypatch, ["berlin52", *flags], gpu=True)["algorithm"] == "faco"
     for flags in (["--starts", "4"], ["--neighbourhood", "2opt-candidates"], ["--polish", "oropt"]):
         assert _chosen(monkeypatch, ["berlin52", *flags], gpu=True)["algorithm"] == "ils"
     assert _chosen(monkeypatch, ["berlin52", "--algorithm", "dontlook-ils", "--chains", "8"])["chains"] == 8
@@ -228,6 +230,26 @@ def test_solve_checkpoint_and_resume_end_as_one_run(tmp_path, capsys):
     assert one.splitlines()[0] == two.splitlines()[0]          # best fitness
     assert "300 iterations" in two
     assert whole.read_text() == resumed.read_text()
+
+
+def check_colony_resume_from_the_command(tmp_path, flags):
+    whole, resumed, saved = tmp_path / "whole.sol", tmp_path / "resumed.sol", tmp_path / "run.ckpt"
+    common = ["solve", "kroA100", "--ants", "8", "--seed", "3", "--quiet", *flags]
+    assert main(common + ["--iterations", "30", "--out", str(whole)]) in (0, 1)
+    assert main(common + ["--iterations", "15", "--checkpoint", str(saved)]) in (0, 1)
+    assert main(common + ["--iterations", "30", "--resume", str(saved), "--out", str(resumed)]) in (0, 1)
+    assert resumed.read_text() == whole.read_text()
+
+
+def test_focused_aco_checkpoint_and_resume_from_the_command(tmp_path):
+    """--algorithm faco --checkpoint at 15 iterations, --resume to 30: the same tour as one run of 30."""
+    check_colony_resume_from_the_command(tmp_path, ["--algorithm", "faco", "--backend", "cpu"])
+
+
+@pytest.mark.gpu
+def test_the_default_tsp_search_on_a_gpu_resumes_from_the_command(tmp_path):
+    """On a GPU the default (focused ACO) with --checkpoint, then --resume: as one run."""
+    check_colony_resume_from_the_command(tmp_path, ["--backend", "cuda"])
 
 
 def test_solve_budget_flags(capsys):
