@@ -10,9 +10,10 @@ city's 5 α-nearest, against its 5 and 10 quadrant neighbours. The reference tou
 its gap in the row.
 
 ``depth``: at each of ``--depth-seconds``, every ``--depth-configs`` entry
-(method:candidates[:lk][:chainD], method faco or dontlook-ils, candidates "quadrant" (the default
-lists), "alpha" or "alphaK", lk: the descents' LK3 moves too, chainD: their LK chain of up to D
-2-opt moves, ``lk_depth``) on
+(method:candidates[:lk][:chainD][:name=value ...], method faco or dontlook-ils, candidates
+"quadrant" (the default lists), "alpha" or "alphaK", lk: the descents' LK3 moves too, chainD: their
+LK chain of up to D 2-opt moves, ``lk_depth``; name=value: any other option of the search, e.g.
+moves=32) on
 the GPU, one after another from a freshly read instance (the ascent inside the budget), kernels
 built before; LKH-3 in the configurations of ``--depth-lkh`` (defaults: its defaults; popmusic:
 CANDIDATE_SET_TYPE = POPMUSIC with INITIAL_PERIOD = 100; none: no LKH rows), each ``RUNS = 1``, ``TOTAL_TIME_LIMIT`` the budget, each in a process of
@@ -140,8 +141,29 @@ def _moves(tokens) -> dict:
     return dict(lk="lk" in tokens, or3="or3" in tokens, lk_depth=depth[0] if depth else 0)
 
 
-def _label(moves: dict) -> str:
-    return (", LK3" if moves["lk"] else "") + (f", LK chain {moves['lk_depth']}" if moves["lk_depth"] else "")
+def _search_options(tokens) -> dict:
+    """A depth config's tokens as the search's options: the descent's lk and lk_depth (``_moves``)
+    and every name=value (a number where it reads as one)."""
+    options = _moves([t for t in tokens if "=" not in t])
+    options.pop("or3")
+    for name, value in (t.split("=", 1) for t in tokens if "=" in t):
+        options[name] = _number(value)
+    return options
+
+
+def _number(text: str):
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _label(options: dict) -> str:
+    given = [f"{name}={value}" for name, value in options.items() if name not in ("lk", "lk_depth")]
+    return ((", LK3" if options["lk"] else "") + (f", LK chain {options['lk_depth']}" if options["lk_depth"] else "")
+            + "".join(f", {text}" for text in given))
 
 
 def table_depth(args, path_of, emit) -> list[dict]:
@@ -157,8 +179,7 @@ def table_depth(args, path_of, emit) -> list[dict]:
         for path in paths:
             for method, candidates, moves in configs:
                 warm = TSP.from_file(path)
-                search, chosen = SEARCHES[method], _moves(moves)
-                chosen.pop("or3")
+                search, chosen = SEARCHES[method], _search_options(moves)
                 search(warm, backend=args.backend_choice, seed=0, candidates=_candidates(candidates, warm),
                        **chosen).run(iterations=1)
                 problem = TSP.from_file(path)           # fresh: its ascent runs inside the budget
