@@ -28,7 +28,8 @@ import numpy as np
 from .budget import Budget
 from .validation import check_seconds
 
-__all__ = ["FORMAT", "VERSION", "Checkpointer", "problem_fingerprint", "read_checkpoint", "write_checkpoint"]
+__all__ = ["DEFAULT_EVERY", "FORMAT", "VERSION", "Checkpointer", "checkpoint_iteration", "problem_fingerprint",
+           "read_checkpoint", "write_checkpoint"]
 
 FORMAT = "lsmgpu-checkpoint"
 #: raised when the file's layout changes; a checkpoint of another version is refused
@@ -77,8 +78,22 @@ def write_checkpoint(path, search, state: dict, budget: Budget, elapsed: float) 
 def read_checkpoint(path, search) -> dict:
     """The checkpoint at ``path`` for ``search``, or ValueError naming what does not match (the
     file's format or version, the algorithm, the problem)."""
+    payload = _payload(path, search.algorithm)
+    if payload["fingerprint"] != problem_fingerprint(search.problem):
+        raise ValueError(f"{search.algorithm}: {str(path)!r} is a checkpoint of problem {payload['problem']!r}, not of "
+                         f"{search.problem.name!r} (or of another instance of that name)")
+    return payload
+
+
+def checkpoint_iteration(path, algorithm: str) -> int:
+    """The iteration at which the checkpoint at ``path`` (of ``algorithm``) was written."""
+    return int(_payload(path, algorithm)["state"]["iteration"])
+
+
+def _payload(path, owner: str) -> dict:
+    """The checkpoint at ``path``, a checkpoint of this version of algorithm ``owner`` (else
+    ValueError naming what is not)."""
     path = Path(path)
-    owner = search.algorithm
     if not path.is_file():
         raise FileNotFoundError(f"{owner}: no checkpoint at {str(path)!r}")
     try:
@@ -93,9 +108,6 @@ def read_checkpoint(path, search) -> dict:
                          f"{payload['lsmgpu']}); this lsmgpu reads version {VERSION}")
     if payload["algorithm"] != owner:
         raise ValueError(f"{owner}: {str(path)!r} is a checkpoint of {payload['algorithm']}, not of {owner}")
-    if payload["fingerprint"] != problem_fingerprint(search.problem):
-        raise ValueError(f"{owner}: {str(path)!r} is a checkpoint of problem {payload['problem']!r}, not of "
-                         f"{search.problem.name!r} (or of another instance of that name)")
     return payload
 
 

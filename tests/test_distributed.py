@@ -7,13 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from lsmgpu import HillClimbing, TabuSearch
+from lsmgpu import FocusedACO, HillClimbing, TabuSearch
 from lsmgpu.parallel.multistart import MultiStart
 from lsmgpu.problems import QAP, TSP
 
 ray = pytest.importorskip("ray")
 from lsmgpu.parallel.distributed import RayMultiStart  # noqa: E402
-from lsmgpu.parallel.ray_islands import Board, RayIslands  # noqa: E402
+from lsmgpu.parallel.board import Board  # noqa: E402
+from lsmgpu.parallel.ray_islands import RayIslands  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -213,8 +214,8 @@ def test_the_board_waits_for_every_running_island():
     board.post(10.0, tours[1], island=1, exchange=1)
     assert board.gather(1) is None
     board.retire(0)
-    value, tour = board.gather(1)
-    assert value == 10.0 and np.array_equal(tour, tours[1])
+    value, tour, save = board.gather(1)
+    assert value == 10.0 and np.array_equal(tour, tours[1]) and save is False
     board.post(4.0, tours[2], island=2, exchange=2)
     board.post(9.0, tours[1], island=1, exchange=2)
     assert board.gather(2)[0] == 4.0 and 1 not in board.exchanges
@@ -350,7 +351,7 @@ def test_asynchronous_islands_go_on_from_their_checkpoints(tmp_path):
     """Two FocusedACO islands run 3 iterations with a checkpoint (each island its own file, the
     driver the board's best); resumed to 6, every island goes on from its third iteration (its
     history keeps the first three's improvements) and none is worse. A checkpoint of 2 islands
-    is refused by a run of 3, and synchronous islands refuse a checkpoint, naming why."""
+    is refused by a run of 3."""
     problem = TSP.from_file(TSP.shipped("kroA100"))
     make = lambda islands=2, **o: RayIslands(problem, method="faco", islands=islands, exchange_every=2,  # noqa: E731
                                              backend="cpu", seed=3, ants=4, moves=4, lk_depth=0, **o)
@@ -365,11 +366,72 @@ def test_asynchronous_islands_go_on_from_their_checkpoints(tmp_path):
     assert resumed.fitness == problem.evaluate(resumed.solution)
     with pytest.raises(ValueError, match="the checkpoint holds 2 islands, this run has 3"):
         make(islands=3).resume(path, iterations=6)
-    with pytest.raises(ValueError, match="cannot be checkpointed .synchronous islands"):
-        make(synchronous=True).run(3, checkpoint=tmp_path / "sync.ckpt")
-    with pytest.raises(ValueError, match="no run of it is checkpointed .synchronous islands"):
-        make(synchronous=True).resume(path)
-    assert not (tmp_path / "sync.ckpt").exists()
+
+
+
+def test_the_board_decides_once_at_which_exchanges_synchronous_islands_save():
+    """Every island gathering an exchange is told the same: save where ``every`` seconds have
+    passed since the last saved exchange (0: every exchange; None: never)."""
+    board = Board(2)
+    for exchange, every, saves in ((1, 0.0, True), (2, 3600.0, False), (3, None, False)):
+        for island in (0, 1):
+            board.post(5.0, np.arange(4), island=island, exchange=exchange)
+        assert board.gather(exchange, every)[2] is saves
+        assert board.gather(exchange, 0.0 if every is None else None)[2] is saves      # decided by the first
+
+
+def test_synchronous_islands_resume_from_the_latest_exchange_all_wrote(tmp_path):
+    """The cut: each island's two last files; the latest iteration every island wrote; afresh where
+    an island wrote none; an island lacking the cut is named."""
+    from lsmgpu.checkpoint import write_checkpoint
+    from lsmgpu.parallel.board import PREVIOUS, synchronous_cut
+    problem = TSP.from_file(TSP.shipped("berlin52"))
+    search = FocusedACO(problem, ants=4, backend="cpu")
+    files = [str(tmp_path / f"run.island{a}") for a in range(3)]
+
+    def wrote(path, iteration):
+        search.iteration = iteration
+        write_checkpoint(path, search, {"iteration": iteration}, search.budget, 0.0)
+
+    search.run(iterations=1)
+    assert synchronous_cut(files, "FocusedACO") == [None] * 3
+    wrote(files[0], 4), wrote(files[0] + PREVIOUS, 2), wrote(files[1], 2), wrote(files[1] + PREVIOUS, 0)
+    assert synchronous_cut(files, "FocusedACO") == [None] * 3            # island 2 wrote none
+    wrote(files[2], 4), wrote(files[2] + PREVIOUS, 2)
+    assert synchronous_cut(files, "FocusedACO") == [files[0] + PREVIOUS, files[1], files[2] + PREVIOUS]
+    wrote(files[1], 6), wrote(files[1] + PREVIOUS, 4)
+    assert synchronous_cut(files, "FocusedACO") == [files[0], files[1] + PREVIOUS, files[2]]
+    wrote(files[2], 8), wrote(files[2] + PREVIOUS, 6)
+    with pytest.raises(ValueError, match=r"island\(s\) \[2\] kept no checkpoint of iteration 4"):
+        synchronous_cut(files, "FocusedACO")
+
+
+@pytest.mark.parametrize("method, options", [("faco", dict(ants=4, moves=4, lk_depth=0)),
+                                             ("dontlook-ils", dict(chains=2, round_checks=20))])
+def test_synchronous_islands_resume_to_the_uninterrupted_run(tmp_path, method, options):
+    """Two synchronous islands exchanging every iteration, checkpointed at each exchange and stopped
+    after 2 iterations (one island's file holds the solution offered at that exchange), then
+    resumed to 6: every island's solution, fitness, iterations, improvements (iteration and
+    fitness) and migrants equal those of one run of 6."""
+    import pickle
+    problem = TSP(np.round(np.random.default_rng(5).uniform(0, 1000, (200, 2))), name="rand200")
+    make = lambda: RayIslands(problem, method=method, islands=2, exchange_every=1, synchronous=True,  # noqa: E731
+                              backend="cpu", seed=5, **options)
+    alone = make()
+    whole = alone.run(6)
+    path = tmp_path / "sync.ckpt"
+    make().run(2, checkpoint=path, checkpoint_every=0)
+    files = [tmp_path / f"sync.ckpt.island{a}" for a in range(2)]
+    assert all(file.is_file() and Path(f"{file}.previous").is_file() for file in files)
+    states = [pickle.loads(file.read_bytes())["state"] for file in files]
+    assert [state["iteration"] for state in states] == [2, 2]
+    assert any(state["migrant"] is not None for state in states)      # taken in on resume
+    again = make()
+    resumed = again.resume(path, iterations=6)
+    assert again.migrants == alone.migrants and sum(alone.migrants) >= 1
+    for a, b in zip(resumed.runs, whole.runs):
+        assert (a.fitness, a.iterations, a.solution.tolist()) == (b.fitness, b.iterations, b.solution.tolist())
+        assert [(i, f) for i, _, f in a.improvements] == [(i, f) for i, _, f in b.improvements]
 
 
 def test_the_command_checkpoints_islands_over_ray(tmp_path, capsys):

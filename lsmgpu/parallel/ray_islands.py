@@ -21,13 +21,19 @@ deadline, on a target reached or on Ctrl-C every island is told to stop and retu
 far; an island whose actor dies is reported in the result's ``lost`` (the others stop waiting
 for it), and the best solution it posted stays on the board (``board_value``, ``board_tour``).
 
-Checkpoints (asynchronous islands): ``run(checkpoint=PATH, checkpoint_every=S)`` has every island
-write its own search's checkpoint to ``PATH.island<k>`` every S seconds and when it ends, and the
-driver write PATH (the islands' files and the board's best) every second at most; ``resume(PATH)``
-starts every island from its file (an island that had written none starts afresh from its seed)
-and the board from its best. The files must be on a file system every actor sees. Synchronous
-islands refuse a checkpoint: each island's file is written at its own time, so the islands would
-resume at different exchanges.
+Checkpoints: ``run(checkpoint=PATH, checkpoint_every=S)`` has every island write its own search's
+checkpoint to ``PATH.island<k>``, and the driver write PATH (the islands' files and the board's
+best) every second at most; ``resume(PATH)`` starts every island from its file and the board from
+its best. The files must be on a file system every actor sees.
+- Asynchronous islands write every S seconds and when they end; on resume an island that had
+  written none starts afresh from its seed.
+- Synchronous islands write at an exchange, all at the same one: the first exchange S seconds
+  after the last written (the board decides, once for all), just after the exchange's solution
+  is offered. Each keeps its last two files (``PATH.island<k>`` and ``.previous``): an island
+  writes exchange e only after every island posted e, so every island has written the one before,
+  and on resume every island goes on from the latest exchange all of them have written (afresh
+  from their seeds where one has written none): a seeded run with an iteration budget resumes to
+  the uninterrupted run's islands.
 """
 from __future__ import annotations
 
@@ -39,67 +45,21 @@ from pathlib import Path
 import numpy as np
 
 from .. import search as searches
-from ..checkpoint import read_checkpoint
+from ..checkpoint import DEFAULT_EVERY, read_checkpoint
 from ..result import SearchResult
 from ..search.loop import Search
 from ..validation import check_count, check_options
+from .board import PREVIOUS, Board, save_exchange, synchronous_cut
 from .distributed import actor_device, ray_module
 from .seeds import spawn_seeds
 
-__all__ = ["RayIslands", "Board", "IslandRunner"]
+__all__ = ["IslandRunner", "RayIslands"]
 
 log = logging.getLogger("lsmgpu")
 
 
 #: seconds between two looks at the board while a synchronous exchange waits
 WAIT = 0.002
-
-
-class Board:
-    """The islands' meeting place: the best solution posted so far, and each synchronous
-    exchange's posts."""
-
-    def __init__(self, islands: int = 0):
-        self.value, self.tour, self.posts = np.inf, None, 0
-        self.running = set(range(islands))
-        self.exchanges = {}              # exchange number -> (islands posted, best value, its island, its tour)
-
-    def post(self, value: float, tour, island: int | None = None, exchange: int | None = None):
-        """Keep ``tour`` (minimised ``value``) if it is the best. Asynchronous (``exchange`` None):
-        the best (value, tour) where it is better than the poster's, else None. Synchronous: the
-        post counts toward that exchange (see ``gather``); None."""
-        self.posts += 1
-        if value < self.value:
-            self.value, self.tour = float(value), np.array(tour, copy=True)
-        if exchange is None:
-            return (self.value, self.tour) if self.value < value else None
-        posted, best, by, kept = self.exchanges.get(exchange, (set(), np.inf, -1, None))
-        if (value, island) < (best, by) or kept is None:
-            best, by, kept = float(value), island, np.array(tour, copy=True)
-        self.exchanges[exchange] = (posted | {island}, best, by, kept)
-        if self.running <= self.exchanges[exchange][0]:      # every running island is past the earlier ones
-            for old in [e for e in self.exchanges if e < exchange]:
-                del self.exchanges[old]
-        return None
-
-    def gather(self, exchange: int):
-        """The exchange's best (value, tour) once every running island has posted it, else None."""
-        entry = self.exchanges.get(exchange)
-        if entry is None or not self.running <= entry[0]:
-            return None
-        return entry[1], entry[3]
-
-    def retire(self, island: int) -> None:
-        """An island that ended (or was lost): the synchronous exchanges no longer wait for it."""
-        self.running.discard(island)
-
-    def best(self):
-        return self.value, self.tour, self.posts
-
-    def restore(self, value: float, tour) -> None:
-        """The best of a checkpointed run, before any island posts."""
-        if tour is not None:
-            self.value, self.tour = float(value), np.array(tour, copy=True)
 
 
 class IslandRunner:
@@ -120,6 +80,9 @@ class IslandRunner:
         import ray
         left = None if deadline is None else max(0.0, deadline - time.time())
         iterations_done, holder = [0], {}        # this call's (a resumed island exchanges on from there)
+        origin, file, every = saving
+        if file is not None and every is None:
+            every = DEFAULT_EVERY
 
         def exchange(state) -> bool:
             search = holder["search"]
@@ -127,28 +90,31 @@ class IslandRunner:
             if iterations_done[0] % exchange_every or search.best_x is None:
                 return bool(self.stopping)
             if not synchronous:
-                offered = ray.get(board.post.remote(float(search.best), search.best_x))
+                offered, save = ray.get(board.post.remote(float(search.best), search.best_x)), False
             else:
                 number = iterations_done[0] // exchange_every
                 ray.get(board.post.remote(float(search.best), search.best_x, island, number))
-                while (offered := ray.get(board.gather.remote(number))) is None:
+                while (gathered := ray.get(board.gather.remote(number, None if file is None else every))) is None:
                     if self.stopping or (deadline is not None and time.time() > deadline):
                         return True
                     time.sleep(WAIT)
+                *offered, save = gathered
             if offered is not None and offered[0] < search.best:
                 search.offer(offered[1])
+            if save:
+                save_exchange(search, file)
             return bool(self.stopping)
 
         try:
             search = self.method(self.problem, seed=seed, callbacks=[exchange], **self.options)
             holder["search"] = search
-            origin, file, every = saving
+            own = {"checkpoint": None} if synchronous else {"checkpoint": file, "checkpoint_every": every}
             if origin is not None and Path(origin).is_file():     # the whole run's seconds: before and left
                 before = read_checkpoint(origin, search)["elapsed"]
                 result = search.resume(origin, iterations=iterations, seconds=None if left is None else before + left,
-                                       target=target, checkpoint=file, checkpoint_every=every)
+                                       target=target, **own)
             else:
-                result = search.run(iterations, seconds=left, target=target, checkpoint=file, checkpoint_every=every)
+                result = search.run(iterations, seconds=left, target=target, **own)
             if search.best_x is not None:        # before the result: the driver then finds it on the board
                 ray.get(board.post.remote(float(search.best), search.best_x))
         finally:
@@ -197,9 +163,6 @@ class RayIslands(Search):
         every = cls.island_exchange_every if exchange_every is None else exchange_every
         self.exchange_every = check_count("RayIslands", "exchange_every", every, 1)
         self.synchronous, self.gpus_per_island = bool(synchronous), float(gpus_per_island)
-        if self.synchronous:
-            self.checkpoint_refused = ("synchronous islands: each island's file is written at its own time, so "
-                                       "they would resume at different exchanges")
         self._init_run(None, None, "improvements")
         self.island_files, self.board_value, self.board_tour, self._saving = [], np.inf, None, (None, None)
         self.seed, self.address = seed, address
@@ -288,9 +251,15 @@ class RayIslands(Search):
         if resume:
             self._check_islands(count)
         origins = self.island_files if resume else [None] * count
+        if resume and self.synchronous:
+            origins = synchronous_cut(origins, self.method)
         path, every = self._saving
         self.island_files = [None] * count if path is None else [str(Path(path).resolve()) + f".island{a}"
                                                                  for a in range(count)]
+        if self.synchronous and not resume:          # a former run's files would mislead a resume's cut
+            for file in filter(None, self.island_files):
+                for stale in (Path(file), Path(file + PREVIOUS)):
+                    stale.unlink(missing_ok=True)
         if resume:
             ray.get(self.board.restore.remote(self.board_value, self.board_tour))
         self.results, self.migrants = [None] * count, [0] * count

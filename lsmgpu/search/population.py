@@ -198,13 +198,15 @@ class PopulationSearch(Search):
     # --- checkpoints -------------------------------------------------------------------------
     def state(self) -> dict:
         state = super().state()
-        state.update(start_x=self.start_x.copy(), migrants=self.migrants, parts=self._part_states())
+        state.update(start_x=self.start_x.copy(), migrants=self.migrants, migrant=self._migrant,
+                     parts=self._part_states())
         return state
 
     def _restore(self, state: dict) -> None:
         """The fields first (the parts' set-up may read them: a key), then the parts, then the
         fields again (the set-up may have set them anew: MMAS's bounds) and the generator
-        (whatever the set-up drew)."""
+        (whatever the set-up drew); a solution offered before the checkpoint and not yet taken
+        is taken in then, as the run would have after that iteration."""
         super()._restore(state)
         self.parts, self.improver, self.improver_rng, self._iteration_took = [], None, None, 0.0
         self.start_x = state["start_x"]
@@ -212,6 +214,9 @@ class PopulationSearch(Search):
         self._set_fields(state, self.state_fields)
         self.migrants = state["migrants"]
         self.rng.bit_generator.state = state["rng"]
+        self._migrant = state.get("migrant")
+        if self._migrant is not None:       # offered in the checkpointed iteration's callback: taken after it
+            self._take_migrant()
 
     def _part_states(self) -> dict:
         """The state of the search's parts on the backend (a subclass adds its pheromone or

@@ -83,3 +83,19 @@ def test_a_bad_registration_is_refused(registered):
     with pytest.raises(ValueError, match="MultiStart: unknown search 'first-decent' \\(did you mean "
                                          "'first-descent'\\?\\)"):
         MultiStart("first-decent", QAP.from_file(QAP.shipped("tai12a")), starts=2)
+
+
+def test_a_search_that_names_why_it_cannot_be_checkpointed_refuses_a_checkpoint(tmp_path):
+    """A user's search with ``checkpoint_refused`` (every search lsmgpu ships is checkpointed) is
+    refused a checkpoint and a resume, naming why, before it runs or writes anything."""
+    class Unsaved(FirstDescent):
+        checkpoint_refused = "its state lives in a remote service"
+
+    qap = QAP.from_file(QAP.shipped("tai12a"))
+    path = tmp_path / "unsaved.ckpt"
+    with pytest.raises(ValueError, match=r"cannot be checkpointed \(its state lives in a remote service\)"):
+        Unsaved(qap, backend="cpu").run(10, checkpoint=path)
+    FirstDescent(qap, seed=2, backend="cpu").run(10, checkpoint=path)
+    with pytest.raises(ValueError, match=r"no run of it is checkpointed \(its state lives in a remote service\)"):
+        Unsaved(qap, backend="cpu").resume(path)
+    assert Unsaved(qap, backend="cpu").run(10).iterations == 10
