@@ -29,9 +29,9 @@ __all__ = ["FocusedACO", "FocusedParams"]
 
 #: The defaults below are the measured best on the H100 (runs and figures:
 #: docs/benchmarks/ant-colonies.md, "Focused ACO").
-#: cities an ant moves when `moves` is not given: 128 up to MOVES_FEWER_FROM cities (with the LK
-#: chain, lk_depth > 0: MOVES_FEWER_FROM_LK), 64 from there
-MOVES, MOVES_FEWER, MOVES_FEWER_FROM, MOVES_FEWER_FROM_LK = 128, 64, 10_000, 20_000
+#: cities an ant moves when `moves` is not given: 128, but 64 from MOVES_FEWER_FROM cities without
+#: the LK chain (lk_depth 0)
+MOVES, MOVES_FEWER, MOVES_FEWER_FROM = 128, 64, 10_000
 #: whether the ants' descents make Or-3opt moves when `or3` is not given (ahead on all five instances
 #: measured at the MMAS paper's times)
 OR3 = True
@@ -82,7 +82,7 @@ class FocusedACO(PopulationSearch):
     ants               : ants an iteration (default: 4 sqrt(n) rounded to a multiple of 64, >= 64)
     moves              : cities an ant moves next to its walk (FACO's "minimum of new edges", here
                          counted per moved city, which brings up to three new edges; default 128,
-                         64 from 10,000 cities, from 20,000 with the LK chain: MOVES)
+                         without the LK chain 64 from 10,000 cities: MOVES)
     rho                : evaporation (the pheromone keeps 1 - rho an iteration; default 0.5)
     p_best, beta       : MMAS's p_best for the trail limits over the candidate lists (0.1), the
                          distance's weight (1.0): the FACO paper's defaults
@@ -120,8 +120,8 @@ class FocusedACO(PopulationSearch):
         if self.backend.name == "cpu":              # on a GPU the ants' tours live there (its own check)
             self._check_memory("ants", self.ants)
         moves = params.moves
-        fewer_from = MOVES_FEWER_FROM_LK if self.rules.lk_depth else MOVES_FEWER_FROM
-        self.moves = (MOVES if problem.n < fewer_from else MOVES_FEWER) if moves is None else moves
+        fewer = not self.rules.lk_depth and problem.n >= MOVES_FEWER_FROM
+        self.moves = (MOVES_FEWER if fewer else MOVES) if moves is None else moves
         self.walk = problem.n if params.walk is None else params.walk
         self.rho, self.p_best, self.beta = params.rho, params.p_best, params.beta
         self.global_best_source = params.global_best_source
