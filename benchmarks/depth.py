@@ -46,6 +46,8 @@ from lsmgpu.parallel import improve
 from lsmgpu.problems.candidates import greedy_tour, quadrant_candidates
 from lsmgpu.search import SEARCHES, DontLookDescent
 
+from .segments import option_value
+
 #: LKH-3's two configurations: its defaults, and POPMUSIC candidates with a short first period
 LKH_CONFIGS = {"LKH-3 defaults": "", "LKH-3 POPMUSIC": "CANDIDATE_SET_TYPE = POPMUSIC\nINITIAL_PERIOD = 100\n"}
 #: --depth-lkh's names of LKH_CONFIGS
@@ -143,21 +145,12 @@ def _moves(tokens) -> dict:
 
 def _search_options(tokens) -> dict:
     """A depth config's tokens as the search's options: the descent's lk and lk_depth (``_moves``)
-    and every name=value (a number where it reads as one)."""
+    and every name=value (``option_value``: a bool or number where it reads as one)."""
     options = _moves([t for t in tokens if "=" not in t])
     options.pop("or3")
     for name, value in (t.split("=", 1) for t in tokens if "=" in t):
-        options[name] = _number(value)
+        options[name] = option_value(value)
     return options
-
-
-def _number(text: str):
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def _label(options: dict) -> str:

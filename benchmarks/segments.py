@@ -49,12 +49,13 @@ def parse_configs(text: str) -> list[tuple[str, dict]]:
         options = {}
         for item in filter(None, rest.split(",")):
             key, _, value = item.partition("=")
-            options[key.strip()] = _value(value.strip())
+            options[key.strip()] = option_value(value.strip())
         configs.append((label.strip(), options))
     return configs
 
 
-def _value(text: str):
+def option_value(text: str):
+    """A config's option text as what it reads as: a bool, an int, a float, else the text."""
     if text in ("True", "False"):
         return text == "True"
     for kind in (int, float):

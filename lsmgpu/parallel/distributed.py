@@ -33,7 +33,7 @@ from ..search.loop import Search
 from ..validation import check_options
 from .seeds import search_class, spawn_seeds
 
-__all__ = ["RayMultiStart", "actor_device", "ray_module"]
+__all__ = ["RayDriver", "RayMultiStart", "actor_device", "ray_connected", "ray_module"]
 
 log = logging.getLogger("lsmgpu")
 
@@ -47,6 +47,28 @@ def ray_module():
     except ImportError:
         raise BackendUnavailable("distributed runs need Ray: pip install 'lsmgpu[ray]'") from None
     return ray
+
+
+def ray_connected(address: str | None):
+    """Ray, started here (``address`` None) or joined to the cluster at ``address`` where this
+    process has not done so yet."""
+    ray = ray_module()
+    if not ray.is_initialized():
+        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
+    return ray
+
+
+class RayDriver:
+    """What the drivers of actors share: ``start_actors``; a driver writes ``_start_actors(ray)``
+    (its actors, Ray connected; their devices) and has ``address``."""
+
+    def start_actors(self) -> list[str]:
+        """Start Ray and the actors now and wait until each answers (their devices), so that the
+        next ``run``'s budget does not pay their start-up (a benchmark's fair row, a test
+        independent of the machine's speed); ``run`` starts them itself otherwise. The actors end
+        with that run."""
+        self.devices = self._start_actors(ray_connected(self.address))
+        return self.devices
 
 
 def actor_device(problem, options) -> str:
@@ -105,7 +127,7 @@ class StartRunner:
             self.current.stop(reason)
 
 
-class RayMultiStart(Search):
+class RayMultiStart(RayDriver, Search):
     """``starts`` runs of ``search`` on ``problem`` over Ray actors.
 
     ``workers``: number of actors (default: one per GPU Ray sees, or one per CPU, at most
@@ -135,17 +157,7 @@ class RayMultiStart(Search):
         self.workers, self.batch, self.address = workers, batch, address
         self.actors: list = []
 
-    def start_actors(self) -> list[str]:
-        """Start Ray and the actors now and wait until each answers (their devices), so that the
-        next ``run``'s budget does not pay their start-up (a benchmark's fair row, a test
-        independent of the machine's speed); ``run`` starts them itself otherwise. The actors end
-        with that run."""
-        self.devices = self._start_actors(ray_module())
-        return self.devices
-
     def _start_actors(self, ray):
-        if not ray.is_initialized():
-            ray.init(address=self.address, ignore_reinit_error=True, log_to_driver=False)
         gpus = int(ray.cluster_resources().get("GPU", 0))
         count = self.workers or gpus or int(ray.cluster_resources().get("CPU", 1))
         count = min(count, len(self.seeds))
@@ -182,7 +194,7 @@ class RayMultiStart(Search):
     def _launch(self) -> None:
         """The actors (unless start_actors() started them) and the first batch for each, of the
         starts that have no result yet."""
-        ray = self._ray = ray_module()
+        ray = self._ray = ray_connected(self.address)
         self.lost, self._pending, self._stopped, self._overall = [], {}, False, "done"
         self._devices = self.devices if self.actors else self._start_actors(ray)
         todo = [k for k, result in enumerate(self.results) if result is None]

@@ -50,7 +50,7 @@ from ..result import SearchResult
 from ..search.loop import Search
 from ..validation import check_count, check_options
 from .board import PREVIOUS, Board, save_exchange, synchronous_cut
-from .distributed import actor_device, ray_module
+from .distributed import RayDriver, actor_device, ray_connected, ray_module
 from .seeds import spawn_seeds
 
 __all__ = ["IslandRunner", "RayIslands"]
@@ -127,7 +127,7 @@ class IslandRunner:
         self.stopping = reason
 
 
-class RayIslands(Search):
+class RayIslands(RayDriver, Search):
     """``islands`` population searches of ``problem`` over Ray actors, exchanging best solutions
     every ``exchange_every`` iterations through a board.
 
@@ -176,17 +176,7 @@ class RayIslands(Search):
                 ray.kill(actor)
         self.actors, self.board = [], None
 
-    def start_actors(self) -> list[str]:
-        """Start Ray and the islands' actors now and wait until each answers (their devices), so
-        that the next ``run``'s budget does not pay their start-up (a benchmark's fair row, a test
-        independent of the machine's speed); ``run`` starts them itself otherwise. The actors end
-        with that run."""
-        self.devices = self._start_actors(ray_module())
-        return self.devices
-
     def _start_actors(self, ray):
-        if not ray.is_initialized():
-            ray.init(address=self.address, ignore_reinit_error=True, log_to_driver=False)
         gpus = ray.cluster_resources().get("GPU", 0)
         count = self.islands or int(gpus / self.gpus_per_island) or 2
         Actor = ray.remote(IslandRunner).options(num_gpus=self.gpus_per_island if gpus else 0,
@@ -241,7 +231,7 @@ class RayIslands(Search):
     def _launch(self, resume: bool) -> None:
         """The actors (unless start_actors() started them) and every island's run: afresh, or
         (``resume``) from the islands' checkpoint files."""
-        ray = self._ray = ray_module()
+        ray = self._ray = ray_connected(self.address)
         self.results, self.workers_of, self.lost, self._pending = [None] * max(1, len(self.actors)), {}, [], {}
         self._stopped, self._overall = False, "done"
         if resume:

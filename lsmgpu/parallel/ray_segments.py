@@ -17,7 +17,7 @@ from ..backends import resolve
 from ..backends.segments import segment_chains_for
 from ..search.segments import TourSegments, TourSegmentsParams
 from ..validation import check_count
-from .distributed import actor_device, ray_module
+from .distributed import actor_device, ray_connected, ray_module
 
 __all__ = ["RayTourSegments", "RaySegmentsParams", "SegmentActor", "RaySegmentChains"]
 
@@ -116,9 +116,8 @@ class RayTourSegments(TourSegments):
     def _chains(self, rules, kicks, rows: int):
         """The actors, each with a contiguous share of the ``rows`` segments (started now, inside
         the budget), as one set of chains."""
-        ray, p = ray_module(), self.params
-        if not ray.is_initialized():
-            ray.init(address=p.address, ignore_reinit_error=True, log_to_driver=False)
+        p = self.params
+        ray = ray_connected(p.address)
         gpus = int(ray.cluster_resources().get("GPU", 0))
         count = min(rows, p.actors or gpus or 2)
         shares = np.linspace(0, rows, count + 1).round().astype(int)
