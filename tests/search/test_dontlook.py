@@ -59,6 +59,15 @@ def positions(x):
     return pos
 
 
+def applied_change(problem, x, pos, steps):
+    """A move's 2-opt ``steps`` applied to tour ``x`` with its positions ``pos`` (both in place):
+    x stays a tour and pos its positions; the tour length's change."""
+    before = length(problem, x)
+    apply_steps(x, pos, steps)
+    assert np.array_equal(np.sort(x), np.arange(len(x))) and np.array_equal(pos[x], np.arange(len(x)))
+    return length(problem, x) - before
+
+
 @pytest.mark.parametrize("or3,lk", [(False, False), (True, False), (False, True), (True, True)])
 @pytest.mark.parametrize("kind", ["int-coords", "real-coords", "matrix"])
 @pytest.mark.parametrize("n", [8, 9, 13, 60])
@@ -75,10 +84,7 @@ def test_every_chosen_move_changes_the_length_by_its_delta(kind, n, or3, lk):
         if found is None:
             continue
         delta, number, steps, touched = found
-        before = length(problem, x)
-        apply_steps(x, pos, steps)
-        assert np.array_equal(np.sort(x), np.arange(n)) and np.array_equal(pos[x], np.arange(n))
-        assert length(problem, x) - before == delta < 0
+        assert applied_change(problem, x, pos, steps) == delta < 0
         assert 0 <= number < rules.moves and len(touched) in (4, 6)
         seen += 1
     assert seen > 50
