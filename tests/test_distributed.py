@@ -351,7 +351,7 @@ def test_asynchronous_islands_go_on_from_their_checkpoints(tmp_path):
     """Two FocusedACO islands run 3 iterations with a checkpoint (each island its own file, the
     driver the board's best); resumed to 6, every island goes on from its third iteration (its
     history keeps the first three's improvements) and none is worse. A checkpoint of 2 islands
-    is refused by a run of 3."""
+    is refused by a run of 3; a bad checkpoint_every is refused, naming it."""
     problem = TSP.from_file(TSP.shipped("kroA100"))
     make = lambda islands=2, **o: RayIslands(problem, method="faco", islands=islands, exchange_every=2,  # noqa: E731
                                              backend="cpu", seed=3, ants=4, moves=4, lk_depth=0, **o)
@@ -366,6 +366,9 @@ def test_asynchronous_islands_go_on_from_their_checkpoints(tmp_path):
     assert resumed.fitness == problem.evaluate(resumed.solution)
     with pytest.raises(ValueError, match="the checkpoint holds 2 islands, this run has 3"):
         make(islands=3).resume(path, iterations=6)
+    for every in (-1, "often"):
+        with pytest.raises((TypeError, ValueError), match="RayIslands: `checkpoint_every`"):
+            make().run(3, checkpoint=tmp_path / "bad.ckpt", checkpoint_every=every)
 
 
 

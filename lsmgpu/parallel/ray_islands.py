@@ -48,7 +48,7 @@ from .. import search as searches
 from ..checkpoint import DEFAULT_EVERY, read_checkpoint
 from ..result import SearchResult
 from ..search.loop import Search
-from ..validation import check_count, check_options
+from ..validation import check_count, check_options, check_seconds
 from .board import PREVIOUS, Board, save_exchange, synchronous_cut
 from .distributed import RayDriver, actor_device, ray_connected, ray_module
 from .seeds import spawn_seeds
@@ -205,8 +205,9 @@ class RayIslands(RayDriver, Search):
                               else self._driver_every(checkpoint_every), **budget)
 
     def _driver_every(self, every) -> float:
-        """The driver's period: the islands' (``every``, default 60 s), at most DRIVER_EVERY."""
-        return self.DRIVER_EVERY if every is None else min(float(every), self.DRIVER_EVERY)
+        """The driver's period: the islands' (``every``, default 60 s; checked), at most DRIVER_EVERY."""
+        every = check_seconds("RayIslands", every, "checkpoint_every")
+        return self.DRIVER_EVERY if every is None else min(every, self.DRIVER_EVERY)
 
     def _start(self) -> None:
         self.island_files = []
