@@ -25,7 +25,8 @@ the GPU rows end is stopped and reported as such.
 ``--descent-configs`` (candidates[:or3][:lk][:chainD]: "quadrant" (10 quadrant neighbours) or
 "alpha", with the Or-3opt and LK3 moves, the LK chain of up to D moves), lsmgpu.parallel.improve with a DontLookDescent on the backend: the
 descent's wall seconds after a warm-up descent (kernels built; the α-lists made, their seconds
-apart) and the local optimum's gap.
+apart) and the local optimum's gap; or, for segmentsM[xR]:quadrant[:lk][:chainD], the segmented
+descent of TourSegments without kicks (``_segmented_descent``).
 
     python -m benchmarks alpha --data .data --out $OUT
     python -m benchmarks depth --depth-seconds 15 --data .data --out $OUT
@@ -44,7 +45,7 @@ from lsmgpu.problems import TSP
 from lsmgpu.problems.alpha import held_karp_bound
 from lsmgpu.parallel import improve
 from lsmgpu.problems.candidates import greedy_tour, quadrant_candidates
-from lsmgpu.search import SEARCHES, DontLookDescent
+from lsmgpu.search import SEARCHES, DontLookDescent, TourSegments
 
 from .segments import option_value
 
@@ -217,6 +218,10 @@ def table_lk_descent(args, path_of, emit) -> list[dict]:
         greedy_s = time.perf_counter() - t0
         for config in args.descent_configs.split(","):
             candidates, *moves = config.split(":")
+            if candidates.startswith("segments"):
+                rows.append(_segmented_descent(args, problem, start, greedy_s, config))
+                emit(rows[-1])
+                continue
             t0 = time.perf_counter()
             table = problem.candidate_lists(5, "alpha") if candidates == "alpha" else None
             lists_s = time.perf_counter() - t0
@@ -233,3 +238,27 @@ def table_lk_descent(args, path_of, emit) -> list[dict]:
                              gap_pct=round(100 * problem.gap(done.fitness[0]), 3)))
             emit(rows[-1])
     return rows
+
+
+def _segmented_descent(args, problem, start, greedy_s, config) -> dict:
+    """``segmentsM[xR]:quadrant[:lk][:chainD]``: the greedy tour descended by TourSegments without
+    kicks (segments of M cities, every segment's descent at once, then the whole tour's descent from
+    the crossing cities) for up to R rounds (default 4) or until a round gains nothing; its
+    quadrant lists built inside the seconds, after a warm-up run (kernels built)."""
+    head, _, *moves = config.split(":")
+    size, _, rounds = head[len("segments"):].partition("x")
+    options = _moves(moves)
+    options.pop("or3")
+    make = lambda: TourSegments(problem, backend=args.backend_choice, seed=0, initial=start, round_kicks=0,  # noqa: E731
+                                descent_every=1, segment_cities=int(size) if size else None, **options)
+    make().run(iterations=1)
+    t0 = time.perf_counter()
+    search = make()
+    result = search.run(iterations=int(rounds) if rounds else 4, stagnation=1)
+    seconds = time.perf_counter() - t0
+    assert problem.evaluate(result.solution) == result.fitness
+    return dict(table="lk-descent", instance=problem.name, n=problem.n, device=args.meta["device"],
+                commit=args.meta["commit"], strategy=f"greedy + segmented descent ({config}, {result.iterations} rounds)",
+                greedy_s=round(greedy_s, 3), greedy_gap_pct=round(100 * problem.gap(problem.evaluate(start)), 2),
+                lists_s=None, descent_s=round(seconds, 3), moves=None,
+                gap_pct=round(100 * problem.gap(result.fitness), 3))

@@ -135,6 +135,7 @@ def table_segments(args, path_of, emit) -> list[dict]:
                        gap_pct=round(100 * (result.fitness / reference - 1), 3), run_s=round(result.seconds, 2),
                        iterations=result.iterations, work=result.work[0], unit=result.work[1],
                        crossing_pct=round(100 * getattr(search, "crossing_share", 0.0), 1),
+                       descended_pct=round(100 * getattr(search, "descended_share", 0.0), 1),
                        descent_s=round(getattr(search, "descent_seconds", 0.0), 1),
                        peak_rss_gb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2))
             for mark in marks:

@@ -66,6 +66,8 @@ class SegmentCut:
         #: the cities whose moves are not all their segment's (in tour order from the cut): the
         #: whole tour's descent starts from them
         self.crossing = order[outside]
+        #: the others: all their moves are their segment's, a segment's local optimum leaves them none
+        self.inner = order[~outside]
 
     def _cut_rows(self, a: int, b: int, slot, rules, table, inside) -> None:
         """Segments a .. b - 1 of the cut: their local candidates, table rows, start lengths and
@@ -108,7 +110,7 @@ class SegmentCut:
         part.ids, part.candidates = self.ids[first:last], self.candidates[first:last]
         part.start_lengths = self.start_lengths[first:last]
         part.table = self.table[first * self.m * width:last * self.m * width]
-        part.rows, part.dist, part.crossing, part.order = last - first, None, None, None
+        part.rows, part.dist, part.crossing, part.inner, part.order = last - first, None, None, None, None
         return part
 
     def identity(self) -> np.ndarray:

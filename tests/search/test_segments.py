@@ -132,6 +132,33 @@ def test_the_decomposition_reaches_a_local_optimum_of_a_10000_city_tour():
     assert all(check_city(c, x, pos, rules, between) is None for c in range(problem.n))
 
 
+def test_the_whole_tours_descent_starts_from_unsettled_crossing_cities_alone():
+    """Don't-look bits across rounds: a 2-opt move unsettles the cities near its four ends (along
+    the tour, and those with one among their candidates) and no other; the whole tour's descents of
+    a run start from fewer cities than cross its cuts, and the run still ends at a local optimum
+    (the 10,000-city test above)."""
+    problem = uniform(2000, seed=3)
+    search = TourSegments(problem, backend="cpu", seed=0, round_kicks=0, segment_cities=200, candidates=8,
+                          descent_every=1, lk=False)
+    search.run(iterations=4)
+    assert 0 < search.descended_share < search.crossing_share
+    search.settled[:] = True
+    before = search.tour.copy()
+    after = before.copy()
+    after[500:900] = after[500:900][::-1]                  # edges {499, 500} and {899, 900} replaced
+    moved = search._unsettle(before, after)
+    ends = before[[499, 500, 899, 900]]
+    assert sorted(moved) == sorted(ends)
+    places = np.empty(problem.n, dtype=np.int64)
+    places[after] = np.arange(problem.n)
+    reach = search.params.segment + 1
+    near = np.zeros(problem.n, dtype=bool)
+    for end in ends:
+        near[after[(places[end] + np.arange(-reach, reach + 1)) % problem.n]] = True
+    near |= near[search.rules.candidates].any(axis=1)
+    assert np.array_equal(~search.settled, near)
+
+
 def test_a_round_splices_improvements_and_the_result_is_its_tour():
     """Rounds of kicked chains: the result is a tour, its fitness the exact length, each round's
     best recorded and never worse than the last."""
