@@ -20,10 +20,10 @@ def uniform(n: int, seed: int = 0) -> TSP:
     return TSP(np.round(np.random.default_rng(seed).uniform(0, 10_000, (n, 2))), name=f"uniform{n}")
 
 
-def cut_of(problem, m, offset, seed=0, k=8, lk=False):
+def cut_of(problem, m, offset, seed=0, k=8, lk=False, or3=False):
     tour = np.random.default_rng(seed).permutation(problem.n)
     cand = quadrant_candidates(problem.coords, k)
-    return tour, cand, SegmentCut(tour, m, offset, DontLookRules(cand, 3, lk=lk), problem.edge_distance().table,
+    return tour, cand, SegmentCut(tour, m, offset, DontLookRules(cand, 3, or3=or3, lk=lk), problem.edge_distance().table,
                                   problem.dist)
 
 
@@ -68,9 +68,9 @@ def test_a_segments_lengths_count_the_closing_edge_as_minus_fixed():
     assert between(np.array([0, 19, 3]), np.array([19, 0, 4]))[:2].tolist() == [-FIXED_LENGTH] * 2
 
 
-def run_round(problem, m, offset, kicks, seed=0, k=8, lk=False):
-    tour, cand, cut = cut_of(problem, m, offset, seed=seed, k=k, lk=lk)
-    rules = DontLookRules(cand, 3, lk=lk)
+def run_round(problem, m, offset, kicks, seed=0, k=8, lk=False, or3=False):
+    tour, cand, cut = cut_of(problem, m, offset, seed=seed, k=k, lk=lk, or3=or3)
+    rules = DontLookRules(cand, 3, or3=or3, lk=lk)
     chains = CpuSegmentChains(rules, KickRules(seed, 5, kicks), cut.rows)
     chains.set_cut(cut)
     chains.load(cut.identity())
@@ -79,13 +79,13 @@ def run_round(problem, m, offset, kicks, seed=0, k=8, lk=False):
     return tour, cut, chains
 
 
-@pytest.mark.parametrize("lk", [False, True])
+@pytest.mark.parametrize("lk,or3", [(False, False), (True, False), (True, True)])
 @pytest.mark.parametrize("n,m,offset,kicks", [(300, 50, 17, 20), (211, 30, 200, 5), (64, 32, 1, 40)])
-def test_every_splice_keeps_a_tour_with_fixed_ends_and_never_lengthens_it(n, m, offset, kicks, lk):
+def test_every_splice_keeps_a_tour_with_fixed_ends_and_never_lengthens_it(n, m, offset, kicks, lk, or3):
     """Every chain's best path runs from its segment's first city to its last (the ends fixed); the
     spliced tour is a permutation whose length is the old one less the chains' gains, never more."""
     problem = uniform(n, seed=n)
-    tour, cut, chains = run_round(problem, m, offset, kicks, lk=lk)
+    tour, cut, chains = run_round(problem, m, offset, kicks, lk=lk, or3=or3)
     before, after = cut.lengths(cut.identity()), chains.bests()
     assert np.all(after <= before) and np.any(after < before)
     paths, kept = cut.paths(chains.best_solutions(np.arange(cut.rows)))
@@ -253,12 +253,12 @@ def test_the_segment_chains_kernel_compiles_for_sm90():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("lk,walk", [(False, 0), (True, 0), (False, 3)])
-def test_gpu_segment_chains_equal_the_hosts(lk, walk):
+@pytest.mark.parametrize("lk,walk,or3", [(False, 0, False), (True, 0, False), (False, 3, False), (True, 3, True)])
+def test_gpu_segment_chains_equal_the_hosts(lk, walk, or3):
     """Every chain's best tour and length after a round, GPU and NumPy reference."""
     problem = uniform(2000, seed=11)
-    tour, cand, cut = cut_of(problem, 150, 77, k=8)
-    rules, kicks = DontLookRules(cand, 3, lk=lk), KickRules(4, 10, 30, walk)
+    tour, cand, cut = cut_of(problem, 150, 77, k=8, lk=lk, or3=or3)
+    rules, kicks = DontLookRules(cand, 3, or3=or3, lk=lk), KickRules(4, 10, 30, walk)
     cpu = CpuSegmentChains(rules, kicks, cut.rows)
     gpu = resolve("cuda").segment_chains(rules, kicks, problem.edge_distance(), cut.rows, 150)
     try:
