@@ -24,16 +24,16 @@ __all__ = ["ALPHA_CANDIDATES", "MAX_LK_DEPTH", "GPU_LK_DEPTH", "DontLookDescent"
 ALPHA_CANDIDATES = 5
 #: the deepest LK chain (levels; the GPU block's shared memory holds them)
 MAX_LK_DEPTH = 12
-#: FocusedACO's and TourSegments's LK chain on a GPU where ``lk_depth`` is not given (H100, 60 s:
+#: FocusedACO's LK chain on a GPU where ``lk_depth`` is not given (H100, 60 s:
 #: FocusedACO's mean gap on nine TSPLIB instances of 1,002-18,512 cities 0.156 -> 0.075 %;
-#: TourSegments at 1,000,000 cities 0.881 -> 0.738 %; docs/benchmarks/tsp-depth.md); none on the
+#: docs/benchmarks/tsp-depth.md; TourSegments has its own, SEGMENTS_LK_DEPTH); none on the
 #: CPU, where the NumPy reference's chains are slow
 GPU_LK_DEPTH = 6
 
 
-def default_lk_depth(lk_depth, backend) -> int:
-    """``lk_depth`` where given, else GPU_LK_DEPTH on a GPU and 0 on the CPU."""
-    return (GPU_LK_DEPTH if backend.name != "cpu" else 0) if lk_depth is None else lk_depth
+def default_lk_depth(lk_depth, backend, gpu_depth: int = GPU_LK_DEPTH) -> int:
+    """``lk_depth`` where given, else ``gpu_depth`` on a GPU and 0 on the CPU."""
+    return (gpu_depth if backend.name != "cpu" else 0) if lk_depth is None else lk_depth
 
 
 class DontLookDescent:

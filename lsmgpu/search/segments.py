@@ -43,6 +43,9 @@ KICKS_PER = 4
 #: walk kicks' steps (ahead of segment kicks at 1,000,000 cities) and the rounds between two
 #: descents of the whole tour (6 ahead of 3 and 1 from the Hilbert tour, the descent being one block's)
 KICK_WALK, DESCENT_EVERY = 50, 6
+#: the LK chain's levels on a GPU where `lk_depth` is not given (1,000,000 cities at 60 s: 9 levels
+#: 0.669 %, 6 levels 0.699 %; docs/benchmarks/segments.md)
+SEGMENTS_LK_DEPTH = 9
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,6 @@ class TourSegmentsParams:
     start: str = "curve"
     candidates: object = None
     segment: int = 3
-    or3: bool = False
     lk: bool = True
     lk_depth: int | None = None
 
@@ -87,12 +89,11 @@ class TourSegments(PopulationSearch):
     start          : the start tour where ``initial`` gives none: "curve" (the cities along a
                      Hilbert curve: 0.3 s at 1,000,000 cities against the greedy tour's 10, and
                      as good after 60 s; the default) or "problem" (its ``initial_solution``)
-    candidates, segment, or3, lk, lk_depth : the descents' (DontLookDescent's): the problem's ILS candidate
+    candidates, segment, lk, lk_depth : the descents' (DontLookDescent's): the problem's ILS candidate
                      lists (or "alpha", an int K, a table), Or-opt segments up to ``segment`` (default 3),
-                     Or-3opt moves with ``or3`` (default off),
                      LK3 moves with ``lk`` (default on: 1.09 % against 1.29 % at 60 s on 1,000,000
                      cities, 1.22 against 1.52 % on pla85900), the LK chain with ``lk_depth``
-                     (default GPU_LK_DEPTH on a GPU, 0 on the CPU)
+                     (default SEGMENTS_LK_DEPTH on a GPU, 0 on the CPU)
     initial        : the start tour (None: ``start``'s)
     backend, seed, callbacks, history : as for every search
 
@@ -122,8 +123,8 @@ class TourSegments(PopulationSearch):
         wanted = p.segment_cities or max(MIN_CITIES, min(SEGMENT_CITIES, n // MIN_SEGMENTS))
         self.m = min(wanted, n // 2)
         self.round_kicks = self.m // KICKS_PER if p.round_kicks is None else p.round_kicks
-        self.descent = DontLookDescent(p.candidates, segment=p.segment, or3=p.or3, lk=p.lk,
-                                       lk_depth=default_lk_depth(p.lk_depth, self.backend))
+        self.descent = DontLookDescent(p.candidates, segment=p.segment, lk=p.lk,
+                                       lk_depth=default_lk_depth(p.lk_depth, self.backend, SEGMENTS_LK_DEPTH))
         self.initial = None if initial is None else problem.encoding.validate(np.asarray(initial))
 
     def _start_solution(self) -> np.ndarray:

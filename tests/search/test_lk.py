@@ -221,9 +221,11 @@ def test_gpu_ants_with_chains_equal_the_hosts(share_rows, monkeypatch):
 
 
 def test_the_chain_is_on_by_default_on_a_gpu_only():
-    """FocusedACO and TourSegments descend with chains of GPU_LK_DEPTH on a GPU, none on the CPU
-    (the NumPy reference's chains are slow), unless lk_depth is given."""
-    from lsmgpu.search.dontlook import GPU_LK_DEPTH, default_lk_depth
+    """FocusedACO descends with chains of GPU_LK_DEPTH on a GPU, TourSegments with chains of
+    SEGMENTS_LK_DEPTH, none on the CPU (the NumPy reference's chains are slow), unless lk_depth
+    is given."""
+    from lsmgpu.search.dontlook import GPU_LK_DEPTH, MAX_LK_DEPTH, default_lk_depth
+    from lsmgpu.search.segments import SEGMENTS_LK_DEPTH
 
     class Gpu:
         name = "cuda"
@@ -232,3 +234,5 @@ def test_the_chain_is_on_by_default_on_a_gpu_only():
     assert FocusedACO(problem, backend="cpu", lk_depth=3).rules.lk_depth == 3
     assert TourSegments(problem, backend="cpu").descent.lk_depth == 0
     assert default_lk_depth(None, Gpu()) == GPU_LK_DEPTH == 6 and default_lk_depth(2, Gpu()) == 2
+    assert default_lk_depth(None, Gpu(), SEGMENTS_LK_DEPTH) == SEGMENTS_LK_DEPTH == 9
+    assert default_lk_depth(None, Gpu(), SEGMENTS_LK_DEPTH) <= MAX_LK_DEPTH
