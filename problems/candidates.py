@@ -7,6 +7,7 @@ each city keeps its k nearest cities, or k/4 nearest in each of the four quadran
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 
 import numpy as np
 from scipy.spatial import cKDTree
@@ -188,25 +189,60 @@ def greedy_tour(coords, k: int = 10) -> np.ndarray:
     return np.array(tour, dtype=np.int32)
 
 
+#: levels of the Hilbert curve a step of hilbert_tour reads (a table of 4 states x 2^(2 LEVELS) rows)
+HILBERT_LEVELS = 4
+
+
+@cache
+def _hilbert_tables(levels: int) -> tuple[np.ndarray, np.ndarray]:
+    """The Hilbert curve as a 4-state automaton read ``levels`` levels a step: for (state, the
+    levels' x bits, their y bits), the curve's 2 ``levels`` bits and the next state. A state is the
+    turn the levels above left on the ones below: swapped (x, y) and/or both complemented."""
+    width = 1 << levels
+    digits = np.zeros(4 * width * width, dtype=np.uint32)
+    nexts = np.zeros(4 * width * width, dtype=np.uint8)
+    for state in range(4):
+        for xs in range(width):
+            for ys in range(width):
+                complemented, swapped, d = state & 1, state >> 1, 0
+                for level in range(levels - 1, -1, -1):
+                    bx, by = (xs >> level) & 1, (ys >> level) & 1
+                    if swapped:
+                        bx, by = by, bx
+                    rx, ry = bx ^ complemented, by ^ complemented
+                    d = (d << 2) | ((3 * rx) ^ ry)
+                    if not ry:
+                        swapped ^= 1
+                        complemented ^= rx
+                row = (state * width + xs) * width + ys
+                digits[row], nexts[row] = d, complemented | (swapped << 1)
+    return digits, nexts
+
+
+def _cells(values: np.ndarray, top: int) -> np.ndarray:
+    """``values`` spread over the cells 0 .. ``top`` of their range (a column at a time: a
+    reduction down a column of an (n, 2) array is ten times slower)."""
+    lo, span = values.min(), values.max() - values.min()
+    return ((values - lo) / (span if span > 0 else 1) * top).astype(np.uint32)
+
+
 def hilbert_tour(coords, order: int = 16) -> np.ndarray:
-    """Cities sorted along a Hilbert curve over the bounding box (O(n log n))."""
+    """Cities sorted along a Hilbert curve of 2^order x 2^order cells over the bounding box
+    (O(n log n)): HILBERT_LEVELS levels of the curve a step through _hilbert_tables, then a sort."""
     coords = np.asarray(coords, dtype=np.float64)
-    lo, span = coords.min(axis=0), np.ptp(coords, axis=0)
-    side = 1 << order
-    grid = ((coords - lo) / np.where(span > 0, span, 1) * (side - 1)).astype(np.int64)
-    x, y = grid[:, 0].copy(), grid[:, 1].copy()
-    d = np.zeros(len(coords), dtype=np.int64)
-    s = side >> 1
-    while s > 0:                               # the classic xy -> Hilbert index, vectorised
-        rx = (x & s) > 0
-        ry = (y & s) > 0
-        d += s * s * ((3 * rx) ^ ry)
-        flip = ~ry
-        turn = flip & rx
-        x, y = np.where(turn, s - 1 - x, x), np.where(turn, s - 1 - y, y)
-        x, y = np.where(flip, y, x), np.where(flip, x, y)
-        s >>= 1
+    if order % HILBERT_LEVELS or not 0 < order <= 16:
+        raise ValueError(f"hilbert_tour: `order` must be a multiple of {HILBERT_LEVELS} up to 16, got {order}")
+    digits, nexts = _hilbert_tables(HILBERT_LEVELS)
+    x, y = (_cells(coords[:, axis], (1 << order) - 1) for axis in (0, 1))
+    mask, width = np.uint32((1 << HILBERT_LEVELS) - 1), 1 << HILBERT_LEVELS
+    d = np.zeros(len(coords), dtype=np.uint32)
+    state = np.zeros(len(coords), dtype=np.uint32)
+    for shift in range(order - HILBERT_LEVELS, -1, -HILBERT_LEVELS):
+        row = (state * width + ((x >> shift) & mask)) * width + ((y >> shift) & mask)
+        d = (d << np.uint32(2 * HILBERT_LEVELS)) | digits[row]
+        state = nexts[row].astype(np.uint32)
     return np.argsort(d, kind="stable").astype(np.int32)
+
 
 
 def strip_tour(coords: np.ndarray) -> np.ndarray:

@@ -64,6 +64,35 @@ def test_start_tours_are_valid_and_greedy_beats_nearest_neighbour(points):
     assert tsp.evaluate(greedy) < tsp.evaluate(tsp.initial_solution(rng)) < tsp.evaluate(rng.permutation(300))
 
 
+def hilbert_index(x: int, y: int, side: int) -> int:
+    """The cell (x, y)'s place on the Hilbert curve over side x side cells (the textbook xy -> d)."""
+    d, s = 0, side // 2
+    while s > 0:
+        rx, ry = int(x & s > 0), int(y & s > 0)
+        d += s * s * ((3 * rx) ^ ry)
+        if ry == 0:
+            if rx == 1:
+                x, y = side - 1 - x, side - 1 - y
+            x, y = y, x
+        s //= 2
+    return d
+
+
+@pytest.mark.parametrize("order", [4, 8, 16])
+def test_the_hilbert_tour_visits_the_cells_in_the_curves_order(order):
+    """hilbert_tour's order (4 levels a step through its state tables) is the textbook curve's
+    order of the cities' cells, ties kept in the cities' order; an order it cannot read is refused."""
+    rng = np.random.default_rng(order)
+    side = 1 << order
+    cells = rng.integers(0, side, (2000, 2))
+    cells[:2] = [[0, 0], [side - 1, side - 1]]          # the grid's corners span the box exactly
+    cells[2:40] = cells[40:78]                           # cities sharing a cell
+    index = [hilbert_index(int(x), int(y), side) for x, y in cells]
+    assert np.array_equal(hilbert_tour(cells.astype(float), order), np.argsort(index, kind="stable"))
+    with pytest.raises(ValueError, match="`order`"):
+        hilbert_tour(cells, order + 2)
+
+
 def test_bad_arguments(points):
     """More candidates than cities and coordinates that are not (n, 2) are refused, naming them."""
     with pytest.raises(ValueError, match="`k`"):
