@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from lsmgpu.problems.tsp import UNIFORM_TOUR
+
 __all__ = ["portgen", "uniform_reference", "MAXCOORD"]
 
 MAXCOORD = 1_000_000
 PRANDMAX = 1_000_000_000
-#: the Beardwood-Halton-Hammersley constant as measured for the Euclidean plane
-BHH = 0.7124
 
 
 def _numbers(seed: int, count: int) -> np.ndarray:
@@ -53,4 +53,4 @@ def portgen(n: int, seed: int) -> np.ndarray:
 
 def uniform_reference(n: int) -> float:
     """The estimated optimal length of n uniform cities in portgen's square."""
-    return BHH * np.sqrt(n * float(MAXCOORD) ** 2)
+    return UNIFORM_TOUR * np.sqrt(n * float(MAXCOORD) ** 2)

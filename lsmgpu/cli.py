@@ -181,6 +181,7 @@ def solve(args) -> int:
         args.initial_solution = None if args.initial is None else problem.read_solution(args.initial)
         choose_method(args, problem)
         check_one_search(args)
+        args.reference_value = _reference_value(args, problem)
     except (ValueError, TypeError, OSError, ImportError) as exc:
         print(f"lsmgpu: {exc}", file=sys.stderr)
         return 2
@@ -205,6 +206,24 @@ def check_one_search(args) -> None:
         raise ValueError("--checkpoint-every needs --checkpoint FILE")
 
 
+def _reference_value(args, problem) -> float | None:
+    """--reference's value: the number given, or for "uniform" the TSP's uniform estimate."""
+    if args.reference != "uniform":
+        return args.reference
+    if not hasattr(problem, "uniform_length"):
+        raise ValueError(f"--reference uniform applies to a TSP, not to {problem.name}")
+    return problem.uniform_length()
+
+
+def _gap(args, problem):
+    """fitness -> its gap (0.01 = 1 %) to --reference where given, else to the best known value
+    (None where there is none): what the progress bar shows."""
+    reference = getattr(args, "reference_value", None)
+    if reference is None:
+        return problem.gap
+    return lambda fitness: problem.sense * (fitness - reference) / abs(reference)
+
+
 def _value(problem, value) -> str:
     """An objective value as printed: exactly for an integer objective, with full precision otherwise."""
     value = float(value)
@@ -217,6 +236,8 @@ def _report(args, problem, result) -> int:
     gap = problem.gap(result.fitness)
     if gap is not None:
         print(f"gap to best known {_value(problem, problem.best_known)}: {100 * gap:.2f} %")
+    if (reference := getattr(args, "reference_value", None)) is not None:
+        print(f"gap to reference {reference:.10g}: {100 * _gap(args, problem)(result.fitness):.2f} %")
     where = f"{result.backend} ({result.device})" if result.device else result.backend
     note = " (the budget went to the set-up and the first descent)" if (
         result.iterations == 0 and result.status == "seconds" and result.evaluations) else ""
@@ -245,7 +266,7 @@ def _run(args, problem, iterations):
     instance and building the search (a GPU context, kernels) come out of it."""
     t0 = args.t0
     left = (lambda: None) if args.seconds is None else (lambda: max(0.0, args.seconds - (time.perf_counter() - t0)))
-    bar = lambda: [] if args.quiet else [ProgressBar(iterations, args.seconds, problem.gap)]      # noqa: E731
+    bar = lambda: [] if args.quiet else [ProgressBar(iterations, args.seconds, _gap(args, problem))]      # noqa: E731
     if issubclass(SEARCHES[args.algorithm], PopulationSearch):
         return population(args, problem, iterations, left, [] if args.gpus or args.address else bar())
     if args.starts > 1 or args.gpus or args.address:

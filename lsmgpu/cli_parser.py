@@ -62,6 +62,16 @@ def _number(text: str) -> float:
     return value
 
 
+def _reference(text: str):
+    """An argparse type: "uniform" or a finite non-zero number."""
+    if text.strip().lower() == "uniform":
+        return "uniform"
+    value = _number(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must not be 0 (gaps are relative to it)")
+    return value
+
+
 def _epilog() -> str:
     from .problems import shipped_names
     return ("instances: a path to a TSPLIB .tsp, a QAPLIB .dat, a permuted perceptron .ppp or a DIMACS .col "
@@ -151,6 +161,10 @@ def parser() -> argparse.ArgumentParser:
     parallel.add_argument("--gpus", type=_count(1), help="spread the starts, or a population search's islands (acs, mmas, "
                           "ga, dontlook-ils, faco), over this many Ray actors (one GPU each)")
     parallel.add_argument("--address", help="Ray cluster address (default with --gpus: start Ray here)")
+    solve.add_argument("--reference", type=_reference, metavar="VALUE|uniform",
+                       help="show the gap to this value in the progress bar and at the end (a known length, "
+                            "an estimate); 'uniform': for a TSP of uniform random cities, 0.7124 sqrt(n A), "
+                            "A the cities' bounding box (default: the instance's best known value)")
     solve.add_argument("--out", help="write the best solution here (.tour for TSP, .sln for QAP)")
     solve.add_argument("--plot", metavar="FILE.png",
                        help="save a picture: the tour over the cities (TSP) and the best fitness against time")

@@ -4,6 +4,9 @@ A solution is a tour: a permutation of the cities, closed back to its first city
 Distances follow TSPLIB (integer, rounded per EDGE_WEIGHT_TYPE). Up to ``matrix_limit``
 cities the distances are tabulated once (an n x n int32 table); beyond, they are computed
 from the coordinates on the fly, so pla85900 never needs a 30 GB matrix.
+
+This module is long because every search asks the TSP for something of its own (start tours,
+kicks, move deltas, candidate lists, bounds and estimates, TSPLIB files); each part is short.
 """
 from __future__ import annotations
 
@@ -36,6 +39,9 @@ LOCAL_KICK_FROM, LOCAL_KICK_WINDOW = 10_000, 1000
 #: neighbourhoods over candidate lists (10 quadrant neighbours per city), built from the coordinates
 CANDIDATE_NEIGHBOURHOODS = {"2opt-candidates": CandidateTwoOpt, "oropt": OrOpt, "3opt-candidates": CandidateThreeOpt}
 
+
+#: the Beardwood-Halton-Hammersley constant for uniform cities in the plane (Johnson, McGeoch & Rothberg 1996)
+UNIFORM_TOUR = 0.7124
 
 #: ``start="auto"``: the greedy tour from this many cities on (with coordinates), the nearest-
 #: neighbour tour from a random city below (a different start for every seed)
@@ -192,6 +198,14 @@ class TSP(Problem):
     def _alpha_lists(self, k: int) -> np.ndarray:
         table, self._ascent = alpha_candidates(self, k, self._ascent)
         return table
+
+    def uniform_length(self) -> float:
+        """UNIFORM_TOUR sqrt(n A), A the cities' bounding box's area: the expected optimal length
+        of n Euclidean cities uniform over it; an estimate (``lsmgpu solve --reference uniform``)."""
+        if self.coords is None or self.weight_type not in ("EUC_2D", "CEIL_2D"):
+            raise ValueError(f"TSP: the uniform estimate needs Euclidean coordinates; {self.name} has {self.weight_type}")
+        (x0, y0), (x1, y1) = self.coords.min(axis=0), self.coords.max(axis=0)
+        return UNIFORM_TOUR * float(np.sqrt(self.n * (x1 - x0) * (y1 - y0)))
 
     def lower_bound(self) -> int:
         """The Held-Karp bound, rounded up (lengths are integers): no tour is shorter (problems/

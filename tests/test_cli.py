@@ -296,3 +296,37 @@ def test_the_progress_bar_shows_the_best_and_its_gap_whenever_it_changes():
     plain.on_iteration(State(1, 3.0, 3.0, None, 0.1, 10))
     assert plain.bar.postfix == "best=3"
     plain.on_end(type("Result", (), {"fitness": 2.0})())
+
+
+def test_solve_shows_the_gap_to_a_reference(tmp_path, monkeypatch, capsys):
+    """--reference VALUE or uniform (0.7124 sqrt(n A) over the bounding box): the progress bar's
+    gap and the printed one are to it; "uniform" on a QAP, 0 and text are refused naming the flag."""
+    import lsmgpu.cli as cli
+    shown = []
+
+    class Bar(cli.ProgressBar):
+        def __init__(self, iterations, seconds, gap=None):
+            super().__init__(iterations, seconds, gap)
+            shown.append(gap)
+    monkeypatch.setattr(cli, "ProgressBar", Bar)
+    coords = np.random.default_rng(2).integers(0, 1000, (200, 2))
+    path = tmp_path / "u200.tsp"
+    path.write_text("NAME : u200\nTYPE : TSP\nDIMENSION : 200\nEDGE_WEIGHT_TYPE : EUC_2D\nNODE_COORD_SECTION\n"
+                    + "".join(f"{i + 1} {x} {y}\n" for i, (x, y) in enumerate(coords)) + "EOF\n")
+    problem = TSP.from_file(path)
+    span = coords.max(axis=0) - coords.min(axis=0)
+    assert problem.uniform_length() == pytest.approx(0.7124 * np.sqrt(200 * span[0] * span[1]))
+    for given, reference in (("uniform", problem.uniform_length()), ("5000", 5000.0)):
+        assert main(["solve", str(path), "--algorithm", "ils", "--iterations", "3", "--backend", "cpu",
+                     "--reference", given]) == 0
+        printed = capsys.readouterr().out
+        fitness = float(printed.split("best fitness: ")[1].split()[0])
+        assert shown[-1](fitness) == pytest.approx(fitness / reference - 1)
+        assert f"gap to reference {reference:.10g}: {100 * (fitness / reference - 1):.2f} %" in printed
+    assert main(["solve", "tai12a", "--iterations", "3", "--reference", "uniform", "--backend", "cpu"]) == 2
+    assert "--reference uniform applies to a TSP" in capsys.readouterr().err
+    for bad in ("0", "far"):
+        assert main(["solve", "berlin52", "--iterations", "3", "--reference", bad]) == 2
+        assert "--reference" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="Euclidean"):
+        TSP(np.ones((5, 2)) * np.arange(5)[:, None], weight_type="GEO").uniform_length()
