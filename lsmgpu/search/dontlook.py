@@ -46,7 +46,9 @@ class DontLookDescent:
     segment    : the longest segment Or-opt moves (default 3; 0: no Or-opt moves, 2-opt alone: the
                  MMAS paper's local search with 32 nearest candidates)
     or3        : also the Or-3opt moves (two adjacent stretches of any length swap places, found from
-                 c's and then c4's candidates: 2 K^2 more moves a check; default False)
+                 c's and then c4's candidates: 2 K^2 more moves a check; default False). Not for
+                 descents after the chains' kicks, which are such swaps: it undoes 99 % of them
+                 (benchmarks/probes/kicks_undone.py), so DontLookILS and TourSegments do not take it
     lk         : also the LK3 moves (Lin-Kernighan's third level: a 2-opt move continued from c4 to
                  one of its candidates and closed by a second reversal: 2 K^2 more moves a check;
                  default False)
