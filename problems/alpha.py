@@ -32,6 +32,7 @@ from scipy.spatial import Delaunay, QhullError
 from lsmgpu.budget import check_deadline
 
 from .candidates import quadrant_candidates
+from .distances import distance
 
 __all__ = ["Ascent", "Graph", "alpha_candidates", "ascent", "exact_bound", "held_karp_bound", "pool_alpha", "sparse_graph"]
 
@@ -315,24 +316,50 @@ def held_karp_bound(tsp) -> float:
 
 def exact_bound(tsp, pi: np.ndarray, special: int = 0) -> float:
     """The minimum 1-tree over all pairs of cities at penalties ``pi``, less 2 Σ π: a lower
-    bound on every tour whatever ``pi`` is. Prim's algorithm on the cities but ``special``
-    (distances a row at a time from the problem, no n x n table), then ``special``'s two
-    shortest edges; O(n^2) time, O(n) memory."""
+    bound on every tour whatever ``pi`` is. Prim's algorithm on the cities but ``special``, the
+    cities outside the tree kept at the front of their arrays (the one joined swapped with the
+    last), so that each step reads only them; then ``special``'s two shortest edges. O(n^2)
+    time, O(n) memory (distances a row at a time, no n x n table)."""
     n = tsp.n
-    others = np.delete(np.arange(n), special)
-    key = np.full(len(others), np.inf)
-    done = np.zeros(len(others), dtype=bool)
-    total, current = 0.0, 0
-    for step in range(len(others)):
+    outside = np.delete(np.arange(n), special)
+    penalty = pi[outside].astype(np.float64)
+    key = np.full(len(outside), np.inf)
+    row = _DistanceRow(tsp, outside)
+    total, current, left = 0.0, 0, len(outside)
+    for step in range(len(outside) - 1):
         if step % 4096 == 0:
             check_deadline("the lower bound's spanning tree was complete")
-        done[current] = True
-        key[current] = np.inf
-        city = others[current]
-        row = tsp.dist(np.full(len(others), city), others) + pi[others] + pi[city]
-        np.minimum(key, row, out=key, where=~done)
-        if step + 1 < len(others):
-            current = int(np.argmin(key))
-            total += key[current]
-    edges = np.sort(tsp.dist(np.full(len(others), special), others) + pi[others] + pi[special])
+        city, city_penalty = row.city(current), penalty[current]
+        left -= 1
+        for array in (outside, penalty, key):
+            array[current] = array[left]
+        row.swap(current, left)
+        reach = row(city, left) + penalty[:left] + city_penalty
+        np.minimum(key[:left], reach, out=key[:left])
+        current = int(np.argmin(key[:left]))
+        total += key[current]
+    edges = np.sort(tsp.dist(np.full(n - 1, special), np.delete(np.arange(n), special)) + np.delete(pi, special)
+                    + pi[special])
     return float(total + edges[0] + edges[1] - 2.0 * pi.sum())
+
+
+class _DistanceRow:
+    """Distances from one city to the first ``left`` of ``cities`` (an array exact_bound
+    reorders, told of each swap): from the problem's matrix, or from the coordinates kept in the
+    same order as the cities (contiguous x and y, so a row reads no gathered copy)."""
+
+    def __init__(self, tsp, cities: np.ndarray):
+        self.tsp, self.cities = tsp, cities
+        self.points = None if tsp.matrix is not None else np.ascontiguousarray(tsp.coords[cities], dtype=np.float64)
+
+    def city(self, index: int) -> int:
+        return int(self.cities[index])
+
+    def swap(self, index: int, last: int) -> None:
+        if self.points is not None:
+            self.points[index] = self.points[last]
+
+    def __call__(self, city: int, left: int) -> np.ndarray:
+        if self.points is None:
+            return self.tsp.matrix[city, self.cities[:left]].astype(np.float64)
+        return distance(self.tsp.weight_type, self.tsp.coords[city], self.points[:left]).astype(np.float64)

@@ -121,6 +121,29 @@ def test_exact_bound_is_below_every_tour_for_any_penalties(seed):
     assert run.bound <= optimum + 1e-9             # over the complete graph the ascent's bound is exact
 
 
+@pytest.mark.parametrize("kind", ["EUC_2D", "ATT", "GEO", "matrix"])
+def test_exact_bound_is_the_minimum_one_tree_over_every_pair(kind):
+    """exact_bound's Prim (the cities outside the tree swapped to the front) gives the weight of
+    scipy's minimum spanning tree over the dense graph of the cities but the special one, plus
+    its two shortest edges, less 2 Σ π, for coordinates of each kind and for a matrix."""
+    rng = np.random.default_rng(len(kind))
+    coords = rng.uniform(0, 1000, (120, 2))
+    if kind == "GEO":
+        coords = rng.uniform(-60, 60, (120, 2)).round(2)
+    class Computed(TSP):                             # distances from the coordinates, no table
+        matrix_limit = 0
+    tsp = (TSP(matrix=TSP(coords).dist(*np.indices((120, 120))).astype(np.int32), name="m")
+           if kind == "matrix" else Computed(coords, weight_type=kind))
+    assert (tsp.matrix is None) == (kind != "matrix")
+    u, v = complete_graph(tsp.n)
+    for special in (0, 77):
+        pi = rng.normal(0, 50, tsp.n)
+        weight = tsp.dist(u, v) + pi[u] + pi[v]
+        at = np.sort(weight[(u == special) | (v == special)])
+        expected = spanning_tree_length(tsp.n, u, v, weight, special) + at[0] + at[1] - 2 * pi.sum()
+        assert exact_bound(tsp, pi, special) == pytest.approx(expected, rel=1e-12)
+
+
 def test_lower_bound_on_shipped_instances():
     """TSP.lower_bound is at most the optimum and within 3.5 % of it on the shipped instances
     (pr76: its Held-Karp gap is 2.8 %); berlin52's ascent ends at a 1-tree of its graph that is an
