@@ -3,7 +3,8 @@ default budget of ``lsmgpu solve`` (10 s), seed 0, gap to the best known value.
 
 - TSP: ``IteratedLocalSearch(TSP.from_file(path))`` (the TSP's default_ils: candidate 2-opt,
   Or-opt + 3-opt polish, double-bridge kicks) against an ILS over full 2-opt, an ILS over swap
-  (the TSP's default neighbourhood before issue 20) and a tabu search over 2-opt.
+  (the TSP's default neighbourhood before issue 20), a tabu search over 2-opt, the ILS over the
+  α-lists, DontLookILS and FocusedACO (the GPU's default; on the CPU their NumPy reference).
 - QAP: 256 tabu starts as islands (``lsmgpu solve``'s default on a GPU) against 256 independent
   starts, one tabu search and an ILS; on the CPU backend, one tabu search (its default there)
   against 256 island starts.
@@ -15,7 +16,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from lsmgpu import IteratedLocalSearch, MultiStart, TabuSearch
+from lsmgpu import DontLookILS, FocusedACO, IteratedLocalSearch, MultiStart, TabuSearch
 from lsmgpu.problems import QAP, TSP
 
 TSP_METHODS = {
@@ -25,6 +26,10 @@ TSP_METHODS = {
     "ILS, swap (the default neighbourhood before)": lambda p, b: IteratedLocalSearch(
         TSP.from_file(p, neighbourhood="swap"), seed=0, backend=b),
     "tabu, full 2-opt": lambda p, b: TabuSearch(TSP.from_file(p, neighbourhood="2opt"), seed=0, backend=b),
+    "ILS over the 5 α-nearest (candidates=alpha)": lambda p, b: IteratedLocalSearch(
+        TSP.from_file(p), candidates="alpha", seed=0, backend=b),
+    "DontLookILS (one chain on the CPU)": lambda p, b: DontLookILS(TSP.from_file(p), seed=0, backend=b),
+    "FocusedACO": lambda p, b: FocusedACO(TSP.from_file(p), seed=0, backend=b),
 }
 QAP_METHODS = {
     "256 tabu island starts, exchange every 1000 (default on a GPU)": lambda p, b: MultiStart(
@@ -60,8 +65,8 @@ def defaults_row(kind: str, label: str, make, path: Path, backend: str, seconds:
 
 def table_defaults(args, path_of, emit) -> list[dict]:
     rows = []
-    cases = [("TSP", name, TSP_METHODS) for name in args.defaults_tsp.split(",")] + \
-            [("QAP", name, QAP_METHODS) for name in args.defaults_qap.split(",")]
+    cases = [("TSP", name, TSP_METHODS) for name in filter(None, args.defaults_tsp.split(","))] + \
+            [("QAP", name, QAP_METHODS) for name in filter(None, args.defaults_qap.split(","))]
     for kind, name, methods in cases:
         path = path_of("tsplib" if kind == "TSP" else "qaplib", name)
         for label, make in methods.items():
