@@ -29,6 +29,7 @@ TSP_METHODS = {
     "ILS over the 5 α-nearest (candidates=alpha)": lambda p, b: IteratedLocalSearch(
         TSP.from_file(p), candidates="alpha", seed=0, backend=b),
     "DontLookILS (one chain on the CPU)": lambda p, b: DontLookILS(TSP.from_file(p), seed=0, backend=b),
+    "DontLookILS + LK3 moves": lambda p, b: DontLookILS(TSP.from_file(p), lk=True, seed=0, backend=b),
     "FocusedACO": lambda p, b: FocusedACO(TSP.from_file(p), seed=0, backend=b),
 }
 QAP_METHODS = {

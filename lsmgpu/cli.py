@@ -64,10 +64,11 @@ def _polish_option(args, problem) -> dict:
 def choose_method(args, problem) -> None:
     """Fill in --algorithm and --starts where not given, with what measured best for the problem
     type and backend (docs/benchmarks.md, "Defaults"): for a TSP on a GPU focused ACO, from
-    SEGMENTS_FROM cities (with coordinates) the tour segments (a colony, one
-    a GPU with --gpus: not with --starts, --neighbourhood or --polish, which they do not take; with
-    --checkpoint and --resume alike, so a resumed run picks what the checkpointed one did), else an ILS; for a QAP on a GPU, 256 tabu starts as islands exchanging every 1,000
-    iterations; else one tabu search."""
+    SEGMENTS_FROM cities (with coordinates) the tour segments (islands of either over the GPUs
+    with --gpus; not with --starts, --neighbourhood or --polish, which they do not take; with
+    --checkpoint and --resume alike, so a resumed run picks what the checkpointed one did), else
+    an ILS; for a QAP on a GPU, 256 tabu starts as islands exchanging every 1,000 iterations; else
+    one tabu search."""
     on_gpu, why = cuda_available() if args.backend != "cpu" else (False, "--backend cpu")
     if args.backend == "cuda" and not on_gpu:
         raise ValueError(f"--backend cuda: {why}")
