@@ -157,8 +157,10 @@ class DontLookILS(PopulationSearch):
         if xs is None:
             xs = np.broadcast_to(self.start_x, (self.chains, problem.n))
         self.kick_seed = int(self.rng.integers(2**63))
+        self.loaded = False
         self._build_chains()
         self.population.load(xs)
+        self.loaded = True
         self.rounds = 0
         self._start_merges()
 
@@ -188,6 +190,7 @@ class DontLookILS(PopulationSearch):
         the merge that was running starts again from its tours."""
         self._build_chains()
         self.population.load_memory(parts["chains"])
+        self.loaded = True
         self._start_merges()
         if self.merging:
             self.merging.load_memory(parts["merging"])
@@ -217,6 +220,17 @@ class DontLookILS(PopulationSearch):
         self._finish_iteration(min(bests[k], self.best), improved)
         if finished and self.status is None:
             self.status = "iterations"
+
+    def _last_look(self) -> None:
+        """Where the run ends before any chain has ended its first descent (a budget shorter than
+        it: the CPU's chain on 18,512 cities and more in 10 s), the shortest chain's tour as it
+        stands, part-way down that descent, measured on the host: shorter than the start tour
+        the run would return otherwise."""
+        if not getattr(self, "loaded", False) or np.isfinite(self.population.bests()).any():
+            return
+        tour = self.population.solutions()[int(np.argmin(self.population.values()))].astype(np.int64)
+        if np.array_equal(np.sort(tour), np.arange(len(tour))):     # Ctrl-C inside a move: a tour still?
+            self._record(tour, self.problem.fitness(tour))
 
     @property
     def work(self) -> tuple[int, str]:

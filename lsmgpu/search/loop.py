@@ -207,11 +207,18 @@ class Search:
                                 "iteration", self.algorithm, saver.path)
                 if self.best_x is None and not self.combines:
                     raise         # not even a start solution yet: nothing to return
+            if self.best_x is not None:
+                self._last_look()
             result = self.result()
         finally:
             self._release()
         self.callbacks.on_end(result)
         return result
+
+    def _last_look(self) -> None:
+        """At the run's end, however it ended, before its result: a search whose parts hold a
+        better solution than any iteration recorded records it here (DontLookILS: a chain part-way
+        down its first descent). None by default."""
 
     def stop(self, status: str = "interrupted") -> None:
         """Ask a running search to end after its current iteration with ``status`` (from another

@@ -259,6 +259,24 @@ def test_seconds_and_target_stop_it():
     assert DontLookILS(problem, chains=1, backend="cpu", seed=1).run(seconds=30, target=start).status == "target"
 
 
+@pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_a_run_ended_inside_the_first_descent_returns_the_tour_part_way_down(backend):
+    """A run that ends before any chain has ended its first descent (here a callback stops it
+    after 50 checks, no kick made) returns the shortest chain's tour as it stands, a tour shorter
+    than the start, its fitness measured on it."""
+    from lsmgpu import Callback
+
+    class StopAtOnce(Callback):
+        def on_iteration(self, state):
+            return True
+    problem = TSP(np.random.default_rng(6).uniform(0, 10_000, (2000, 2)), name="u2000")
+    search = DontLookILS(problem, backend=backend, chains=4, seed=0, round_checks=50, callbacks=StopAtOnce())
+    result = search.run(iterations=5)
+    assert result.status == "callback" and result.iterations == 0 and result.work == (0, "kicks")
+    assert np.array_equal(np.sort(result.solution), np.arange(2000))
+    assert result.fitness == problem.evaluate(result.solution) < problem.evaluate(search.start_x)
+
+
 def test_errors_name_what_is_wrong():
     """Errors name what is wrong."""
     problem = TSP.from_file(TSP.shipped("berlin52"))
