@@ -65,18 +65,21 @@ def choose_method(args, problem) -> None:
     """Fill in --algorithm and --starts where not given, with what measured best for the problem
     type and backend (docs/benchmarks.md, "Defaults"): for a TSP on a GPU focused ACO, from
     SEGMENTS_FROM cities (with coordinates) the tour segments (islands of either over the GPUs
-    with --gpus; not with --starts, --neighbourhood or --polish, which they do not take; with
-    --checkpoint and --resume alike, so a resumed run picks what the checkpointed one did), else
-    an ILS; for a QAP on a GPU, 256 tabu starts as islands exchanging every 1,000 iterations; else
-    one tabu search."""
+    with --gpus), on the CPU the don't-look ILS chain where the TSP has coordinates (none of them
+    with --starts, --neighbourhood or --polish, which they do not take; with --checkpoint and
+    --resume alike, so a resumed run picks what the checkpointed one did), else an ILS; for a
+    QAP on a GPU, 256 tabu starts as islands exchanging every 1,000 iterations; else one tabu
+    search."""
     on_gpu, why = cuda_available() if args.backend != "cpu" else (False, "--backend cpu")
     if args.backend == "cuda" and not on_gpu:
         raise ValueError(f"--backend cuda: {why}")
     tsp = type(problem).__name__ == "TSP"
-    if args.algorithm is None and tsp and on_gpu and problem.n >= 8 and not any(
-            (args.starts, args.neighbourhood, args.polish)):
-        cut = problem.n >= SEGMENTS_FROM and problem.coords is not None and not problem.gpu_matrix
-        args.algorithm = SEGMENTS if cut else FACO
+    if args.algorithm is None and tsp and problem.n >= 8 and not any((args.starts, args.neighbourhood, args.polish)):
+        if on_gpu:
+            cut = problem.n >= SEGMENTS_FROM and problem.coords is not None and not problem.gpu_matrix
+            args.algorithm = SEGMENTS if cut else FACO
+        elif problem.coords is not None:             # the chain's candidate lists come from them
+            args.algorithm = CHAINS
     if args.algorithm is None:
         args.algorithm = "ils" if tsp else "tabu"
         if type(problem).__name__ == "QAP" and args.starts is None and on_gpu:

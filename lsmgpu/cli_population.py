@@ -61,8 +61,9 @@ def _options(args) -> tuple[dict, callable]:
     if name == CHAINS:
         exchange = CHAINS_EXCHANGE if args.exchange_every is None else args.exchange_every
         return (dict(chains=args.chains, exchange_every=exchange, initial=args.initial_solution),
-                lambda s: f"{s.chains} chains, kicked segments <= {_spans(s.spans)}, exchange every {exchange} rounds"
-                          + (", LK3 moves" if s.rules.lk else "") + _chain_depth(s.rules))
+                lambda s: (f"{s.chains} chains, exchange every {exchange} rounds, " if s.chains > 1 else "one chain, ")
+                          + f"kicked segments <= {_spans(s.spans)}" + (", LK3 moves" if s.rules.lk else "")
+                          + _chain_depth(s.rules))
     if name == FACO:
         return (dict(ants=args.ants, initial=args.initial_solution),
                 lambda s: f"{s.ants} ants moving {s.moves} cities each, 2-opt + Or-opt"

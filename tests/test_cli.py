@@ -110,11 +110,14 @@ def _chosen(monkeypatch, argv, gpu=False):
 
 
 def test_solve_picks_the_measured_default_per_problem_type_and_backend(monkeypatch):
-    """TSP: an ILS (over candidate lists: the ILS's own default); QAP on a GPU: 256 island
+    """TSP on the CPU: the don't-look ILS chain where it has coordinates, else (and with --starts,
+    --neighbourhood or --polish) an ILS over the ILS's own default; QAP on a GPU: 256 island
     starts; QAP on the CPU: one tabu search; given flags win; no budget means 10 s."""
     tsp = _chosen(monkeypatch, ["berlin52"])
-    assert tsp["algorithm"] == "ils" and tsp["starts"] == 1 and tsp["seconds"] == 10.0
-    assert tsp["problem"].default_ils()["neighbourhood"].move_kind == "twoopt"
+    assert tsp["algorithm"] == "dontlook-ils" and tsp["starts"] == 1 and tsp["seconds"] == 10.0
+    for flags in (["--starts", "4"], ["--neighbourhood", "2opt-candidates"], ["--polish", "oropt"]):
+        assert _chosen(monkeypatch, ["berlin52", *flags])["algorithm"] == "ils"
+    assert _chosen(monkeypatch, ["berlin52"])["problem"].default_ils()["neighbourhood"].move_kind == "twoopt"
     gpu = _chosen(monkeypatch, ["tai12a"], gpu=True)
     assert (gpu["algorithm"], gpu["starts"], gpu["exchange_every"]) == ("tabu", 256, 1000)
     cpu = _chosen(monkeypatch, ["tai12a"])
