@@ -230,7 +230,7 @@ class DontLookILS(PopulationSearch):
             return
         tour = self.population.solutions()[int(np.argmin(self.population.values()))].astype(np.int64)
         if np.array_equal(np.sort(tour), np.arange(len(tour))):     # Ctrl-C inside a move: a tour still?
-            self._record(tour, self.problem.fitness(tour))
+            self._record(tour, self.problem.sense * float(self.problem.fitness(tour)))
 
     @property
     def work(self) -> tuple[int, str]:
