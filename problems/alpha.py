@@ -319,47 +319,24 @@ def exact_bound(tsp, pi: np.ndarray, special: int = 0) -> float:
     bound on every tour whatever ``pi`` is. Prim's algorithm on the cities but ``special``, the
     cities outside the tree kept at the front of their arrays (the one joined swapped with the
     last), so that each step reads only them; then ``special``'s two shortest edges. O(n^2)
-    time, O(n) memory (distances a row at a time, no n x n table)."""
-    n = tsp.n
-    outside = np.delete(np.arange(n), special)
-    penalty = pi[outside].astype(np.float64)
-    key = np.full(len(outside), np.inf)
-    row = _DistanceRow(tsp, outside)
-    total, current, left = 0.0, 0, len(outside)
-    for step in range(len(outside) - 1):
+    time, O(n) memory (distances a row at a time, from the matrix or from the outside cities'
+    own copy of their coordinates, no n x n table)."""
+    others = np.delete(np.arange(tsp.n), special)
+    outside, penalty, key = others.copy(), pi[others].astype(np.float64), np.full(len(others), np.inf)
+    points = None if tsp.matrix is not None else tsp.coords[others].astype(np.float64)
+    arrays = (outside, penalty, key) if points is None else (outside, penalty, key, points)
+    total, current, left = 0.0, 0, len(others)
+    for step in range(len(others) - 1):
         if step % 4096 == 0:
             check_deadline("the lower bound's spanning tree was complete")
-        city, city_penalty = row.city(current), penalty[current]
+        city, city_penalty = int(outside[current]), penalty[current]
         left -= 1
-        for array in (outside, penalty, key):
+        for array in arrays:
             array[current] = array[left]
-        row.swap(current, left)
-        reach = row(city, left) + penalty[:left] + city_penalty
-        np.minimum(key[:left], reach, out=key[:left])
+        lengths = (tsp.matrix[city, outside[:left]] if points is None
+                   else distance(tsp.weight_type, tsp.coords[city], points[:left]))
+        np.minimum(key[:left], lengths + penalty[:left] + city_penalty, out=key[:left])
         current = int(np.argmin(key[:left]))
         total += key[current]
-    edges = np.sort(tsp.dist(np.full(n - 1, special), np.delete(np.arange(n), special)) + np.delete(pi, special)
-                    + pi[special])
+    edges = np.sort(tsp.dist(np.full(len(others), special), others) + pi[others] + pi[special])
     return float(total + edges[0] + edges[1] - 2.0 * pi.sum())
-
-
-class _DistanceRow:
-    """Distances from one city to the first ``left`` of ``cities`` (an array exact_bound
-    reorders, told of each swap): from the problem's matrix, or from the coordinates kept in the
-    same order as the cities (contiguous x and y, so a row reads no gathered copy)."""
-
-    def __init__(self, tsp, cities: np.ndarray):
-        self.tsp, self.cities = tsp, cities
-        self.points = None if tsp.matrix is not None else np.ascontiguousarray(tsp.coords[cities], dtype=np.float64)
-
-    def city(self, index: int) -> int:
-        return int(self.cities[index])
-
-    def swap(self, index: int, last: int) -> None:
-        if self.points is not None:
-            self.points[index] = self.points[last]
-
-    def __call__(self, city: int, left: int) -> np.ndarray:
-        if self.points is None:
-            return self.tsp.matrix[city, self.cities[:left]].astype(np.float64)
-        return distance(self.tsp.weight_type, self.tsp.coords[city], self.points[:left]).astype(np.float64)

@@ -222,7 +222,8 @@ def _hilbert_tables(levels: int) -> tuple[np.ndarray, np.ndarray]:
 def _cells(values: np.ndarray, top: int) -> np.ndarray:
     """``values`` spread over the cells 0 .. ``top`` of their range (a column at a time: a
     reduction down a column of an (n, 2) array is ten times slower)."""
-    lo, span = values.min(), values.max() - values.min()
+    lo = values.min()
+    span = values.max() - lo
     return ((values - lo) / (span if span > 0 else 1) * top).astype(np.uint32)
 
 
@@ -242,7 +243,6 @@ def hilbert_tour(coords, order: int = 16) -> np.ndarray:
         d = (d << np.uint32(2 * HILBERT_LEVELS)) | digits[row]
         state = nexts[row].astype(np.uint32)
     return np.argsort(d, kind="stable").astype(np.int32)
-
 
 
 def strip_tour(coords: np.ndarray) -> np.ndarray:

@@ -12,46 +12,45 @@ descents that end at the length before the kick (the kick undone) and keeps the 
 from __future__ import annotations
 
 import sys
-from collections import deque
 
 import numpy as np
 
-from lsmgpu.backends.dontlook import DontLookRules, apply_steps, improve_city
+from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, apply_steps
 from lsmgpu.backends.dontlook_chains import KickRules, plan_kick
 from problems.candidates import quadrant_candidates
 from problems.tsp import TSP
 
 
-def descend(x, pos, rules, between, cities) -> None:
-    """A don't-look descent of tour x (positions pos) from ``cities``, in place."""
-    queue, queued = deque(cities), np.zeros(len(x), dtype=bool)
-    queued[list(cities)] = True
-    while queue:
-        city = queue.popleft()
-        queued[city] = False
-        improve_city(city, x, pos, rules, between, queue, queued)
+def descend(whole: CpuDontLook, x: np.ndarray, cities) -> np.ndarray:
+    """Tour x after the NumPy reference's don't-look descent from ``cities``."""
+    whole.load(x[None, :], np.asarray(cities))
+    whole.descend(np.ones(1, dtype=bool))
+    return whole.solutions()[0].astype(np.int64)
+
+
+def positions(x: np.ndarray) -> np.ndarray:
+    pos = np.empty_like(x)
+    pos[x] = np.arange(len(x))
+    return pos
 
 
 def undone(n: int, kicks: int, or3: bool, lk: bool = False) -> tuple[int, float]:
     """(kicks undone, final length) over ``kicks`` kicks of a descended random tour."""
     problem = TSP(np.round(np.random.default_rng(n).uniform(0, 100_000, (n, 2))), name=f"uniform{n}")
-    candidates, between = quadrant_candidates(problem.coords, 8), problem.edge_distance().between
-    rules = DontLookRules(candidates, 3, or3=or3, lk=lk)
-    x = np.random.default_rng(0).permutation(n).astype(np.int64)
-    pos = np.empty_like(x)
-    pos[x] = np.arange(n)
-    descend(x, pos, rules, between, x.tolist())
+    candidates, distance = quadrant_candidates(problem.coords, 8), problem.edge_distance()
+    whole = CpuDontLook(DontLookRules(candidates, 3, or3=or3, lk=lk), distance, 1)
+    start = np.random.default_rng(0).permutation(n).astype(np.int64)
+    x = descend(whole, start, start)
     count, rule = 0, KickRules(1, 30, kicks, 50)
     for kick in range(kicks):
-        before, length = x.copy(), problem.evaluate(x)
-        _, steps, touched = plan_kick(x, pos, rule, kick, 0, between, candidates)
-        apply_steps(x, pos, steps)
-        descend(x, pos, rules, between, touched)
-        after = problem.evaluate(x)
+        length, kicked = problem.evaluate(x), x.copy()
+        _, steps, touched = plan_kick(kicked, positions(kicked), rule, kick, 0, distance.between, candidates)
+        apply_steps(kicked, positions(kicked), steps)
+        kicked = descend(whole, kicked, touched)
+        after = problem.evaluate(kicked)
         count += after == length
-        if after > length:
-            x[:] = before
-            pos[x] = np.arange(n)
+        if after <= length:
+            x = kicked
     return count, float(problem.evaluate(x))
 
 
