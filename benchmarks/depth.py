@@ -241,16 +241,17 @@ def table_lk_descent(args, path_of, emit) -> list[dict]:
 
 
 def _segmented_descent(args, problem, start, greedy_s, config) -> dict:
-    """``segmentsM[xR]:quadrant[:lk][:chainD]``: the greedy tour descended by TourSegments without
-    kicks (segments of M cities, every segment's descent at once, then the whole tour's descent from
-    the crossing cities) for up to R rounds (default 4) or until a round gains nothing; its
+    """``segmentsM[xR]:quadrant[:lk][:chainD][:name=value ...]``: the greedy tour descended by
+    TourSegments without kicks (segments of M cities, every segment's descent at once, then the
+    whole tour's descent from the crossing cities every ``descent_every`` rounds, default 1; any
+    other option of TourSegments as name=value) for up to R rounds (default 4) or until a round
+    gains nothing; its
     quadrant lists built inside the seconds, after a warm-up run (kernels built)."""
     head, _, *moves = config.split(":")
     size, _, rounds = head[len("segments"):].partition("x")
-    options = _moves(moves)
-    options.pop("or3")
+    options = dict(descent_every=1, segment_cities=int(size) if size else None) | _search_options(moves)
     make = lambda: TourSegments(problem, backend=args.backend_choice, seed=0, initial=start, round_kicks=0,  # noqa: E731
-                                descent_every=1, segment_cities=int(size) if size else None, **options)
+                                **options)
     make().run(iterations=1)
     t0 = time.perf_counter()
     search = make()
@@ -260,5 +261,5 @@ def _segmented_descent(args, problem, start, greedy_s, config) -> dict:
     return dict(table="lk-descent", instance=problem.name, n=problem.n, device=args.meta["device"],
                 commit=args.meta["commit"], strategy=f"greedy + segmented descent ({config}, {result.iterations} rounds)",
                 greedy_s=round(greedy_s, 3), greedy_gap_pct=round(100 * problem.gap(problem.evaluate(start)), 2),
-                lists_s=None, descent_s=round(seconds, 3), moves=None,
+                lists_s=None, descent_s=round(seconds, 3), whole_s=round(search.descent_seconds, 3), moves=None,
                 gap_pct=round(100 * problem.gap(result.fitness), 3))
