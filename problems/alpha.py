@@ -31,7 +31,7 @@ from scipy.spatial import Delaunay, QhullError
 
 from lsmgpu.budget import check_deadline
 
-from .candidates import quadrant_candidates
+from .candidates import on_gpu, quadrant_candidates
 from .distances import distance
 
 __all__ = ["Ascent", "Graph", "alpha_candidates", "ascent", "exact_bound", "held_karp_bound", "pool_alpha", "sparse_graph"]
@@ -41,6 +41,8 @@ __all__ = ["Ascent", "Graph", "alpha_candidates", "ascent", "exact_bound", "held
 ASCENT_NEIGHBOURS = 4
 #: the α-candidates are chosen among the ascent's graph and these quadrant neighbours (2 a quadrant)
 GRAPH_NEIGHBOURS = 8
+#: from this many cities the ascent's spanning trees come from the GPU where one answers
+GPU_TREES_FROM = 5000
 #: LKH's INITIAL_PERIOD in its POPMUSIC configuration: iterations of one step size at first
 PERIOD = 100
 
@@ -134,43 +136,70 @@ class OneTree:
 
 class Graph:
     """A sparse graph's edges (u < v, sorted by u n + v: the order of its CSR matrix's entries,
-    so that each iteration of the ascent writes its weights straight into the matrix)."""
+    so that each iteration of the ascent writes its weights straight into the matrix), and each
+    city's edges (ascending). Its spanning trees come from the GPU with ``on_gpu`` where one
+    answers (lsmgpu/backends/cuda/spanning.py; ``close()`` frees it), else from scipy's Kruskal."""
 
-    def __init__(self, n: int, u: np.ndarray, v: np.ndarray):
+    def __init__(self, n: int, u: np.ndarray, v: np.ndarray, on_gpu: bool = False):
         self.n, self.u, self.v = n, u, v
         self.keys = u * n + v
         if len(self.keys) > 1 and not np.all(np.diff(self.keys) > 0):
             raise ValueError("alpha: a graph's edges must be unique, u < v, sorted by u n + v")
         self.matrix = coo_matrix((np.ones(len(u)), (u, v)), shape=(n, n)).tocsr()
+        ends, edges = np.r_[u, v], np.r_[np.arange(len(u)), np.arange(len(u))]
+        order = np.lexsort((edges, ends))
+        self.incident = edges[order]                             # each city's edges, city by city
+        self.first = np.searchsorted(ends[order], np.arange(n + 1))
+        self.has_edges = np.diff(self.first) > 0
+        self.gpu = _gpu_trees(n, u, v) if on_gpu else None
 
-    def one_tree(self, weight: np.ndarray) -> OneTree:
-        """The minimum spanning tree under ``weight`` (scipy's Kruskal), closed into a 1-tree
-        LKH's way: the special city is the leaf whose cheapest edge outside the tree is the
-        longest, and that edge is added (removing a leaf from a minimum spanning tree leaves one
-        of the other cities, and a leaf's tree edge is its cheapest; so this is the minimum
-        1-tree with that city special)."""
-        n, u, v = self.n, self.u, self.v
+    def close(self) -> None:
+        if self.gpu is not None:
+            self.gpu.close()
+            self.gpu = None
+
+    def spanning_tree(self, weight: np.ndarray) -> np.ndarray:
+        """A minimum spanning tree's edges (ascending indices) under ``weight``."""
+        if self.gpu is not None:
+            return self.gpu.tree(weight)
         self.matrix.data = weight + (1.0 - float(weight.min()))       # scipy drops zero weights
         tree = minimum_spanning_tree(self.matrix).tocoo()
-        tree_edges = np.searchsorted(self.keys, np.minimum(tree.row, tree.col).astype(np.int64) * n
-                                     + np.maximum(tree.row, tree.col))
+        return np.sort(np.searchsorted(self.keys, np.minimum(tree.row, tree.col).astype(np.int64) * self.n
+                                       + np.maximum(tree.row, tree.col)))
+
+    def one_tree(self, weight: np.ndarray) -> OneTree:
+        """The minimum spanning tree under ``weight``, closed into a 1-tree LKH's way: the special
+        city is the leaf whose cheapest edge outside the tree is the longest, and that edge is
+        added (removing a leaf from a minimum spanning tree leaves one of the other cities, and a
+        leaf's tree edge is its cheapest; so this is the minimum 1-tree with that city special)."""
+        n, u, v = self.n, self.u, self.v
+        tree_edges = self.spanning_tree(weight)
         degree = np.bincount(u[tree_edges], minlength=n) + np.bincount(v[tree_edges], minlength=n)
-        outside = np.ones(len(u), dtype=bool)
-        outside[tree_edges] = False
+        outside = weight.copy()
+        outside[tree_edges] = np.inf
+        around = outside[self.incident]                         # each city's edges' weights, the tree's inf
         cheapest = np.full(n, np.inf)
-        np.minimum.at(cheapest, u[outside], weight[outside])
-        np.minimum.at(cheapest, v[outside], weight[outside])
+        cheapest[self.has_edges] = np.minimum.reduceat(around, self.first[:-1][self.has_edges])
         leaves = np.flatnonzero(degree == 1)
         special = int(leaves[np.argmax(np.where(np.isfinite(cheapest[leaves]), cheapest[leaves], -np.inf))])
         length = float(weight[tree_edges].sum())
         second = -1
         if np.isfinite(cheapest[special]):
-            at = np.flatnonzero(outside & ((u == special) | (v == special)))
-            second = int(at[np.argmin(weight[at])])
+            mine = slice(self.first[special], self.first[special + 1])
+            second = int(self.incident[mine][np.argmin(around[mine])])
             length += float(weight[second])
             degree[u[second]] += 1
             degree[v[second]] += 1
         return OneTree(tree_edges, special, second, degree, length)
+
+
+def _gpu_trees(n: int, u: np.ndarray, v: np.ndarray):
+    """The graph's spanning trees on the GPU (GpuSpanningTrees), or None (no GPU answers, or it
+    failed: announced)."""
+    def make():
+        from lsmgpu.backends.cuda.spanning import GpuSpanningTrees
+        return GpuSpanningTrees(n, u, v)
+    return on_gpu(make, "the Held-Karp ascent's spanning trees", "scipy's Kruskal on the host makes them")
 
 
 def ascent(tsp, period: int = PERIOD, graph=None) -> Ascent:
@@ -182,8 +211,16 @@ def ascent(tsp, period: int = PERIOD, graph=None) -> Ascent:
     t0 = time.perf_counter()
     n = tsp.n
     u, v = sparse_graph(tsp, ASCENT_NEIGHBOURS) if graph is None else graph
-    length = tsp.dist(u, v).astype(np.float64)
-    sparse = Graph(n, u, v)
+    sparse = Graph(n, u, v, on_gpu=n >= GPU_TREES_FROM)
+    try:
+        return _ascend(sparse, tsp.dist(u, v).astype(np.float64), period, t0)
+    finally:
+        sparse.close()
+
+
+def _ascend(sparse: Graph, length: np.ndarray, period: int, t0: float) -> Ascent:
+    """ascent's iterations over the graph ``sparse`` with edge lengths ``length``."""
+    n, u, v = sparse.n, sparse.u, sparse.v
     pi = np.zeros(n)
     tree = sparse.one_tree(length)
     best_w, best_pi, special = tree.length, pi.copy(), tree.special

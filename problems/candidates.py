@@ -36,7 +36,7 @@ def _neighbours(coords: np.ndarray, count: int) -> np.ndarray:
     scale (lsmgpu/backends/cuda/nearest.py; ties to the lower index), else from one k-d tree query
     over all cores (the city itself dropped, wherever ties put it)."""
     if len(coords) >= GPU_NEAREST_FROM:
-        lists = _on_gpu("nearest_on_gpu", coords, count)
+        lists = _nearest_on_gpu("nearest_on_gpu", coords, count)
         if lists is not None:
             return lists
     return _tree_neighbours(coords, count)
@@ -51,20 +51,26 @@ def _tree_neighbours(coords: np.ndarray, count: int) -> np.ndarray:
     return np.take_along_axis(idx, order, axis=1)
 
 
-def _on_gpu(function: str, coords: np.ndarray, *sizes) -> np.ndarray | None:
-    """lsmgpu.backends.cuda.nearest's ``function`` on the coordinates, or None where no GPU
-    answers or its kernels fail (announced)."""
+def on_gpu(make, what: str, instead: str):
+    """``make()``, work of lsmgpu.backends.cuda's, or None where no GPU answers or that work fails
+    (announced: ``what`` failed on the GPU, ``instead`` says what the host does)."""
     from lsmgpu.backends import cuda_available
     from lsmgpu.errors import LsmgpuError, announce_fallback
     if not cuda_available()[0]:
         return None
     try:
+        return make()
+    except LsmgpuError as exc:
+        announce_fallback(f"{what}: the GPU's failed ({exc}); {instead}")
+        return None
+
+
+def _nearest_on_gpu(function: str, coords: np.ndarray, *sizes) -> np.ndarray | None:
+    """lsmgpu.backends.cuda.nearest's ``function`` on the coordinates (``on_gpu``)."""
+    def make():
         from lsmgpu.backends.cuda import nearest
         return getattr(nearest, function)(coords, *sizes)
-    except LsmgpuError as exc:
-        announce_fallback(f"candidate lists: the GPU's nearest cities failed ({exc}); a k-d tree on the host "
-                          "makes them")
-        return None
+    return on_gpu(make, "candidate lists: the nearest cities", "a k-d tree on the host makes them")
 
 
 def nearest_candidates(coords, k: int) -> np.ndarray:
@@ -83,7 +89,7 @@ def quadrant_candidates(coords, k: int) -> np.ndarray:
     per = max(1, k // 4)
     pool = min(n - 1, max(4 * k, 32))
     if n >= GPU_NEAREST_FROM:
-        lists = _on_gpu("quadrant_on_gpu", coords, k, pool)
+        lists = _nearest_on_gpu("quadrant_on_gpu", coords, k, pool)
         if lists is not None:
             return lists
     others = _tree_neighbours(coords, pool)     # nearest first (where the GPU could serve, it did above)

@@ -202,3 +202,107 @@ def test_alpha_needs_a_tsp():
     qap = QAP.from_file(QAP.shipped("nug12"))
     with pytest.raises(ValueError, match="alpha"):
         qap.candidate_lists(5, "alpha")
+
+
+def kruskal(n: int, u, v, weight) -> np.ndarray:
+    """The spanning forest Kruskal's algorithm makes over the edges ordered by (weight, index):
+    its edges' indices, ascending (union-find in plain Python, for small graphs)."""
+    parent = list(range(n))
+
+    def root(c):
+        while parent[c] != c:
+            parent[c] = parent[parent[c]]
+            c = parent[c]
+        return c
+    taken = []
+    for e in np.lexsort((np.arange(len(weight)), weight)):
+        a, b = root(int(u[e])), root(int(v[e]))
+        if a != b:
+            parent[a] = b
+            taken.append(int(e))
+    return np.sort(np.array(taken, dtype=np.int64))
+
+
+def test_the_spanning_trees_of_scipy_are_kruskals_where_weights_differ():
+    """Graph.spanning_tree (scipy) gives Kruskal's tree, ascending, on weights without ties, and
+    one_tree's special city's second edge is its cheapest edge outside that tree."""
+    tsp = random_tsp(400, 5)
+    u, v = sparse_graph(tsp)
+    graph = Graph(tsp.n, u, v)
+    weight = tsp.dist(u, v) + np.random.default_rng(5).normal(0, 20, tsp.n)[u]
+    assert np.array_equal(graph.spanning_tree(weight), kruskal(tsp.n, u, v, weight))
+    tree = graph.one_tree(weight)
+    outside = np.setdiff1d(np.flatnonzero((u == tree.special) | (v == tree.special)), tree.tree)
+    assert tree.second == outside[np.argmin(weight[outside])]
+
+
+@pytest.mark.nvcc
+def test_the_spanning_tree_kernels_compile_for_sm90():
+    """Borůvka's kernels (the ascent's spanning trees on the GPU) render and compile."""
+    from lsmgpu.kernels import nvcc_compile, render_skeleton
+    assert nvcc_compile(render_skeleton("boruvka.cu.j2"))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["real", "integer-ties", "negative", "pieces"])
+def test_gpu_spanning_trees_equal_kruskals(kind):
+    """The GPU's tree is Kruskal's over (weight, index), exactly: real weights, integer ones with
+    many ties, negative ones, and a graph in three pieces (a spanning forest); the same graph
+    again under new weights."""
+    from lsmgpu.backends.cuda.spanning import GpuSpanningTrees
+    rng = np.random.default_rng(11)
+    tsp = random_tsp(3000, 11)
+    u, v = sparse_graph(tsp)
+    if kind == "pieces":                       # cut every edge across two vertical lines
+        x = tsp.coords[:, 0]
+        keep = np.floor(x[u] / 350) == np.floor(x[v] / 350)
+        u, v = u[keep], v[keep]
+    trees = GpuSpanningTrees(tsp.n, u, v)
+    try:
+        for _ in range(3):
+            weight = {"real": rng.uniform(0, 1e3, len(u)), "integer-ties": rng.integers(0, 20, len(u)).astype(float),
+                      "negative": rng.normal(0, 100, len(u)), "pieces": rng.uniform(0, 1e3, len(u))}[kind]
+            assert np.array_equal(trees.tree(weight), kruskal(tsp.n, u, v, weight))
+    finally:
+        trees.close()
+
+
+@pytest.mark.gpu
+def test_the_ascent_on_the_gpu_gives_the_hosts_one_trees_and_bound(monkeypatch):
+    """From GPU_TREES_FROM cities the ascent's trees come from the GPU: the same 1-trees as the
+    host's under penalties without ties, and an ascent's bound within 0.1 % of the host's (ties
+    at the first iterations may part their ways), below the optimum."""
+    import lsmgpu.problems.alpha as alpha
+    tsp = TSP.from_file(TSP.shipped("kroA100"))
+    u, v = sparse_graph(tsp)
+    weight = tsp.dist(u, v) + np.random.default_rng(2).normal(0, 30, tsp.n)[u]
+    host, gpu = Graph(tsp.n, u, v), Graph(tsp.n, u, v, on_gpu=True)
+    assert gpu.gpu is not None
+    a, b = host.one_tree(weight), gpu.one_tree(weight)
+    gpu.close()
+    assert np.array_equal(a.tree, b.tree) and (a.special, a.second, a.length) == (b.special, b.second, b.length)
+    assert np.array_equal(a.degree, b.degree)
+    cpu_run = ascent(tsp)
+    monkeypatch.setattr(alpha, "GPU_TREES_FROM", 0)
+    gpu_run = ascent(tsp)
+    assert gpu_run.bound == pytest.approx(cpu_run.bound, rel=1e-3) and gpu_run.bound <= tsp.best_known
+
+
+def test_a_failing_gpu_ascent_falls_back_to_scipy_announced(monkeypatch):
+    """Where the GPU's spanning trees fail (out of memory, a launch error), scipy's Kruskal makes
+    them, with a BackendFallback warning that says so, and the ascent ends where the host's does."""
+    import lsmgpu.backends as backends
+    import lsmgpu.backends.cuda.spanning as spanning
+    import lsmgpu.problems.alpha as alpha
+    from lsmgpu.errors import BackendFallback, KernelLaunchError
+    tsp = random_tsp(300, 3)
+    host = ascent(tsp)
+
+    def fail(*args, **kwargs):
+        raise KernelLaunchError("out of memory")
+    monkeypatch.setattr(alpha, "GPU_TREES_FROM", 0)
+    monkeypatch.setattr(backends, "cuda_available", lambda: (True, "a test GPU"))
+    monkeypatch.setattr(spanning, "GpuSpanningTrees", fail)
+    with pytest.warns(BackendFallback, match="Kruskal"):
+        fallen = ascent(tsp)
+    assert fallen.bound == host.bound and np.array_equal(fallen.pi, host.pi)
