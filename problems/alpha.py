@@ -41,8 +41,9 @@ __all__ = ["Ascent", "Graph", "alpha_candidates", "ascent", "exact_bound", "held
 ASCENT_NEIGHBOURS = 4
 #: the α-candidates are chosen among the ascent's graph and these quadrant neighbours (2 a quadrant)
 GRAPH_NEIGHBOURS = 8
-#: from this many cities the ascent's spanning trees come from the GPU where one answers
-GPU_TREES_FROM = 5000
+#: from this many cities the ascent's spanning trees come from the GPU where one answers (H100: a tree
+#: of 3,038 cities 0.44 ms against scipy's 2.0 ms, of 1,002 cities 0.30 against 0.50; benchmarks/probes/ascent_trees.py)
+GPU_TREES_FROM = 2000
 #: LKH's INITIAL_PERIOD in its POPMUSIC configuration: iterations of one step size at first
 PERIOD = 100
 
