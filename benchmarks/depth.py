@@ -42,7 +42,7 @@ from concurrent.futures import ProcessPoolExecutor, TimeoutError
 import numpy as np
 
 from lsmgpu.problems import TSP
-from lsmgpu.problems.alpha import held_karp_bound
+from lsmgpu.problems.held_karp import held_karp_bound
 from lsmgpu.parallel import improve
 from lsmgpu.problems.candidates import greedy_tour, quadrant_candidates
 from lsmgpu.search import SEARCHES, DontLookDescent, TourSegments

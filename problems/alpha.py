@@ -13,11 +13,11 @@ instances), far more than the 5 nearest do.
 Here the ascent runs over a sparse graph (the Delaunay triangulation of the coordinates with
 each city's quadrant neighbours; the matrix's nearest cities without coordinates), as LKH does
 with its sparse candidate sets: each iteration is one minimum spanning tree of O(n) edges
-(scipy's Kruskal), and the path maxima come from one binary-lifting table over the tree, so
-the α of all O(n) graph edges costs O(n log n). The bound over the sparse graph can exceed the
-bound over the complete graph where the sparse tree misses an edge the complete one would take;
-:func:`exact_bound` computes the minimum 1-tree over every pair (Prim's O(n^2) algorithm) at
-the ascent's π, which is a lower bound whatever the graph was.
+(Borůvka's rounds on the GPU from GPU_TREES_FROM cities where one answers, scipy's Kruskal
+otherwise), and the path maxima come from one binary-lifting table over the tree, so the α of
+all O(n) graph edges costs O(n log n). The bound over the sparse graph can exceed the bound over
+the complete graph where the sparse tree misses an edge the complete one would take;
+problems/held_karp.py's exact bound is the minimum 1-tree over every pair at the ascent's π.
 """
 from __future__ import annotations
 
@@ -32,17 +32,17 @@ from scipy.spatial import Delaunay, QhullError
 from lsmgpu.budget import check_deadline
 
 from .candidates import on_gpu, quadrant_candidates
-from .distances import distance
 
-__all__ = ["Ascent", "Graph", "alpha_candidates", "ascent", "exact_bound", "held_karp_bound", "pool_alpha", "sparse_graph"]
+__all__ = ["Ascent", "Graph", "alpha_candidates", "ascent", "pool_alpha", "sparse_graph"]
 
 #: the ascent's graph: the triangulation's edges and each city's nearest in each quadrant (cities
 #: the triangulation leaves out, duplicates, stay joined); its spanning trees take most of the time
 ASCENT_NEIGHBOURS = 4
 #: the α-candidates are chosen among the ascent's graph and these quadrant neighbours (2 a quadrant)
 GRAPH_NEIGHBOURS = 8
-#: from this many cities the ascent's spanning trees come from the GPU where one answers (H100: a tree
-#: of 3,038 cities 0.44 ms against scipy's 2.0 ms, of 1,002 cities 0.30 against 0.50; benchmarks/probes/ascent_trees.py)
+#: from this many cities the ascent's spanning trees and the exact bound's come from the GPU where one
+#: answers (H100: a tree of 3,038 cities 0.44 ms against scipy's 2.0 ms, of 1,002 cities 0.30 against
+#: 0.50; benchmarks/probes/ascent_trees.py)
 GPU_TREES_FROM = 2000
 #: LKH's INITIAL_PERIOD in its POPMUSIC configuration: iterations of one step size at first
 PERIOD = 100
@@ -340,41 +340,3 @@ def alpha_candidates(tsp, k: int = 5, run: Ascent | None = None) -> tuple[np.nda
     count = np.diff(np.r_[start, len(city)])
     rank = np.minimum(np.arange(k)[None, :], count[:, None] - 1)
     return other[start[:, None] + rank].astype(np.int32), run
-
-
-def held_karp_bound(tsp) -> float:
-    """A lower bound on every tour: the ascent over the denser graph (the triangulation and
-    GRAPH_NEIGHBOURS quadrant neighbours a city: penalties whose 1-trees over all pairs stay
-    close to the sparse ones; over the α-lists' sparser graph the exact bound fell 1-4 % below
-    the optimum where this one is 0.5-1.9 %: docs/benchmarks/tsp-depth.md), then the exact
-    1-tree over all pairs at its penalties."""
-    run = ascent(tsp, graph=sparse_graph(tsp, GRAPH_NEIGHBOURS))
-    return exact_bound(tsp, run.pi, run.special)
-
-
-def exact_bound(tsp, pi: np.ndarray, special: int = 0) -> float:
-    """The minimum 1-tree over all pairs of cities at penalties ``pi``, less 2 Σ π: a lower
-    bound on every tour whatever ``pi`` is. Prim's algorithm on the cities but ``special``, the
-    cities outside the tree kept at the front of their arrays (the one joined swapped with the
-    last), so that each step reads only them; then ``special``'s two shortest edges. O(n^2)
-    time, O(n) memory (distances a row at a time, from the matrix or from the outside cities'
-    own copy of their coordinates, no n x n table)."""
-    others = np.delete(np.arange(tsp.n), special)
-    outside, penalty, key = others.copy(), pi[others].astype(np.float64), np.full(len(others), np.inf)
-    points = None if tsp.matrix is not None else tsp.coords[others].astype(np.float64)
-    arrays = (outside, penalty, key) if points is None else (outside, penalty, key, points)
-    total, current, left = 0.0, 0, len(others)
-    for step in range(len(others) - 1):
-        if step % 4096 == 0:
-            check_deadline("the lower bound's spanning tree was complete")
-        city, city_penalty = int(outside[current]), penalty[current]
-        left -= 1
-        for array in arrays:
-            array[current] = array[left]
-        lengths = (tsp.matrix[city, outside[:left]] if points is None
-                   else distance(tsp.weight_type, tsp.coords[city], points[:left]))
-        np.minimum(key[:left], lengths + penalty[:left] + city_penalty, out=key[:left])
-        current = int(np.argmin(key[:left]))
-        total += key[current]
-    edges = np.sort(tsp.dist(np.full(len(others), special), others) + pi[others] + pi[special])
-    return float(total + edges[0] + edges[1] - 2.0 * pi.sum())

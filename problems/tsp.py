@@ -26,7 +26,8 @@ from .candidates import greedy_tour, hilbert_tour, nearest_candidates, quadrant_
 from .distances import distance, geo_radians
 from .instances import shipped
 from .kicks import double_bridge, double_bridge_cuts, double_bridge_moves
-from .alpha import alpha_candidates, held_karp_bound
+from .alpha import alpha_candidates
+from .held_karp import held_karp_bound
 from .tsplib import COORDINATE_TYPES, read_optimum, read_tour, read_tsplib, write_tour
 
 __all__ = ["TSP", "double_bridge", "double_bridge_cuts", "nearest_neighbour_tour", "strip_tour"]

@@ -3,6 +3,7 @@ on small instances: minimum 1-trees, path maxima, α as the growth of the minimu
 take an edge, the bound below every tour whatever the penalties."""
 import itertools
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -11,8 +12,9 @@ from scipy.sparse.csgraph import minimum_spanning_tree
 
 from lsmgpu.budget import DeadlineReached, deadline_scope
 from lsmgpu.problems import TSP
-from lsmgpu.problems.alpha import (Graph, _lifting, alpha_candidates, alpha_values, ascent, exact_bound, path_longest,
+from lsmgpu.problems.alpha import (Graph, _lifting, alpha_candidates, alpha_values, ascent, path_longest,
                                    pool_alpha, sparse_graph)
+from lsmgpu.problems.held_karp import exact_bound
 
 
 def random_tsp(n: int, seed: int) -> TSP:
@@ -306,3 +308,46 @@ def test_a_failing_gpu_ascent_falls_back_to_scipy_announced(monkeypatch):
     with pytest.warns(BackendFallback, match="Kruskal"):
         fallen = ascent(tsp)
     assert fallen.bound == host.bound and np.array_equal(fallen.pi, host.pi)
+
+
+def distance_kinds(n: int, kind: str, seed: int = 0) -> TSP:
+    """A TSP of ``n`` cities whose distances come from coordinates of ``kind`` (real or integer
+    EUC_2D, CEIL_2D, ATT, GEO) or from a matrix ("matrix")."""
+    rng = np.random.default_rng(seed)
+    coords = rng.uniform(0, 5000, (n, 2))
+    if kind == "GEO":
+        coords = rng.uniform(-60, 60, (n, 2)).round(2)
+    if kind == "integer":
+        coords = coords.round()
+
+    class Computed(TSP):                             # distances from the coordinates, no table
+        matrix_limit = 0
+    if kind == "matrix":
+        return TSP(matrix=TSP(coords).dist(*np.indices((n, n))).astype(np.int32), name="m")
+    return Computed(coords, weight_type="EUC_2D" if kind in ("real", "integer") else kind)
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("kind", ["real", "integer", "CEIL_2D", "ATT", "GEO", "matrix"])
+def test_the_exact_bound_kernel_compiles_for_sm90(kind):
+    """Prim's kernel renders and compiles with the distances of every kind of TSP."""
+    from lsmgpu.kernels import nvcc_compile, render_skeleton
+    source = distance_kinds(20, kind).edge_distance().device_source()
+    assert nvcc_compile(render_skeleton("prim.cu.j2", distance=source))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["real", "integer", "CEIL_2D", "ATT", "GEO", "matrix"])
+def test_the_exact_bound_on_the_gpu_equals_the_hosts(kind, monkeypatch):
+    """From GPU_TREES_FROM cities exact_bound's tree comes from the GPU: the host's Prim, the
+    same steps, so the same bound (to rounding), for every kind of distances."""
+    import lsmgpu.problems.held_karp as held_karp
+    tsp = distance_kinds(1500, kind, 3)
+    pi = np.random.default_rng(3).normal(0, 40, tsp.n)
+    monkeypatch.setattr(held_karp, "GPU_TREES_FROM", 2**62)
+    host = [exact_bound(tsp, pi, special) for special in (0, 777)]
+    monkeypatch.setattr(held_karp, "GPU_TREES_FROM", 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                # no fallback to the host
+        gpu = [exact_bound(tsp, pi, special) for special in (0, 777)]
+    assert gpu == pytest.approx(host, rel=1e-13)

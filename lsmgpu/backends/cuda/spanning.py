@@ -1,11 +1,14 @@
-"""Minimum spanning trees of one sparse graph on the GPU, for the Held-Karp ascent
-(problems/alpha.py): the graph's edges stay on the GPU, each call uploads new weights and gets
-the tree's edges back, by Borůvka's rounds (templates/skeleton/boruvka.cu.j2).
+"""Minimum spanning trees on the GPU for the Held-Karp bound (problems/alpha.py).
 
-Ties go to the lower edge index, so the tree is the one Kruskal's algorithm makes over the edges
-ordered by (weight, index). At 85,900 cities (298,000 edges) scipy's Kruskal takes 45 ms a tree
-on the H100 machine's host, most of it sorting the weights afresh; the GPU's rounds do without
-a sort.
+``GpuSpanningTrees``: the ascent's trees of one sparse graph, its edges kept on the GPU, each
+call uploading new weights and getting the tree's edges back, by Borůvka's rounds
+(templates/skeleton/boruvka.cu.j2). Ties go to the lower edge index, so the tree is the one
+Kruskal's algorithm makes over the edges ordered by (weight, index). At 85,900 cities (298,000
+edges) scipy's Kruskal takes 45 ms a tree on the H100 machine's host, most of it sorting the
+weights afresh; the GPU's rounds do without a sort.
+
+``prim_length``: the exact bound's tree over every pair of cities, Prim's O(n^2) steps, one
+launch a city (templates/skeleton/prim.cu.j2), the host loop's steps in the same order.
 """
 from __future__ import annotations
 
@@ -15,9 +18,11 @@ from ...errors import KernelLaunchError
 from ...kernels import render_skeleton
 from .driver import DeviceBuffers, context, cuda, launch, load_module, pack, synchronize
 
-__all__ = ["GpuSpanningTrees"]
+__all__ = ["GpuSpanningTrees", "prim_length"]
 
 BLOCK = 256
+#: prim_length's blocks at most (a step's keys spread over them; the last reduces their minima)
+PRIM_BLOCKS = 264
 
 
 class GpuSpanningTrees:
@@ -75,3 +80,38 @@ class GpuSpanningTrees:
 
     def close(self) -> None:
         self.buffers.close()
+
+
+def prim_length(distance, pi: np.ndarray, others: np.ndarray, check=None, ordinal: int = 0) -> float:
+    """The length of the minimum spanning tree over the cities ``others`` (int, at least 2) under
+    ``distance`` (an EdgeDistance) plus the penalties ``pi`` of both ends, grown from
+    ``others[0]``; ``check()`` is called every 4,096 steps (the run's deadline)."""
+    context(ordinal)
+    others = np.asarray(others, dtype=np.int32)
+    count = len(others)
+    module = load_module(render_skeleton("prim.cu.j2", distance=distance.device_source()),
+                         "sm_%d%d" % cuda.Context.get_device().compute_capability())
+    grow = module.get_function("grow")
+    outside = others.copy()
+    outside[0] = others[-1]                                 # others[0] joined: the last takes its slot
+    buffers = DeviceBuffers()
+    try:
+        total = buffers.upload(np.zeros(1))
+        args = pack("PPPPPPPPq", int(buffers.upload(distance.table)), int(buffers.upload(np.asarray(pi, dtype=np.float64))),
+                    int(buffers.upload(outside)), int(buffers.upload(np.full(count, np.inf))),
+                    int(buffers.alloc(8 * PRIM_BLOCKS)), int(buffers.alloc(4 * PRIM_BLOCKS)),
+                    int(buffers.upload(np.array([others[0], count - 1, 0], dtype=np.int32))), int(total),
+                    len(pi))
+        for left in range(count - 1, 0, -1):
+            if check is not None and left % 4096 == 0:
+                check()
+            launch(grow, "the exact bound's spanning tree", (min(PRIM_BLOCKS, (left + BLOCK - 1) // BLOCK), 1, 1),
+                   BLOCK, args)
+        synchronize("the exact bound's spanning tree")
+        length = np.zeros(1)
+        cuda.memcpy_dtoh(length, total)
+        return float(length[0])
+    except cuda.Error as exc:
+        raise KernelLaunchError(f"the exact bound's spanning tree of {count:,} cities: {exc}") from exc
+    finally:
+        buffers.close()
