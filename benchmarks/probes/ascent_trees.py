@@ -36,7 +36,7 @@ def optimal(folder: str) -> dict[str, float]:
 
 def measure(tsp: TSP, graph, where: str) -> str:
     """One row: the ascent and its trees on ``where`` ("gpu" or "host")."""
-    alpha.GPU_TREES_FROM = 0 if where == "gpu" else 2**62
+    given, alpha.GPU_TREES_FROM = alpha.GPU_TREES_FROM, 0 if where == "gpu" else 2**62
     if where == "gpu":
         alpha.ascent(tsp, graph=graph, period=2)                # the kernels built
     run = alpha.ascent(tsp, graph=graph)
@@ -56,6 +56,7 @@ def measure(tsp: TSP, graph, where: str) -> str:
     one_tree_ms = 100 * (time.perf_counter() - t0)
     on_gpu = sparse.gpu is not None
     sparse.close()
+    alpha.GPU_TREES_FROM = given
     return (f"trees_on_gpu={on_gpu} ascent_s={run.seconds:.3f} iterations={run.iterations} bound={run.bound:.1f} pool_s={pool_s:.3f} "
             f"tree_ms={1e3 * np.median(times[1:]):.3f} one_tree_ms={one_tree_ms:.2f} tree_length={weight[tree].sum():.1f}")
 
@@ -68,6 +69,7 @@ def bound_row(tsp: TSP, optimum: float) -> str:
     row = f"{tsp.name} n={tsp.n} lower_bound_s={time.perf_counter() - t0:.3f} lower_bound={value} " \
           f"gap_pct={100 * (optimum - value) / optimum:.3f}"
     run = alpha.ascent(tsp, graph=alpha.sparse_graph(tsp, alpha.GRAPH_NEIGHBOURS))
+    given = held_karp.GPU_TREES_FROM
     for where, start in (("gpu", 0), ("host", 2**62)):
         if where == "host" and tsp.n > 20_000:
             continue
@@ -75,6 +77,7 @@ def bound_row(tsp: TSP, optimum: float) -> str:
         t0 = time.perf_counter()
         exact = held_karp.exact_bound(tsp, run.pi, run.special)
         row += f" exact_{where}_s={time.perf_counter() - t0:.3f} exact_{where}={exact:.4f}"
+    held_karp.GPU_TREES_FROM = given
     return row
 
 

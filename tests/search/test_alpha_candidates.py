@@ -86,6 +86,20 @@ def test_cli_prints_the_gap_to_the_lower_bound_without_an_optimum(tmp_path, caps
     assert "gap to lower bound" not in capsys.readouterr().out
 
 
+def test_the_cli_bounds_more_cities_where_a_gpu_answers(tmp_path, capsys, monkeypatch):
+    """The report's lower bound is left out above BOUND_CITIES cities without a GPU, and given up
+    to BOUND_CITIES_GPU where one answers (its spanning trees there)."""
+    import lsmgpu.cli as cli
+    path = tmp_path / "mine.tsp"
+    path.write_text(TSP.shipped("kroA100").read_text().replace("NAME: kroA100", "NAME: mine"))
+    monkeypatch.setattr(cli, "BOUND_CITIES", 99)
+    monkeypatch.setattr(cli, "BOUND_CITIES_GPU", 100)
+    for gpu, printed in ((False, False), (True, True)):
+        monkeypatch.setattr(cli, "cuda_available", lambda gpu=gpu: (gpu, "a test GPU" if gpu else "no GPU"))
+        assert main(["solve", str(path), "--iterations", "2", "--backend", "cpu", "--quiet"]) == 0
+        assert ("gap to lower bound" in capsys.readouterr().out) == printed
+
+
 def test_cli_refuses_candidates_for_the_engine_searches(capsys):
     """--candidates goes with the colonies and the don't-look searches only."""
     assert main(["solve", "kroA100", "--algorithm", "tabu", "--candidates", "alpha", "--iterations", "5"]) == 2
