@@ -168,26 +168,35 @@ class Graph:
         return np.sort(np.searchsorted(self.keys, np.minimum(tree.row, tree.col).astype(np.int64) * self.n
                                        + np.maximum(tree.row, tree.col)))
 
+    def tree_ends(self, weight: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """A minimum spanning tree's edges (ascending) under ``weight``, every city's degree in
+        it and its cheapest edge outside it (inf where none): the GPU's own where it makes the tree."""
+        tree_edges = self.spanning_tree(weight)
+        if self.gpu is not None:
+            return (tree_edges, *self.gpu.ends())
+        degree = np.bincount(self.u[tree_edges], minlength=self.n) + np.bincount(self.v[tree_edges], minlength=self.n)
+        outside = weight.copy()
+        outside[tree_edges] = np.inf
+        cheapest = np.full(self.n, np.inf)
+        cheapest[self.has_edges] = np.minimum.reduceat(outside[self.incident], self.first[:-1][self.has_edges])
+        return tree_edges, degree, cheapest
+
     def one_tree(self, weight: np.ndarray) -> OneTree:
         """The minimum spanning tree under ``weight``, closed into a 1-tree LKH's way: the special
         city is the leaf whose cheapest edge outside the tree is the longest, and that edge is
         added (removing a leaf from a minimum spanning tree leaves one of the other cities, and a
         leaf's tree edge is its cheapest; so this is the minimum 1-tree with that city special)."""
-        n, u, v = self.n, self.u, self.v
-        tree_edges = self.spanning_tree(weight)
-        degree = np.bincount(u[tree_edges], minlength=n) + np.bincount(v[tree_edges], minlength=n)
-        outside = weight.copy()
-        outside[tree_edges] = np.inf
-        around = outside[self.incident]                         # each city's edges' weights, the tree's inf
-        cheapest = np.full(n, np.inf)
-        cheapest[self.has_edges] = np.minimum.reduceat(around, self.first[:-1][self.has_edges])
+        u, v = self.u, self.v
+        tree_edges, degree, cheapest = self.tree_ends(weight)
         leaves = np.flatnonzero(degree == 1)
         special = int(leaves[np.argmax(np.where(np.isfinite(cheapest[leaves]), cheapest[leaves], -np.inf))])
         length = float(weight[tree_edges].sum())
         second = -1
         if np.isfinite(cheapest[special]):
-            mine = slice(self.first[special], self.first[special + 1])
-            second = int(self.incident[mine][np.argmin(around[mine])])
+            mine = self.incident[self.first[special]:self.first[special + 1]]
+            at = np.minimum(np.searchsorted(tree_edges, mine), len(tree_edges) - 1)
+            outside = mine[tree_edges[at] != mine]
+            second = int(outside[np.argmin(weight[outside])])
             length += float(weight[second])
             degree[u[second]] += 1
             degree[v[second]] += 1

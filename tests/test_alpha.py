@@ -250,7 +250,7 @@ def test_the_spanning_tree_kernels_compile_for_sm90():
 def test_gpu_spanning_trees_equal_kruskals(kind):
     """The GPU's tree is Kruskal's over (weight, index), exactly: real weights, integer ones with
     many ties, negative ones, and a graph in three pieces (a spanning forest); the same graph
-    again under new weights."""
+    again under new weights; its degrees and each city's cheapest edge outside it too."""
     from lsmgpu.backends.cuda.spanning import GpuSpanningTrees
     rng = np.random.default_rng(11)
     tsp = random_tsp(3000, 11)
@@ -264,7 +264,14 @@ def test_gpu_spanning_trees_equal_kruskals(kind):
         for _ in range(3):
             weight = {"real": rng.uniform(0, 1e3, len(u)), "integer-ties": rng.integers(0, 20, len(u)).astype(float),
                       "negative": rng.normal(0, 100, len(u)), "pieces": rng.uniform(0, 1e3, len(u))}[kind]
-            assert np.array_equal(trees.tree(weight), kruskal(tsp.n, u, v, weight))
+            tree = kruskal(tsp.n, u, v, weight)
+            assert np.array_equal(trees.tree(weight), tree)
+            degree, cheapest = trees.ends()
+            assert np.array_equal(degree, np.bincount(np.r_[u[tree], v[tree]], minlength=tsp.n))
+            outside = np.setdiff1d(np.arange(len(u)), tree)
+            expected = np.full(tsp.n, np.inf)
+            np.minimum.at(expected, np.r_[u[outside], v[outside]], np.r_[weight[outside], weight[outside]])
+            assert np.array_equal(cheapest, expected)
     finally:
         trees.close()
 

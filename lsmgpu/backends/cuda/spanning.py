@@ -41,6 +41,7 @@ class GpuSpanningTrees:
             ends = (b.upload(np.asarray(u, dtype=np.int32)), b.upload(np.asarray(v, dtype=np.int32)))
             self.weight, self.in_tree, self.added = b.alloc(8 * self.m), b.alloc(self.m), b.alloc(4)
             per_city = [b.alloc(size * self.n) for size in (4, 4, 8, 4)]       # comp, hook, best, best_edge
+            self.degree, self.best = per_city[1], per_city[2]                 # the hooks' and bests' room, reused
             self.args = pack("PPPPPPPPPqq", *(int(a) for a in ends), int(self.weight),
                              *(int(a) for a in per_city), int(self.in_tree), int(self.added), self.n, self.m)
         except cuda.Error as exc:                   # out of memory, above all
@@ -74,12 +75,35 @@ class GpuSpanningTrees:
             raise KernelLaunchError(f"spanning trees of {self.m:,} edges: {exc}") from exc
         return np.flatnonzero(mask)
 
+    def ends(self) -> tuple[np.ndarray, np.ndarray]:
+        """The last tree's degrees (int64, one per city) and every city's cheapest edge outside
+        it (float64, inf where it has none), made on the GPU."""
+        try:
+            cuda.memset_d32(self.degree, 0, self.n)
+            self._launch("reset", self.n)
+            self._launch("ends", self.m)
+            synchronize("spanning trees (ends)")
+            degree, keys = np.empty(self.n, dtype=np.int32), np.empty(self.n, dtype=np.uint64)
+            cuda.memcpy_dtoh(degree, self.degree)
+            cuda.memcpy_dtoh(keys, self.best)
+        except cuda.Error as exc:
+            raise KernelLaunchError(f"spanning trees of {self.m:,} edges: {exc}") from exc
+        return degree.astype(np.int64), _weights(keys)
+
     def _launch(self, kernel: str, threads: int) -> None:
         launch(self.module.get_function(kernel), f"spanning trees ({kernel})",
                ((threads + BLOCK - 1) // BLOCK, 1, 1), BLOCK, self.args)
 
     def close(self) -> None:
         self.buffers.close()
+
+
+def _weights(keys: np.ndarray) -> np.ndarray:
+    """The weights whose order-preserving keys (boruvka.cu.j2's ``ordered``) are ``keys``; the
+    key of no edge (all ones) is inf."""
+    negative = (keys >> np.uint64(63)) == 0
+    bits = np.where(negative, ~keys, keys & np.uint64(0x7FFFFFFFFFFFFFFF))
+    return np.where(keys == np.uint64(2**64 - 1), np.inf, bits.view(np.float64))
 
 
 def prim_length(distance, pi: np.ndarray, others: np.ndarray, check=None, ordinal: int = 0) -> float:
