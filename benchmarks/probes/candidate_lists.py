@@ -6,7 +6,8 @@ GPU_NEAREST_FROM of problems/candidates.py, and the issue's "candidate lists in 
 
 For each size, on portgen's uniform instance (seed n), the wall time of: the 40 nearest cities
 on the GPU and from the k-d tree; the 10 quadrant candidates on the GPU (nearest cities and
-quadrant picks there) and on the host (k-d tree, then the threaded selection). The first of
+quadrant picks there) and on the host (k-d tree, then the threaded selection); the Hilbert
+tour (TourSegments' start, on the host). The first of
 ``repeats`` runs builds the kernels; every run is printed, and the GPU's lists are checked
 against the host's (equal rows, ties aside, counted).
 """
@@ -35,8 +36,9 @@ def main(sizes: list[int], repeats: int) -> None:
         for rep in range(repeats):
             gpu_nearest, near = timed(nearest_on_gpu, coords, 40)
             gpu_quadrant, quad = timed(quadrant_on_gpu, coords, 10, pool)
+            curve, _ = timed(candidates.hilbert_tour, coords)
             line = (f"n={n} rep={rep} nearest_on_gpu(40)={gpu_nearest:.3f}s "
-                    f"quadrant_on_gpu(10)={gpu_quadrant:.3f}s")
+                    f"quadrant_on_gpu(10)={gpu_quadrant:.3f}s hilbert_tour={curve:.3f}s")
             if n <= 2_000_000:
                 host_nearest, tree = timed(candidates._tree_neighbours, coords, 40)
                 saved, candidates.GPU_NEAREST_FROM = candidates.GPU_NEAREST_FROM, n + 1
