@@ -130,8 +130,8 @@ SEGMENTS_FROM = 500_000
 EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
 #: where no optimum is known, the gap to the problem's lower bound is printed up to this many
 #: cities, BOUND_CITIES_GPU where a GPU answers (the TSP's Held-Karp bound takes an O(n^2)
-#: spanning tree: seconds at 20,000 cities on the host; with the GPU's trees 1.2 s at 18,512
-#: cities, 8 s at 85,900 on the H100 machine: benchmarks/probes/ascent_trees.py)
+#: spanning tree: seconds at 20,000 cities on the host; with the GPU's trees 0.9 s at 18,512
+#: cities, 4.8 s at 85,900 on the H100 machine: benchmarks/probes/ascent_trees.py)
 BOUND_CITIES, BOUND_CITIES_GPU = 20_000, 100_000
 
 #: whether SIGTERM (not Ctrl-C) stopped the running command

@@ -18,7 +18,9 @@ import time
 
 import numpy as np
 
+from benchmarks.__main__ import commit
 from benchmarks.portgen import portgen
+from lsmgpu.backends import cuda_available
 from lsmgpu.backends.cuda.nearest import nearest_on_gpu, quadrant_on_gpu
 from problems import candidates
 
@@ -30,6 +32,7 @@ def timed(function, *args):
 
 
 def main(sizes: list[int], repeats: int) -> None:
+    print(f"# device: {cuda_available()[1]} · commit: {commit()}", flush=True)
     for n in sizes:
         coords = portgen(n, n).astype(np.float64)
         pool = max(4 * 10, 32)

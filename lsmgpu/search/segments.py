@@ -87,7 +87,7 @@ class TourSegments(PopulationSearch):
     descent_every  : a descent of the whole tour every this many rounds (default 6; 0: never)
     round_checks   : checks of every chain between two looks of the host (default 1024)
     start          : the start tour where ``initial`` gives none: "curve" (the cities along a
-                     Hilbert curve: 0.3 s at 1,000,000 cities against the greedy tour's 10, and
+                     Hilbert curve: 0.2 s at 1,000,000 cities against the greedy tour's 10, and
                      as good after 60 s; the default) or "problem" (its ``initial_solution``)
     candidates, segment, lk, lk_depth : the descents' (DontLookDescent's): the problem's ILS candidate
                      lists (or "alpha", an int K, a table), Or-opt segments up to ``segment`` (default 3),
