@@ -28,12 +28,6 @@ from lsmgpu.backends import cuda_available
 from lsmgpu.problems import TSP, alpha, held_karp
 
 
-def optimal(folder: str) -> dict[str, float]:
-    """optimal.txt's lengths by instance name ("name : length (...)" lines)."""
-    with open(os.path.join(folder, "optimal.txt")) as lines:
-        return {line.split(":")[0].strip(): float(line.split(":")[1].split()[0]) for line in lines if ":" in line}
-
-
 def measure(tsp: TSP, graph, where: str) -> str:
     """One row: the ascent and its trees on ``where`` ("gpu" or "host")."""
     given, alpha.GPU_TREES_FROM = alpha.GPU_TREES_FROM, 0 if where == "gpu" else 2**62
@@ -61,13 +55,13 @@ def measure(tsp: TSP, graph, where: str) -> str:
             f"tree_ms={1e3 * np.median(times[1:]):.3f} one_tree_ms={one_tree_ms:.2f} tree_length={weight[tree].sum():.1f}")
 
 
-def bound_row(tsp: TSP, optimum: float) -> str:
+def bound_row(tsp: TSP) -> str:
     """One row: TSP.lower_bound()'s seconds, and its exact tree's on the GPU and on the host."""
     tsp.lower_bound()                                            # the kernels built
     t0 = time.perf_counter()
     value = tsp.lower_bound()
     row = f"{tsp.name} n={tsp.n} lower_bound_s={time.perf_counter() - t0:.3f} lower_bound={value} " \
-          f"gap_pct={100 * (optimum - value) / optimum:.3f}"
+          f"gap_pct={100 * (tsp.best_known - value) / tsp.best_known:.3f}"
     run = alpha.ascent(tsp, graph=alpha.sparse_graph(tsp, alpha.GRAPH_NEIGHBOURS))
     given = held_karp.GPU_TREES_FROM
     for where, start in (("gpu", 0), ("host", 2**62)):
@@ -82,12 +76,11 @@ def bound_row(tsp: TSP, optimum: float) -> str:
 
 
 def main(folder: str, names: str, what: str = "ascent") -> None:
-    best = optimal(folder)
     print(f"# device: {cuda_available()[1]} · commit: {commit()}", flush=True)
     for name in names.split(","):
         tsp = TSP.from_file(os.path.join(folder, f"{name}.tsp"))
         if what == "bound":
-            print(bound_row(tsp, best[name]), flush=True)
+            print(bound_row(tsp), flush=True)
             continue
         t0 = time.perf_counter()
         graph = alpha.sparse_graph(tsp, alpha.ASCENT_NEIGHBOURS)
@@ -96,7 +89,7 @@ def main(folder: str, names: str, what: str = "ascent") -> None:
             row = measure(tsp, graph, where)
             bound = float(row.split("bound=")[1].split()[0])
             print(f"{name} n={tsp.n} edges={len(graph[0])} {where} graph_s={graph_s:.3f} {row} "
-                  f"bound_gap_pct={100 * (best[name] - bound) / best[name]:.3f}", flush=True)
+                  f"bound_gap_pct={100 * (tsp.best_known - bound) / tsp.best_known:.3f}", flush=True)
 
 
 if __name__ == "__main__":
