@@ -128,6 +128,7 @@ def prim_length(distance, pi: np.ndarray, others: np.ndarray, check=None, ordina
                     len(pi))
         for left in range(count - 1, 0, -1):
             if check is not None and left % 4096 == 0:
+                synchronize("the exact bound's spanning tree")       # nothing queued where check() raises
                 check()
             launch(grow, "the exact bound's spanning tree", (min(PRIM_BLOCKS, (left + BLOCK - 1) // BLOCK), 1, 1),
                    BLOCK, args)
