@@ -238,6 +238,19 @@ def test_the_spanning_trees_of_scipy_are_kruskals_where_weights_differ():
     assert tree.second == outside[np.argmin(weight[outside])]
 
 
+def test_the_gpu_trees_weights_come_back_from_their_ordered_keys():
+    """GpuSpanningTrees.ends decodes the keys boruvka.cu.j2's ``ordered`` makes (a double's bits,
+    flipped where negative, the sign bit set where not; here in NumPy) back to the weights, in
+    their order, and the key of no edge to inf."""
+    from lsmgpu.backends.cuda.spanning import _weights
+    weights = np.r_[np.random.default_rng(0).normal(0, 1e3, 1000), -1e300, -0.5, 0.0, 1e-300, 7.25, 1e300]
+    bits = weights.view(np.uint64)
+    keys = np.where(bits >> np.uint64(63) == 1, ~bits, bits | np.uint64(1 << 63))
+    assert np.array_equal(_weights(keys), weights)
+    assert np.array_equal(np.argsort(keys, kind="stable"), np.argsort(weights, kind="stable"))
+    assert _weights(np.array([2**64 - 1], dtype=np.uint64))[0] == np.inf
+
+
 @pytest.mark.nvcc
 def test_the_spanning_tree_kernels_compile_for_sm90():
     """Borůvka's kernels (the ascent's spanning trees on the GPU) render and compile."""
