@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Device-machine set-up: PyCUDA from the carried wheels, lsmgpu in editable mode.
+# Device-machine set-up: PyCUDA from the carried wheels, lsmgpu in editable mode; the peers'
+# wheels too where .peers is carried (elkai for LKH-3 beside lsmgpu: pip download elkai==2.0.1
+# --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 --no-deps -d .peers).
 # Usage (from the repository root, with .whl and .data carried): source benchmarks/device.sh
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
+if ls .peers/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .peers/*.whl
+fi
 export PYTHONPATH=/tmp/site
 python3 -m pip install -q --no-index --no-deps --no-build-isolation -e . >/dev/null 2>&1 \
   || python3 -m pip install -q --no-index --no-deps --no-build-isolation -e .
