@@ -53,6 +53,23 @@ def optimal_length(tsp: TSP) -> int:
     return min(tsp.evaluate(np.array((0,) + rest)) for rest in itertools.permutations(range(1, n)))
 
 
+def distance_kinds(n: int, kind: str, seed: int = 0) -> TSP:
+    """A TSP of ``n`` cities whose distances come from coordinates of ``kind`` (real or integer
+    EUC_2D, CEIL_2D, ATT, GEO) or from a matrix ("matrix")."""
+    rng = np.random.default_rng(seed)
+    coords = rng.uniform(0, 5000, (n, 2))
+    if kind == "GEO":
+        coords = rng.uniform(-60, 60, (n, 2)).round(2)
+    if kind == "integer":
+        coords = coords.round()
+
+    class Computed(TSP):                             # distances from the coordinates, no table
+        matrix_limit = 0
+    if kind == "matrix":
+        return TSP(matrix=TSP(coords).dist(*np.indices((n, n))).astype(np.int32), name="m")
+    return Computed(coords, weight_type="EUC_2D" if kind in ("real", "integer") else kind)
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_one_tree_is_minimum_for_its_special(seed):
     """Graph.one_tree over the complete graph equals the minimum spanning tree of the other cities plus
@@ -123,19 +140,13 @@ def test_exact_bound_is_below_every_tour_for_any_penalties(seed):
     assert run.bound <= optimum + 1e-9             # over the complete graph the ascent's bound is exact
 
 
-@pytest.mark.parametrize("kind", ["EUC_2D", "ATT", "GEO", "matrix"])
+@pytest.mark.parametrize("kind", ["real", "ATT", "GEO", "matrix"])
 def test_exact_bound_is_the_minimum_one_tree_over_every_pair(kind):
     """exact_bound's Prim (the cities outside the tree swapped to the front) gives the weight of
     scipy's minimum spanning tree over the dense graph of the cities but the special one, plus
     its two shortest edges, less 2 Σ π, for coordinates of each kind and for a matrix."""
     rng = np.random.default_rng(len(kind))
-    coords = rng.uniform(0, 1000, (120, 2))
-    if kind == "GEO":
-        coords = rng.uniform(-60, 60, (120, 2)).round(2)
-    class Computed(TSP):                             # distances from the coordinates, no table
-        matrix_limit = 0
-    tsp = (TSP(matrix=TSP(coords).dist(*np.indices((120, 120))).astype(np.int32), name="m")
-           if kind == "matrix" else Computed(coords, weight_type=kind))
+    tsp = distance_kinds(120, kind, len(kind))
     assert (tsp.matrix is None) == (kind != "matrix")
     u, v = complete_graph(tsp.n)
     for special in (0, 77):
@@ -328,23 +339,6 @@ def test_a_failing_gpu_ascent_falls_back_to_scipy_announced(monkeypatch):
     with pytest.warns(BackendFallback, match="Kruskal"):
         fallen = ascent(tsp)
     assert fallen.bound == host.bound and np.array_equal(fallen.pi, host.pi)
-
-
-def distance_kinds(n: int, kind: str, seed: int = 0) -> TSP:
-    """A TSP of ``n`` cities whose distances come from coordinates of ``kind`` (real or integer
-    EUC_2D, CEIL_2D, ATT, GEO) or from a matrix ("matrix")."""
-    rng = np.random.default_rng(seed)
-    coords = rng.uniform(0, 5000, (n, 2))
-    if kind == "GEO":
-        coords = rng.uniform(-60, 60, (n, 2)).round(2)
-    if kind == "integer":
-        coords = coords.round()
-
-    class Computed(TSP):                             # distances from the coordinates, no table
-        matrix_limit = 0
-    if kind == "matrix":
-        return TSP(matrix=TSP(coords).dist(*np.indices((n, n))).astype(np.int32), name="m")
-    return Computed(coords, weight_type="EUC_2D" if kind in ("real", "integer") else kind)
 
 
 @pytest.mark.nvcc

@@ -31,7 +31,8 @@ class GpuSpanningTrees:
 
     def __init__(self, n: int, u: np.ndarray, v: np.ndarray, ordinal: int = 0):
         if len(u) != len(v) or len(u) >= 2**31 - 1 or n >= 2**31 - 1:
-            raise ValueError(f"spanning trees: `u` and `v` must be of one length below 2^31 - 1, got {len(u)}, {len(v)}")
+            raise ValueError(f"spanning trees: `u` and `v` must be of one length, and it and `n` below 2^31 - 1 "
+                             f"(int32 indices), got {len(u)}, {len(v)} and n = {n}")
         context(ordinal)
         self.n, self.m = int(n), len(u)
         self.module = load_module(render_skeleton("boruvka.cu.j2"),
