@@ -22,8 +22,9 @@ its wall time is reported as measured, and a run without a tour ``--depth-lkh-wa
 the GPU rows end is stopped and reported as such.
 
 ``lk-descent``: one descent of the greedy tour (its own seconds and gap) for each of
-``--descent-configs`` (candidates[:or3][:lk][:chainD]: "quadrant" (10 quadrant neighbours) or
-"alpha", with the Or-3opt and LK3 moves, the LK chain of up to D moves), lsmgpu.parallel.improve with a DontLookDescent on the backend: the
+``--descent-configs`` (candidates[:or3][:lk][:chainD][:wideW]: "quadrant" (10 quadrant neighbours)
+or "alpha", with the Or-3opt and LK3 moves, the LK chain of up to D moves, the tour checked up to W
+cities a round, lsmgpu.backends.dontlook.WIDE, 1: one after another), lsmgpu.parallel.improve with a DontLookDescent on the backend: the
 descent's wall seconds after a warm-up descent (kernels built; the α-lists made, their seconds
 apart) and the local optimum's gap; or, for segmentsM[xR]:quadrant[:lk][:chainD], the segmented
 descent of TourSegments without kicks (``_segmented_descent``).
@@ -41,6 +42,7 @@ from concurrent.futures import ProcessPoolExecutor, TimeoutError
 
 import numpy as np
 
+from lsmgpu.backends import dontlook
 from lsmgpu.problems import TSP
 from lsmgpu.problems.held_karp import held_karp_bound
 from lsmgpu.parallel import improve
@@ -226,10 +228,15 @@ def table_lk_descent(args, path_of, emit) -> list[dict]:
             table = problem.candidate_lists(5, "alpha") if candidates == "alpha" else None
             lists_s = time.perf_counter() - t0
             descent = DontLookDescent(table, **_moves(moves))
-            improve(problem, start[None], descent, backend=args.backend_choice)           # kernels built
-            t0 = time.perf_counter()
-            done = improve(problem, start[None], descent, backend=args.backend_choice)
-            seconds = time.perf_counter() - t0
+            wide = [int(t[len("wide"):]) for t in moves if t.startswith("wide")]
+            default_wide, dontlook.WIDE = dontlook.WIDE, wide[0] if wide else dontlook.WIDE
+            try:
+                improve(problem, start[None], descent, backend=args.backend_choice)           # kernels built
+                t0 = time.perf_counter()
+                done = improve(problem, start[None], descent, backend=args.backend_choice)
+                seconds = time.perf_counter() - t0
+            finally:
+                dontlook.WIDE = default_wide
             assert problem.evaluate(done.solutions[0]) == done.fitness[0]
             rows.append(dict(table="lk-descent", instance=problem.name, n=problem.n, device=args.meta["device"],
                              commit=args.meta["commit"], strategy=f"greedy + don't-look descent ({config})",

@@ -34,6 +34,12 @@ nb(a, dir) the tour neighbour of a after (dir 0) or before (dir 1) it in the arr
   d(c4, c5) < d(c, c2) - d(c, c3) + d(c3, c4) (LK's gain criterion), and c5 is none of c2, c3,
   c4 and c6 not c4.
 
+A lone tour is checked ``wide`` cities at a time (``wide_checks``; on the GPU a block each): a
+round pops up to ``wide`` cities, examines each on the tour as the round found it, then applies
+their moves in that order, each as its steps where the edges they remove are all still there and
+the change they make, read on the tour as it then is, shortens it (``apply_checked``); else the
+steps made are undone and the city joins the queue again. With ``wide`` 1 this is the check above.
+
 A move is applied as 2-opt steps, each named by the two edges it removes (the reconnection is then
 unique, whatever the array's orientation): 2-opt one step; Or-opt ({p, s1}, {u, w}), ({p, u},
 {q, s2}) and for o = 0 ({u, s2}, {s1, w}); Or-3opt ({c, c2}, {c6, c5}), ({c, c6}, {c3, c4}),
@@ -52,7 +58,12 @@ from .fallback import kernel_or_host
 from .lk import lk_check
 
 __all__ = ["DontLookRules", "CpuDontLook", "dontlook_for", "moves_per_city", "check_city", "apply_steps",
-           "improve_city", "enqueue"]
+           "apply_checked", "improve_city", "enqueue", "wide_checks"]
+
+#: a lone tour (the segments' whole tour, improve's one tour, focused ACO's start) is checked this
+#: many cities at a time where it has WIDE_SPACING cities a check (fewer cities: fewer at a time)
+WIDE = 512
+WIDE_SPACING = 64
 
 
 class DontLookRules:
@@ -90,6 +101,12 @@ class DontLookRules:
     def moves(self) -> int:
         """The moves a check evaluates at once (the LK chain's stages come after, where none improves)."""
         return moves_per_city(self.k, self.segment, self.or3, self.lk)
+
+
+def wide_checks(rows: int, n: int) -> int:
+    """The cities a round checks at once in each of ``rows`` tours of n cities: up to WIDE for a
+    lone tour, 1 (one after another) where there are several (they fill the GPU themselves)."""
+    return max(1, min(WIDE, n // WIDE_SPACING)) if rows == 1 else 1
 
 
 def moves_per_city(k: int, segment: int, or3: bool = False, lk: bool = False) -> int:
@@ -250,25 +267,59 @@ def edge_position(x, pos, a, b) -> int:
 
 def apply_steps(x: np.ndarray, pos: np.ndarray, steps) -> None:
     """The 2-opt steps, each removing two given edges, applied to x and pos in place."""
-    n = len(x)
     for (a, b), (c, d) in steps:
+        _reverse(x, pos, *sorted((edge_position(x, pos, a, b), edge_position(x, pos, c, d))))
+
+
+def _reverse(x, pos, e1: int, e2: int) -> None:
+    """The tour between the edges at positions e1 < e2 reversed (or the rest of the cycle where
+    that is shorter; ties: the inside), the positions following; its own inverse."""
+    n = len(x)
+    if 2 * (e2 - e1) <= n:
+        idx = np.arange(e1 + 1, e2 + 1)
+    else:
+        idx = np.arange(e2 + 1, e1 + n + 1) % n
+    x[idx] = x[idx[::-1]]
+    pos[x[idx]] = idx
+
+
+def _adjacent(x, pos, a, b) -> bool:
+    n, e = len(x), int(pos[a])
+    return x[(e + 1) % n] == b or x[(e - 1) % n] == b
+
+
+def apply_checked(x: np.ndarray, pos: np.ndarray, steps, between):
+    """The 2-opt steps applied to x and pos where every edge they remove is still in the tour when
+    its step comes and together they shorten the tour (each step's change read on the tour as it
+    then is): their change; else the steps made undone and None."""
+    n, made, change = len(x), [], 0.0
+    for (a, b), (c, d) in steps:
+        if not (_adjacent(x, pos, a, b) and _adjacent(x, pos, c, d)):
+            break
         e1, e2 = sorted((edge_position(x, pos, a, b), edge_position(x, pos, c, d)))
-        if 2 * (e2 - e1) <= n:
-            idx = np.arange(e1 + 1, e2 + 1)
-        else:
-            idx = np.arange(e2 + 1, e1 + n + 1) % n
-        x[idx] = x[idx[::-1]]
-        pos[x[idx]] = idx
+        u, u2, v, v2 = x[e1], x[e1 + 1], x[e2], x[(e2 + 1) % n]
+        change += float(between(u, v) + between(u2, v2) - between(u, u2) - between(v, v2))
+        _reverse(x, pos, e1, e2)
+        made.append((e1, e2))
+    else:
+        if change < 0:
+            return change
+    for e1, e2 in reversed(made):
+        _reverse(x, pos, e1, e2)
+    return None
 
 
 class CpuDontLook:
     """``rows`` tours descended by don't-look bits with NumPy, row after row (the reference);
-    the population protocol of lsmgpu.backends.population as the population methods use it."""
+    the population protocol of lsmgpu.backends.population as the population methods use it.
+    ``wide``: the cities a round checks at once (the module's docstring; None: ``wide_checks``,
+    as the GPU's rows)."""
 
     name = "cpu"
 
-    def __init__(self, rules: DontLookRules, distance, rows: int, device: str = ""):
+    def __init__(self, rules: DontLookRules, distance, rows: int, device: str = "", wide: int | None = None):
         self.rules, self.between, self.rows, self.device = rules, distance.between, int(rows), device
+        self._wide = wide
 
     def load(self, xs, cities=None) -> None:
         """Tours (rows x n); every city queued in tour order, or the ``cities`` given (in that
@@ -280,6 +331,7 @@ class CpuDontLook:
         self.done = np.zeros(self.rows, dtype=np.int64)
         self.checks = np.zeros(self.rows, dtype=np.int64)
         self.n = n
+        self.wide = wide_checks(self.rows, n) if self._wide is None else int(self._wide)
 
     def descend(self, rows, rule: str = "best", deadline: float | None = None):
         """Every row in ``rows`` to a local optimum (``rule`` is the chain descents'; a check takes
@@ -292,19 +344,35 @@ class CpuDontLook:
             queued[queue] = True
             head = 0
             while head < len(queue):
-                if deadline is not None and self.checks[k] % 64 == 0 and time.perf_counter() >= deadline:
+                if deadline is not None and (self.wide > 1 or self.checks[k] % 64 == 0) and time.perf_counter() >= deadline:
                     self.queues[k] = queue[head:]
                     return self.done.copy(), self.checks * self.rules.moves, False
-                c = queue[head]
-                head += 1
-                queued[c] = False
-                self.checks[k] += 1
-                delta = improve_city(c, x, pos, self.rules, self.between, queue, queued)
-                if delta is not None:
-                    self.current[k] += delta
-                    self.done[k] += 1
+                cities = queue[head:head + self.wide]
+                head += len(cities)
+                queued[cities] = False
+                self.checks[k] += len(cities)
+                if self.wide == 1:
+                    delta = improve_city(cities[0], x, pos, self.rules, self.between, queue, queued)
+                    self._count(k, delta)
+                else:
+                    self._wide_round(k, cities, x, pos, queue, queued)
             self.queues[k] = []
         return self.done.copy(), self.checks * self.rules.moves, True
+
+    def _count(self, k: int, delta) -> None:
+        if delta is not None:
+            self.current[k] += delta
+            self.done[k] += 1
+
+    def _wide_round(self, k: int, cities, x, pos, queue, queued) -> None:
+        """Row k's round: ``cities`` examined on the tour as it is, then their moves applied in order."""
+        found = [check_city(c, x, pos, self.rules, self.between) for c in cities]
+        for c, move in zip(cities, found):
+            if move is None:
+                continue
+            delta = apply_checked(x, pos, move[2], self.between)
+            self._count(k, delta)
+            enqueue([c] if delta is None else move[3], queue, queued)
 
     def solutions(self) -> np.ndarray:
         return self.x.astype(np.int32)

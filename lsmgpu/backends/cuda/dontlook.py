@@ -12,6 +12,7 @@ import time
 import numpy as np
 
 from ...kernels import render_skeleton
+from ..dontlook import wide_checks
 from ..dontlook_chains import WALK_TRIES
 from ..lk import lk_stage
 from .driver import DeviceBuffers, cuda, launch, load_module, pack, synchronize
@@ -28,6 +29,10 @@ BLOCK = 128
 CHAIN_BLOCK = 256
 #: checks of every row a launch (a check takes a few microseconds)
 CHECKS = 4096
+#: threads of the block that applies a wide round's moves (its reversals)
+WIDE_APPLY_BLOCK = 1024
+#: wide rounds queued between two looks at the queue
+WIDE_ROUNDS = 32
 #: a block's shared memory beside a chain's tour: its Shared struct and the system's reservation
 BLOCK_SHARED = 2048
 #: ILS chains and focused ants keep their tours in shared memory during a launch where they fit
@@ -90,6 +95,8 @@ class CudaDontLook:
     def __init__(self, rules, distance, rows: int, options, chains: bool = False):
         self.rules, self.between, self.rows = rules, distance.between, int(rows)
         self.n = n = len(rules.candidates) // (self.rows if self.per_row_cities else 1)
+        #: the cities a row checks at once, one block each (the NumPy reference's ``wide``)
+        self.wide = 1 if chains else wide_checks(self.rows, n)
         self.device = options.device
         table = distance.table
         fixed = table.nbytes + rules.candidates.nbytes + self.city_array_bytes(n, rules.k)
@@ -104,7 +111,7 @@ class CudaDontLook:
                                  LK_DEPTH=rules.lk_depth, LK_STAGE=lk_stage(rules.lk_depth),
                                  BLOCK=self.block, DISTANCE=distance.device_source(), SHARED_ROWS=bool(self.row_shared),
                                  WALK_TRIES=WALK_TRIES, SEGMENT_ROWS=int(self.per_row_cities),
-                                 TABLE_WIDTH=table.size // len(rules.candidates))
+                                 TABLE_WIDTH=table.size // len(rules.candidates), WIDE_APPLY_BLOCK=WIDE_APPLY_BLOCK)
         self.module = load_module(source, "sm_%d%d" % device.compute_capability())
         self.kernel = self.module.get_function("descend")
         self.buffers = DeviceBuffers()
@@ -114,6 +121,12 @@ class CudaDontLook:
         self.head, self.count = self.buffers.alloc(B * 4), self.buffers.alloc(B * 4)
         self.current, self.made, self.checks = (self.buffers.alloc(B * 8) for _ in range(3))
         self.cand, self.table = self.buffers.upload(rules.candidates), self.buffers.upload(table)
+        if self.wide > 1:
+            self.examine_kernel, self.apply_kernel = (self.module.get_function(f) for f in ("wide_examine", "wide_apply"))
+            W, steps, touched = B * self.wide, max(rules.lk_depth, 3), max(2 + 2 * rules.lk_depth, 6)
+            self.round_cities, self.chosen, self.nsteps = (self.buffers.alloc(W * 4) for _ in range(3))
+            self.popped = self.buffers.alloc(B * 4)
+            self.steps, self.touched = self.buffers.alloc(W * steps * 16), self.buffers.alloc(W * touched * 4)
 
     def _rows_struct(self) -> bytes:
         pointers = (self.x, self.pos, self.queue, self.queued, self.head, self.count, self.current, self.made,
@@ -142,6 +155,8 @@ class CudaDontLook:
         cuda.memcpy_htod(self.count, np.full(B, n if cities is None else len(cities), np.int32))
         cuda.memset_d32(self.made, 0, 2 * B)
         cuda.memset_d32(self.checks, 0, 2 * B)
+        if self.wide > 1:
+            cuda.memset_d32(self.popped, 0, B)
 
     def _tour_lengths(self, xs) -> np.ndarray:
         """The lengths of the tours xs (rows x n)."""
@@ -152,19 +167,32 @@ class CudaDontLook:
         descents'): (moves made per row, moves evaluated per row, whether all finished)."""
         if not np.all(rows):
             raise ValueError("don't-look descent: every row of the population is descended together")
-        count = np.empty(self.rows, np.int32)
+        count, popped = np.empty(self.rows, np.int32), np.zeros(self.rows, np.int32)
         while True:
-            launch(self.kernel, "dontlook descend", (self.rows, 1, 1), self.block,
-                   self._rows_struct() + pack("q", CHECKS))
+            if self.wide > 1:
+                self._wide_rounds()
+                cuda.memcpy_dtoh(popped, self.popped)
+            else:
+                launch(self.kernel, "dontlook descend", (self.rows, 1, 1), self.block,
+                       self._rows_struct() + pack("q", CHECKS))
             synchronize("the don't-look descent", (self.rows,), (self.block,))
             cuda.memcpy_dtoh(count, self.count)
-            finished = not count.any()
+            finished = not count.any() and not popped.any()
             if finished or (deadline is not None and time.perf_counter() >= deadline):
                 break
         made, checks = np.empty(self.rows, np.int64), np.empty(self.rows, np.int64)
         cuda.memcpy_dtoh(made, self.made)
         cuda.memcpy_dtoh(checks, self.checks)
         return made, checks * self.rules.moves, finished
+
+    def _wide_rounds(self) -> None:
+        """WIDE_ROUNDS wide rounds queued: the popped cities examined at once, their moves
+        applied and the next round's popped (a round with none popped does nothing)."""
+        pointers = (self.round_cities, self.popped, self.chosen, self.nsteps, self.steps, self.touched)
+        args = self._rows_struct() + pack("6Pi4x", *(int(p) for p in pointers), self.wide)   # sizeof(Wide) = 56
+        for _ in range(WIDE_ROUNDS):
+            launch(self.examine_kernel, "dontlook wide_examine", (self.wide, self.rows, 1), self.block, args)
+            launch(self.apply_kernel, "dontlook wide_apply", (self.rows, 1, 1), WIDE_APPLY_BLOCK, args)
 
     @staticmethod
     def _upload(tour, *places) -> None:
