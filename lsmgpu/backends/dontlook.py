@@ -37,8 +37,10 @@ nb(a, dir) the tour neighbour of a after (dir 0) or before (dir 1) it in the arr
 A lone tour is checked ``wide`` cities at a time (``wide_checks``; on the GPU a block each): a
 round pops up to ``wide`` cities, examines each on the tour as the round found it, then applies
 their moves in that order, each as its steps where the edges they remove are all still there and
-the change they make, read on the tour as it then is, shortens it (``apply_checked``); else the
-steps made are undone and the city joins the queue again. With ``wide`` 1 this is the check above.
+the change they make, read on the tour as it then is, is the change examined: the same move
+(``apply_checked``); else the steps made are undone and the city joins the queue again. Then each
+examined city without a kept move whose candidates include a city the kept moves queued joins the
+queue (what it was examined on has changed: one after another, it would have seen the change). With ``wide`` 1 this is the check above.
 
 A move is applied as 2-opt steps, each named by the two edges it removes (the reconnection is then
 unique, whatever the array's orientation): 2-opt one step; Or-opt ({p, s1}, {u, w}), ({p, u},
@@ -288,10 +290,11 @@ def _adjacent(x, pos, a, b) -> bool:
     return x[(e + 1) % n] == b or x[(e - 1) % n] == b
 
 
-def apply_checked(x: np.ndarray, pos: np.ndarray, steps, between):
-    """The 2-opt steps applied to x and pos where every edge they remove is still in the tour when
-    its step comes and together they shorten the tour (each step's change read on the tour as it
-    then is): their change; else the steps made undone and None."""
+def apply_checked(x: np.ndarray, pos: np.ndarray, steps, between, delta) -> bool:
+    """The 2-opt steps of a move of change ``delta`` applied to x and pos where every edge they
+    remove is still in the tour when its step comes and together they change its length by
+    ``delta`` (each step's change read on the tour as it then is: the same move): whether they
+    were; where not, the steps made are undone."""
     n, made, change = len(x), [], 0.0
     for (a, b), (c, d) in steps:
         if not (_adjacent(x, pos, a, b) and _adjacent(x, pos, c, d)):
@@ -302,11 +305,11 @@ def apply_checked(x: np.ndarray, pos: np.ndarray, steps, between):
         _reverse(x, pos, e1, e2)
         made.append((e1, e2))
     else:
-        if change < 0:
-            return change
+        if change == delta:
+            return True
     for e1, e2 in reversed(made):
         _reverse(x, pos, e1, e2)
-    return None
+    return False
 
 
 class CpuDontLook:
@@ -367,12 +370,17 @@ class CpuDontLook:
     def _wide_round(self, k: int, cities, x, pos, queue, queued) -> None:
         """Row k's round: ``cities`` examined on the tour as it is, then their moves applied in order."""
         found = [check_city(c, x, pos, self.rules, self.between) for c in cities]
+        touched, unmoved = set(), []
         for c, move in zip(cities, found):
-            if move is None:
-                continue
-            delta = apply_checked(x, pos, move[2], self.between)
-            self._count(k, delta)
-            enqueue([c] if delta is None else move[3], queue, queued)
+            if move is not None and apply_checked(x, pos, move[2], self.between, move[0]):
+                self._count(k, move[0])
+                touched.update(move[3])
+                enqueue(move[3], queue, queued)
+            else:
+                unmoved.append(c)
+                if move is not None:
+                    enqueue([c], queue, queued)
+        enqueue([c for c in unmoved if touched.intersection(self.rules.candidates[c].tolist())], queue, queued)
 
     def solutions(self) -> np.ndarray:
         return self.x.astype(np.int32)

@@ -19,8 +19,8 @@ def test_wide_checks_is_for_a_lone_tour_and_grows_with_it():
 @pytest.mark.parametrize("kind", ["int-coords", "real-coords", "matrix"])
 def test_a_move_applied_on_a_changed_tour_shortens_it_by_its_change_or_is_undone(kind):
     """A city's best move, found on a tour that other moves change before it is applied: where
-    apply_checked keeps it, the tour is a tour and shorter by exactly the change it returns;
-    where not, the tour and positions are as before it."""
+    apply_checked keeps it, the tour is a tour and shorter by exactly the move's delta; where
+    not, the tour and positions are as before it."""
     problem = tsp_of(kind, 80, seed=5)
     rules, between = rules_of(problem, or3=True, lk=True, lk_depth=6), problem.edge_distance().between
     rng = np.random.default_rng(5)
@@ -34,14 +34,15 @@ def test_a_move_applied_on_a_changed_tour_shortens_it_by_its_change_or_is_undone
         for move in found[:-1]:                  # the others change the tour first
             apply_steps(x, pos, move[2])
         before, before_length = x.copy(), length(problem, x)
-        change = apply_checked(x, pos, found[-1][2], between)
-        assert np.array_equal(pos[x], np.arange(problem.n)) and np.array_equal(np.sort(x), np.arange(problem.n))
-        if change is None:
+        delta = found[-1][0]
+        assert np.array_equal(pos[x], np.arange(problem.n)) and delta < 0
+        if apply_checked(x, pos, found[-1][2], between, delta):
+            assert length(problem, x) - before_length == delta
+            kept += 1
+        else:
             assert np.array_equal(x, before)
             undone += 1
-        else:
-            assert change < 0 and length(problem, x) - before_length == change
-            kept += 1
+        assert np.array_equal(pos[x], np.arange(problem.n)) and np.array_equal(np.sort(x), np.arange(problem.n))
     assert kept > 20 and undone > 5
 
 

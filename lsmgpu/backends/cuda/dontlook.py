@@ -33,6 +33,8 @@ CHECKS = 4096
 WIDE_APPLY_BLOCK = 1024
 #: wide rounds queued between two looks at the queue
 WIDE_ROUNDS = 32
+#: the most cities a wide round takes (the kernel's MAX_WIDE)
+WIDEST = 2048
 #: a block's shared memory beside a chain's tour: its Shared struct and the system's reservation
 BLOCK_SHARED = 2048
 #: ILS chains and focused ants keep their tours in shared memory during a launch where they fit
@@ -111,7 +113,8 @@ class CudaDontLook:
                                  LK_DEPTH=rules.lk_depth, LK_STAGE=lk_stage(rules.lk_depth),
                                  BLOCK=self.block, DISTANCE=distance.device_source(), SHARED_ROWS=bool(self.row_shared),
                                  WALK_TRIES=WALK_TRIES, SEGMENT_ROWS=int(self.per_row_cities),
-                                 TABLE_WIDTH=table.size // len(rules.candidates), WIDE_APPLY_BLOCK=WIDE_APPLY_BLOCK)
+                                 TABLE_WIDTH=table.size // len(rules.candidates), WIDE_APPLY_BLOCK=WIDE_APPLY_BLOCK,
+                                 MAX_WIDE=WIDEST)
         self.module = load_module(source, "sm_%d%d" % device.compute_capability())
         self.kernel = self.module.get_function("descend")
         self.buffers = DeviceBuffers()
@@ -121,11 +124,15 @@ class CudaDontLook:
         self.head, self.count = self.buffers.alloc(B * 4), self.buffers.alloc(B * 4)
         self.current, self.made, self.checks = (self.buffers.alloc(B * 8) for _ in range(3))
         self.cand, self.table = self.buffers.upload(rules.candidates), self.buffers.upload(table)
+        if self.wide > WIDEST:
+            raise ValueError(f"{self.what}: a round checks at most {WIDEST} cities, not {self.wide}")
         if self.wide > 1:
             self.examine_kernel, self.apply_kernel = (self.module.get_function(f) for f in ("wide_examine", "wide_apply"))
             W, steps, touched = B * self.wide, max(rules.lk_depth, 3), max(2 + 2 * rules.lk_depth, 6)
             self.round_cities, self.chosen, self.nsteps = (self.buffers.alloc(W * 4) for _ in range(3))
-            self.popped = self.buffers.alloc(B * 4)
+            self.deltas = self.buffers.alloc(W * 8)
+            self.popped, self.round = self.buffers.alloc(B * 4), self.buffers.alloc(B * 4)
+            self.stamp = self.buffers.alloc(B * n * 4)
             self.steps, self.touched = self.buffers.alloc(W * steps * 16), self.buffers.alloc(W * touched * 4)
 
     def _rows_struct(self) -> bytes:
@@ -157,6 +164,8 @@ class CudaDontLook:
         cuda.memset_d32(self.checks, 0, 2 * B)
         if self.wide > 1:
             cuda.memset_d32(self.popped, 0, B)
+            cuda.memset_d32(self.round, 0, B)
+            cuda.memset_d32(self.stamp, 0xFFFFFFFF, B * n)
 
     def _tour_lengths(self, xs) -> np.ndarray:
         """The lengths of the tours xs (rows x n)."""
@@ -188,8 +197,9 @@ class CudaDontLook:
     def _wide_rounds(self) -> None:
         """WIDE_ROUNDS wide rounds queued: the popped cities examined at once, their moves
         applied and the next round's popped (a round with none popped does nothing)."""
-        pointers = (self.round_cities, self.popped, self.chosen, self.nsteps, self.steps, self.touched)
-        args = self._rows_struct() + pack("6Pi4x", *(int(p) for p in pointers), self.wide)   # sizeof(Wide) = 56
+        pointers = (self.round_cities, self.popped, self.chosen, self.deltas, self.nsteps, self.steps, self.touched,
+                    self.stamp, self.round)
+        args = self._rows_struct() + pack("9Pi4x", *(int(p) for p in pointers), self.wide)   # sizeof(Wide) = 80
         for _ in range(WIDE_ROUNDS):
             launch(self.examine_kernel, "dontlook wide_examine", (self.wide, self.rows, 1), self.block, args)
             launch(self.apply_kernel, "dontlook wide_apply", (self.rows, 1, 1), WIDE_APPLY_BLOCK, args)
