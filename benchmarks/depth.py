@@ -26,8 +26,8 @@ the GPU rows end is stopped and reported as such.
 or "alpha", with the Or-3opt and LK3 moves, the LK chain of up to D moves, the tour checked up to W
 cities a round, lsmgpu.backends.dontlook.WIDE, 1: one after another), lsmgpu.parallel.improve with a DontLookDescent on the backend: the
 descent's wall seconds after a warm-up descent (kernels built; the α-lists made, their seconds
-apart) and the local optimum's gap; or, for segmentsM[xR]:quadrant[:lk][:chainD], the segmented
-descent of TourSegments without kicks (``_segmented_descent``).
+apart) and the local optimum's gap; or, for segmentsM[xR]:quadrant[:lk][:chainD][:wideW], the
+segmented descent of TourSegments without kicks (``_segmented_descent``).
 
     python -m benchmarks alpha --data .data --out $OUT
     python -m benchmarks depth --depth-seconds 15 --data .data --out $OUT
@@ -219,32 +219,35 @@ def table_lk_descent(args, path_of, emit) -> list[dict]:
         start = greedy_tour(problem.coords)
         greedy_s = time.perf_counter() - t0
         for config in args.descent_configs.split(","):
-            candidates, *moves = config.split(":")
-            if candidates.startswith("segments"):
-                rows.append(_segmented_descent(args, problem, start, greedy_s, config))
-                emit(rows[-1])
-                continue
-            t0 = time.perf_counter()
-            table = problem.candidate_lists(5, "alpha") if candidates == "alpha" else None
-            lists_s = time.perf_counter() - t0
-            descent = DontLookDescent(table, **_moves(moves))
-            wide = [int(t[len("wide"):]) for t in moves if t.startswith("wide")]
+            wide = [int(t[len("wide"):]) for t in config.split(":") if t.startswith("wide")]
             default_wide, dontlook.WIDE = dontlook.WIDE, wide[0] if wide else dontlook.WIDE
             try:
-                improve(problem, start[None], descent, backend=args.backend_choice)           # kernels built
-                t0 = time.perf_counter()
-                done = improve(problem, start[None], descent, backend=args.backend_choice)
-                seconds = time.perf_counter() - t0
+                rows.append(_descent(args, problem, start, greedy_s, config))
             finally:
                 dontlook.WIDE = default_wide
-            assert problem.evaluate(done.solutions[0]) == done.fitness[0]
-            rows.append(dict(table="lk-descent", instance=problem.name, n=problem.n, device=args.meta["device"],
-                             commit=args.meta["commit"], strategy=f"greedy + don't-look descent ({config})",
-                             greedy_s=round(greedy_s, 3), greedy_gap_pct=round(100 * problem.gap(problem.evaluate(start)), 2),
-                             lists_s=round(lists_s, 2), descent_s=round(seconds, 3), moves=int(done.moves[0]),
-                             gap_pct=round(100 * problem.gap(done.fitness[0]), 3)))
             emit(rows[-1])
     return rows
+
+
+def _descent(args, problem, start, greedy_s, config) -> dict:
+    """One lk-descent row: the greedy tour's don't-look descent, or the segmented descent."""
+    candidates, *moves = config.split(":")
+    if candidates.startswith("segments"):
+        return _segmented_descent(args, problem, start, greedy_s, config)
+    t0 = time.perf_counter()
+    table = problem.candidate_lists(5, "alpha") if candidates == "alpha" else None
+    lists_s = time.perf_counter() - t0
+    descent = DontLookDescent(table, **_moves(moves))
+    improve(problem, start[None], descent, backend=args.backend_choice)           # kernels built
+    t0 = time.perf_counter()
+    done = improve(problem, start[None], descent, backend=args.backend_choice)
+    seconds = time.perf_counter() - t0
+    assert problem.evaluate(done.solutions[0]) == done.fitness[0]
+    return dict(table="lk-descent", instance=problem.name, n=problem.n, device=args.meta["device"],
+                commit=args.meta["commit"], strategy=f"greedy + don't-look descent ({config})",
+                greedy_s=round(greedy_s, 3), greedy_gap_pct=round(100 * problem.gap(problem.evaluate(start)), 2),
+                lists_s=round(lists_s, 2), descent_s=round(seconds, 3), moves=int(done.moves[0]),
+                gap_pct=round(100 * problem.gap(done.fitness[0]), 3))
 
 
 def _segmented_descent(args, problem, start, greedy_s, config) -> dict:

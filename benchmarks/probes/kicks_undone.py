@@ -15,7 +15,8 @@ import sys
 
 import numpy as np
 
-from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, apply_steps
+from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules
+from lsmgpu.backends.tour_steps import apply_steps
 from lsmgpu.backends.dontlook_chains import KickRules, plan_kick
 from problems.candidates import quadrant_candidates
 from problems.tsp import TSP

@@ -34,33 +34,34 @@ nb(a, dir) the tour neighbour of a after (dir 0) or before (dir 1) it in the arr
   d(c4, c5) < d(c, c2) - d(c, c3) + d(c3, c4) (LK's gain criterion), and c5 is none of c2, c3,
   c4 and c6 not c4.
 
-A lone tour is checked ``wide`` cities at a time (``wide_checks``; on the GPU a block each): a
-round pops up to ``wide`` cities, examines each on the tour as the round found it, then applies
-their moves in that order, each as its steps where the edges they remove are all still there and
-the change they make, read on the tour as it then is, is the change examined: the same move
-(``apply_checked``); else the steps made are undone and the city joins the queue again. Then each
-examined city without a kept move whose candidates include a city the kept moves queued joins the
-queue (what it was examined on has changed: one after another, it would have seen the change). With ``wide`` 1 this is the check above.
+A lone tour is checked ``wide`` cities at a time (``wide_checks``; on the GPU a block each): its
+queue starts ``interleaved`` (a round's cities far apart on the tour); a round pops up to ``wide``
+cities, examines each on the tour as the round found it, then applies their moves in that order,
+each as its steps where the edges they remove are all still there and the change they make, read
+on the tour as it then is, is the change examined: the same move (``apply_checked``); else the
+steps made are undone. The kept moves' cities join the queue's end; the examined cities without a
+kept move that had one, or whose candidates include a city the kept moves queued (what they were
+examined on has changed), join its front, in the round's order, to be examined again next round. With ``wide`` 1 this is the check above.
 
 A move is applied as 2-opt steps, each named by the two edges it removes (the reconnection is then
 unique, whatever the array's orientation): 2-opt one step; Or-opt ({p, s1}, {u, w}), ({p, u},
 {q, s2}) and for o = 0 ({u, s2}, {s1, w}); Or-3opt ({c, c2}, {c6, c5}), ({c, c6}, {c3, c4}),
 ({c6, c4}, {c2, c5}) (the ILS kick's swap of two adjacent stretches); LK3 ({c, c2}, {c3, c4}),
-({c2, c4}, {c5, c6}). A step reverses the array
-between the edges' positions, or the rest of the cycle where that is shorter (ties: the inside),
-and updates the positions.
+({c2, c4}, {c5, c6}) (lsmgpu/backends/tour_steps.py).
 """
 from __future__ import annotations
 
 import time
+from collections import deque
 
 import numpy as np
 
 from .fallback import kernel_or_host
 from .lk import lk_check
+from .tour_steps import apply_checked, apply_steps
 
-__all__ = ["DontLookRules", "CpuDontLook", "dontlook_for", "moves_per_city", "check_city", "apply_steps",
-           "apply_checked", "improve_city", "enqueue", "wide_checks"]
+__all__ = ["DontLookRules", "CpuDontLook", "dontlook_for", "moves_per_city", "check_city", "improve_city",
+           "enqueue", "interleaved", "wide_checks"]
 
 #: a lone tour (the segments' whole tour, improve's one tour, focused ACO's start) is checked this
 #: many cities at a time where it has WIDE_SPACING cities a check (fewer cities: fewer at a time)
@@ -109,6 +110,15 @@ def wide_checks(rows: int, n: int) -> int:
     """The cities a round checks at once in each of ``rows`` tours of n cities: up to WIDE for a
     lone tour, 1 (one after another) where there are several (they fill the GPU themselves)."""
     return max(1, min(WIDE, n // WIDE_SPACING)) if rows == 1 else 1
+
+
+def interleaved(cities, wide: int) -> np.ndarray:
+    """``cities`` cut into ``wide`` stretches of consecutive ones and read across them (the first
+    of each, then the second of each, ..): a wide round's cities far apart on the tour."""
+    cities = np.asarray(cities)
+    per = -(-len(cities) // wide)
+    order = np.arange(per * wide).reshape(wide, per).T.ravel()
+    return cities[order[order < len(cities)]]
 
 
 def moves_per_city(k: int, segment: int, or3: bool = False, lk: bool = False) -> int:
@@ -261,57 +271,6 @@ def enqueue(cities, queue, queued) -> None:
             queue.append(city)
 
 
-def edge_position(x, pos, a, b) -> int:
-    """Position e of the tour edge {a, b}: {x[e], x[e + 1 mod n]} = {a, b}."""
-    n, e = len(x), int(pos[a])
-    return e if x[(e + 1) % n] == b else (e - 1) % n
-
-
-def apply_steps(x: np.ndarray, pos: np.ndarray, steps) -> None:
-    """The 2-opt steps, each removing two given edges, applied to x and pos in place."""
-    for (a, b), (c, d) in steps:
-        _reverse(x, pos, *sorted((edge_position(x, pos, a, b), edge_position(x, pos, c, d))))
-
-
-def _reverse(x, pos, e1: int, e2: int) -> None:
-    """The tour between the edges at positions e1 < e2 reversed (or the rest of the cycle where
-    that is shorter; ties: the inside), the positions following; its own inverse."""
-    n = len(x)
-    if 2 * (e2 - e1) <= n:
-        idx = np.arange(e1 + 1, e2 + 1)
-    else:
-        idx = np.arange(e2 + 1, e1 + n + 1) % n
-    x[idx] = x[idx[::-1]]
-    pos[x[idx]] = idx
-
-
-def _adjacent(x, pos, a, b) -> bool:
-    n, e = len(x), int(pos[a])
-    return x[(e + 1) % n] == b or x[(e - 1) % n] == b
-
-
-def apply_checked(x: np.ndarray, pos: np.ndarray, steps, between, delta) -> bool:
-    """The 2-opt steps of a move of change ``delta`` applied to x and pos where every edge they
-    remove is still in the tour when its step comes and together they change its length by
-    ``delta`` (each step's change read on the tour as it then is: the same move): whether they
-    were; where not, the steps made are undone."""
-    n, made, change = len(x), [], 0.0
-    for (a, b), (c, d) in steps:
-        if not (_adjacent(x, pos, a, b) and _adjacent(x, pos, c, d)):
-            break
-        e1, e2 = sorted((edge_position(x, pos, a, b), edge_position(x, pos, c, d)))
-        u, u2, v, v2 = x[e1], x[e1 + 1], x[e2], x[(e2 + 1) % n]
-        change += float(between(u, v) + between(u2, v2) - between(u, u2) - between(v, v2))
-        _reverse(x, pos, e1, e2)
-        made.append((e1, e2))
-    else:
-        if change == delta:
-            return True
-    for e1, e2 in reversed(made):
-        _reverse(x, pos, e1, e2)
-    return False
-
-
 class CpuDontLook:
     """``rows`` tours descended by don't-look bits with NumPy, row after row (the reference);
     the population protocol of lsmgpu.backends.population as the population methods use it.
@@ -330,28 +289,27 @@ class CpuDontLook:
         self.x = np.array(xs, dtype=np.int64)
         n = self.x.shape[1]
         self.current = self.between(self.x, np.roll(self.x, -1, axis=1)).sum(axis=1).astype(np.float64)
-        self.queues = [list(row) if cities is None else [int(c) for c in cities] for row in self.x]
-        self.done = np.zeros(self.rows, dtype=np.int64)
-        self.checks = np.zeros(self.rows, dtype=np.int64)
         self.n = n
         self.wide = wide_checks(self.rows, n) if self._wide is None else int(self._wide)
+        self.queues = [interleaved(row if cities is None else np.asarray(cities, dtype=np.int64), self.wide).tolist()
+                       for row in self.x]
+        self.done = np.zeros(self.rows, dtype=np.int64)
+        self.checks = np.zeros(self.rows, dtype=np.int64)
 
     def descend(self, rows, rule: str = "best", deadline: float | None = None):
         """Every row in ``rows`` to a local optimum (``rule`` is the chain descents'; a check takes
         its city's best move): (moves made per row, moves evaluated per row, whether all finished)."""
         for k in np.flatnonzero(rows):
-            x, queue = self.x[k], self.queues[k]
+            x, queue = self.x[k], deque(self.queues[k])
             pos = np.empty(self.n, dtype=np.int64)
             pos[x] = np.arange(self.n)
             queued = np.zeros(self.n, dtype=bool)
-            queued[queue] = True
-            head = 0
-            while head < len(queue):
+            queued[list(queue)] = True
+            while queue:
                 if deadline is not None and (self.wide > 1 or self.checks[k] % 64 == 0) and time.perf_counter() >= deadline:
-                    self.queues[k] = queue[head:]
+                    self.queues[k] = list(queue)
                     return self.done.copy(), self.checks * self.rules.moves, False
-                cities = queue[head:head + self.wide]
-                head += len(cities)
+                cities = [queue.popleft() for _ in range(min(self.wide, len(queue)))]
                 queued[cities] = False
                 self.checks[k] += len(cities)
                 if self.wide == 1:
@@ -368,19 +326,22 @@ class CpuDontLook:
             self.done[k] += 1
 
     def _wide_round(self, k: int, cities, x, pos, queue, queued) -> None:
-        """Row k's round: ``cities`` examined on the tour as it is, then their moves applied in order."""
+        """Row k's round: ``cities`` examined on the tour as it is, then their moves applied in
+        order; the cities to examine again at the queue's front."""
         found = [check_city(c, x, pos, self.rules, self.between) for c in cities]
-        touched, unmoved = set(), []
-        for c, move in zip(cities, found):
-            if move is not None and apply_checked(x, pos, move[2], self.between, move[0]):
+        touched, kept = set(), []
+        for move in found:
+            kept.append(move is not None and apply_checked(x, pos, move[2], self.between, move[0]))
+            if kept[-1]:
                 self._count(k, move[0])
                 touched.update(move[3])
                 enqueue(move[3], queue, queued)
-            else:
-                unmoved.append(c)
-                if move is not None:
-                    enqueue([c], queue, queued)
-        enqueue([c for c in unmoved if touched.intersection(self.rules.candidates[c].tolist())], queue, queued)
+        again = [c for c, move, done in zip(cities, found, kept)
+                 if not done and (move is not None or touched.intersection(self.rules.candidates[c].tolist()))]
+        for c in reversed(again):
+            if not queued[c]:
+                queued[c] = True
+                queue.appendleft(c)
 
     def solutions(self) -> np.ndarray:
         return self.x.astype(np.int32)

@@ -38,7 +38,8 @@ import numpy as np
 
 from ..budget import check_deadline
 from ..neighbourhoods.crowns import counter_uniform
-from .dontlook import apply_steps, enqueue, improve_city
+from .dontlook import enqueue, improve_city
+from .tour_steps import apply_steps
 
 __all__ = ["KickRules", "CpuChains", "kick_span", "kick_spans", "kick_walks", "kick_cuts", "plan_kick", "MAX_KICKS",
            "MAX_WALK"]

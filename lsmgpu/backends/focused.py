@@ -29,7 +29,8 @@ import numpy as np
 
 from ..budget import check_deadline
 from ..neighbourhoods.crowns import counter_uniform
-from .dontlook import apply_steps, enqueue, improve_city
+from .dontlook import enqueue, improve_city
+from .tour_steps import apply_steps
 
 __all__ = ["FocusRules", "CandidatePheromone", "trail_limits", "trail_scale", "warp_scan", "choose_lane",
            "focused_walk", "CpuFocusedAnts", "MAX_ITERATIONS"]

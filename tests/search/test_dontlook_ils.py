@@ -7,7 +7,7 @@ import pytest
 
 from lsmgpu import DontLookILS
 from lsmgpu.backends import resolve
-from lsmgpu.backends.dontlook import apply_steps
+from lsmgpu.backends.tour_steps import apply_steps
 from lsmgpu.backends.dontlook_chains import (WALK_TRIES, CpuChains, KickRules, kick_span, kick_spans, kick_walks,
                                              plan_kick)
 from lsmgpu.neighbourhoods.crowns import counter_uniform

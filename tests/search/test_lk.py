@@ -8,7 +8,8 @@ import pytest
 from lsmgpu import DontLookDescent, DontLookILS, FocusedACO, TourSegments
 from lsmgpu.backends import resolve
 from lsmgpu.backends.cuda.dontlook import CHAIN_BLOCK
-from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, apply_steps, check_city
+from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, check_city
+from lsmgpu.backends.tour_steps import apply_steps
 from lsmgpu.backends.dontlook_chains import WALK_TRIES
 from lsmgpu.backends.lk import lk_check, lk_stage
 from lsmgpu.kernels import nvcc_compile, render_skeleton
@@ -114,13 +115,14 @@ def test_a_single_stage_finds_the_brute_forces_best_chain(depth):
 def test_descents_with_chains_end_where_no_chain_improves(or3):
     """Descents with the LK chain, repeated from every city until one makes no move (a change can
     open a chain to a city not queued: its chains read the whole tour's order), end where no city
-    has an improving move or chain left (check_city finds none), shorter than without the chain."""
+    has an improving move or chain left (check_city finds none), shorter than without the chain
+    (one city a round, as the chains' and ants' descents)."""
     problem = tsp_of("int-coords", 400, seed=9)
     rules = rules_of(problem, k=5, depth=6, or3=or3, lk=True)
     distance, start = problem.edge_distance(), np.random.default_rng(2).permutation(problem.n)
     ends = []
     for depth in (0, 6):
-        descent = CpuDontLook(DontLookRules(rules.candidates, 3, or3, True, depth), distance, 1)
+        descent = CpuDontLook(DontLookRules(rules.candidates, 3, or3, True, depth), distance, 1, wide=1)
         x = start
         for _ in range(20):
             descent.load(x[None])

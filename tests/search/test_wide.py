@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 
 from lsmgpu.backends import dontlook as host_dontlook
-from lsmgpu.backends.dontlook import CpuDontLook, apply_checked, apply_steps, check_city, wide_checks
+from lsmgpu.backends.dontlook import CpuDontLook, check_city, interleaved, wide_checks
+from lsmgpu.backends.tour_steps import apply_checked, apply_steps
 
 from .test_dontlook import assert_gpu_rows_equal_the_hosts, length, positions, rules_of, tsp_of
 
@@ -14,6 +15,23 @@ def test_wide_checks_is_for_a_lone_tour_and_grows_with_it():
     """One city at a time for several tours or a small one; WIDE at most."""
     assert wide_checks(2, 10**6) == 1 and wide_checks(1, 100) == 1
     assert wide_checks(1, 64 * 7) == 7 and wide_checks(1, 10**7) == host_dontlook.WIDE
+
+
+@pytest.mark.parametrize("count,wide", [(10, 3), (12, 4), (7, 1), (5, 8)])
+def test_interleaved_reads_across_the_stretches(count, wide):
+    """The cities cut into ``wide`` stretches of ceil(count / wide), read first of each, second of
+    each, ..: every city once, a stretch's cities in their order, consecutive picks from different
+    stretches."""
+    cities = np.arange(100, 100 + count)
+    out = interleaved(cities, wide)
+    per = -(-count // wide)
+    assert sorted(out.tolist()) == cities.tolist()
+    stretch = (out - 100) // per
+    for s in range(wide):
+        assert np.all(np.diff(out[stretch == s]) == 1)
+    assert wide == 1 or np.all(stretch[1:] != stretch[:-1])
+    if (count, wide) == (10, 3):
+        assert out.tolist() == [100, 104, 108, 101, 105, 109, 102, 106, 103, 107]
 
 
 @pytest.mark.parametrize("kind", ["int-coords", "real-coords", "matrix"])

@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from ...kernels import render_skeleton
-from ..dontlook import wide_checks
+from ..dontlook import interleaved, wide_checks
 from ..dontlook_chains import WALK_TRIES
 from ..lk import lk_stage
 from .driver import DeviceBuffers, cuda, launch, load_module, pack, synchronize
@@ -155,6 +155,9 @@ class CudaDontLook:
             queue, queued = np.zeros_like(xs), np.zeros((B, n), np.uint8)
             queue[:, :len(cities)] = cities
             queued[:, cities] = 1
+        if self.wide > 1:
+            size = n if cities is None else len(cities)
+            queue = np.stack([np.r_[interleaved(row[:size], self.wide), row[size:]] for row in queue]).astype(np.int32)
         for buffer, array in ((self.x, xs), (self.pos, pos), (self.queue, queue), (self.queued, queued),
                               (self.current, lengths)):
             cuda.memcpy_htod(buffer, array)
