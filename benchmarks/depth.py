@@ -243,14 +243,16 @@ def _descent(args, problem, start, greedy_s, config) -> dict:
     improve(problem, start[None], descent, backend=args.backend_choice)           # kernels built
     t0 = time.perf_counter()
     done = improve(problem, start[None], descent, backend=args.backend_choice)
+    moves = int(done.moves[0])
     for _ in range(1, passes[0] if passes else 1):
         done = improve(problem, done.solutions, descent, backend=args.backend_choice)
+        moves += int(done.moves[0])
     seconds = time.perf_counter() - t0
     assert problem.evaluate(done.solutions[0]) == done.fitness[0]
     return dict(table="lk-descent", instance=problem.name, n=problem.n, device=args.meta["device"],
                 commit=args.meta["commit"], strategy=f"greedy + don't-look descent ({config})",
                 greedy_s=round(greedy_s, 3), greedy_gap_pct=round(100 * problem.gap(problem.evaluate(start)), 2),
-                lists_s=round(lists_s, 2), descent_s=round(seconds, 3), moves=int(done.moves[0]),
+                lists_s=round(lists_s, 2), descent_s=round(seconds, 3), moves=moves,
                 gap_pct=round(100 * problem.gap(done.fitness[0]), 3))
 
 
