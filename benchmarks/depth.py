@@ -22,10 +22,10 @@ its wall time is reported as measured, and a run without a tour ``--depth-lkh-wa
 the GPU rows end is stopped and reported as such.
 
 ``lk-descent``: one descent of the greedy tour (its own seconds and gap) for each of
-``--descent-configs`` (candidates[:or3][:lk][:chainD][:wideW][:passesP]: "quadrant" (10 quadrant
-neighbours) or "alpha", with the Or-3opt and LK3 moves, the LK chain of up to D moves, the tour
-checked up to W cities a round, lsmgpu.backends.dontlook.WIDE, 1: one after another; P descents,
-each from every city of the last one's tour), lsmgpu.parallel.improve with a DontLookDescent on the backend: the
+``--descent-configs`` (candidates[:or3][:lk][:chainD][:wideW]: "quadrant" (10 quadrant neighbours)
+or "alpha", with the Or-3opt and LK3 moves, the LK chain of up to D moves, the tour checked up to W
+cities a round, lsmgpu.backends.dontlook.WIDE, 1: one after another), lsmgpu.parallel.improve with
+a DontLookDescent on the backend (descents again from every city until one makes no move): the
 descent's wall seconds after a warm-up descent (kernels built; the α-lists made, their seconds
 apart) and the local optimum's gap; or, for segmentsM[xR]:quadrant[:lk][:chainD][:wideW], the
 segmented descent of TourSegments without kicks (``_segmented_descent``).
@@ -239,20 +239,15 @@ def _descent(args, problem, start, greedy_s, config) -> dict:
     table = problem.candidate_lists(5, "alpha") if candidates == "alpha" else None
     lists_s = time.perf_counter() - t0
     descent = DontLookDescent(table, **_moves(moves))
-    passes = [int(t[len("passes"):]) for t in moves if t.startswith("passes")]
     improve(problem, start[None], descent, backend=args.backend_choice)           # kernels built
     t0 = time.perf_counter()
     done = improve(problem, start[None], descent, backend=args.backend_choice)
-    moves = int(done.moves[0])
-    for _ in range(1, passes[0] if passes else 1):
-        done = improve(problem, done.solutions, descent, backend=args.backend_choice)
-        moves += int(done.moves[0])
     seconds = time.perf_counter() - t0
     assert problem.evaluate(done.solutions[0]) == done.fitness[0]
     return dict(table="lk-descent", instance=problem.name, n=problem.n, device=args.meta["device"],
                 commit=args.meta["commit"], strategy=f"greedy + don't-look descent ({config})",
                 greedy_s=round(greedy_s, 3), greedy_gap_pct=round(100 * problem.gap(problem.evaluate(start)), 2),
-                lists_s=round(lists_s, 2), descent_s=round(seconds, 3), moves=moves,
+                lists_s=round(lists_s, 2), descent_s=round(seconds, 3), moves=int(done.moves[0]),
                 gap_pct=round(100 * problem.gap(done.fitness[0]), 3))
 
 

@@ -6,7 +6,8 @@ the local optimum's gap for each width, from several start tours.
 For each instance and start s (0: the greedy tour; s > 0: the greedy tour of the coordinates moved
 by up to half a unit, seeded by s: another start of the same quality), one descent of the start
 for each width W (WIDE = W; 1: one city after another) with 2-opt, Or-opt, Or-3opt, LK3 and the LK
-chain of 9 over the 10 quadrant candidates (lsmgpu.parallel.improve, after a warm-up descent),
+chain of 9 over the 10 quadrant candidates (lsmgpu.parallel.improve: again from every city until
+a descent makes no move; after a warm-up),
 its wall seconds, moves and gap; then each width's mean gap and median seconds over the starts.
 """
 from __future__ import annotations

@@ -44,7 +44,8 @@ def improve(problem: Problem, solutions, chain=None, *, rule: str = "best", back
     """Each row of ``solutions`` descended to a local optimum of ``chain`` (a Neighbourhood, a
     sequence of them, or None: the problem's own; or a DontLookDescent: its don't-look moves,
     e.g. ``DontLookDescent(candidates="alpha", lk=True)``, each row whole in a thread block on
-    the GPU) on ``backend``."""
+    the GPU, a lone row in many; descended again from every city until a descent makes no move,
+    so that no city has an improving move left) on ``backend``."""
     check_problem("improve", problem)
     if rule not in RULES:
         raise ValueError(f"improve: `rule` must be one of {RULES}, got {rule!r}")
@@ -61,11 +62,26 @@ def improve(problem: Problem, solutions, chain=None, *, rule: str = "best", back
     try:
         engine.load(population)
         made, _, _ = engine.descend(np.ones(len(population), bool), rule)
+        if isinstance(chain, DontLookDescent):
+            made = _again_from_every_city(engine, made, rule)
         out = engine.solutions()
     finally:
         engine.close()
     fitness = np.array([problem.fitness(x) for x in out], dtype=problem.fitness_dtype)
     return Improved(out, fitness, made)
+
+
+def _again_from_every_city(engine, made: np.ndarray, rule: str) -> np.ndarray:
+    """The don't-look rows descended again from every city of their tours until a descent makes no
+    move in any row (a don't-look descent looks at a city again only when its own edges change:
+    a change elsewhere can leave it an improving move); the moves of all the descents."""
+    last = made
+    while last.any():
+        check_deadline("the descents")
+        engine.load(engine.solutions())
+        last, _, _ = engine.descend(np.ones(engine.rows, bool), rule)
+        made = made + last
+    return made
 
 
 def _checked_population(problem: Problem, solutions) -> np.ndarray:

@@ -130,20 +130,32 @@ def test_cuda_chain_equals_the_cpu_chain(main):
     assert np.array_equal(gpu.solutions, cpu.solutions) and np.array_equal(gpu.moves, cpu.moves)
 
 
-def test_improve_takes_a_dontlook_descent():
-    """improve(problem, xs, DontLookDescent(lk=True)) gives each row the local optimum the
-    don't-look rows give it, fitness and moves included."""
+@pytest.mark.parametrize("rows,lk_depth", [(3, 0), (1, 6)])
+def test_improve_takes_a_dontlook_descent(rows, lk_depth):
+    """improve(problem, xs, DontLookDescent(lk=True)) gives each row the don't-look rows' local
+    optimum, descended again from every city until no city of any row has an improving move
+    (check_city finds none; a lone row checked wide), fitness and moves included."""
+    from lsmgpu.backends.dontlook import check_city
     from lsmgpu.search import DontLookDescent
-    problem = TSP.from_file(TSP.shipped("kroA100"))
-    xs = np.stack([np.random.default_rng(k).permutation(problem.n) for k in range(3)])
-    descent = DontLookDescent(candidates="alpha", lk=True)
+    problem = TSP(np.round(np.random.default_rng(4).uniform(0, 1000, (400, 2))), name="uniform400")
+    xs = np.stack([np.random.default_rng(k).permutation(problem.n) for k in range(rows)])
+    descent = DontLookDescent(candidates="alpha", lk=True, lk_depth=lk_depth)
     got = improve(problem, xs, descent, backend="cpu")
-    rows = descent.population(resolve("cpu"), problem, 3, None)
-    rows.load(xs)
-    made = rows.descend(np.ones(3, bool))[0]
-    assert np.array_equal(got.solutions, rows.solutions()) and np.array_equal(got.moves, made)
+    engine, made, tours = descent.population(resolve("cpu"), problem, rows, None), 0, xs
+    for _ in range(20):
+        engine.load(tours)
+        last = engine.descend(np.ones(rows, bool))[0]
+        made, tours = made + last, engine.solutions()
+        if not last.any():
+            break
+    assert np.array_equal(got.solutions, tours) and np.array_equal(got.moves, made)
     assert np.array_equal(got.fitness, [problem.evaluate(x) for x in got.solutions])
     assert np.all(got.fitness < [problem.evaluate(x) for x in xs])
+    rules, between = descent.bound(problem), problem.edge_distance().between
+    for x in got.solutions.astype(np.int64):
+        pos = np.empty(problem.n, np.int64)
+        pos[x] = np.arange(problem.n)
+        assert all(check_city(c, x, pos, rules, between) is None for c in range(problem.n))
 
 
 @pytest.mark.gpu
