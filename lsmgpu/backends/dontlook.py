@@ -60,8 +60,8 @@ from .fallback import kernel_or_host
 from .lk import lk_check
 from .tour_steps import apply_checked, apply_steps
 
-__all__ = ["DontLookRules", "CpuDontLook", "dontlook_for", "moves_per_city", "check_city", "improve_city",
-           "enqueue", "interleaved", "wide_checks"]
+__all__ = ["DontLookRules", "CpuDontLook", "again_from_every_city", "dontlook_for", "moves_per_city", "check_city",
+           "improve_city", "enqueue", "interleaved", "wide_checks"]
 
 #: a lone tour (the segments' whole tour, improve's one tour, focused ACO's start) is checked this
 #: many cities at a time where it has WIDE_SPACING cities a check (fewer cities: fewer at a time)
@@ -269,6 +269,19 @@ def enqueue(cities, queue, queued) -> None:
         if not queued[city]:
             queued[city] = True
             queue.append(city)
+
+
+def again_from_every_city(engine, made: np.ndarray, rule: str = "best", deadline: float | None = None) -> np.ndarray:
+    """The don't-look rows of ``engine`` (descended, ``made`` moves each) descended again from every
+    city of their tours until a descent makes no move in any row, or the deadline (a don't-look
+    descent looks at a city again only when its own edges change: a change elsewhere can leave it
+    an improving move); the moves of all the descents."""
+    last = made
+    while last.any() and (deadline is None or time.perf_counter() < deadline):
+        engine.load(engine.solutions())
+        last, _, _ = engine.descend(np.ones(engine.rows, bool), rule, deadline)
+        made = made + last
+    return made
 
 
 class CpuDontLook:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backends import resolve
+from ..backends.dontlook import again_from_every_city
 from ..backends.population import RULES, population_for
 from ..budget import check_deadline
 from ..neighbourhoods import Neighbourhood
@@ -63,25 +64,12 @@ def improve(problem: Problem, solutions, chain=None, *, rule: str = "best", back
         engine.load(population)
         made, _, _ = engine.descend(np.ones(len(population), bool), rule)
         if isinstance(chain, DontLookDescent):
-            made = _again_from_every_city(engine, made, rule)
+            made = again_from_every_city(engine, made, rule)
         out = engine.solutions()
     finally:
         engine.close()
     fitness = np.array([problem.fitness(x) for x in out], dtype=problem.fitness_dtype)
     return Improved(out, fitness, made)
-
-
-def _again_from_every_city(engine, made: np.ndarray, rule: str) -> np.ndarray:
-    """The don't-look rows descended again from every city of their tours until a descent makes no
-    move in any row (a don't-look descent looks at a city again only when its own edges change:
-    a change elsewhere can leave it an improving move); the moves of all the descents."""
-    last = made
-    while last.any():
-        check_deadline("the descents")
-        engine.load(engine.solutions())
-        last, _, _ = engine.descend(np.ones(engine.rows, bool), rule)
-        made = made + last
-    return made
 
 
 def _checked_population(problem: Problem, solutions) -> np.ndarray:

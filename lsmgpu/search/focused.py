@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backends.dontlook import CpuDontLook, dontlook_for
+from ..backends.dontlook import CpuDontLook, again_from_every_city, dontlook_for
 from ..backends.focused import MAX_ITERATIONS, CpuFocusedAnts, FocusRules, trail_limits, trail_scale
 from ..validation import check_count, check_number
 from .dontlook import DontLookDescent, default_lk_depth
@@ -59,12 +59,10 @@ class FocusedParams:
     or3: bool = OR3
     lk: bool = False
     lk_depth: int | None = None
-    recheck: int = 0
 
     def __post_init__(self):
         owner = "FocusedACO"
-        for name, low, high in (("ants", 1, 2**20), ("moves", 1, 2**31 - 1), ("walk", 1, 2**31 - 1),
-                                ("recheck", 0, 2**31 - 1)):
+        for name, low, high in (("ants", 1, 2**20), ("moves", 1, 2**31 - 1), ("walk", 1, 2**31 - 1)):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_count(owner, name, getattr(self, name), low, high))
         for name, ok, bounds in (("rho", lambda v: 0 < v < 1, "in (0, 1)"), ("p_best", lambda v: 0 < v < 1, "in (0, 1)"),
@@ -95,10 +93,8 @@ class FocusedACO(PopulationSearch):
                          OR3: with the Or-3opt moves; ``lk`` default False; ``lk_depth`` default GPU_LK_DEPTH
                          on a GPU, 0 on the CPU); the ants choose among the same
                          candidates (at most 32 a city on the GPU)
-    recheck            : every this many iterations the best tour is descended again from every
-                         city (an ant's descent looks only near the cities it moved; 0: never)
     initial            : the start tour (None: the problem's initial solution); it is descended
-                         whole first
+                         whole first, again from every city until a descent makes no move
     backend, seed, callbacks, history : as for every search
 
     ``run(iterations=, seconds=, target=, stagnation=)``: iterations are the colony's.
@@ -130,32 +126,31 @@ class FocusedACO(PopulationSearch):
         self.rho, self.p_best, self.beta = params.rho, params.p_best, params.beta
         self.global_best_source = params.global_best_source
         self.initial = None if initial is None else problem.encoding.validate(np.asarray(initial))
-        self.whole = None
 
     def _set_up(self) -> None:
         distance = self.problem.edge_distance()
         if self.budget.iterations is not None and self.budget.iterations > MAX_ITERATIONS:
             raise ValueError(f"FocusedACO: at most {MAX_ITERATIONS:,} iterations (a 32-bit counter on the GPU), "
                              f"got {self.budget.iterations:,}")
-        source, length = self._descend_whole(self.start_x)
+        source, length = self._descend_start(self.start_x)
         self.tau_min, self.tau_max = trail_limits(length, self.rules.k, self.rho, self.p_best)
         self.focus_seed = int(self.rng.integers(2**63))
         self._build_colony(distance)
         self.colony.start(source, length, self.tau_max)
         self._record(source, length)
 
-    def _descend_whole(self, tour) -> tuple[np.ndarray, float]:
-        """``tour`` descended from every city (the start's descent, the best's rechecks; a lone
-        tour, checked wide on a GPU), until the deadline: the tour and its length."""
-        if self.whole is None:
-            self.whole = dontlook_for(self.backend, "dontlook", CpuDontLook, self.rules, self.problem.edge_distance(),
-                                      1, announce="FocusedACO", what="the whole tour's descent")
-            self.parts.append(self.whole)
-            self.device = getattr(self.whole, "device", "")
-        self.whole.load(tour[None, :])
+    def _descend_start(self, tour) -> tuple[np.ndarray, float]:
+        """The start ``tour`` descended from every city, again until a descent makes no move (a lone
+        tour: checked wide on a GPU), until the deadline: the tour and its length."""
+        whole = dontlook_for(self.backend, "dontlook", CpuDontLook, self.rules, self.problem.edge_distance(), 1,
+                             announce="FocusedACO", what="the start's descent")
+        self.parts.append(whole)
+        self.device = getattr(whole, "device", "")
+        whole.load(tour[None, :])
         deadline = None if self.budget.seconds is None else self.t0 + self.budget.seconds
-        self.whole.descend(np.ones(1, bool), deadline=deadline)
-        return self.whole.solutions()[0], float(self.whole.values()[0])
+        made, _, _ = whole.descend(np.ones(1, bool), deadline=deadline)
+        again_from_every_city(whole, made, deadline=deadline)
+        return whole.solutions()[0], float(whole.values()[0])
 
     def _build_colony(self, distance) -> None:
         """The ants on the backend, their walks keyed by ``focus_seed``."""
@@ -193,15 +188,7 @@ class FocusedACO(PopulationSearch):
             self.colony.follow(k, float(lengths[k]))
         self.colony.deposit(1.0 - self.rho, 1.0 / trail_scale(self.colony.length), self.tau_min, self.tau_max)
         self.iteration += 1
-        if self.params.recheck and self.iteration % self.params.recheck == 0:
-            improved = self._recheck() or improved
         self._finish_iteration(lengths[k], improved)
-
-    def _recheck(self) -> bool:
-        """The best tour descended again from every city; where that shortens it, it is the best
-        and the next source (``_welcome``): whether it did."""
-        tour, length = self._descend_whole(self.best_x)
-        return self._welcome(length, tour) and self._record(tour, length)
 
     @property
     def work(self) -> tuple[int, str]:
