@@ -41,7 +41,8 @@ each as its steps where the edges they remove are all still there and the change
 on the tour as it then is, is the change examined: the same move (``apply_checked``); else the
 steps made are undone. The kept moves' cities join the queue's end; the examined cities without a
 kept move that had one, or whose candidates include a city the kept moves queued (what they were
-examined on has changed), join its front, in the round's order, to be examined again next round. With ``wide`` 1 this is the check above.
+examined on has changed), join its front, in the round's order, to be examined again next round.
+With ``wide`` 1 this is the check above.
 
 A move is applied as 2-opt steps, each named by the two edges it removes (the reconnection is then
 unique, whatever the array's orientation): 2-opt one step; Or-opt ({p, s1}, {u, w}), ({p, u},

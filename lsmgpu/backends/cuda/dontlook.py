@@ -99,6 +99,8 @@ class CudaDontLook:
         self.n = n = len(rules.candidates) // (self.rows if self.per_row_cities else 1)
         #: the cities a row checks at once, one block each (the NumPy reference's ``wide``)
         self.wide = 1 if chains else wide_checks(self.rows, n)
+        if self.wide > WIDEST:
+            raise ValueError(f"{self.what}: a round checks at most {WIDEST} cities, not {self.wide}")
         self.device = options.device
         table = distance.table
         fixed = table.nbytes + rules.candidates.nbytes + self.city_array_bytes(n, rules.k)
@@ -124,8 +126,6 @@ class CudaDontLook:
         self.head, self.count = self.buffers.alloc(B * 4), self.buffers.alloc(B * 4)
         self.current, self.made, self.checks = (self.buffers.alloc(B * 8) for _ in range(3))
         self.cand, self.table = self.buffers.upload(rules.candidates), self.buffers.upload(table)
-        if self.wide > WIDEST:
-            raise ValueError(f"{self.what}: a round checks at most {WIDEST} cities, not {self.wide}")
         if self.wide > 1:
             self.examine_kernel, self.apply_kernel = (self.module.get_function(f) for f in ("wide_examine", "wide_apply"))
             W, steps, touched = B * self.wide, max(rules.lk_depth, 3), max(2 + 2 * rules.lk_depth, 6)
