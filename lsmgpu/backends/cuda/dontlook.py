@@ -42,10 +42,17 @@ BLOCK_SHARED = 2048
 SHARE_ROWS = True
 
 
-def dontlook_bytes(rows: int, n: int, chains: bool = False) -> int:
+#: GPU bytes of a city of a wide round at most: its city, move, delta, step count, steps and
+#: cities to queue with the deepest LK chain (12 levels)
+WIDE_CITY_BYTES = 320
+
+
+def dontlook_bytes(rows: int, n: int, chains: bool = False, wide: int = 1) -> int:
     """GPU memory of ``rows`` tours of n cities: tour, positions, queue (ints), queued flags,
-    counters; ILS chains also a best tour, its length, kicks and a flag."""
-    return rows * (13 * n + 40 + (4 * n + 16 if chains else 0))
+    counters; ILS chains also a best tour, its length, kicks and a flag; rows checked ``wide``
+    cities a round also a stamp a city and the round's moves."""
+    wide_bytes = 4 * n + 8 + WIDE_CITY_BYTES * wide if wide > 1 else 0
+    return rows * (13 * n + 40 + (4 * n + 16 if chains else 0) + wide_bytes)
 
 
 def shared_row_bytes(n: int, rows: int, multiprocessors: int, per_block: int, per_multiprocessor: int) -> int:
@@ -104,7 +111,7 @@ class CudaDontLook:
         self.device = options.device
         table = distance.table
         fixed = table.nbytes + rules.candidates.nbytes + self.city_array_bytes(n, rules.k)
-        need, (free, _) = dontlook_bytes(self.rows, n, chains) + fixed, options.memory_info()
+        need, (free, _) = dontlook_bytes(self.rows, n, chains, self.wide) + fixed, options.memory_info()
         if need > MEMORY_SHARE * free:
             fit = int((MEMORY_SHARE * free - fixed) // dontlook_bytes(1, n, chains))
             raise ValueError(f"{self.what}: {self.rows:,} tours of {n:,} cities need {need / 2**30:,.2f} GiB "
