@@ -39,6 +39,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
+from contextlib import contextmanager
 from concurrent.futures import ProcessPoolExecutor, TimeoutError
 
 import numpy as np
@@ -221,13 +222,21 @@ def table_lk_descent(args, path_of, emit) -> list[dict]:
         greedy_s = time.perf_counter() - t0
         for config in args.descent_configs.split(","):
             wide = [int(t[len("wide"):]) for t in config.split(":") if t.startswith("wide")]
-            default_wide, dontlook.WIDE = dontlook.WIDE, wide[0] if wide else dontlook.WIDE
-            try:
+            with checked_wide(wide[0] if wide else dontlook.WIDE):
                 rows.append(_descent(args, problem, start, greedy_s, config))
-            finally:
-                dontlook.WIDE = default_wide
             emit(rows[-1])
     return rows
+
+
+@contextmanager
+def checked_wide(wide: int):
+    """A lone tour's descents check up to ``wide`` cities a round within the ``with``
+    statement (lsmgpu.backends.dontlook.WIDE; 1: one after another), as before after it."""
+    given, dontlook.WIDE = dontlook.WIDE, wide
+    try:
+        yield
+    finally:
+        dontlook.WIDE = given
 
 
 def _descent(args, problem, start, greedy_s, config) -> dict:

@@ -18,7 +18,8 @@ import time
 import numpy as np
 
 from benchmarks.__main__ import commit
-from lsmgpu.backends import cuda_available, dontlook
+from benchmarks.depth import checked_wide
+from lsmgpu.backends import cuda_available
 from lsmgpu.parallel import improve
 from lsmgpu.problems import TSP
 from lsmgpu.problems.candidates import greedy_tour
@@ -42,14 +43,11 @@ def main(data: str, names: str, widths: str, starts: int) -> None:
         for s in range(starts):
             start = start_tour(problem, s)
             for w in widths:
-                given, dontlook.WIDE = dontlook.WIDE, w
-                try:
+                with checked_wide(w):
                     improve(problem, start[None], descent, backend="cuda")
                     t0 = time.perf_counter()
                     done = improve(problem, start[None], descent, backend="cuda")
                     seconds = time.perf_counter() - t0
-                finally:
-                    dontlook.WIDE = given
                 gap = 100 * problem.gap(done.fitness[0])
                 results[w].append((seconds, gap))
                 print(f"{name} | {s} | {w} | {seconds:.3f} | {done.moves[0]} | {gap:.3f}", flush=True)
