@@ -249,3 +249,26 @@ def test_gpu_many_ants_keep_tours_and_lengths():
         assert [length(problem, x) for x in tours] == list(lengths[::37])
     finally:
         gpu.close()
+
+
+@pytest.mark.gpu
+def test_gpu_lone_ant_equals_the_host_and_takes_no_wide_buffers():
+    """One ant on 600 cities: its own kernel, one block, so no wide rounds (wide 1, none of their
+    buffers), and its tours and lengths the reference's."""
+    problem = tsp_of("int-coords", 600, seed=4)
+    rules, distance = rules_of(problem, or3=True, lk=True), problem.edge_distance()
+    focus = FocusRules(3, 8, 10**6)
+    host = CpuFocusedAnts(rules, focus, distance, 1, beta=1.0)
+    gpu = resolve("cuda").focused_ants(rules, focus, distance, 1, 1.0)
+    try:
+        assert gpu.wide == 1 and not hasattr(gpu, "examine_kernel")
+        source = np.random.default_rng(4).permutation(600)
+        for side in (host, gpu):
+            side.start(source, float(length(problem, source)), 0.5)
+        for iteration in range(4):
+            lengths = host.build(iteration)
+            assert np.array_equal(gpu.build(iteration), lengths) and np.array_equal(gpu.tour(0), host.tour(0))
+            for side in (host, gpu):
+                side.follow(0, lengths[0])
+    finally:
+        gpu.close()

@@ -87,6 +87,10 @@ class CudaDontLook:
     #: positions in its block's shared memory during a launch where every row fits (SHARED_ROWS)
     shares_rows = False
 
+    #: whether this class descends with the ``descend`` kernel, a lone row checked wide (the ILS
+    #: chains and the focused ants run kernels of their own, one block a row)
+    descends_wide = True
+
     def row_shared_bytes(self, device) -> int:
         """Shared memory a row's block keeps its tour in (0: the rows stay in global memory)."""
         if not self.shares_rows:
@@ -105,7 +109,7 @@ class CudaDontLook:
         self.rules, self.between, self.rows = rules, distance.between, int(rows)
         self.n = n = len(rules.candidates) // (self.rows if self.per_row_cities else 1)
         #: the cities a row checks at once, one block each (the NumPy reference's ``wide``)
-        self.wide = 1 if chains else wide_checks(self.rows, n)
+        self.wide = wide_checks(self.rows, n) if self.descends_wide else 1
         if self.wide > WIDEST:
             raise ValueError(f"{self.what}: a round checks at most {WIDEST} cities, not {self.wide}")
         self.device = options.device
@@ -245,6 +249,7 @@ class CudaChains(CudaDontLook):
     what = "don't-look ILS"
     block = CHAIN_BLOCK
     shares_rows = True
+    descends_wide = False
 
     def __init__(self, rules, kicks, distance, rows: int, options):
         super().__init__(rules, distance, rows, options, chains=True)

@@ -20,6 +20,7 @@ class CudaFocusedAnts(CudaDontLook):
     what = "focused ant colony"
     block = CHAIN_BLOCK
     shares_rows = True
+    descends_wide = False
 
     @staticmethod
     def city_array_bytes(n: int, k: int) -> int:
