@@ -753,6 +753,7 @@ def main(argv=None):
     parser.add_argument("--depth-seconds", default="60", help="depth: comma-separated budgets (s)")
     parser.add_argument("--depth-configs", default="faco:quadrant,faco:alpha",
                         help="depth: method:candidates runs (faco, dontlook-ils; quadrant, alpha, alphaK)")
+    parser.add_argument("--depth-seeds", default="0", help="depth: comma-separated seeds, a run of each config each")
     parser.add_argument("--depth-lkh", default="defaults,popmusic",
                         help="depth: LKH-3's configurations beside (defaults, popmusic; none)")
     parser.add_argument("--depth-lkh-wait", type=float, default=None,

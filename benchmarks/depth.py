@@ -11,11 +11,11 @@ its gap in the row.
 
 ``depth``: at each of ``--depth-seconds``, every ``--depth-configs`` entry
 (method:candidates[:lk][:chainD][:name=value ...], method faco or dontlook-ils, candidates
-"quadrant" (the default lists), "alpha" or "alphaK", lk: the descents' LK3 moves too, chainD: their
+"quadrant" (the default lists), "alpha", "alphaK" or "alpha+quadrant", lk: the descents' LK3 moves too, chainD: their
 LK chain of up to D 2-opt moves, ``lk_depth``; name=value: any other option of the search, e.g.
 moves=32) on
-the GPU, one after another from a freshly read instance (the ascent inside the budget), kernels
-built before; LKH-3 in the configurations of ``--depth-lkh`` (defaults: its defaults; popmusic:
+the GPU, once for each of ``--depth-seeds``, one after another from a freshly read instance (the
+ascent inside the budget), kernels built before; LKH-3 in the configurations of ``--depth-lkh`` (defaults: its defaults; popmusic:
 CANDIDATE_SET_TYPE = POPMUSIC with INITIAL_PERIOD = 100; none: no LKH rows), each ``RUNS = 1``, ``TOTAL_TIME_LIMIT`` the budget, each in a process of
 its own on one core, all running while the GPU rows run. LKH's ascent cannot be interrupted:
 its wall time is reported as measured, and a run without a tour ``--depth-lkh-wait`` seconds after
@@ -48,7 +48,7 @@ from lsmgpu.backends import dontlook
 from lsmgpu.problems import TSP
 from lsmgpu.problems.held_karp import held_karp_bound
 from lsmgpu.parallel import improve
-from lsmgpu.problems.candidates import greedy_tour, quadrant_candidates
+from lsmgpu.problems.candidates import greedy_tour, merged_candidates, quadrant_candidates
 from lsmgpu.search import SEARCHES, DontLookDescent, TourSegments
 
 from .segments import option_value
@@ -134,11 +134,14 @@ def table_alpha(args, path_of, emit) -> list[dict]:
 
 def _candidates(text: str, problem: TSP):
     """A --depth-configs candidates entry: None (the default lists), "alpha" (the search's 5
-    α-nearest), or alphaK's table (the problem's K α-nearest)."""
+    α-nearest), alphaK's table (the problem's K α-nearest), or "alpha+quadrant" (the 5 α-nearest
+    and then the 10 quadrant neighbours not among them, 10 a city: merged_candidates)."""
     if text == "quadrant":
         return None
     if text == "alpha":
         return "alpha"
+    if text == "alpha+quadrant":
+        return merged_candidates(problem.candidate_lists(5, "alpha"), problem.candidate_lists(10))
     return problem.candidate_lists(int(text[len("alpha"):]), "alpha")
 
 
@@ -169,6 +172,7 @@ def table_depth(args, path_of, emit) -> list[dict]:
     names = [name for name in args.depth_instances.split(",") if name]
     paths = [path_of("tsplib", name) for name in names]
     configs = [(entry.split(":") + [""])[:2] + [entry.split(":")[2:]] for entry in args.depth_configs.split(",")]
+    seeds = [int(seed) for seed in args.depth_seeds.split(",")]
     peers = {LKH_NAMES[name]: LKH_CONFIGS[LKH_NAMES[name]] for name in args.depth_lkh.split(",") if name != "none"}
     rows = []
     for seconds in (float(s) for s in args.depth_seconds.split(",")):
@@ -180,19 +184,20 @@ def table_depth(args, path_of, emit) -> list[dict]:
                 search, chosen = SEARCHES[method], _search_options(moves)
                 search(warm, backend=args.backend_choice, seed=0, candidates=_candidates(candidates, warm),
                        **chosen).run(iterations=1)
-                problem = TSP.from_file(path)           # fresh: its ascent runs inside the budget
-                t0 = time.perf_counter()
-                made = search(problem, backend=args.backend_choice, seed=0, candidates=_candidates(candidates, problem),
-                              **chosen)
-                result = made.run(seconds=seconds - (time.perf_counter() - t0), target=problem.best_known)
-                wall = time.perf_counter() - t0
-                assert problem.evaluate(result.solution) == result.fitness
-                rows.append(dict(table="depth", instance=problem.name, n=problem.n, device=args.meta["device"],
-                                 commit=args.meta["commit"],
-                                 strategy=f"{made.algorithm} ({candidates}{_label(chosen)})",
-                                 budget_s=seconds, seconds=round(wall, 2), iterations=result.iterations,
-                                 gap_pct=round(100 * problem.gap(result.fitness), 3), status=result.status))
-                emit(rows[-1])
+                for seed in seeds:
+                    problem = TSP.from_file(path)           # fresh: its ascent runs inside the budget
+                    t0 = time.perf_counter()
+                    made = search(problem, backend=args.backend_choice, seed=seed,
+                                  candidates=_candidates(candidates, problem), **chosen)
+                    result = made.run(seconds=seconds - (time.perf_counter() - t0), target=problem.best_known)
+                    wall = time.perf_counter() - t0
+                    assert problem.evaluate(result.solution) == result.fitness
+                    rows.append(dict(table="depth", instance=problem.name, n=problem.n, device=args.meta["device"],
+                                     commit=args.meta["commit"],
+                                     strategy=f"{made.algorithm} ({candidates}{_label(chosen)})", seed=seed,
+                                     budget_s=seconds, seconds=round(wall, 2), iterations=result.iterations,
+                                     gap_pct=round(100 * problem.gap(result.fitness), 3), status=result.status))
+                    emit(rows[-1])
         lkh = collect_lkh(pool, futures, args.depth_lkh_wait) if jobs else {}
         for path in paths if jobs else ():
             problem = TSP.from_file(path)

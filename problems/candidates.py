@@ -14,7 +14,8 @@ from scipy.spatial import cKDTree
 
 from lsmgpu.backends.base import HOST_THREADS
 
-__all__ = ["nearest_candidates", "quadrant_candidates", "greedy_tour", "hilbert_tour", "strip_tour"]
+__all__ = ["nearest_candidates", "quadrant_candidates", "merged_candidates", "greedy_tour", "hilbert_tour",
+           "strip_tour"]
 
 
 def _check(coords: np.ndarray, k: int) -> np.ndarray:
@@ -101,6 +102,22 @@ def quadrant_candidates(coords, k: int) -> np.ndarray:
     with ThreadPoolExecutor(HOST_THREADS) as threads:      # NumPy lets go of the GIL
         list(threads.map(block, range(0, n, QUADRANT_ROWS)))
     return out
+
+
+def merged_candidates(first: np.ndarray, extra: np.ndarray) -> np.ndarray:
+    """(n, K) int32, K = extra's columns (at least first's): each city's ``first`` candidates in
+    their order, then its ``extra`` ones not among them in theirs, up to K (LKH's extra candidate
+    sets, e.g. the 5 α-nearest and the quadrant neighbours: the α-nearest miss edges of optimal
+    tours that the quadrants catch)."""
+    first, extra = np.asarray(first), np.asarray(extra)
+    if first.shape[0] != extra.shape[0] or first.shape[1] > extra.shape[1]:
+        raise ValueError(f"merged_candidates: first {first.shape} and extra {extra.shape} lists need the same cities "
+                         "and at least as many extra columns")
+    seen = (extra[:, :, None] == first[:, None, :]).any(axis=2)
+    both = np.concatenate([first, extra], axis=1)
+    again = np.concatenate([np.zeros(first.shape, dtype=bool), seen], axis=1)
+    order = np.argsort(again, axis=1, kind="stable")[:, :extra.shape[1]]
+    return np.take_along_axis(both, order, axis=1).astype(np.int32)
 
 
 #: cities a block of quadrant_candidates's selection

@@ -14,6 +14,7 @@ from lsmgpu.budget import DeadlineReached, deadline_scope
 from lsmgpu.problems import TSP
 from lsmgpu.problems.alpha import (Graph, _lifting, alpha_candidates, alpha_values, ascent, path_longest,
                                    pool_alpha, sparse_graph)
+from lsmgpu.problems.candidates import merged_candidates
 from lsmgpu.problems.held_karp import exact_bound
 
 
@@ -365,3 +366,19 @@ def test_the_exact_bound_on_the_gpu_equals_the_hosts(kind, monkeypatch):
         warnings.simplefilter("error")                # no fallback to the host
         gpu = [exact_bound(tsp, pi, special) for special in (0, 777)]
     assert gpu == pytest.approx(host, rel=1e-13)
+
+
+def test_merged_candidates_keep_the_alpha_lists_then_the_quadrants_new_ones():
+    """The 5 α-nearest then the quadrant neighbours not among them, 10 a city, each once: every
+    α-candidate kept in its place, the rest the quadrant lists' first new ones in their order."""
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    alpha, quadrant = problem.candidate_lists(5, "alpha"), problem.candidate_lists(10)
+    merged = merged_candidates(alpha, quadrant)
+    assert merged.shape == (100, 10) and np.array_equal(merged[:, :5], alpha)
+    for city, row in enumerate(merged):
+        assert len(set(row.tolist())) == 10 and city not in row
+        new = [c for c in quadrant[city] if c not in alpha[city]]
+        assert row[5:].tolist() == new[:5]
+    assert (merged[:, 5:, None] != alpha[:, None, :]).all()
+    with pytest.raises(ValueError, match="merged_candidates"):
+        merged_candidates(quadrant, alpha)
