@@ -196,7 +196,8 @@ def table_depth(args, path_of, emit) -> list[dict]:
                                      commit=args.meta["commit"],
                                      strategy=f"{made.algorithm} ({candidates}{_label(chosen)})", seed=seed,
                                      budget_s=seconds, seconds=round(wall, 2), iterations=result.iterations,
-                                     gap_pct=round(100 * problem.gap(result.fitness), 3), status=result.status))
+                                     gap_pct=round(100 * problem.gap(result.fitness), 3), status=result.status,
+                                     restarts=getattr(made, "restarts", None)))
                     emit(rows[-1])
         lkh = collect_lkh(pool, futures, args.depth_lkh_wait) if jobs else {}
         for path in paths if jobs else ():

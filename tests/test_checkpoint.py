@@ -31,6 +31,8 @@ SEARCHES = [
     ("ga", lambda backend, **o: GeneticAlgorithm(tsp(), genes=32, groups=2, exchange_every=3, seed=8,
                                                  backend=backend, **o), 12),
     ("faco", lambda backend, **o: FocusedACO(tsp(), ants=6, seed=10, backend=backend, **o), 12),
+    ("faco-restarts", lambda backend, **o: FocusedACO(tsp(), ants=6, seed=10, restart_after=2, backend=backend, **o),
+     16),
     ("ga-short-tabu", lambda backend, **o: GeneticAlgorithm(tsp(), genes=16, seed=9, backend=backend,
                                                             local_search=ShortTabuSearch(20, tenure=(2, 6)), **o), 5),
 ]

@@ -22,6 +22,7 @@ from ..backends.dontlook import CpuDontLook, again_from_every_city, dontlook_for
 from ..backends.focused import MAX_ITERATIONS, CpuFocusedAnts, FocusRules, trail_limits, trail_scale
 from ..validation import check_count, check_number
 from .dontlook import DontLookDescent, default_lk_depth
+from .partition import partition_crossover
 from .population import PopulationSearch
 
 __all__ = ["FocusedACO", "FocusedParams"]
@@ -59,10 +60,12 @@ class FocusedParams:
     or3: bool = OR3
     lk: bool = False
     lk_depth: int | None = None
+    restart_after: int | None = None
 
     def __post_init__(self):
         owner = "FocusedACO"
-        for name, low, high in (("ants", 1, 2**20), ("moves", 1, 2**31 - 1), ("walk", 1, 2**31 - 1)):
+        for name, low, high in (("ants", 1, 2**20), ("moves", 1, 2**31 - 1), ("walk", 1, 2**31 - 1),
+                                ("restart_after", 1, 2**31 - 1)):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_count(owner, name, getattr(self, name), low, high))
         for name, ok, bounds in (("rho", lambda v: 0 < v < 1, "in (0, 1)"), ("p_best", lambda v: 0 < v < 1, "in (0, 1)"),
@@ -89,6 +92,10 @@ class FocusedACO(PopulationSearch):
     global_best_source : probability that the global best, not the iteration's best, is the next
                          source and deposits (0.01)
     walk               : steps an ant may walk (default n)
+    restart_after      : iterations without the colony's best improving after which the colony
+                         starts again (None: never): its best is merged into the best so far by
+                         partition crossover (lsmgpu/search/partition.py), and a new colony starts
+                         from a new start tour, descended as the first, with fresh pheromone
     candidates, segment, or3, lk, lk_depth : the descent's (DontLookDescent's; ``or3`` default
                          OR3: with the Or-3opt moves; ``lk`` default False; ``lk_depth`` default GPU_LK_DEPTH
                          on a GPU, 0 on the CPU); the ants choose among the same
@@ -103,7 +110,7 @@ class FocusedACO(PopulationSearch):
     algorithm = "FocusedACO"
     Params = FocusedParams
     iteration_unit = "colony iterations"
-    state_fields = ("tau_min", "tau_max", "focus_seed")
+    state_fields = ("tau_min", "tau_max", "focus_seed", "colony_best", "colony_since", "restarts")
     island_exchange_every = 100         # iterations of a few milliseconds
 
     def __init__(self, problem, *, params: FocusedParams | None = None, initial=None, backend="auto", seed=None,
@@ -125,6 +132,8 @@ class FocusedACO(PopulationSearch):
         self.walk = problem.n if params.walk is None else params.walk
         self.rho, self.p_best, self.beta = params.rho, params.p_best, params.beta
         self.global_best_source = params.global_best_source
+        self.restart_after = params.restart_after
+        self.restarts, self._whole = 0, None
         self.initial = None if initial is None else problem.encoding.validate(np.asarray(initial))
 
     def _set_up(self) -> None:
@@ -133,19 +142,26 @@ class FocusedACO(PopulationSearch):
             raise ValueError(f"FocusedACO: at most {MAX_ITERATIONS:,} iterations (a 32-bit counter on the GPU), "
                              f"got {self.budget.iterations:,}")
         source, length = self._descend_start(self.start_x)
-        self.tau_min, self.tau_max = trail_limits(length, self.rules.k, self.rho, self.p_best)
         self.focus_seed = int(self.rng.integers(2**63))
         self._build_colony(distance)
-        self.colony.start(source, length, self.tau_max)
+        self._start_colony(source, length)
         self._record(source, length)
+
+    def _start_colony(self, source, length: float) -> None:
+        """The colony from ``source`` (its best), every trail at tau_max."""
+        self.colony_best, self.colony_since = float(length), 0
+        self.tau_min, self.tau_max = trail_limits(length, self.rules.k, self.rho, self.p_best)
+        self.colony.start(source, length, self.tau_max)
 
     def _descend_start(self, tour) -> tuple[np.ndarray, float]:
         """The start ``tour`` descended from every city, again until a descent makes no move (a lone
         tour: checked wide on a GPU), until the deadline: the tour and its length."""
-        whole = dontlook_for(self.backend, "dontlook", CpuDontLook, self.rules, self.problem.edge_distance(), 1,
-                             announce="FocusedACO", what="the start's descent")
-        self.parts.append(whole)
-        self.device = getattr(whole, "device", "")
+        if self._whole is None:                     # made once, for the restarts' starts too
+            self._whole = dontlook_for(self.backend, "dontlook", CpuDontLook, self.rules, self.problem.edge_distance(),
+                                       1, announce="FocusedACO", what="the start's descent")
+            self.parts.append(self._whole)
+            self.device = getattr(self._whole, "device", "")
+        whole = self._whole
         whole.load(tour[None, :])
         deadline = None if self.budget.seconds is None else self.t0 + self.budget.seconds
         made, _, _ = whole.descend(np.ones(1, bool), deadline=deadline)
@@ -176,19 +192,33 @@ class FocusedACO(PopulationSearch):
         lengths = self.colony.build(self.iteration)
         self.evaluations = self.colony.checked() * self.rules.moves
         k = int(np.argmin(lengths))
-        improved = lengths[k] < self.best and self._record(self.colony.tour(k), lengths[k])
-        if improved:
+        self.colony_since += 1
+        if lengths[k] < self.colony_best:
             self.colony.keep_best(k)
-            self.tau_min, self.tau_max = trail_limits(self.best, self.rules.k, self.rho, self.p_best)
-        else:
+            self.colony_best, self.colony_since = float(lengths[k]), 0
+            self.tau_min, self.tau_max = trail_limits(self.colony_best, self.rules.k, self.rho, self.p_best)
+        improved = lengths[k] < self.best and self._record(self.colony.tour(k), lengths[k])
+        if not improved:
             self._since_best += 1
         if self.rng.random() < self.global_best_source:
-            self.colony.follow(-1, self.best)
+            self.colony.follow(-1, self.colony_best)
         else:
             self.colony.follow(k, float(lengths[k]))
         self.colony.deposit(1.0 - self.rho, 1.0 / trail_scale(self.colony.length), self.tau_min, self.tau_max)
         self.iteration += 1
+        if self.restart_after is not None and self.colony_since >= self.restart_after:
+            improved = self._restart() or improved
         self._finish_iteration(lengths[k], improved)
+
+    def _restart(self) -> bool:
+        """The colony's best merged into the best so far by partition crossover, then a new
+        colony from a new start tour: whether the merge made a new best."""
+        merged, gain = partition_crossover(self.best_x, self.colony.memory()["best"], self.problem.edge_distance().between)
+        improved = gain > 0 and self._record(merged, float(self.problem.evaluate(merged)))
+        source, length = self._descend_start(self.problem.encoding.validate(self.problem.initial_solution(self.rng)))
+        self._start_colony(source, length)
+        self.restarts += 1
+        return improved
 
     @property
     def work(self) -> tuple[int, str]:
@@ -201,5 +231,6 @@ class FocusedACO(PopulationSearch):
             return False
         self.colony.adopt_best(tour)
         self.colony.follow(-1, value)
+        self.colony_best, self.colony_since = float(value), 0
         self.tau_min, self.tau_max = trail_limits(value, self.rules.k, self.rho, self.p_best)
         return True

@@ -166,12 +166,43 @@ def test_seconds_and_target_stop_it():
     assert FocusedACO(problem, ants=4, backend="cpu", seed=1).run(seconds=30, target=10**7).status == "target"
 
 
+def test_restarts_merge_each_colony_into_the_best_and_start_afresh(monkeypatch):
+    """With restart_after 2, a colony whose best stands still two iterations is merged into the
+    best so far by partition crossover (never longer than the best) and a new colony starts from
+    a new start tour's descent at its own length; the run's best never gets longer, and is the
+    length of its tour."""
+    from lsmgpu.search import focused
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    merges, starts = [], []
+    crossover, descend = focused.partition_crossover, FocusedACO._descend_start
+
+    def merge(a, b, between):
+        child, gain = crossover(a, b, between)
+        merges.append((problem.evaluate(a), problem.evaluate(child), gain))
+        return child, gain
+
+    def start(self, tour):
+        source, length = descend(self, tour)
+        starts.append(length == problem.evaluate(source))
+        return source, length
+    monkeypatch.setattr(focused, "partition_crossover", merge)
+    monkeypatch.setattr(FocusedACO, "_descend_start", start)
+    search = FocusedACO(problem, ants=4, moves=8, restart_after=2, backend="cpu", seed=3)
+    result = search.run(iterations=30)
+    assert search.restarts == len(merges) >= 3 and len(starts) == search.restarts + 1 and all(starts)
+    assert all(child == best - gain <= best for best, child, gain in merges)
+    assert result.fitness == problem.evaluate(result.solution) <= min(child for _, child, _ in merges)
+    assert np.all(np.diff(result.history) <= 0)
+    assert FocusedACO(problem, ants=4, moves=8, backend="cpu", seed=3).run(iterations=30).iterations == 30
+
+
 def test_errors_name_what_is_wrong():
     """Errors name what is wrong."""
     problem = TSP.from_file(TSP.shipped("berlin52"))
     for options, match in (({"ants": 0}, "ants"), ({"moves": 0}, "moves"), ({"rho": 1.0}, "rho"),
                            ({"p_best": 0}, "p_best"), ({"beta": -1}, "beta"), ({"beta": float("nan")}, "beta"),
-                           ({"global_best_source": 1.5}, "global_best_source"), ({"walk": 0}, "walk")):
+                           ({"global_best_source": 1.5}, "global_best_source"), ({"walk": 0}, "walk"),
+                           ({"restart_after": 0}, "restart_after")):
         with pytest.raises(ValueError, match=match):
             FocusedACO(problem, backend="cpu", **options)
     with pytest.raises(TypeError, match="ants"):
@@ -272,3 +303,14 @@ def test_gpu_lone_ant_equals_the_host_and_takes_no_wide_buffers():
                 side.follow(0, lengths[0])
     finally:
         gpu.close()
+
+
+@pytest.mark.gpu
+def test_gpu_search_with_restarts_equals_the_cpu_search():
+    """Restarts on the GPU (the colony's best read back, the start's engine used again) end as on
+    the CPU."""
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    runs = [FocusedACO(problem, ants=6, backend=b, seed=2, lk_depth=0, restart_after=3) for b in ("cpu", "cuda")]
+    results = [search.run(iterations=40) for search in runs]
+    assert runs[0].restarts == runs[1].restarts > 0
+    assert results[0].fitness == results[1].fitness and np.array_equal(results[0].solution, results[1].solution)
