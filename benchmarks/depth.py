@@ -213,7 +213,7 @@ def table_depth(args, path_of, emit) -> list[dict]:
                                  commit=args.meta["commit"], strategy=f"{label} (1 core)", budget_s=seconds,
                                  seconds=None if wall is None else round(wall, 2), iterations=None,
                                  gap_pct=None if tour is None else round(100 * problem.gap(problem.evaluate(tour)), 3),
-                                 status=status))
+                                 status=status, restarts=None))
                 emit(rows[-1])
     return rows
 
