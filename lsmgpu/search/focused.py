@@ -17,12 +17,14 @@ colony's different edges kept where they help.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..backends.dontlook import CpuDontLook, again_from_every_city, dontlook_for
 from ..backends.focused import MAX_ITERATIONS, CpuFocusedAnts, FocusRules, trail_limits, trail_scale
+from ..budget import time_left
 from ..validation import check_count, check_number
 from .dontlook import DontLookDescent, default_lk_depth
 from .partition import partition_crossover
@@ -141,7 +143,7 @@ class FocusedACO(PopulationSearch):
         self.rho, self.p_best, self.beta = params.rho, params.p_best, params.beta
         self.global_best_source = params.global_best_source
         self.restart_after = params.restart_after
-        self.restarts, self._whole = 0, None
+        self.restarts, self._whole, self._start_seconds = 0, None, 0.0
         self.initial = None if initial is None else problem.encoding.validate(np.asarray(initial))
 
     def _set_up(self) -> None:
@@ -154,6 +156,7 @@ class FocusedACO(PopulationSearch):
         self._build_colony(distance)
         self._start_colony(source, length)
         self._record(source, length)
+        self._start_seconds = time.perf_counter() - self.t0      # what a restart's start may take, at most
 
     def _start_colony(self, source, length: float) -> None:
         """The colony from ``source`` (its best), every trail at tau_max."""
@@ -191,6 +194,7 @@ class FocusedACO(PopulationSearch):
         """The ants as the start builds them (no first descent: the source is the checkpoint's)."""
         self._build_colony(self.problem.edge_distance())
         self.colony.load_memory(parts["ants"])
+        self._start_seconds = time.perf_counter() - self.t0
 
     def _start_solution(self) -> np.ndarray:
         return super()._start_solution() if self.initial is None else self.initial
@@ -220,9 +224,15 @@ class FocusedACO(PopulationSearch):
 
     def _restart(self) -> bool:
         """The colony's best merged into the best so far by partition crossover, then a new
-        colony from a new start tour: whether the merge made a new best."""
+        colony from a new start tour, unless less time is left than the run's set-up took (a
+        start tour is not cut at the deadline: the colony goes on instead): whether the merge made
+        a new best."""
         merged, gain = partition_crossover(self.best_x, self.colony.memory()["best"], self.problem.edge_distance().between)
         improved = gain > 0 and self._record(merged, float(self.problem.evaluate(merged)))
+        left = time_left()
+        if left is not None and left < self._start_seconds:
+            self.colony_since = 0
+            return improved
         source, length = self._descend_start(self.problem.encoding.validate(self.problem.initial_solution(self.rng)))
         self._start_colony(source, length)
         self.restarts += 1

@@ -196,6 +196,24 @@ def test_restarts_merge_each_colony_into_the_best_and_start_afresh(monkeypatch):
     assert FocusedACO(problem, ants=4, moves=8, backend="cpu", seed=3).run(iterations=30).iterations == 30
 
 
+def test_no_restart_where_less_time_is_left_than_the_set_up_took(monkeypatch):
+    """With less time left than the run's set-up took, a standing colony is still merged into the
+    best (the crossover is quick) but goes on instead of a new start that could overrun the
+    budget; with time enough it restarts."""
+    from lsmgpu.search import focused
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    merges = []
+    crossover = focused.partition_crossover
+    monkeypatch.setattr(focused, "partition_crossover", lambda *a: merges.append(1) or crossover(*a))
+    for left, restarted in ((1e-9, False), (1e9, True)):
+        monkeypatch.setattr(focused, "time_left", lambda: left)
+        merges.clear()
+        search = FocusedACO(problem, ants=4, moves=8, restart_after=2, backend="cpu", seed=3)
+        result = search.run(iterations=30)
+        assert (search.restarts > 0) == restarted and len(merges) >= 3 and result.iterations == 30
+        assert result.fitness == problem.evaluate(result.solution)
+
+
 def test_errors_name_what_is_wrong():
     """Errors name what is wrong."""
     problem = TSP.from_file(TSP.shipped("berlin52"))
