@@ -154,7 +154,8 @@ class CpuFocusedAnts:
     reference), with the colony's pheromone and the best tour kept.
 
     ``start(tour, length, tau)`` sets the source and the best to ``tour`` and every tau to ``tau``;
-    ``build(iteration)`` walks and descends every ant (their lengths); ``follow(k, length)`` makes
+    ``build(iteration)`` walks and descends every ant (their lengths), ``tour(k)`` is ant k's and
+    ``best_tour()`` the best kept; ``follow(k, length)`` makes
     ant k's tour the next source (k = -1: the best tour kept); ``keep_best(k)`` keeps ant k's tour
     as the best, ``adopt_best(tour)`` a given one; ``deposit(...)`` updates the pheromone from the
     source (CandidatePheromone.update).
@@ -229,6 +230,10 @@ class CpuFocusedAnts:
 
     def tour(self, k: int) -> np.ndarray:
         return self.x[k].astype(np.int32)
+
+    def best_tour(self) -> np.ndarray:
+        """The best tour kept."""
+        return self.best.astype(np.int32)
 
     def checked(self) -> int:
         """Cities the ants' descents have checked."""

@@ -121,3 +121,9 @@ class CudaFocusedAnts(CudaDontLook):
         out = np.empty(self.n, np.int32)
         cuda.memcpy_dtoh(out, int(self.x) + 4 * self.n * int(k))
         return out
+
+    def best_tour(self) -> np.ndarray:
+        """The best tour kept, read back."""
+        out = np.empty(self.n, np.int32)
+        cuda.memcpy_dtoh(out, self.best)
+        return out
