@@ -17,8 +17,8 @@ colony's different edges kept where they help.
 An ant that beats its source usually changed it in one place, and others of the same iteration in
 other places: every ``merge_every`` iterations the colony's best and the ``merge`` shortest ants
 that beat their source are merged by partition crossover, in a thread beside the GPU's
-iterations, and the child, where shorter than the colony's best by then, becomes its best and
-the next source (else it is merged again with the next ones).
+iterations; the child, crossed with the colony's best as it is by then, becomes the colony's best
+and next source where that is shorter.
 """
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ OR3 = True
 RESTART_AFTER = 300
 #: the ants merged into the colony's best (besides the iteration's best) when `merge` is not given,
 #: and the iterations between merges
-MERGE, MERGE_EVERY = 16, 8
+MERGE, MERGE_EVERY = 8, 8
 
 
 def default_ants(n: int) -> int:
@@ -134,8 +134,7 @@ class FocusedACO(PopulationSearch):
     algorithm = "FocusedACO"
     Params = FocusedParams
     iteration_unit = "colony iterations"
-    state_fields = ("tau_min", "tau_max", "focus_seed", "colony_best", "colony_since", "restarts", "merged",
-                    "merges_taken")
+    state_fields = ("tau_min", "tau_max", "focus_seed", "colony_best", "colony_since", "restarts", "merges_taken")
     island_exchange_every = 100         # iterations of a few milliseconds
 
     def __init__(self, problem, *, params: FocusedParams | None = None, initial=None, backend="auto", seed=None,
@@ -160,7 +159,7 @@ class FocusedACO(PopulationSearch):
         self.restart_after = params.restart_after
         self.restarts, self._whole, self._start_seconds = 0, None, 0.0
         self.merge, self.merge_every = min(params.merge, self.ants - 1), params.merge_every
-        self.merging, self.merged, self.merges_taken = None, None, 0
+        self.merging, self.merges_taken = None, 0
         self.initial = None if initial is None else problem.encoding.validate(np.asarray(initial))
 
     def _set_up(self) -> None:
@@ -257,29 +256,26 @@ class FocusedACO(PopulationSearch):
         self._finish_iteration(lengths[k], improved)
 
     def _start_merge(self, ants: np.ndarray) -> None:
-        """A merge of the colony's best, the last merge's child where it was not taken, and
-        ``ants``' tours (where there are any), in the merges' thread."""
-        if not len(ants):
-            return
-        tours = [self.colony.best_tour()] + ([] if self.merged is None else [self.merged])
-        self.merging.start(np.stack(tours + [self.colony.tour(int(a)) for a in ants]).astype(np.int64))
-        self.merged = None
+        """A merge of the colony's best and ``ants``' tours (where there are any), in the merges'
+        thread."""
+        if len(ants):
+            self.merging.start(np.stack([self.colony.best_tour()] + [self.colony.tour(int(a)) for a in ants]))
 
     def _take_merge(self, timeout: float | None = None) -> bool:
-        """The running merge's child (waited for: the time left, at most ``timeout``): the colony's
-        best and next source where it is shorter than that, else kept for the next merge; whether
-        it made a new best."""
+        """The running merge's child (waited for: the time left, at most ``timeout``), crossed
+        with the colony's best as it is now (the colony went on meanwhile): the colony's best and
+        next source where that is shorter; whether it made a new best."""
         if self.merging is None:
             return False
         left = time_left()
         child = self.merging.take(left if timeout is None or left is None else min(timeout, left))
         if child is None:
             return False
-        tour, length = child
-        if length >= self.colony_best:
-            self.merged = tour
+        tour, gain = partition_crossover(self.colony.best_tour(), child[0], self.problem.edge_distance().between)
+        if gain <= 0:
             return False
         self.merges_taken += 1
+        length = float(self.problem.evaluate(tour))
         self._adopt(tour, length)
         return self._record(tour, length)
 
@@ -294,7 +290,6 @@ class FocusedACO(PopulationSearch):
         than the run's set-up took (a start tour is not cut at the deadline: the colony goes on
         instead): whether the merges made a new best."""
         improved = self._take_merge()
-        self.merged = None
         merged, gain = partition_crossover(self.best_x, self.colony.best_tour(), self.problem.edge_distance().between)
         improved = (gain > 0 and self._record(merged, float(self.problem.evaluate(merged)))) or improved
         left = time_left()
