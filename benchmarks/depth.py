@@ -197,8 +197,7 @@ def table_depth(args, path_of, emit) -> list[dict]:
                                      strategy=f"{made.algorithm} ({candidates}{_label(chosen)})", seed=seed,
                                      budget_s=seconds, seconds=round(wall, 2), iterations=result.iterations,
                                      gap_pct=round(100 * problem.gap(result.fitness), 3), status=result.status,
-                                     restarts=getattr(made, "restarts", None),
-                                     merges=getattr(made, "merges_taken", None)))
+                                     restarts=getattr(made, "restarts", None)))
                     emit(rows[-1])
         lkh = collect_lkh(pool, futures, args.depth_lkh_wait) if jobs else {}
         for path in paths if jobs else ():
@@ -214,7 +213,7 @@ def table_depth(args, path_of, emit) -> list[dict]:
                                  commit=args.meta["commit"], strategy=f"{label} (1 core)", budget_s=seconds,
                                  seconds=None if wall is None else round(wall, 2), iterations=None,
                                  gap_pct=None if tour is None else round(100 * problem.gap(problem.evaluate(tour)), 3),
-                                 status=status, restarts=None, merges=None))
+                                 status=status, restarts=None))
                 emit(rows[-1])
     return rows
 

@@ -33,8 +33,6 @@ SEARCHES = [
     ("faco", lambda backend, **o: FocusedACO(tsp(), ants=6, seed=10, backend=backend, **o), 12),
     ("faco-restarts", lambda backend, **o: FocusedACO(tsp(), ants=6, seed=10, restart_after=2, backend=backend, **o),
      16),
-    ("faco-merges", lambda backend, **o: FocusedACO(tsp(), ants=12, seed=10, merge=4, merge_every=2, restart_after=None,
-                                                    backend=backend, **o), 15),
     ("ga-short-tabu", lambda backend, **o: GeneticAlgorithm(tsp(), genes=16, seed=9, backend=backend,
                                                             local_search=ShortTabuSearch(20, tenure=(2, 6)), **o), 5),
 ]

@@ -13,12 +13,6 @@ steering where the kicks go. A colony that stands still (``restart_after`` itera
 better best) is merged into the best so far by partition crossover and replaced by a new one from
 a new start tour: restarts, as MAX-MIN ant systems reset their trails, here with the stuck
 colony's different edges kept where they help.
-
-An ant that beats its source usually changed it in one place, and others of the same iteration in
-other places: every ``merge_every`` iterations the colony's best and the ``merge`` shortest ants
-that beat their source are merged by partition crossover, in a thread beside the GPU's
-iterations; the child, crossed with the colony's best as it is by then, becomes the colony's best
-and next source where that is shorter.
 """
 from __future__ import annotations
 
@@ -33,7 +27,7 @@ from ..backends.focused import MAX_ITERATIONS, CpuFocusedAnts, FocusRules, trail
 from ..budget import time_left
 from ..validation import check_count, check_number
 from .dontlook import DontLookDescent, default_lk_depth
-from .partition import BackgroundMerge, partition_crossover
+from .partition import partition_crossover
 from .population import PopulationSearch
 
 __all__ = ["FocusedACO", "FocusedParams"]
@@ -51,9 +45,6 @@ OR3 = True
 #: given (H100, 15 s, nine TSPLIB instances of 1,002-18,512 cities, two seeds: mean gap 0.104 ->
 #: 0.097 %; the runs without a restart unchanged)
 RESTART_AFTER = 300
-#: the ants merged into the colony's best (besides the iteration's best) when `merge` is not given,
-#: and the iterations between merges
-MERGE, MERGE_EVERY = 8, 8
 
 
 def default_ants(n: int) -> int:
@@ -79,13 +70,11 @@ class FocusedParams:
     lk: bool = False
     lk_depth: int | None = None
     restart_after: int | None = RESTART_AFTER
-    merge: int = MERGE
-    merge_every: int = MERGE_EVERY
 
     def __post_init__(self):
         owner = "FocusedACO"
         for name, low, high in (("ants", 1, 2**20), ("moves", 1, 2**31 - 1), ("walk", 1, 2**31 - 1),
-                                ("restart_after", 1, 2**31 - 1), ("merge", 0, 2**20), ("merge_every", 1, 2**31 - 1)):
+                                ("restart_after", 1, 2**31 - 1)):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_count(owner, name, getattr(self, name), low, high))
         for name, ok, bounds in (("rho", lambda v: 0 < v < 1, "in (0, 1)"), ("p_best", lambda v: 0 < v < 1, "in (0, 1)"),
@@ -117,9 +106,6 @@ class FocusedACO(PopulationSearch):
                          partition crossover (lsmgpu/search/partition.py), and a new colony starts
                          from a new start tour, descended as the first, with fresh pheromone
                          (default RESTART_AFTER)
-    merge, merge_every : every ``merge_every`` iterations the colony's best and the ``merge``
-                         shortest ants that beat their source are merged by partition crossover in
-                         a thread (the module's docstring); 0: no merges (defaults MERGE, MERGE_EVERY)
     candidates, segment, or3, lk, lk_depth : the descent's (DontLookDescent's; ``or3`` default
                          OR3: with the Or-3opt moves; ``lk`` default False; ``lk_depth`` default GPU_LK_DEPTH
                          on a GPU, 0 on the CPU); the ants choose among the same
@@ -134,7 +120,7 @@ class FocusedACO(PopulationSearch):
     algorithm = "FocusedACO"
     Params = FocusedParams
     iteration_unit = "colony iterations"
-    state_fields = ("tau_min", "tau_max", "focus_seed", "colony_best", "colony_since", "restarts", "merges_taken")
+    state_fields = ("tau_min", "tau_max", "focus_seed", "colony_best", "colony_since", "restarts")
     island_exchange_every = 100         # iterations of a few milliseconds
 
     def __init__(self, problem, *, params: FocusedParams | None = None, initial=None, backend="auto", seed=None,
@@ -158,8 +144,6 @@ class FocusedACO(PopulationSearch):
         self.global_best_source = params.global_best_source
         self.restart_after = params.restart_after
         self.restarts, self._whole, self._start_seconds = 0, None, 0.0
-        self.merge, self.merge_every = min(params.merge, self.ants - 1), params.merge_every
-        self.merging, self.merges_taken = None, 0
         self.initial = None if initial is None else problem.encoding.validate(np.asarray(initial))
 
     def _set_up(self) -> None:
@@ -170,7 +154,6 @@ class FocusedACO(PopulationSearch):
         source, length = self._descend_start(self.start_x)
         self.focus_seed = int(self.rng.integers(2**63))
         self._build_colony(distance)
-        self._start_merges()
         self._start_colony(source, length)
         self._record(source, length)
         self._start_seconds = time.perf_counter() - self.t0      # what a restart's start may take, at most
@@ -204,24 +187,13 @@ class FocusedACO(PopulationSearch):
         self.parts.append(self.colony)
         self.device = getattr(self.colony, "device", "")
 
-    def _start_merges(self) -> None:
-        """The merges' thread (with ``merge`` > 0)."""
-        if self.merge:
-            self.merging = BackgroundMerge(self.problem.edge_distance().between)
-            self.parts.append(self.merging)
-
     def _part_states(self) -> dict:
-        merging = self.merging.memory() if self.merging else None
-        return {**super()._part_states(), "ants": self.colony.memory(), "merging": merging}
+        return {**super()._part_states(), "ants": self.colony.memory()}
 
     def _restore_parts(self, parts: dict) -> None:
-        """The ants as the start builds them (no first descent: the source is the checkpoint's);
-        the merge that was running starts again from its tours."""
+        """The ants as the start builds them (no first descent: the source is the checkpoint's)."""
         self._build_colony(self.problem.edge_distance())
         self.colony.load_memory(parts["ants"])
-        self._start_merges()
-        if self.merging:
-            self.merging.load_memory(parts["merging"])
         self._start_seconds = time.perf_counter() - self.t0
 
     def _start_solution(self) -> np.ndarray:
@@ -240,58 +212,22 @@ class FocusedACO(PopulationSearch):
         improved = lengths[k] < self.best and self._record(self.colony.tour(k), lengths[k])
         if not improved:
             self._since_best += 1
-        beat_source = np.flatnonzero(lengths < self.colony.length)
-        beat_source = beat_source[np.argsort(lengths[beat_source], kind="stable")]
         if self.rng.random() < self.global_best_source:
             self.colony.follow(-1, self.colony_best)
         else:
             self.colony.follow(k, float(lengths[k]))
         self.colony.deposit(1.0 - self.rho, 1.0 / trail_scale(self.colony.length), self.tau_min, self.tau_max)
         self.iteration += 1
-        if self.merge and self.iteration % self.merge_every == 0:
-            improved = self._take_merge() or improved
-            self._start_merge(beat_source[beat_source != k][:self.merge])
         if self.restart_after is not None and self.colony_since >= self.restart_after:
             improved = self._restart() or improved
         self._finish_iteration(lengths[k], improved)
 
-    def _start_merge(self, ants: np.ndarray) -> None:
-        """A merge of the colony's best and ``ants``' tours (where there are any), in the merges'
-        thread."""
-        if len(ants):
-            self.merging.start(np.stack([self.colony.best_tour()] + [self.colony.tour(int(a)) for a in ants]))
-
-    def _take_merge(self, timeout: float | None = None) -> bool:
-        """The running merge's child (waited for: the time left, at most ``timeout``), crossed
-        with the colony's best as it is now (the colony went on meanwhile): the colony's best and
-        next source where that is shorter; whether it made a new best."""
-        if self.merging is None:
-            return False
-        left = time_left()
-        child = self.merging.take(left if timeout is None or left is None else min(timeout, left))
-        if child is None:
-            return False
-        tour, gain = partition_crossover(self.colony.best_tour(), child[0], self.problem.edge_distance().between)
-        if gain <= 0:
-            return False
-        self.merges_taken += 1
-        length = float(self.problem.evaluate(tour))
-        self._adopt(tour, length)
-        return self._record(tour, length)
-
-    def _last_look(self) -> None:
-        """The merge still running where it is done, or done within a tenth of a second."""
-        if self.merging is not None and self.merging.pending is not None:
-            self._take_merge(0.1)
-
     def _restart(self) -> bool:
-        """The colony's best (with the running merge's child) merged into the best so far by
-        partition crossover, then a new colony from a new start tour, unless less time is left
-        than the run's set-up took (a start tour is not cut at the deadline: the colony goes on
-        instead): whether the merges made a new best."""
-        improved = self._take_merge()
-        merged, gain = partition_crossover(self.best_x, self.colony.best_tour(), self.problem.edge_distance().between)
-        improved = (gain > 0 and self._record(merged, float(self.problem.evaluate(merged)))) or improved
+        """The colony's best merged into the best so far by partition crossover, then a new
+        colony from a new start tour, unless less time is left than the run's set-up took (a
+        start tour is not cut at the deadline: the colony goes on instead): whether the merge made
+        a new best."""
+        improved = self._merge_colony()
         left = time_left()
         if left is not None and left < self._start_seconds:
             self.colony_since = 0
@@ -300,6 +236,18 @@ class FocusedACO(PopulationSearch):
         self._start_colony(source, length)
         self.restarts += 1
         return improved
+
+    def _merge_colony(self) -> bool:
+        """The colony's best merged into the best so far by partition crossover: whether that
+        made a new best."""
+        merged, gain = partition_crossover(self.best_x, self.colony.best_tour(), self.problem.edge_distance().between)
+        return gain > 0 and self._record(merged, float(self.problem.evaluate(merged)))
+
+    def _last_look(self) -> None:
+        """A colony started again (``restarts``) ends merged into the best so far, as a standing
+        one is (a few milliseconds: one partition crossover)."""
+        if self.restarts and getattr(self, "colony", None) is not None:
+            self._merge_colony()
 
     @property
     def work(self) -> tuple[int, str]:
@@ -310,13 +258,8 @@ class FocusedACO(PopulationSearch):
         (the trail limits follow it)."""
         if value >= self.best:
             return False
-        self._adopt(tour, value)
-        return True
-
-    def _adopt(self, tour, value: float) -> None:
-        """``tour`` (of length ``value``) as the colony's best and next source (the trail limits
-        follow it)."""
         self.colony.adopt_best(tour)
         self.colony.follow(-1, value)
         self.colony_best, self.colony_since = float(value), 0
         self.tau_min, self.tau_max = trail_limits(value, self.rules.k, self.rho, self.p_best)
+        return True
