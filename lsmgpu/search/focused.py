@@ -151,6 +151,7 @@ class FocusedACO(PopulationSearch):
         if self.budget.iterations is not None and self.budget.iterations > MAX_ITERATIONS:
             raise ValueError(f"FocusedACO: at most {MAX_ITERATIONS:,} iterations (a 32-bit counter on the GPU), "
                              f"got {self.budget.iterations:,}")
+        self.restarts, self._whole = 0, None          # this run's: a search may run again
         source, length = self._descend_start(self.start_x)
         self.focus_seed = int(self.rng.integers(2**63))
         self._build_colony(distance)
@@ -192,6 +193,7 @@ class FocusedACO(PopulationSearch):
 
     def _restore_parts(self, parts: dict) -> None:
         """The ants as the start builds them (no first descent: the source is the checkpoint's)."""
+        self._whole = None
         self._build_colony(self.problem.edge_distance())
         self.colony.load_memory(parts["ants"])
         self._start_seconds = time.perf_counter() - self.t0
@@ -245,8 +247,8 @@ class FocusedACO(PopulationSearch):
 
     def _last_look(self) -> None:
         """A colony started again (``restarts``) ends merged into the best so far, as a standing
-        one is (a few milliseconds: one partition crossover)."""
-        if self.restarts and getattr(self, "colony", None) is not None:
+        one is (a few milliseconds: one partition crossover), where this run built its colony."""
+        if self.restarts and getattr(self, "colony", None) in self.parts:
             self._merge_colony()
 
     @property

@@ -170,7 +170,8 @@ def test_restarts_merge_each_colony_into_the_best_and_start_afresh(monkeypatch):
     """With restart_after 2, a colony whose best stands still two iterations is merged into the
     best so far by partition crossover (never longer than the best) and a new colony starts from
     a new start tour's descent at its own length; the last colony is merged at the run's end; the
-    run's best never gets longer, and is the length of its tour."""
+    run's best never gets longer, and is the length of its tour; a second run of the search counts
+    only its own restarts."""
     from lsmgpu.search import focused
     problem = TSP.from_file(TSP.shipped("kroA100"))
     merges, starts = [], []
@@ -194,6 +195,10 @@ def test_restarts_merge_each_colony_into_the_best_and_start_afresh(monkeypatch):
     assert result.fitness == problem.evaluate(result.solution) <= min(child for _, child, _ in merges)
     assert np.all(np.diff(result.history) <= 0)
     assert FocusedACO(problem, ants=4, moves=8, backend="cpu", seed=3).run(iterations=30).iterations == 30
+    starts.clear()
+    again = search.run(iterations=30)                   # the same search run again counts its own restarts
+    assert search.restarts > 0 and len(starts) == search.restarts + 1
+    assert again.fitness == problem.evaluate(again.solution)
 
 
 def test_no_restart_where_less_time_is_left_than_the_set_up_took(monkeypatch):
