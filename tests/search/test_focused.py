@@ -148,14 +148,15 @@ def test_reaches_berlin52s_optimum_and_is_reproducible():
 
 
 def test_the_default_moves_follow_the_size_and_the_lk_chain():
-    """128 moved cities, but 64 from 10,000 cities without the LK chain (the measured defaults); a
-    given ``moves`` wins."""
+    """128 moved cities, but 64 from 10,000 cities without the LK chain and 192 from 30,000 with it
+    (the measured defaults); a given ``moves`` wins."""
     def moves(n, **options):
         cities = TSP(np.random.default_rng(n).uniform(0, 10**6, (n, 2)).round(), name=f"u{n}")
         return FocusedACO(cities, backend="cpu", **options).moves
 
     assert moves(9_999) == 128 and moves(10_000) == 64 and moves(10_000, lk_depth=6) == 128
-    assert moves(30_000, lk_depth=6) == 128 and moves(30_000, moves=100) == 100
+    assert moves(29_999, lk_depth=6) == 128 and moves(30_000, lk_depth=6) == 192
+    assert moves(30_000) == 64 and moves(30_000, moves=100) == 100
 
 
 def test_seconds_and_target_stop_it():
