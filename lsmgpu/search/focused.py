@@ -37,7 +37,8 @@ __all__ = ["FocusedACO", "FocusedParams"]
 #: docs/benchmarks/ant-colonies.md, "Focused ACO").
 #: cities an ant moves when `moves` is not given: 128, but 64 from MOVES_FEWER_FROM cities without
 #: the LK chain (lk_depth 0) and 192 from MOVES_MORE_FROM cities with it (60 s: pla85900 0.266 ->
-#: 0.221 % over three seeds, pla33810 0.175 -> 0.103 %; at 15 s up to 18,512 cities 128 is ahead)
+#: 0.221 % over three seeds, pla33810 0.175 -> 0.103 %; at 15 s up to 18,512 cities 128 is ahead;
+#: docs/benchmarks/tsp-depth.md, "More moved cities from 30,000 cities")
 MOVES, MOVES_FEWER, MOVES_FEWER_FROM, MOVES_MORE, MOVES_MORE_FROM = 128, 64, 10_000, 192, 30_000
 #: whether the ants' descents make Or-3opt moves when `or3` is not given (ahead on all five instances
 #: measured at the MMAS paper's times)
