@@ -6,7 +6,8 @@ benchmarks/portgen.py with seed N, written to a TSPLIB file and read back), the 
 shares is timed once: reading the file and the quadrant candidate lists; and each start tour
 (``start=greedy``, the default, or ``start=hilbert`` in a config).
 Each entry of ``--segments-configs`` (``label:option=value,..`` joined by ``;``; the label
-``faco`` runs FocusedACO with its defaults) then runs from that tour for ``--segments-seconds``
+``faco`` runs FocusedACO with its defaults, ``ray`` RayTourSegments: the segments over one Ray
+actor per GPU, any other label TourSegments) then runs from that tour for ``--segments-seconds``
 of wall time less the shared set-up, so the row's budget counts reading and set-up as a user's
 ``lsmgpu solve --seconds S`` does. The row gives the gap at the end and at the times in
 ``--segments-marks`` (wall seconds, set-up included) to the optimum (TSPLIB) or to
@@ -30,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from lsmgpu import FocusedACO, TourSegments
+from lsmgpu.parallel.ray_segments import RayTourSegments
 from lsmgpu.problems import TSP
 from lsmgpu.problems.candidates import greedy_tour, hilbert_tour
 
@@ -39,6 +41,9 @@ __all__ = ["table_segments", "parse_configs"]
 
 #: the start tours a config may name (``start=``; default greedy)
 STARTS = {"greedy": greedy_tour, "hilbert": hilbert_tour}
+
+#: the searches a config's label names; any other label runs TourSegments
+SEARCH_OF = {"faco": FocusedACO, "ray": RayTourSegments}
 
 
 def parse_configs(text: str) -> list[tuple[str, dict]]:
@@ -125,7 +130,7 @@ def table_segments(args, path_of, emit) -> list[dict]:
                 starts[tour] = (STARTS[tour](problem.coords), time.perf_counter() - t1)
             start, start_s = starts[tour]
             setup = read + lists + start_s
-            make = FocusedACO if label == "faco" else TourSegments
+            make = SEARCH_OF.get(label, TourSegments)
             search = make(problem, initial=start, seed=0, backend=args.backend_choice, **options)
             result, setup = run_in_parts(search, args, setup)
             row = dict(table="segments", instance=problem.name, n=problem.n, reference=kind, config=label,
@@ -136,7 +141,7 @@ def table_segments(args, path_of, emit) -> list[dict]:
                        iterations=result.iterations, work=result.work[0], unit=result.work[1],
                        crossing_pct=round(100 * getattr(search, "crossing_share", 0.0), 1),
                        descended_pct=round(100 * getattr(search, "descended_share", 0.0), 1),
-                       descent_s=round(getattr(search, "descent_seconds", 0.0), 1),
+                       descent_s=round(getattr(search, "descent_seconds", 0.0), 1), device=result.device,
                        peak_rss_gb=round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20, 2))
             for mark in marks:
                 row[f"gap_at_{mark:g}s"] = gap_at(result, mark - setup, reference)
