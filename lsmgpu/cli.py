@@ -12,7 +12,8 @@ from tqdm import tqdm
 
 from .backends import cuda_available
 from .errors import BackendUnavailable, KernelCompileError
-from .cli_parser import DEFAULT_ITERATIONS, DEFAULT_SECONDS, POLISH, QAP_GPU_EXCHANGE, QAP_GPU_STARTS, parser
+from .cli_parser import (DEFAULT_ITERATIONS, DEFAULT_SECONDS, POLISH, QAP_GPU_EXCHANGE, QAP_GPU_STARTS,
+                         SEGMENTS_FROM, parser)
 from .cli_population import CHAINS, FACO, SEGMENTS, combined_result, population, run_search
 from .plotting import plot_result, pyplot
 from .progress import ProgressBar
@@ -122,10 +123,6 @@ def _refuse(args, flags, why: str) -> None:
             raise ValueError(f"{flag} {why}")
 
 
-#: a TSP on a GPU runs the tour segments from this many cities, focused ACO below (H100, 60 s:
-#: 1,000,000 uniform cities 1.30 % against focused ACO's 3.22 %; pla85900 1.25 % against 0.48 %;
-#: docs/benchmarks/segments.md)
-SEGMENTS_FROM = 500_000
 #: exit codes of an interrupted run: 128 + the signal's number
 EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
 #: where no optimum is known, the gap to the problem's lower bound is printed up to this many

@@ -9,12 +9,17 @@ from .cli_population import CHAINS_EXCHANGE
 from .neighbourhoods import CandidateThreeOpt, OrOpt, candidate_polish
 from .search import SEARCHES, LocalSearch, searches_of
 
-__all__ = ["DEFAULT_ITERATIONS", "DEFAULT_SECONDS", "QAP_GPU_STARTS", "QAP_GPU_EXCHANGE", "POLISH", "parser"]
+__all__ = ["DEFAULT_ITERATIONS", "DEFAULT_SECONDS", "SEGMENTS_FROM", "QAP_GPU_STARTS", "QAP_GPU_EXCHANGE", "POLISH", "parser"]
 
 #: `lsmgpu compare`'s budget when none is given
 DEFAULT_ITERATIONS = {"tabu": 10_000, "hc": None, "ils": 1_000, "vns": 1_000}
 #: `lsmgpu solve`'s budget when none is given, for every algorithm (hill climbing may stop sooner, at its local optimum)
 DEFAULT_SECONDS = 10.0
+#: a TSP on a GPU runs the tour segments from this many cities, focused ACO below. At 60 s focused
+#: ACO wins at 85,900 cities (pla85900 0.221 %; the segments 1.213 % at 251261b), the segments from
+#: 200,000 (uniform: 0.638 % against 1.656 %; 500,000: 0.610 against 1.946 %); the cut sits
+#: between the two measured sizes (docs/benchmarks/segments.md, "Where the segments take over")
+SEGMENTS_FROM = 150_000
 #: a QAP on a GPU without --starts: this many tabu starts as islands (docs/benchmarks.md, "Defaults")
 QAP_GPU_STARTS, QAP_GPU_EXCHANGE = 256, 1000
 #: --polish: the ILS polish chain over the same candidate lists as the search's
@@ -96,7 +101,7 @@ def parser() -> argparse.ArgumentParser:
     solve.add_argument("--algorithm", choices=sorted(SEARCHES),
                        default=None,
                        help="default, measured best per problem type and backend: for a TSP on a GPU faco "
-                            "(focused ACO, a thread block an ant), from 500,000 cities segments (one tour cut "
+                            f"(focused ACO, a thread block an ant), from {SEGMENTS_FROM:,} cities segments (one tour cut "
                             "into segments improved at once, a thread block a segment); dontlook-ils: 256 ILS chains, each whole in a "
                             "thread block; else ils (over candidate lists with "
                             "the Or-opt + 3-opt polish); tabu for the rest, as 256 island starts for a QAP on a "
