@@ -337,7 +337,7 @@ def _start_result(args, problem):
     (the search's own first step), with status "interrupted"."""
     from .result import SearchResult
     x = args.initial_solution if getattr(args, "initial_solution", None) is not None else \
-        problem.encoding.validate(problem.initial_solution(np.random.default_rng(args.seed)))
+        problem.start_solution(np.random.default_rng(args.seed))
     fitness = problem.fitness(x)
     return SearchResult(solution=x, fitness=fitness, iterations=0, evaluations=1,
                         seconds=time.perf_counter() - args.t0, history=np.array([fitness]), improvements=[],

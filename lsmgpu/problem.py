@@ -111,8 +111,7 @@ def check_problem(owner: str, problem) -> None:
     """TypeError naming `problem` unless it is a Problem (a file name or path says how to load it)."""
     if isinstance(problem, Problem):
         return
-    hint = (f"; load the instance first: lsmgpu.load({str(problem)!r})" if isinstance(problem, (str, Path))
-            else "")
+    hint = f"; load the instance first: lsmgpu.load({str(problem)!r})" if isinstance(problem, (str, Path)) else ""
     raise TypeError(f"{owner}: `problem` must be a Problem, got {type(problem).__name__} {problem!r:.60}{hint}")
 
 
@@ -339,8 +338,7 @@ class Problem:
         return None
 
     def kick_of(self, x: np.ndarray, draws: np.ndarray) -> np.ndarray:
-        """The moves of one kick unit made from ``draws`` (``kick_draws``), around ``x``, which
-        they kick in place."""
+        """The moves of one kick unit made from ``draws`` (``kick_draws``) around ``x``, kicked in place."""
         raise NotImplementedError(f"{self.name} draws no kick (kick_draws is None)")
 
     def lower_bound(self) -> float | None:
@@ -349,9 +347,7 @@ class Problem:
 
     def gap(self, fitness: float) -> float | None:
         """Relative gap of ``fitness`` to ``best_known`` (0.01 = 1 %), or None."""
-        if self.best_known is None or self.best_known == 0:
-            return None
-        return self.sense * (fitness - self.best_known) / abs(self.best_known)
+        return self.sense * (fitness - self.best_known) / abs(self.best_known) if self.best_known else None
 
     def write_solution(self, x: np.ndarray, path) -> None:
         """Save solution ``x`` (plain text, one value per line); problems use their own formats."""
@@ -366,12 +362,12 @@ class Problem:
             raise ValueError(f"{self.name}: {Path(path).name} is not a solution file: {exc}") from None
         return self.checked_solution(x, path)
 
-    def checked_solution(self, x, path) -> np.ndarray:
-        """``x`` read from ``path`` as a solution of this problem (ValueError naming the file)."""
+    def checked_solution(self, x, source) -> np.ndarray:
+        """``x`` as a solution of this problem (a ValueError names ``source``: its file, or what gave it)."""
         try:
             return self.encoding.validate(x)      # integers read as floats are checked and cast there
         except (ValueError, TypeError) as exc:
-            raise ValueError(f"{self.name}: {Path(path).name} does not hold a solution of this instance: {exc}") from None
+            raise ValueError(f"{self.name}: {Path(source).name} does not hold a solution of this instance: {exc}") from None
 
     def tabu_tenure(self):
         """Default tabu tenure: an int or an inclusive (low, high) range drawn each iteration."""
@@ -382,6 +378,10 @@ class Problem:
         return 0
 
     # --- what the engine calls -----------------------------------------------------------
+    def start_solution(self, rng: np.random.Generator) -> np.ndarray:
+        """``initial_solution(rng)`` validated against the encoding (a bad one is refused by name)."""
+        return self.checked_solution(self.initial_solution(rng), "initial_solution()")
+
     def fitness(self, x) -> float:
         """Validated full evaluation of ``x``."""
         value = self.evaluate(self.encoding.validate(x))

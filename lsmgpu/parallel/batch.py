@@ -124,7 +124,7 @@ class BatchTabuSearch(Search):
         self._loaded, self._per_iteration = False, None
         self._rngs = [np.random.default_rng(s) for s in self.seeds]
         self._xs = (np.array(self.initial, dtype=problem.encoding.dtype) if self.initial is not None else
-                    np.stack([problem.encoding.validate(problem.initial_solution(r)) for r in self._rngs]))
+                    np.stack([problem.start_solution(r) for r in self._rngs]))
         self.ledger = Ledger(np.array([sense * problem.fitness(x) for x in self._xs], dtype=problem.fitness_dtype),
                              self.neighbourhood.size, self.every_iteration)
         self.best_x, self.best = self._xs[int(np.argmin(self.ledger.best))], float(self.ledger.best.min())

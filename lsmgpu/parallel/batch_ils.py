@@ -91,7 +91,7 @@ class BatchIteratedLocalSearch(Search):
         self._loaded = False
         self._rngs = [np.random.default_rng(s) for s in self.seeds]
         self._xs = (np.array(self.initial) if self.initial is not None else
-                    np.stack([problem.encoding.validate(problem.initial_solution(r)) for r in self._rngs]))
+                    np.stack([problem.start_solution(r) for r in self._rngs]))
         self.best_x = self._xs[0]
         self.population = population = population_for(self.backend, self.steps, B, announce="batched ILS")
         population.load(self._xs)

@@ -67,8 +67,7 @@ class LocalSearch(Search):
         self.evaluator = None
 
     def _start(self) -> None:
-        x = self.initial if self.initial is not None else self.problem.encoding.validate(
-            self.problem.initial_solution(self.rng))
+        x = self.initial if self.initial is not None else self.problem.start_solution(self.rng)
         self.current = self.problem.sense * self.problem.fitness(x)
         self.best_x, self.best = np.array(x, dtype=self.problem.encoding.dtype), self.current
         self.history = [self.current * self.problem.sense]

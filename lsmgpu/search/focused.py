@@ -243,7 +243,7 @@ class FocusedACO(PopulationSearch):
         if left is not None and left < self._start_seconds:
             self.colony_since = 0
             return improved
-        source, length = self._descend_start(self.problem.encoding.validate(self.problem.initial_solution(self.rng)))
+        source, length = self._descend_start(self.problem.start_solution(self.rng))
         self._start_colony(source, length)
         self.restarts += 1
         return improved

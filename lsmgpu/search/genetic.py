@@ -188,7 +188,7 @@ class GeneticAlgorithm(PopulationSearch):
                 yield self.rng.permuted(np.tile(np.arange(n, dtype=np.int32), (min(rows, m - first), 1)), axis=1)
             return
         start = (self.initial.copy() if isinstance(self.initial, np.ndarray) else
-                 self.problem.encoding.validate(self.problem.initial_solution(self.rng)))
+                 self.problem.start_solution(self.rng))
         yield start[None, :]
         for first in range(1, m, 64):
             yield np.stack([self.problem.perturb(start.copy(), self.rng, 1) for _ in range(min(64, m - first))])

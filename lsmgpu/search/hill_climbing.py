@@ -74,5 +74,5 @@ class HillClimbing(LocalSearch):
         self.local_optima += 1
         if self.local_optima > self.restarts:
             raise Stop("local_optimum")
-        self._load(self.problem.initial_solution(self.rng))
+        self._load(self.problem.start_solution(self.rng))
         return None

@@ -183,7 +183,7 @@ class PopulationSearch(Search):
         """The solution the run starts from, recorded as the best so far before any other set-up, so
         that a budget spent during the set-up (candidate lists, pheromone, kernel builds) or Ctrl-C
         returns it: the problem's start solution (a subclass with ``initial`` returns that)."""
-        return self.problem.encoding.validate(self.problem.initial_solution(self.rng))
+        return self.problem.start_solution(self.rng)
 
     def _no_time_for_another(self) -> bool:
         """Whether an iteration as long as the last would end past the budget's seconds (an
