@@ -153,7 +153,7 @@ def _moves(tokens) -> dict:
 
 def _search_options(tokens) -> dict:
     """A depth config's tokens as the search's options: the descent's lk and lk_depth (``_moves``)
-    and every name=value (``option_value``: a bool or number where it reads as one)."""
+    and every name=value (``option_value``: None, a bool or a number where it reads as one)."""
     options = _moves([t for t in tokens if "=" not in t])
     options.pop("or3")
     for name, value in (t.split("=", 1) for t in tokens if "=" in t):

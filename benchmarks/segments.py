@@ -60,9 +60,9 @@ def parse_configs(text: str) -> list[tuple[str, dict]]:
 
 
 def option_value(text: str):
-    """A config's option text as what it reads as: a bool, an int, a float, else the text."""
-    if text in ("True", "False"):
-        return text == "True"
+    """A config's option text as what it reads as: None, a bool, an int, a float, else the text."""
+    if text in ("None", "True", "False"):
+        return {"None": None, "True": True, "False": False}[text]
     for kind in (int, float):
         try:
             return kind(text)

@@ -259,3 +259,14 @@ def test_segments_budget_runs_in_parts(tmp_path):
     second, setups = run_in_parts(TourSegments(problem, seed=0, backend="cpu"), args, 0.5)
     assert setups == 0.75 and json.loads((tmp_path / "run.ckpt.json").read_text())["setups"] == [0.25, 0.5]
     assert second.fitness <= first.fitness and second.iterations >= first.iterations
+
+
+def test_a_config_option_reads_as_none_a_bool_a_number_or_text():
+    """segments/depth configs: "None" (e.g. restart_after=None), bools and numbers read as such,
+    the rest stays text, and a config's entries keep their order."""
+    from benchmarks.segments import option_value, parse_configs
+    assert [option_value(t) for t in ("None", "True", "False", "3", "0.5", "hilbert")] == [None, True, False, 3, 0.5,
+                                                                                            "hilbert"]
+    assert type(option_value("3")) is int and option_value("None") is None
+    assert parse_configs("defaults:start=hilbert;faco:restart_after=None,moves=192") == [
+        ("defaults", {"start": "hilbert"}), ("faco", {"restart_after": None, "moves": 192})]
