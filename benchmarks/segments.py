@@ -47,7 +47,7 @@ SEARCH_OF = {"faco": FocusedACO, "ray": RayTourSegments}
 
 
 def parse_configs(text: str) -> list[tuple[str, dict]]:
-    """``label:option=value,..;..`` as (label, options) pairs; values read as int, float, bool or text."""
+    """``label:option=value,..;..`` as (label, options) pairs; values read as ``option_value`` reads them."""
     configs = []
     for entry in filter(None, (part.strip() for part in text.split(";"))):
         label, _, rest = entry.partition(":")
