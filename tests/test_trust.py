@@ -271,26 +271,27 @@ def test_the_colonies_take_a_start_solution_and_the_ga_initial_none(tsp):
     assert GeneticAlgorithm(tsp, genes=8, initial=None, seed=0, backend="cpu").run(iterations=1).iterations == 1
 
 
+@pytest.fixture
+def broken():
+    """A 30-city TSP whose initial_solution() gives no permutation (a user's bug)."""
+    problem = TSP(np.random.default_rng(3).uniform(0, 10_000, (30, 2)).round(), name="broken30")
+    problem.initial_solution = lambda rng: np.zeros(30, dtype=np.int64)
+    return problem
+
+
 @pytest.mark.parametrize("search", [s for s in EVERY_SEARCH if s is not GeneticAlgorithm] + [MultiStart],
                          ids=lambda s: s.__name__)
-def test_a_problem_whose_initial_solution_is_invalid_is_named(search):
+def test_a_problem_whose_initial_solution_is_invalid_is_named(broken, search):
     """A user's initial_solution() that gives no solution of the encoding is refused by the
     problem's name and the function's, by every search that starts from it (the GA draws its own)."""
-    points = np.random.default_rng(3).uniform(0, 10_000, (30, 2)).round()
-    broken = TSP(points, name="broken30")
-    broken.initial_solution = lambda rng: np.zeros(30, dtype=np.int64)
-    run = (lambda: MultiStart(TabuSearch, broken, starts=3, seed=0, backend="cpu")) if search is MultiStart else \
-        (lambda: search(broken, seed=0, backend="cpu"))
     with pytest.raises(ValueError, match=r"broken30: initial_solution\(\) does not hold a solution .*not a permutation"):
-        run().run(iterations=1)
+        (MultiStart(TabuSearch, broken, starts=3, seed=0, backend="cpu") if search is MultiStart else
+         search(broken, seed=0, backend="cpu")).run(iterations=1)
 
 
-def test_hill_climbing_checks_each_restart_solution():
+def test_hill_climbing_checks_each_restart_solution(broken):
     """HillClimbing's restarts draw from initial_solution() too, and refuse a bad one by name."""
-    points = np.random.default_rng(3).uniform(0, 10_000, (30, 2)).round()
-    broken = TSP(points, name="broken30")
-    start = broken.initial_solution(np.random.default_rng(0))
-    broken.initial_solution = lambda rng: np.zeros(30, dtype=np.int64)
+    start = np.random.default_rng(0).permutation(30)
     with pytest.raises(ValueError, match=r"broken30: initial_solution\(\)"):
         HillClimbing(broken, initial=start, restarts=1, seed=0, backend="cpu").run(iterations=100_000)
     assert HillClimbing(broken, initial=start, seed=0, backend="cpu").run(iterations=100_000).status == "local_optimum"
