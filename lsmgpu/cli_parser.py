@@ -16,10 +16,10 @@ DEFAULT_ITERATIONS = {"tabu": 10_000, "hc": None, "ils": 1_000, "vns": 1_000}
 #: `lsmgpu solve`'s budget when none is given, for every algorithm (hill climbing may stop sooner, at its local optimum)
 DEFAULT_SECONDS = 10.0
 #: a TSP on a GPU runs the tour segments from this many cities, focused ACO below. At 60 s focused
-#: ACO wins at 85,900 cities (pla85900 0.221 %; the segments 1.213 % at 251261b), the segments from
-#: 200,000 (uniform: 0.638 % against 1.656 %; 500,000: 0.610 against 1.946 %); the cut sits
-#: between the two measured sizes (docs/benchmarks/segments.md, "Where the segments take over")
-SEGMENTS_FROM = 150_000
+#: ACO wins at 85,900 cities (pla85900 0.221 % against the segments' 0.936 %), the segments on every
+#: uniform instance measured from 100,000 cities (0.797 % against 1.001 %; 150,000: 0.807 against
+#: 1.407 %; 200,000: 0.638 against 1.656 %): docs/benchmarks/segments.md, "Where the segments take over"
+SEGMENTS_FROM = 100_000
 #: a QAP on a GPU without --starts: this many tabu starts as islands (docs/benchmarks.md, "Defaults")
 QAP_GPU_STARTS, QAP_GPU_EXCHANGE = 256, 1000
 #: --polish: the ILS polish chain over the same candidate lists as the search's
