@@ -797,12 +797,12 @@ def main(argv=None):
                         help="ga-quality: the children's local searches (auto, dontlook for tours, tabu for the QAP)")
     parser.add_argument("--colony-seconds", type=float, default=6.0, help="colony-quality: the most an ACS row runs")
     parser.add_argument("--segments-instances", default="portgen:1000000,pla85900",
-                        help="segments: TSPLIB names or portgen:N (N uniform cities, seed N)")
+                        help="segments: TSPLIB names, portgen:N (N uniform cities, seed N) or portcgen:N (N clustered cities)")
     parser.add_argument("--segments-configs", default="segments:;faco:",
                         help="segments: label:option=value,.. runs joined by ';' (label faco: FocusedACO)")
     parser.add_argument("--segments-seconds", type=float, default=60.0, help="segments: wall seconds, set-up included")
     parser.add_argument("--segments-marks", default="10,30", help="segments: wall seconds to read the gap at")
-    parser.add_argument("--segments-folder", default="/tmp", help="segments: where portgen's files are written")
+    parser.add_argument("--segments-folder", default="/tmp", help="segments: where the generated instances are written")
     parser.add_argument("--segments-checkpoint", default="",
                         help="segments: a checkpoint file; the run is resumed from it where it exists (one part a call)")
     parser.add_argument("--segments-checkpoint-every", type=float, default=30.0,

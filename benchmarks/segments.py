@@ -1,8 +1,9 @@
 """Tour segments at scale: one tour improved in thousands of places at once (lsmgpu.TourSegments)
-beside FocusedACO, on TSPLIB instances and portgen's uniform instances.
+beside FocusedACO, on TSPLIB instances and portgen's uniform and portcgen's clustered instances.
 
-For each of ``--segments-instances`` (TSPLIB names, or ``portgen:N``: N uniform cities of
-benchmarks/portgen.py with seed N, written to a TSPLIB file and read back), the set-up every row
+For each of ``--segments-instances`` (TSPLIB names, ``portgen:N``: N uniform cities of
+benchmarks/portgen.py with seed N, or ``portcgen:N``: N clustered cities, written to a TSPLIB file
+and read back), the set-up every row
 shares is timed once: reading the file and the quadrant candidate lists; and each start tour
 (``start=greedy``, the default, or ``start=hilbert`` in a config).
 Each entry of ``--segments-configs`` (``label:option=value,..`` joined by ``;``; the label
@@ -10,8 +11,9 @@ Each entry of ``--segments-configs`` (``label:option=value,..`` joined by ``;``;
 actor per GPU, any other label TourSegments) then runs from that tour for ``--segments-seconds``
 of wall time less the shared set-up, so the row's budget counts reading and set-up as a user's
 ``lsmgpu solve --seconds S`` does. The row gives the gap at the end and at the times in
-``--segments-marks`` (wall seconds, set-up included) to the optimum (TSPLIB) or to
-0.7124 sqrt(n A) (portgen), with the rounds, kicks and host memory (peak resident set).
+``--segments-marks`` (wall seconds, set-up included) to the optimum (TSPLIB), to
+0.7124 sqrt(n A) (portgen) or to the Held-Karp bound (portcgen: ``TSP.lower_bound()``, computed
+before the rows and outside their budget), with the rounds, kicks and host memory (peak resident set).
 
     python -m benchmarks segments --segments-instances portgen:1000000 --segments-seconds 60 --out $OUT
 
@@ -35,7 +37,7 @@ from lsmgpu.parallel.ray_segments import RayTourSegments
 from lsmgpu.problems import TSP
 from lsmgpu.problems.candidates import greedy_tour, hilbert_tour
 
-from .portgen import portgen, uniform_reference
+from .portgen import portcgen, portgen, uniform_reference
 
 __all__ = ["table_segments", "parse_configs"]
 
@@ -71,13 +73,17 @@ def option_value(text: str):
     return text
 
 
-def write_portgen(n: int, folder: Path) -> Path:
-    """portgen's n cities (seed n) as a TSPLIB file in ``folder`` (made once)."""
-    path = folder / f"portgen{n}.tsp"
+#: the generated instances' kinds: ``kind:N`` in --segments-instances
+GENERATORS = {"portgen": portgen, "portcgen": portcgen}
+
+
+def write_generated(kind: str, n: int, folder: Path) -> Path:
+    """The generator ``kind``'s n cities (seed n) as a TSPLIB file in ``folder`` (made once)."""
+    path = folder / f"{kind}{n}.tsp"
     if not path.exists():
-        coords = portgen(n, n).astype(np.int64)
+        coords = GENERATORS[kind](n, n).astype(np.int64)
         lines = "\n".join(f"{i + 1} {x} {y}" for i, (x, y) in enumerate(coords.tolist()))
-        path.write_text(f"NAME : portgen{n}\nTYPE : TSP\nDIMENSION : {n}\nEDGE_WEIGHT_TYPE : EUC_2D\n"
+        path.write_text(f"NAME : {kind}{n}\nTYPE : TSP\nDIMENSION : {n}\nEDGE_WEIGHT_TYPE : EUC_2D\n"
                         f"NODE_COORD_SECTION\n{lines}\nEOF\n")
     return path
 
@@ -110,11 +116,15 @@ def table_segments(args, path_of, emit) -> list[dict]:
     rows, marks = [], [float(m) for m in args.segments_marks.split(",") if m]
     for name in args.segments_instances.split(","):
         t0 = time.perf_counter()
-        if name.startswith("portgen:"):
-            path = write_portgen(int(name.split(":")[1]), Path(args.segments_folder))
+        generator, _, cities = name.partition(":")
+        if generator in GENERATORS:
+            path = write_generated(generator, int(cities), Path(args.segments_folder))
+            if generator == "portgen":
+                reference, kind = uniform_reference(int(cities)), "0.7124 sqrt(nA)"
+            else:
+                reference, kind = float(TSP.from_file(path).lower_bound()), "Held-Karp bound"
             t0 = time.perf_counter()
             problem = TSP.from_file(path)
-            reference, kind = uniform_reference(problem.n), "0.7124 sqrt(nA)"
         else:
             problem = TSP.from_file(path_of("tsplib", name))
             reference, kind = float(problem.best_known), "optimum"

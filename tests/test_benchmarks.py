@@ -1,5 +1,7 @@
-"""The benchmark harness's CPU-only parts: the peer table on a shipped instance."""
+"""The benchmark harness's CPU-only parts: the tables on shipped instances, the generated instances."""
 import argparse
+
+import pytest
 
 from benchmarks.peers import scipy_restarts, table_peers_qap
 from lsmgpu.problems import QAP
@@ -45,7 +47,6 @@ def test_quick_report_on_the_cpu(tmp_path):
 
 def test_gpu_only_tables_refuse_the_cpu(tmp_path):
     """GPU only tables refuse the CPU."""
-    import pytest
     from benchmarks.__main__ import main
     with pytest.raises(SystemExit, match="needs the GPU"):
         main(["twoopt-rate", "--quick", "--backend", "cpu", "--out", str(tmp_path)])
@@ -63,7 +64,6 @@ def test_tsp_peer_table(tmp_path):
     """peers-tsp runs lsmgpu's ILS, OR-Tools and LKH (where installed) and scores their tours
     itself; when lsmgpu's own row is a GPU run, the same ILS on the CPU backend runs beside it
     (exercised here with a CPU factory standing in for the GPU)."""
-    import pytest
     pytest.importorskip("elkai")
     pytest.importorskip("ortools")
     from benchmarks.peers import table_peers_tsp
@@ -84,7 +84,6 @@ def test_tsp_peers_take_coordinates_where_no_matrix_fits():
     """Without a distance matrix (instances like pla85900) OR-Tools reads arc costs from the
     coordinates and LKH takes them as points; LKH stopped at its limit gives no tour."""
     import numpy as np
-    import pytest
     pytest.importorskip("elkai")
     pytest.importorskip("ortools")
     from benchmarks.peers import lkh, ortools_gls
@@ -175,7 +174,6 @@ def test_every_bad_input_is_a_clear_error(tmp_path):
 
 def test_run_counts_must_be_positive(tmp_path, capsys):
     """Run counts must be positive."""
-    import pytest
     from benchmarks.__main__ import main
     for option in ("--faco-seeds", "--colony-acs-seeds"):
         with pytest.raises(SystemExit):
@@ -196,7 +194,6 @@ def test_coverage_counts_tour_edges_in_either_list():
 def test_alpha_and_depth_tables_on_the_cpu(tmp_path):
     """`alpha` and `depth` run beside LKH-3 (elkai, where installed) on a shipped instance: the
     α-lists' coverage of LKH's tour, the bound below the optimum, one row per method."""
-    import pytest
     pytest.importorskip("elkai")
     from benchmarks.__main__ import main
     main(["alpha", "depth", "--quick", "--backend", "cpu", "--out", str(tmp_path)])
@@ -270,3 +267,43 @@ def test_a_config_option_reads_as_none_a_bool_a_number_or_text():
     assert type(option_value("3")) is int and option_value("None") is None
     assert parse_configs("defaults:start=hilbert;faco:restart_after=None,moves=192") == [
         ("defaults", {"start": "hilbert"}), ("faco", {"restart_after": None, "moves": 192})]
+
+
+def test_generated_instances_are_the_challenges_reproducibly_and_clustered_where_asked():
+    """portgen and portcgen: the same seed the same cities, another seed others; with seed 1000
+    the challenge's E1k.0 and C1k.0 (first cities and coordinate sums pinned where LKH-3's tours
+    of them matched the instances' listed lengths, 23,360,648 and 11,387,430); portgen's cities in
+    the square, portcgen's around centres, so a city's nearest other city is closer."""
+    import numpy as np
+    from scipy.spatial import cKDTree
+
+    from benchmarks.portgen import MAXCOORD, portcgen, portgen
+    for make in (portgen, portcgen):
+        cities = make(2000, 7)
+        assert cities.shape == (2000, 2) and np.array_equal(cities, make(2000, 7))
+        assert not np.array_equal(cities, make(2000, 8)) and np.array_equal(cities, np.floor(cities))
+    e1k, c1k = portgen(1000, 1000).astype(np.int64), portcgen(1000, 1000).astype(np.int64)
+    assert e1k[:2].tolist() == [[140237, 801141], [169837, 196125]] and e1k.sum(axis=0).tolist() == [508605748, 496415496]
+    assert c1k[:2].tolist() == [[877915, 39773], [121704, 262791]] and c1k.sum(axis=0).tolist() == [521674817, 505088146]
+    uniform, clustered = portgen(2000, 7), portcgen(2000, 7)
+    assert uniform.min() >= 0 and uniform.max() < MAXCOORD
+    nearest = [cKDTree(c).query(c, k=2)[0][:, 1].mean() for c in (uniform, clustered)]
+    assert nearest[1] < 0.5 * nearest[0]
+    with pytest.raises(ValueError, match="portcgen: at least 100 cities"):
+        portcgen(99, 1)
+
+
+def test_a_clustered_row_measures_its_gap_to_the_held_karp_bound(tmp_path):
+    """segments on portcgen:N: the instance written once, its gaps to the Held-Karp bound, so
+    never below 0."""
+    from types import SimpleNamespace
+
+    from benchmarks.segments import table_segments
+    args = SimpleNamespace(segments_instances="portcgen:300", segments_folder=str(tmp_path), segments_marks="",
+                           segments_configs="defaults:start=hilbert", segments_seconds=1.0, backend_choice="cpu",
+                           segments_checkpoint="")
+    rows = table_segments(args, None, lambda row: None)
+    assert (tmp_path / "portcgen300.tsp").is_file() and len(rows) == 1
+    row = rows[0]
+    assert row["reference"] == "Held-Karp bound" and row["n"] == 300
+    assert 0 <= row["gap_pct"] <= row["start_gap_pct"]
