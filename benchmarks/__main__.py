@@ -758,6 +758,8 @@ def main(argv=None):
                         help="depth: LKH-3's configurations beside (defaults, popmusic; none)")
     parser.add_argument("--depth-lkh-wait", type=float, default=None,
                         help="depth: seconds LKH-3's runs may go on after lsmgpu's rows (default: until they end)")
+    parser.add_argument("--depth-tours", default="",
+                        help="depth: a .npz file keeping every row's tour (benchmarks/probes/tour_difference.py reads it)")
     parser.add_argument("--descent-instances", default="d18512,pla85900", help="lk-descent: TSPLIB names")
     parser.add_argument("--descent-configs", default="quadrant,quadrant:or3,quadrant:lk,quadrant:or3:lk,alpha:or3:lk",
                         help="lk-descent: candidates[:or3][:lk] descents (quadrant, alpha)")
@@ -841,6 +843,7 @@ def main(argv=None):
                 command="python -m benchmarks " + " ".join(sys.argv[1:] if argv is None else argv),
                 python=platform.python_version(), cpu_count=os.cpu_count())
     args.meta = meta
+    COLLECTED.clear()                       # a run writes its own rows, not an earlier call's in the same process
     try:
         for table in args.tables:
             TABLES[table](args)

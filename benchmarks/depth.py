@@ -20,6 +20,8 @@ CANDIDATE_SET_TYPE = POPMUSIC with INITIAL_PERIOD = 100; none: no LKH rows), eac
 its own on one core, all running while the GPU rows run. LKH's ascent cannot be interrupted:
 its wall time is reported as measured, and a run without a tour ``--depth-lkh-wait`` seconds after
 the GPU rows end is stopped and reported as such.
+``--depth-tours FILE.npz`` keeps every row's tour in one file, keyed "instance|strategy|seed|budget"
+(benchmarks/probes/tour_difference.py compares lsmgpu's with LKH-3's).
 
 ``lk-descent``: one descent of the greedy tour (its own seconds and gap) for each of
 ``--descent-configs`` (candidates[:or3][:lk][:chainD][:wideW]: "quadrant" (10 quadrant neighbours)
@@ -174,7 +176,7 @@ def table_depth(args, path_of, emit) -> list[dict]:
     configs = [(entry.split(":") + [""])[:2] + [entry.split(":")[2:]] for entry in args.depth_configs.split(",")]
     seeds = [int(seed) for seed in args.depth_seeds.split(",")]
     peers = {LKH_NAMES[name]: LKH_CONFIGS[LKH_NAMES[name]] for name in args.depth_lkh.split(",") if name != "none"}
-    rows = []
+    rows, tours = [], {}
     for seconds in (float(s) for s in args.depth_seconds.split(",")):
         jobs = [(p, extra, seconds) for p in paths for extra in peers.values()]
         pool, futures = start_lkh(jobs) if jobs else (None, {})
@@ -198,6 +200,7 @@ def table_depth(args, path_of, emit) -> list[dict]:
                                      budget_s=seconds, seconds=round(wall, 2), iterations=result.iterations,
                                      gap_pct=round(100 * problem.gap(result.fitness), 3), status=result.status,
                                      restarts=getattr(made, "restarts", None)))
+                    tours[f"{problem.name}|{rows[-1]['strategy']}|{seed}|{seconds:g}"] = result.solution
                     emit(rows[-1])
         lkh = collect_lkh(pool, futures, args.depth_lkh_wait) if jobs else {}
         for path in paths if jobs else ():
@@ -214,7 +217,11 @@ def table_depth(args, path_of, emit) -> list[dict]:
                                  seconds=None if wall is None else round(wall, 2), iterations=None,
                                  gap_pct=None if tour is None else round(100 * problem.gap(problem.evaluate(tour)), 3),
                                  status=status, restarts=None))
+                if tour is not None:
+                    tours[f"{problem.name}|{label}|0|{seconds:g}"] = tour
                 emit(rows[-1])
+    if args.depth_tours:
+        np.savez_compressed(args.depth_tours, **tours)
     return rows
 
 

@@ -203,6 +203,27 @@ def test_alpha_and_depth_tables_on_the_cpu(tmp_path):
         assert method in report
 
 
+def test_depth_keeps_every_rows_tour_where_asked(tmp_path):
+    """depth --depth-tours: one file with each row's tour under "instance|strategy|seed|budget",
+    each a tour of the instance with its row's gap."""
+    import json
+
+    import numpy as np
+
+    from benchmarks.__main__ import main
+    from lsmgpu.problems import load
+    kept = tmp_path / "tours.npz"
+    main(["depth", "--quick", "--backend", "cpu", "--depth-lkh", "none", "--depth-seeds", "0,1",
+          "--depth-tours", str(kept), "--out", str(tmp_path)])
+    tours, problem = np.load(kept), load("eil51")
+    rows = {f"eil51|{row['strategy']}|{row['seed']}|1": row["gap_pct"]
+            for row in json.loads((tmp_path / "results.json").read_text())["rows"]}
+    assert sorted(tours) == sorted(rows) and len(rows) == 4
+    for key in tours:
+        assert np.array_equal(np.sort(tours[key]), np.arange(51))
+        assert round(100 * problem.gap(problem.evaluate(tours[key])), 3) == rows[key]
+
+
 def test_ga_local_minima_table_on_the_cpu(tmp_path):
     """`ga-local-minima --quick` (Kang et al.'s Tables 3-4 in shape) runs on the CPU backend: a row per
     configuration and crossover, the first genes (2-opt local minima) no worse than the run's end."""
@@ -307,3 +328,38 @@ def test_a_clustered_row_measures_its_gap_to_the_held_karp_bound(tmp_path):
     row = rows[0]
     assert row["reference"] == "Held-Karp bound" and row["n"] == 300
     assert 0 <= row["gap_pct"] <= row["start_gap_pct"]
+
+
+def test_tour_differences_are_the_moves_between_the_tours():
+    """tour_difference: a tour against itself differs nowhere; a 2-opt move of it is one component
+    of k 2, a move alone, its gain the length difference; a double bridge of two far stretches is
+    two components of k 2, neither a move alone, spanning the stretches; the summary puts a better
+    tour's whole lead in its bin, and counts the new edges outside the candidate lists."""
+    import numpy as np
+
+    from benchmarks.probes.tour_difference import differences, outside_candidates, summary
+    rng = np.random.default_rng(3)
+    coords = rng.random((200, 2))
+
+    def dist(u, v):
+        return np.hypot(*(coords[u] - coords[v]).T)
+
+    def length(t):
+        return dist(t, np.roll(t, -1)).sum()
+
+    a = np.arange(200)
+    assert differences(a, a, dist) == []
+    two_opt = np.r_[a[:50], a[50:120][::-1], a[120:]]
+    [row] = differences(a, two_opt, dist)
+    assert (row["k"], row["cities"], row["alone"]) == (2, 4, True) and np.isclose(row["gain"], length(a) - length(two_opt))
+    bridge = np.r_[a[:20], a[150:180], a[50:150], a[20:50], a[180:]]
+    rows = differences(a, bridge, dist)
+    assert [(row["k"], row["cities"], row["alone"]) for row in rows] == [(2, 4, False)] * 2
+    assert np.isclose(sum(row["gain"] for row in rows), length(a) - length(bridge))
+    assert [row["span"] for row in rows] == [72, 72]          # 149 .. 199, 0 .. 20 and 179 .. 199, 0 .. 50
+    better, worse = (two_opt, a) if length(two_opt) < length(a) else (a, two_opt)
+    digest = summary(differences(worse, better, dist), 200)
+    assert digest["b_shorter"] == 1 and digest["k 2-3"] == 100.0 and digest["far_pct"] == 100.0
+    assert digest["not_alone_pct"] == 0.0
+    lists = np.array([[(c + 1) % 200, (c - 1) % 200] for c in range(200)])
+    assert outside_candidates(a, bridge, lists) == (4, 4) and outside_candidates(a, a, lists) == (0, 0)
