@@ -67,7 +67,7 @@ def portcgen(n: int, seed: int) -> np.ndarray:
     numbers = _numbers(seed, 2 * centres + 4 * n + 1024)
     at = 2 * centres
     xy = (numbers[:at] / PRANDMAX * MAXCOORD).astype(np.int64).reshape(centres, 2)
-    scale = MAXCOORD / np.sqrt(n)
+    scale = 1.0 / np.sqrt(n)                                # portcgen's: offset * scale * MAXCOORD, in that order
     out = np.empty((n, 2), dtype=np.int64)
     for city in range(n):
         if at + 1 + 2 * 64 > len(numbers):                   # rejections beyond the stock: draw more
@@ -81,7 +81,7 @@ def portcgen(n: int, seed: int) -> np.ndarray:
             if s < 1.0:
                 break
         t = np.sqrt(-2.0 * np.log(s) / s)
-        out[city] = xy[centre] + np.trunc(np.array([v2 * t, v1 * t]) * scale).astype(np.int64)
+        out[city] = xy[centre] + np.trunc(np.array([v2 * t, v1 * t]) * scale * MAXCOORD).astype(np.int64)
     return out.astype(np.float64)
 
 
