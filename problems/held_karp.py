@@ -9,20 +9,20 @@ import numpy as np
 
 from lsmgpu.budget import check_deadline
 
-from .alpha import GPU_TREES_FROM, GRAPH_NEIGHBOURS, ascent, sparse_graph
+from .alpha import GPU_TREES_FROM, GRAPH_NEIGHBOURS, PERIOD, ascent, sparse_graph
 from .candidates import on_gpu
 from .distances import distance
 
 __all__ = ["exact_bound", "held_karp_bound"]
 
 
-def held_karp_bound(tsp) -> float:
+def held_karp_bound(tsp, period: int = PERIOD) -> float:
     """A lower bound on every tour: the ascent over the denser graph (the triangulation and
     GRAPH_NEIGHBOURS quadrant neighbours a city: penalties whose 1-trees over all pairs stay
     close to the sparse ones; over the α-lists' sparser graph the exact bound fell 1-4 % below
-    the optimum where this one is 0.5-1.9 %: docs/benchmarks/tsp-depth.md), then the exact
-    1-tree over all pairs at its penalties."""
-    run = ascent(tsp, graph=sparse_graph(tsp, GRAPH_NEIGHBOURS))
+    the optimum where this one is 0.5-1.9 %: docs/benchmarks/tsp-depth.md), ``period`` its first
+    period, then the exact 1-tree over all pairs at its penalties."""
+    run = ascent(tsp, period=period, graph=sparse_graph(tsp, GRAPH_NEIGHBOURS))
     return exact_bound(tsp, run.pi, run.special)
 
 

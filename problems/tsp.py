@@ -20,13 +20,13 @@ from lsmgpu.neighbourhoods import (CandidateThreeOpt, CandidateTwoOpt, OrOpt, Ov
 from lsmgpu.kernels import render_fragment
 from lsmgpu.problem import ColonyModel, DeviceArray, EdgeDistance, Problem
 from lsmgpu.budget import check_deadline, time_left
-from lsmgpu.validation import INT32_MAX, check_number, check_points, check_size, check_square
+from lsmgpu.validation import INT32_MAX, check_count, check_number, check_points, check_size, check_square
 
 from .candidates import greedy_tour, hilbert_tour, nearest_candidates, quadrant_candidates, strip_tour
 from .distances import distance, geo_radians
 from .instances import shipped
 from .kicks import double_bridge, double_bridge_cuts, double_bridge_moves
-from .alpha import alpha_candidates
+from .alpha import PERIOD, alpha_candidates
 from .held_karp import held_karp_bound
 from .tsplib import COORDINATE_TYPES, read_optimum, read_tour, read_tsplib, write_tour
 
@@ -208,12 +208,16 @@ class TSP(Problem):
         (x0, y0), (x1, y1) = self.coords.min(axis=0), self.coords.max(axis=0)
         return UNIFORM_TOUR * float(np.sqrt(self.n * (x1 - x0) * (y1 - y0)))
 
-    def lower_bound(self) -> int:
+    def lower_bound(self, period: int | None = None) -> int:
         """The Held-Karp bound, rounded up (lengths are integers): no tour is shorter (problems/
         held_karp.py's held_karp_bound: on one core of the 2-core development machine 0.8 s at
         4,461 cities, 4 s at 18,512, most of it the ascent; its spanning trees on the GPU where one
-        answers, 0.9 s at 18,512 cities and 4.8 s at 85,900 on the H100 machine)."""
-        return int(np.ceil(held_karp_bound(self) - 1e-6))
+        answers, 0.9 s at 18,512 cities and 4.8 s at 85,900 on the H100 machine). ``period``: the
+        ascent's first period (None: alpha.PERIOD, 100); a longer one is tighter and slower: LKH's
+        ``n // 2`` takes 0.04-0.28 points off the gap at 1,000-6,000 cities, for about 2.5 n
+        iterations against 250 (docs/benchmarks/tsp-depth.md, "A longer ascent for the bound")."""
+        chosen = PERIOD if period is None else check_count("TSP.lower_bound", "period", period, 1)
+        return int(np.ceil(held_karp_bound(self, chosen) - 1e-6))
 
     def colony_model(self, candidates: int | None = None) -> ColonyModel:
         """Tours built city after city: heuristic 1 / (d + 0.1) (ACOTSP's, finite for coincident

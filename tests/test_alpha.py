@@ -173,6 +173,18 @@ def test_lower_bound_on_shipped_instances():
     assert berlin.best_known - 1 <= bound <= berlin.best_known        # over all pairs, at the sparse ascent's π
 
 
+def test_a_longer_ascent_gives_a_tighter_lower_bound():
+    """TSP.lower_bound(period=400), a first period four times the default's: still at most the
+    optimum, and above the default's on kroA100 and pr76; a period that is not a positive integer
+    is refused, named."""
+    for name in ("kroA100", "pr76"):
+        tsp = TSP.from_file(TSP.shipped(name))
+        assert tsp.lower_bound() < tsp.lower_bound(period=400) <= tsp.best_known, name
+    for bad, error in ((0, ValueError), (2.5, TypeError)):
+        with pytest.raises(error, match="TSP.lower_bound: `period`"):
+            tsp.lower_bound(period=bad)
+
+
 def test_alpha_candidates_are_the_smallest_alpha_neighbours():
     """Each row holds k distinct other cities of the pool (the ascent's graph and the quadrant
     neighbours), in order of α, and no pool neighbour left out has a smaller α."""
