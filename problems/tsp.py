@@ -214,8 +214,8 @@ class TSP(Problem):
         4,461 cities, 4 s at 18,512, most of it the ascent; its spanning trees on the GPU where one
         answers, 0.9 s at 18,512 cities and 4.8 s at 85,900 on the H100 machine). ``period``: the
         ascent's first period (None: alpha.PERIOD, 100); a longer one is tighter and slower: LKH's
-        ``n // 2`` takes 0.04-0.28 points off the gap at 1,000-6,000 cities, for about 2.5 n
-        iterations against 250 (docs/benchmarks/tsp-depth.md, "A longer ascent for the bound")."""
+        ``n // 2`` takes 0.04-0.28 points off the gap at 1,000-18,512 cities, for about 1.25 n
+        iterations against 248 (docs/benchmarks/tsp-depth.md, "A longer ascent for the bound")."""
         chosen = PERIOD if period is None else check_count("TSP.lower_bound", "period", period, 1)
         return int(np.ceil(held_karp_bound(self, chosen) - 1e-6))
 
