@@ -2,7 +2,7 @@
 instance's 5 α-nearest after the ascent with its default first period (alpha.PERIOD, 100) and with
 LKH's n // 2, against LKH-3's tour (POPMUSIC, 60 s, in this process), with the lists' seconds.
 The measurement behind PERIOD staying the α-lists' first period: n // 2 moves the coverage by
--0.06 to +0.04 points at 5-50 times the seconds (docs/benchmarks/tsp-depth.md).
+-0.06 to +0.04 points at 6-52 times the seconds (docs/benchmarks/tsp-depth.md).
 
     python -m benchmarks.probes.alpha_period .data/tsplib pr1002,u1817,rl5915,rl11849
 """
