@@ -122,6 +122,7 @@ def table_segments(args, path_of, emit) -> list[dict]:
             if generator == "portgen":
                 reference, kind = uniform_reference(int(cities)), "0.7124 sqrt(nA)"
             else:
+                # the bound on an instance read apart, so that the row's reading and lists are its own
                 reference, kind = float(TSP.from_file(path).lower_bound()), "Held-Karp bound"
             t0 = time.perf_counter()
             problem = TSP.from_file(path)

@@ -16,15 +16,9 @@ import time
 
 import numpy as np
 
+from benchmarks.depth import lkh_run
 from problems import alpha
 from problems.tsp import TSP
-
-
-def lkh_tour(path: str, n: int, seconds: int = 20) -> np.ndarray:
-    """LKH-3's tour of the instance at ``path`` (0-based)."""
-    import elkai
-    params = f"PROBLEM_FILE = :stdin:\nRUNS = 1\nTOTAL_TIME_LIMIT = {seconds}\nTRACE_LEVEL = 0\n"
-    return (np.array(elkai._elkai.solve_problem(params, open(path).read())) - 1)[:n]
 
 
 def nearest_by_alpha(n: int, u, v, length, pi, k: int) -> np.ndarray:
@@ -50,7 +44,7 @@ def main(data: str, names: str, k: int = 5) -> None:
     for name in names.split(","):
         path = f"{data}/{name}.tsp"
         tsp = TSP.from_file(path)
-        n, tour = tsp.n, lkh_tour(path, tsp.n)
+        n, tour = tsp.n, lkh_run(path, "", 20)[0][:tsp.n]           # LKH-3's defaults, 20 s
         sparse, _ = alpha.alpha_candidates(tsp, k)
         u, v = np.triu_indices(n, 1)
         length = tsp.dist(u, v).astype(np.float64)
