@@ -12,8 +12,8 @@ from tqdm import tqdm
 
 from .backends import cuda_available
 from .errors import BackendUnavailable, KernelCompileError
-from .cli_parser import (DEFAULT_ITERATIONS, DEFAULT_SECONDS, POLISH, QAP_GPU_EXCHANGE, QAP_GPU_STARTS,
-                         SEGMENTS_FROM, parser)
+from .cli_parser import (CLUSTERED, CLUSTERED_SEGMENTS_FROM, DEFAULT_ITERATIONS, DEFAULT_SECONDS, POLISH,
+                         QAP_GPU_EXCHANGE, QAP_GPU_STARTS, SEGMENTS_FROM, parser)
 from .cli_population import CHAINS, FACO, SEGMENTS, combined_result, population, run_search
 from .plotting import plot_result, pyplot
 from .progress import ProgressBar
@@ -65,7 +65,8 @@ def _polish_option(args, problem) -> dict:
 def choose_method(args, problem) -> None:
     """Fill in --algorithm and --starts where not given, with what measured best for the problem
     type and backend (docs/benchmarks.md, "Defaults"): for a TSP on a GPU focused ACO, from
-    SEGMENTS_FROM cities (with coordinates) the tour segments (islands of either over the GPUs
+    SEGMENTS_FROM cities (with coordinates; CLUSTERED_SEGMENTS_FROM where TSP.clustering() is
+    CLUSTERED or more) the tour segments (islands of either over the GPUs
     with --gpus), on the CPU the don't-look ILS chain where the TSP has coordinates (none of them
     with --starts, --neighbourhood or --polish, which they do not take; with --checkpoint and
     --resume alike, so a resumed run picks what the checkpointed one did), else an ILS; for a
@@ -78,6 +79,8 @@ def choose_method(args, problem) -> None:
     if args.algorithm is None and tsp and problem.n >= 8 and not any((args.starts, args.neighbourhood, args.polish)):
         if on_gpu:
             cut = problem.n >= SEGMENTS_FROM and problem.coords is not None and not problem.gpu_matrix
+            if cut and problem.n < CLUSTERED_SEGMENTS_FROM and problem.clustering() >= CLUSTERED:
+                cut = False                          # focused ACO holds its lead further on clustered cities
             args.algorithm = SEGMENTS if cut else FACO
         elif problem.coords is not None:             # the chain's candidate lists come from them
             args.algorithm = CHAINS

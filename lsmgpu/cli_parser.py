@@ -9,7 +9,7 @@ from .cli_population import CHAINS_EXCHANGE
 from .neighbourhoods import CandidateThreeOpt, OrOpt, candidate_polish
 from .search import SEARCHES, LocalSearch, searches_of
 
-__all__ = ["DEFAULT_ITERATIONS", "DEFAULT_SECONDS", "SEGMENTS_FROM", "QAP_GPU_STARTS", "QAP_GPU_EXCHANGE", "POLISH", "parser"]
+__all__ = ["DEFAULT_ITERATIONS", "DEFAULT_SECONDS", "SEGMENTS_FROM", "CLUSTERED", "CLUSTERED_SEGMENTS_FROM", "QAP_GPU_STARTS", "QAP_GPU_EXCHANGE", "POLISH", "parser"]
 
 #: `lsmgpu compare`'s budget when none is given
 DEFAULT_ITERATIONS = {"tabu": 10_000, "hc": None, "ils": 1_000, "vns": 1_000}
@@ -20,6 +20,13 @@ DEFAULT_SECONDS = 10.0
 #: uniform instance measured from 100,000 cities (0.797 % against 1.001 %; 150,000: 0.807 against
 #: 1.407 %; 200,000: 0.638 against 1.656 %): docs/benchmarks/segments.md, "Where the segments take over"
 SEGMENTS_FROM = 100_000
+#: clustered cities (TSP.clustering() from CLUSTERED; uniform ones measure 1.0 +- 0.02) run the
+#: segments only from CLUSTERED_SEGMENTS_FROM cities. At 60 s on the DIMACS generator's clustered
+#: instances (gaps to the Held-Karp bound) focused ACO leads at 100,000 and 150,000 cities (6.40
+#: against 7.20 %, 5.95 against 7.28 %), the two are within 0.3 points at 200,000 and 300,000,
+#: and the segments lead from 400,000 (7.01 against 8.92 %, 500,000: 7.11 against 8.12 %):
+#: docs/benchmarks/segments.md, "Clustered cities"
+CLUSTERED, CLUSTERED_SEGMENTS_FROM = 2.0, 200_000
 #: a QAP on a GPU without --starts: this many tabu starts as islands (docs/benchmarks.md, "Defaults")
 QAP_GPU_STARTS, QAP_GPU_EXCHANGE = 256, 1000
 #: --polish: the ILS polish chain over the same candidate lists as the search's
@@ -101,7 +108,8 @@ def parser() -> argparse.ArgumentParser:
     solve.add_argument("--algorithm", choices=sorted(SEARCHES),
                        default=None,
                        help="default, measured best per problem type and backend: for a TSP on a GPU faco "
-                            f"(focused ACO, a thread block an ant), from {SEGMENTS_FROM:,} cities segments (one tour cut "
+                            f"(focused ACO, a thread block an ant), from {SEGMENTS_FROM:,} cities ({CLUSTERED_SEGMENTS_FROM:,} "
+                            "clustered ones) segments (one tour cut "
                             "into segments improved at once, a thread block a segment); dontlook-ils: 256 ILS chains, each whole in a "
                             "thread block; else ils (over candidate lists with "
                             "the Or-opt + 3-opt polish); tabu for the rest, as 256 island starts for a QAP on a "

@@ -333,11 +333,12 @@ def test_a_clustered_row_measures_its_gap_to_the_held_karp_bound(tmp_path):
 def test_tour_differences_are_the_moves_between_the_tours():
     """tour_difference: a tour against itself differs nowhere; a 2-opt move of it is one component
     of k 2, a move alone, its gain the length difference; a double bridge of two far stretches is
-    two components of k 2, neither a move alone, spanning the stretches; the summary puts a better
-    tour's whole lead in its bin, and counts the new edges outside the candidate lists."""
+    two components of k 2, neither a move alone, spanning the stretches, and one pair that makes a
+    tour together (its gain where positive); the summary puts a better tour's whole lead in its bin,
+    and counts the new edges outside the candidate lists."""
     import numpy as np
 
-    from benchmarks.probes.tour_difference import differences, outside_candidates, summary
+    from benchmarks.probes.tour_difference import differences, outside_candidates, small_pairs, summary
     rng = np.random.default_rng(3)
     coords = rng.random((200, 2))
 
@@ -357,9 +358,33 @@ def test_tour_differences_are_the_moves_between_the_tours():
     assert [(row["k"], row["cities"], row["alone"]) for row in rows] == [(2, 4, False)] * 2
     assert np.isclose(sum(row["gain"] for row in rows), length(a) - length(bridge))
     assert [row["span"] for row in rows] == [72, 72]          # 149 .. 199, 0 .. 20 and 179 .. 199, 0 .. 50
+    assert small_pairs(rows, a) == (1, pytest.approx(max(0.0, length(a) - length(bridge))))
+    assert small_pairs(rows, a, k_max=1) == (0, 0)
     better, worse = (two_opt, a) if length(two_opt) < length(a) else (a, two_opt)
     digest = summary(differences(worse, better, dist), 200)
     assert digest["b_shorter"] == 1 and digest["k 2-3"] == 100.0 and digest["far_pct"] == 100.0
     assert digest["not_alone_pct"] == 0.0
     lists = np.array([[(c + 1) % 200, (c - 1) % 200] for c in range(200)])
     assert outside_candidates(a, bridge, lists) == (4, 4) and outside_candidates(a, a, lists) == (0, 0)
+
+
+def test_lkh_from_a_tour_starts_there_in_a_process_of_its_own():
+    """lkh_from_tour: one LKH-3 trial from berlin52's optimal tour (LKH's own) keeps its length; from
+    a 2-opt move of it that lengthens the tour, one descent takes it back to the optimum; and a run
+    from LKH's own start afterwards is not handed the earlier runs' start file, since deleted (in
+    one process elkai's LKH would look for it and fail)."""
+    pytest.importorskip("elkai")
+    import numpy as np
+
+    from benchmarks.probes.lkh_from_tour import lkh_trials
+    from lsmgpu.problems import TSP
+    path = str(TSP.shipped("berlin52"))
+    problem = TSP.from_file(path)
+    best, _ = lkh_trials(path, 1, None)
+    worse = np.r_[best[:10], best[10:30][::-1], best[30:]]
+    assert problem.evaluate(worse) > problem.evaluate(best) == 7542
+    for start in (best, worse):
+        tour, seconds = lkh_trials(path, 1, start)
+        assert sorted(tour.tolist()) == list(range(52)) and problem.evaluate(tour) == 7542 and seconds > 0
+    own, _ = lkh_trials(path, 1, None)
+    assert sorted(own.tolist()) == list(range(52))

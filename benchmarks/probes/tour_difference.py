@@ -10,8 +10,9 @@ of a double bridge (two components of k 2), the non-sequential moves that a chai
 ones does not make. The probe reads the tours that
 ``python -m benchmarks depth ... --depth-tours FILE.npz`` kept and compares each lsmgpu tour with
 LKH-3's of the same instance: how much of LKH's lead lies in components of each k, how far they
-reach, and how many of LKH's edges lie outside A's 10 quadrant candidates (edges no move of
-lsmgpu's descents can add). It needs no GPU.
+reach, how many pairs of small components make a tour together (local non-sequential moves), and
+how many of LKH's edges lie outside A's 10 quadrant candidates (edges no move of lsmgpu's descents
+can add). It needs no GPU.
 
     python -m benchmarks.probes.tour_difference FILE.npz .data/tsplib
 """
@@ -64,8 +65,21 @@ def differences(a: np.ndarray, b: np.ndarray, dist) -> list[dict]:
         places = np.sort(position[cities])
         gaps = np.diff(np.append(places, places[0] + n))
         rows.append(dict(cities=len(cities), k=int(in_a.sum()), gain=float(length_a[in_a].sum() - length_b[in_b].sum()),
-                         span=int(n - gaps.max() + 1), alone=_one_tour(n, ea, only_a[in_a], only_b[in_b])))
+                         span=int(n - gaps.max() + 1), alone=_one_tour(n, ea, only_a[in_a], only_b[in_b]),
+                         removed=only_a[in_a], added=only_b[in_b]))
     return rows
+
+
+def small_pairs(rows: list[dict], a: np.ndarray, k_max: int = 9) -> tuple[int, float]:
+    """Pairs of components of k at most ``k_max`` that are no move alone but make a tour of ``a``
+    together (the two halves of a double bridge, or of a non-sequential move like it): (how many,
+    their gain where positive)."""
+    n, edges = len(a), _edges(a)
+    small = [row for row in rows if row["k"] <= k_max and not row["alone"]]
+    pairs = [first["gain"] + second["gain"] for i, first in enumerate(small) for second in small[i + 1:]
+             if _one_tour(n, edges, np.concatenate([first["removed"], second["removed"]]),
+                          np.concatenate([first["added"], second["added"]]))]
+    return len(pairs), sum(gain for gain in pairs if gain > 0)
 
 
 def _one_tour(n: int, edges: np.ndarray, removed: np.ndarray, added: np.ndarray) -> bool:
@@ -106,8 +120,8 @@ def main(tours_file: str, data: str) -> None:
     keys = list(tours.keys())
     print("instance | A (lsmgpu) | A gap % | B (LKH-3) | B gap % | components | B shorter in | "
           + " | ".join(f"% of B's lead, k {low}-{high}" if high else f"% of B's lead, k {low}+" for low, high in K_BINS)
-          + " | % of it spanning > n/10 | % of it in no move alone | B's edges A lacks"
-          " | of them outside A's quadrant-10 lists")
+          + " | % of it spanning > n/10 | % of it in no move alone | pairs of k <= 9 making a tour together"
+          " (their gain) | B's edges A lacks | of them outside A's quadrant-10 lists")
     for key in keys:
         instance, strategy, seed, budget = key.split("|")
         if strategy.startswith("LKH-3"):
@@ -121,10 +135,12 @@ def main(tours_file: str, data: str) -> None:
         rows = differences(a, b, problem.dist)
         digest = summary(rows, problem.n)
         lacked, outside = outside_candidates(a, b, problem.candidate_lists(10))
+        pairs, pairs_gain = small_pairs(rows, a)
         print(f"{instance} | {strategy}, seed {seed}, {budget} s | {100 * problem.gap(problem.evaluate(a)):.3f} | LKH-3 | "
               f"{100 * problem.gap(problem.evaluate(b)):.3f} | {digest['components']} | {digest['b_shorter']} | "
               + " | ".join(str(value) for name, value in digest.items() if name.startswith("k "))
-              + f" | {digest['far_pct']} | {digest['not_alone_pct']} | {lacked} | {outside}", flush=True)
+              + f" | {digest['far_pct']} | {digest['not_alone_pct']} | {pairs} ({pairs_gain:.0f}) | {lacked} | {outside}",
+              flush=True)
 
 
 if __name__ == "__main__":

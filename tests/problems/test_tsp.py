@@ -267,3 +267,18 @@ def test_a_nearest_neighbour_start_cut_by_the_deadline_does_not_follow_the_file_
         tour = nearest_neighbour_tour(tsp, 0)
     assert sorted(tour.tolist()) == list(range(200))
     assert tsp.fitness(tour) > 2 * tsp.fitness(np.arange(200))
+
+
+def test_clustering_reads_uniform_clustered_and_lattice_cities_apart():
+    """TSP.clustering(): about 1 for uniform cities (Poisson counts over the grid), far above for
+    cities in clusters (DIMACS-like: n / 100 centres, normal spread), below 1 for a lattice; a TSP
+    given by its matrix has no cities to read and says so."""
+    rng = np.random.default_rng(5)
+    assert TSP(rng.uniform(0, 1e6, (40_000, 2))).clustering() == pytest.approx(1.0, abs=0.1)
+    centres = rng.uniform(0, 1e6, (400, 2))
+    clustered = centres[rng.integers(0, 400, 40_000)] + rng.normal(0, 1e6 / np.sqrt(40_000), (40_000, 2))
+    assert TSP(clustered).clustering() > 10
+    lattice = np.stack(np.meshgrid(np.arange(200.0), np.arange(200.0)), axis=-1).reshape(-1, 2)
+    assert TSP(lattice).clustering() < 0.5
+    with pytest.raises(ValueError, match="clustering needs coordinates"):
+        TSP(matrix=np.abs(np.subtract.outer(np.arange(6), np.arange(6)))).clustering()

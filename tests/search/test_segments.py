@@ -283,9 +283,10 @@ def test_gpu_search_equals_the_cpu_search():
     assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
 
 
-def test_the_command_runs_the_segments_and_picks_them_for_large_tours_on_a_gpu(monkeypatch, capsys):
+def test_the_command_runs_the_segments_and_picks_them_for_large_tours_on_a_gpu(monkeypatch, capsys, tmp_path):
     """`lsmgpu solve --algorithm segments` runs them (with --lk and --candidates); on a GPU a TSP
-    from SEGMENTS_FROM cities gets them by default, a smaller one focused ACO."""
+    from SEGMENTS_FROM cities gets them by default, a smaller one focused ACO, and a clustered one
+    (berlin52: clustering 4) focused ACO up to CLUSTERED_SEGMENTS_FROM cities."""
     import lsmgpu.cli as cli
     from lsmgpu.cli import main
     assert main(["solve", "berlin52", "--algorithm", "segments", "--backend", "cpu", "--iterations", "2", "--lk",
@@ -297,7 +298,14 @@ def test_the_command_runs_the_segments_and_picks_them_for_large_tours_on_a_gpu(m
     seen = {}
     monkeypatch.setattr(cli, "cuda_available", lambda: (True, "a test GPU"))
     monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: seen.update(vars(args)))
-    for cities, expected in ((52, "segments"), (53, "faco")):
-        monkeypatch.setattr(cli, "SEGMENTS_FROM", cities)
-        main(["solve", "berlin52", "--quiet"])
-        assert seen["algorithm"] == expected
+    cities = uniform(400, seed=3).coords
+    even = tmp_path / "even400.tsp"
+    even.write_text("NAME : even400\nTYPE : TSP\nDIMENSION : 400\nEDGE_WEIGHT_TYPE : EUC_2D\nNODE_COORD_SECTION\n"
+                    + "".join(f"{i + 1} {x} {y}\n" for i, (x, y) in enumerate(cities)) + "EOF\n")
+    for instance, segments_from, clustered_from, expected in (
+            ("berlin52", 52, 52, "segments"), ("berlin52", 53, 53, "faco"), ("berlin52", 52, 53, "faco"),
+            (str(even), 400, 401, "segments"), (str(even), 401, 401, "faco")):
+        monkeypatch.setattr(cli, "SEGMENTS_FROM", segments_from)
+        monkeypatch.setattr(cli, "CLUSTERED_SEGMENTS_FROM", clustered_from)
+        main(["solve", instance, "--quiet"])
+        assert seen["algorithm"] == expected, (instance, segments_from, clustered_from)
