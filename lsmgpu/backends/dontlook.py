@@ -57,7 +57,9 @@ from collections import deque
 
 import numpy as np
 
+from ..errors import announce_fallback
 from .fallback import kernel_or_host
+from .kopt import kopt_check
 from .lk import lk_check
 from .tour_steps import apply_checked, apply_steps
 
@@ -74,17 +76,21 @@ class DontLookRules:
     """The moves a check evaluates: ``candidates`` (n, K) per city, Or-opt segments up to
     ``segment``, with ``or3`` the Or-3opt moves and with ``lk`` the LK3 moves too; with
     ``lk_depth`` > 0, where none of them improves, the variable-depth LK chain of up to that many
-    2-opt moves (lsmgpu/backends/lk.py). ``candidates`` may be a function that makes the table
-    (the α-nearest: their ascent then runs where the table is first read, in the search's set-up
-    and inside its time budget, not when the search is made)."""
+    levels: of 2-opt moves with ``lk_move`` 2 (lsmgpu/backends/lk.py), of LKH's sequential 5-opt
+    basis moves with ``lk_move`` 5 (lsmgpu/backends/kopt.py; no GPU kernel yet: on a GPU the
+    descents then run on the host, announced). ``candidates`` may be a function that makes the
+    table (the α-nearest: their ascent then runs where the table is first read, in the search's
+    set-up and inside its time budget, not when the search is made)."""
 
-    def __init__(self, candidates, segment: int, or3: bool = False, lk: bool = False, lk_depth: int = 0):
+    def __init__(self, candidates, segment: int, or3: bool = False, lk: bool = False, lk_depth: int = 0,
+                 lk_move: int = 2):
         self._candidates = candidates if callable(candidates) else self._table(candidates)
         self.segment, self.or3, self.lk, self.lk_depth = int(segment), bool(or3), bool(lk), int(lk_depth)
+        self.lk_move = int(lk_move)
 
     def with_candidates(self, candidates) -> "DontLookRules":
         """The same moves over another candidate table (a tour segment's)."""
-        return DontLookRules(candidates, self.segment, self.or3, self.lk, self.lk_depth)
+        return DontLookRules(candidates, self.segment, self.or3, self.lk, self.lk_depth, self.lk_move)
 
     @staticmethod
     def _table(candidates) -> np.ndarray:
@@ -137,7 +143,8 @@ def check_city(c: int, x: np.ndarray, pos: np.ndarray, rules: DontLookRules, bet
     """City c's best improving move: (delta, number, the edges its steps remove, the cities to
     queue), or None where no move of c improves. Every move of c is evaluated at once, in the
     numbering of the module's docstring (axes dir, r for 2-opt; dir, L, r, e, o for Or-opt); where
-    none improves and ``rules.lk_depth`` > 0, the LK chain's (number ``rules.moves``)."""
+    none improves and ``rules.lk_depth`` > 0, the LK chain's (number ``rules.moves``; of 5-opt
+    moves with ``rules.lk_move`` 5)."""
     n, K, S = len(x), rules.k, rules.segment
     cand = rules.candidates[c].astype(np.int64)
     pc, pcand = int(pos[c]), pos[cand]
@@ -178,7 +185,9 @@ def check_city(c: int, x: np.ndarray, pos: np.ndarray, rules: DontLookRules, bet
     deltas = np.concatenate([part.ravel() for part in parts])
     ok = np.concatenate([part.ravel() for part in oks]) & (deltas < 0)
     if not ok.any():
-        return lk_check(c, x, pos, rules, between) if rules.lk_depth else None
+        if not rules.lk_depth:
+            return None
+        return (kopt_check if rules.lk_move == 5 else lk_check)(c, x, pos, rules, between)
     number = int(np.argmin(np.where(ok, deltas, np.inf)))
     if number < 2 * K:
         d, r = divmod(number, K)
@@ -371,6 +380,10 @@ def dontlook_for(backend, kernel: str, host, *args, announce: str, what: str):
     """``backend.<kernel>(*args)`` where the backend has that kernel, else ``host(*args, device)``
     on the host (announced by a BackendFallback warning naming ``what`` on a backend other than
     the CPU): the don't-look descents (kernel "dontlook", CpuDontLook), the ILS chains
-    ("dontlook_chains", CpuChains) and focused ACO's ants ("focused_ants", CpuFocusedAnts)."""
+    ("dontlook_chains", CpuChains) and focused ACO's ants ("focused_ants", CpuFocusedAnts). The
+    rules (``args[0]``) of the 5-opt LK move have no GPU kernel yet: those run on the host."""
+    if args[0].lk_move != 2 and args[0].lk_depth and backend.name != "cpu":
+        announce_fallback(f"{announce}: {what} run on the host (the 5-opt LK move has no {backend.name} kernel yet)")
+        return host(*args, getattr(backend, "device", ""))
     return kernel_or_host(backend, kernel, args, lambda: host(*args, getattr(backend, "device", "")),
                           announce=announce, what=f"{what} run")

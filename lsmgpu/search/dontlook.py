@@ -18,12 +18,14 @@ from ..backends.population import auto_chain, population_for
 from ..neighbourhoods import Neighbourhood
 from ..validation import check_count, check_flag
 
-__all__ = ["ALPHA_CANDIDATES", "MAX_LK_DEPTH", "GPU_LK_DEPTH", "DontLookDescent", "default_lk_depth"]
+__all__ = ["ALPHA_CANDIDATES", "MAX_LK_DEPTH", "LK_MOVES", "GPU_LK_DEPTH", "DontLookDescent", "default_lk_depth"]
 
 #: ``candidates="alpha"``: the 5 α-nearest cities, LKH's default (MAX_CANDIDATES = 5)
 ALPHA_CANDIDATES = 5
 #: the deepest LK chain (levels; the GPU block's shared memory holds them)
 MAX_LK_DEPTH = 12
+#: the LK chain's moves: 2-opt moves (lsmgpu/backends/lk.py) or 5-opt basis moves (kopt.py)
+LK_MOVES = (2, 5)
 #: FocusedACO's LK chain on a GPU where ``lk_depth`` is not given (H100, 60 s:
 #: FocusedACO's mean gap on nine TSPLIB instances of 1,002-18,512 cities 0.156 -> 0.075 %;
 #: docs/benchmarks/tsp-depth.md; TourSegments has its own, SEGMENTS_LK_DEPTH); none on the
@@ -55,12 +57,17 @@ class DontLookDescent:
     lk_depth   : d > 0: where none of those moves improves, Lin-Kernighan's variable-depth move, a
                  chain of up to d 2-opt moves from the city over its free end's candidates, searched
                  in stages of 3 levels (lsmgpu/backends/lk.py; at most MAX_LK_DEPTH; default 0: none)
+    lk_move    : the chain's moves: 2 (default), the 2-opt moves above; 5, LKH's sequential 5-opt
+                 basis moves over each city's first 5 candidates, chained in stages of 4 levels, whose
+                 levels in between need not be tours (lsmgpu/backends/kopt.py; LKH-3's trials gain
+                 nothing without them). On the CPU only for now: on a GPU the descents then run on
+                 the host, announced
     polish     : None, "auto" (the problem's ILS chain) or a Neighbourhood or a sequence of them:
                  a chain of batched descents run from the don't-look local optima
     """
 
     def __init__(self, candidates=None, *, segment: int = 3, or3: bool = False, lk: bool = False, lk_depth: int = 0,
-                 polish=None):
+                 lk_move: int = 2, polish=None):
         if isinstance(candidates, str) and candidates != "alpha":
             raise ValueError(f"DontLookDescent: `candidates` must be an int, 'alpha', a table or None, got {candidates!r}")
         self.candidates = candidates if candidates is None or isinstance(candidates, (int, np.integer, str)) \
@@ -69,6 +76,9 @@ class DontLookDescent:
         self.or3 = check_flag("DontLookDescent", "or3", or3)
         self.lk = check_flag("DontLookDescent", "lk", lk)
         self.lk_depth = check_count("DontLookDescent", "lk_depth", lk_depth, 0, MAX_LK_DEPTH)
+        if lk_move not in LK_MOVES or isinstance(lk_move, bool):
+            raise ValueError(f"DontLookDescent: `lk_move` must be one of {LK_MOVES}, got {lk_move!r}")
+        self.lk_move = int(lk_move)
         if isinstance(polish, Neighbourhood):
             polish = [polish]
         if not (polish is None or polish == "auto" or (isinstance(polish, (list, tuple)) and polish
@@ -92,7 +102,7 @@ class DontLookDescent:
         table = self.candidates
         if isinstance(table, str):                  # "alpha", made when first read
             return DontLookRules(lambda: problem.candidate_lists(ALPHA_CANDIDATES, "alpha"), self.segment, self.or3,
-                                 self.lk, self.lk_depth)
+                                 self.lk, self.lk_depth, self.lk_move)
         if isinstance(table, (int, np.integer)):
             k = check_count("DontLookDescent", "candidates", table, 1, problem.n - 1)
             table = problem.candidate_lists(k)
@@ -108,7 +118,7 @@ class DontLookDescent:
                              f"{table.shape} {table.dtype}")
         if table.min() < 0 or table.max() >= problem.n:
             raise ValueError(f"DontLookDescent: `candidates` must hold cities 0 .. {problem.n - 1}")
-        return DontLookRules(table, self.segment, self.or3, self.lk, self.lk_depth)
+        return DontLookRules(table, self.segment, self.or3, self.lk, self.lk_depth, self.lk_move)
 
     def population(self, backend, problem, rows: int, rng):
         """The rows that run this descent (and its polish) on ``backend`` (``rng`` unused: the
@@ -126,7 +136,7 @@ class DontLookDescent:
             else f"{table.shape[1]} per city"
         polish = "" if self.polish is None else f", polish={self.polish!r}"
         moves = (", or3=True" if self.or3 else "") + (", lk=True" if self.lk else "") \
-            + (f", lk_depth={self.lk_depth}" if self.lk_depth else "")
+            + (f", lk_depth={self.lk_depth}" if self.lk_depth else "") + (", lk_move=5" if self.lk_move == 5 else "")
         return f"DontLookDescent(candidates={table}, segment={self.segment}{moves}{polish})"
 
 

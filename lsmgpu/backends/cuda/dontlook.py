@@ -120,6 +120,8 @@ class CudaDontLook:
             fit = int((MEMORY_SHARE * free - fixed) // dontlook_bytes(1, n, chains))
             raise ValueError(f"{self.what}: {self.rows:,} tours of {n:,} cities need {need / 2**30:,.2f} GiB "
                              f"of GPU memory; {free / 2**30:,.1f} GiB are free: about {max(fit, 0):,} would fit")
+        if rules.lk_move != 2 and rules.lk_depth:
+            raise ValueError(f"{self.what}: the 5-opt LK move has no GPU kernel yet (dontlook_for runs it on the host)")
         device = options.context.get_device()
         self.row_shared = self.row_shared_bytes(device)
         source = render_skeleton("dontlook.cu.j2", K=rules.k, S=rules.segment, OR3=int(rules.or3), LK=int(rules.lk),

@@ -1,0 +1,223 @@
+"""LKH's sequential 5-opt basis move (Helsgaun, EJOR 2000, section 4.4), chained as LKH's
+Lin-Kernighan step: the NumPy reference of the don't-look descents' ``lk_move=5``.
+
+Where none of city c's other moves improves (lsmgpu/backends/dontlook.py), a check searches the
+sequential moves from t1 = c: t2 is a tour neighbour of t1, the edge {t1, t2} the first removed
+one, its gain G = d(t1, t2). A level adds {t2i, t2i+1} for t2i+1 one of t2i's first
+KOPT_CANDIDATES candidates (G - d(t2i, t2i+1) > 0, LK's gain criterion) and removes the tour edge
+{t2i+1, t2i+2} (t2i+2 either tour neighbour of t2i+1), G <- G - d(t2i, t2i+1) + d(t2i+1, t2i+2).
+After j removed edges the move closes with {t2j, t1}, d(t2j, t1) - G longer, where that makes one
+tour. Unlike lsmgpu/backends/lk.py's chain of 2-opt moves, the levels in between need not be
+tours: only the closing is checked (``_one_cycle``), so the 3-, 4- and 5-opt moves that pass
+through two cycles are found too (LKH's MOVE_TYPE = 5; its trials gain nothing with 3-opt moves,
+docs/benchmarks/tsp-depth.md, "What LKH-3's lead needs").
+
+A stage searches every sequence of up to STAGE_LEVELS levels from its t2 (both of t1's tour
+neighbours in the first stage) and the closing after each level: the least delta wins (ties: the
+fewer levels, then the lower number, the sequence's choices (way, rank, side, rank, side, ...)
+in mixed radix). Where no closing improves, the stage keeps its closing after the last level
+with the largest G (LKH's best non-gainful move), applies it and goes on from its last city as
+the next stage's t2 with that G, until ``lk_depth`` levels in all. Edges an earlier stage added
+are not removed again, nor removed ones added. The move is applied as 2-opt steps (reversals of
+whole stretches between removed edges), the fewest for each closing (``_reversals``).
+"""
+from __future__ import annotations
+
+from collections import deque
+from functools import lru_cache
+
+import numpy as np
+
+from .tour_steps import apply_steps
+
+__all__ = ["kopt_check", "KOPT_CANDIDATES", "STAGE_LEVELS"]
+
+#: the candidates a level tries (LKH's MAX_CANDIDATES = 5)
+KOPT_CANDIDATES = 5
+#: levels (added edges before the closing) of a stage: 4, so a stage's move removes up to 5 edges
+STAGE_LEVELS = 4
+
+
+def _left(x, pos, a, b):
+    """The position of the tour edge {a, b}: that of its end that comes first in x (elementwise)."""
+    n = len(x)
+    return np.where(x[(pos[a] + 1) % n] == b, pos[a], pos[b])
+
+
+def _same(u, v, a, b):
+    """Whether the edges {u, v} and {a, b} are the same (elementwise)."""
+    return ((u == a) & (v == b)) | ((u == b) & (v == a))
+
+
+def _ports(t, x, pos):
+    """For rows of cities t (rows, 2j) whose pairs (t[2e], t[2e+1]) are tour edges: each end's
+    port 2 rank + side, rank the edge's place among the row's edges in tour order, side 0 for the
+    end that comes first in x; and whether the row's edges are distinct."""
+    rows, j = t.shape[0], t.shape[1] // 2
+    left = np.stack([_left(x, pos, t[:, 2 * e], t[:, 2 * e + 1]) for e in range(j)], axis=1)
+    order = np.argsort(left, axis=1, kind="stable")
+    rank = np.empty_like(order)
+    np.put_along_axis(rank, order, np.arange(j)[None, :].repeat(rows, 0), axis=1)
+    distinct = (np.diff(np.take_along_axis(left, order, axis=1), axis=1) > 0).all(axis=1)
+    side = (x[left] != t[:, 0::2]).astype(np.int64)                  # the edge's first city t[2e]: side 0 if first in x
+    ports = np.empty_like(t)
+    ports[:, 0::2], ports[:, 1::2] = 2 * rank + side, 2 * rank + 1 - side
+    return ports, distinct
+
+
+def _one_cycle(ports) -> np.ndarray:
+    """Whether the tour without the rows' removed edges and with their added ones (t2e+1 to t2e+2,
+    the last city back to t1) is one cycle: from the head of the first stretch (port 1), along
+    each stretch and over each added edge, back to it after exactly j stretches."""
+    rows, j = ports.shape[0], ports.shape[1] // 2
+    partner = np.empty_like(ports)
+    r = np.arange(rows)
+    ends = np.roll(ports, -1, axis=1)                                # added: (t2, t3), ..., (t2j, t1)
+    partner[r[:, None], ends[:, 0::2]] = ends[:, 1::2]
+    partner[r[:, None], ends[:, 1::2]] = ends[:, 0::2]
+    at, back = np.ones(rows, dtype=np.int64), np.zeros(rows, dtype=np.int64)
+    for step in range(1, j + 1):
+        rank, side = at // 2, at % 2
+        out = np.where(side == 1, 2 * ((rank + 1) % j), 2 * ((rank - 1) % j) + 1)
+        at = partner[r, out]
+        back = np.where((back == 0) & (at == 1), step, back)
+    return back == j
+
+
+def _order(ports_row) -> tuple:
+    """One row's new tour as its stretches in order from stretch 0, each (stretch, +1 or -1)."""
+    j = len(ports_row) // 2
+    ends = np.roll(ports_row, -1)
+    partner = {}
+    for a, b in zip(ends[0::2].tolist(), ends[1::2].tolist()):
+        partner[a], partner[b] = b, a
+    order, at = [], 1
+    for _ in range(j):
+        rank, side = divmod(at, 2)
+        order.append((rank, 1) if side == 1 else ((rank - 1) % j, -1))
+        at = partner[2 * ((rank + 1) % j) if side == 1 else 2 * ((rank - 1) % j) + 1]
+    return tuple(order[1:])
+
+
+@lru_cache(maxsize=None)
+def _reversals(target: tuple) -> tuple:
+    """The fewest reversals of runs of stretches 1 .. j-1 (stretch 0 stays first) that make
+    ``target`` ((stretch, sign) for each after stretch 0) from the stretches in order: (first,
+    last) index pairs, 1-based in the whole arrangement (breadth-first search over the signed
+    arrangements: at most 4! 2^4 of them)."""
+    start = tuple((s, 1) for s in range(1, len(target) + 1))
+    seen, todo = {start: ()}, deque([start])
+    while todo:
+        state = todo.popleft()
+        if state == target:
+            return seen[state]
+        for a in range(len(state)):
+            for b in range(a, len(state)):
+                flipped = tuple((s, -sign) for s, sign in reversed(state[a:b + 1]))
+                nxt = state[:a] + flipped + state[b + 1:]
+                if nxt not in seen:
+                    seen[nxt] = seen[state] + ((a + 1, b + 1),)
+                    todo.append(nxt)
+    raise AssertionError(f"no reversals make {target}")
+
+
+def _steps(t_row, ports_row, x, pos) -> list:
+    """One closing's 2-opt steps: the reversals of ``_reversals`` as the pairs of edges each removes."""
+    j = len(t_row) // 2
+    left = sorted(int(_left(x, pos, t_row[2 * e], t_row[2 * e + 1])) for e in range(j))
+    n = len(x)
+    head = [int(x[(left[s] + 1) % n]) for s in range(j)]
+    tail = [int(x[left[(s + 1) % j]]) for s in range(j)]
+    arrangement = [(0, 1)] + [(s, 1) for s in range(1, j)]
+    first = lambda s, sign: head[s] if sign == 1 else tail[s]        # noqa: E731
+    last = lambda s, sign: tail[s] if sign == 1 else head[s]         # noqa: E731
+    steps = []
+    for a, b in _reversals(_order(ports_row)):
+        after = arrangement[(b + 1) % j]
+        steps.append(((last(*arrangement[a - 1]), first(*arrangement[a])), (last(*arrangement[b]), first(*after))))
+        arrangement[a:b + 1] = [(s, -sign) for s, sign in reversed(arrangement[a:b + 1])]
+    return steps
+
+
+def _stage(t1, t2s, gain, x, pos, cand, dist, levels, added_before, removed_before):
+    """Every sequence of up to ``levels`` levels from t1 and each t2 of ``t2s`` (module docstring):
+    (closings: a list per level of (delta, number, t rows, ports rows), kept: (G, number, t row,
+    ports row) of the last level's closing with the largest G, or None)."""
+    n, K = len(x), cand.shape[1]
+    t = np.array([[t1, t2] for t2 in t2s], dtype=np.int64)
+    G = np.full(len(t2s), gain, dtype=np.float64) if np.ndim(gain) == 0 else np.asarray(gain, dtype=np.float64)
+    number = np.arange(len(t2s), dtype=np.int64)
+    neighbours = lambda c: (x[(pos[c] + 1) % n], x[(pos[c] - 1) % n])      # noqa: E731
+    closings, kept = [], None
+    for level in range(1, levels + 1):
+        rows = t.shape[0]
+        r = np.repeat(np.arange(K), 2)[None, :].repeat(rows, 0).ravel()
+        side = np.tile([1, -1], K)[None, :].repeat(rows, 0).ravel()
+        t, G, number = t.repeat(2 * K, 0), G.repeat(2 * K), number.repeat(2 * K) * 2 * K + np.tile(np.arange(2 * K), rows)
+        free = t[:, -1]
+        t3 = cand[free, r].astype(np.int64)
+        g = G - dist(free, t3)
+        ok = (g > 0) & (t3 != t1) & (t3 != neighbours(free)[0]) & (t3 != neighbours(free)[1])
+        for m in range(1, level):                                   # added edges distinct
+            ok &= ~_same(free, t3, t[:, 2 * m - 1], t[:, 2 * m])
+        for a, b in removed_before:
+            ok &= ~_same(free, t3, a, b)
+        t4 = x[(pos[t3] + side) % n].astype(np.int64)
+        ok &= t4 != t1
+        for m in range(level):                                      # removed edges distinct
+            ok &= ~_same(t3, t4, t[:, 2 * m], t[:, 2 * m + 1])
+        for a, b in added_before:
+            ok &= ~_same(t3, t4, a, b)
+        t, G, number = np.concatenate([t, t3[:, None], t4[:, None]], axis=1)[ok], (g + dist(t3, t4))[ok], number[ok]
+        if not len(t):
+            break
+        t4 = t[:, -1]
+        close = (t4 != neighbours(t1)[0]) & (t4 != neighbours(t1)[1])
+        for a, b in removed_before:
+            close &= ~_same(t4, t1, a, b)
+        ports, distinct = _ports(t, x, pos)
+        close &= distinct
+        close[close] = _one_cycle(ports[close])
+        delta = dist(t4, t1) - G
+        closings.append((np.where(close, delta, np.inf), number, t, ports))
+        if level == levels and close.any():
+            best = int(np.argmax(np.where(close, G, -np.inf)))
+            kept = (float(G[best]), int(number[best]), t[best], ports[best])
+    return closings, kept
+
+
+def kopt_check(c: int, x: np.ndarray, pos: np.ndarray, rules, between):
+    """City c's improving 5-opt chain (module docstring): (delta, number, the 2-opt steps, the
+    cities to queue) with number ``rules.moves`` (after the other moves'), or None where none
+    improves. x and pos are left as they were."""
+    dist = lambda a, b: between(*np.broadcast_arrays(a, b)).astype(np.float64)     # noqa: E731
+    cand = rules.candidates[:, :KOPT_CANDIDATES]
+    n = len(x)
+    x, pos = x.copy(), pos.copy()
+    t2s = [int(x[(pos[c] + 1) % n]), int(x[(pos[c] - 1) % n])]
+    gain = np.array([dist(c, t2) for t2 in t2s])
+    steps, touched, added_before, removed_before, left = [], [c], [], [], rules.lk_depth
+    while left > 0:
+        levels = min(STAGE_LEVELS, left)
+        closings, kept = _stage(c, t2s, gain, x, pos, cand, dist, levels, added_before, removed_before)
+        best = None
+        for level, (delta, number, t, ports) in enumerate(closings):
+            if len(delta) and delta.min() < 0:
+                i = int(np.lexsort((number, delta))[0])
+                if best is None or delta[i] < best[0]:
+                    best = (float(delta[i]), t[i], ports[i])
+        if best is not None:
+            delta, t, ports = best
+            steps += _steps(t, ports, x, pos)
+            return delta, rules.moves, steps, touched + [int(city) for city in t[1:]]
+        if kept is None or levels == left:
+            return None
+        g, _, t, ports = kept
+        made = _steps(t, ports, x, pos)
+        apply_steps(x, pos, made)
+        steps += made
+        touched += [int(city) for city in t[1:]]
+        added_before += [(int(t[2 * m - 1]), int(t[2 * m])) for m in range(1, len(t) // 2)]
+        removed_before += [(int(t[2 * m]), int(t[2 * m + 1])) for m in range(len(t) // 2)]
+        t2s, gain, left = [int(t[-1])], np.array([g]), left - levels
+    return None

@@ -1,0 +1,176 @@
+"""LKH's sequential 5-opt basis move in the don't-look descents (lsmgpu/backends/kopt.py, ``lk_move=5``):
+every chain's delta against the tour re-measured, a stage against a brute force that checks each
+closing's edges for one cycle, descents ending where no 5-opt chain improves, the option checked
+and named, and on a GPU the descents run on the host, announced."""
+import warnings
+
+import numpy as np
+import pytest
+
+from lsmgpu import DontLookDescent
+from lsmgpu.backends.cpu import CpuBackend
+from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, check_city, dontlook_for
+from lsmgpu.backends.kopt import KOPT_CANDIDATES, STAGE_LEVELS, kopt_check
+from lsmgpu.errors import BackendFallback
+
+from .test_dontlook import applied_change, length, positions, tsp_of
+from .test_lk import local_optima
+
+
+def rules_of(problem, depth: int, k: int = 8) -> DontLookRules:
+    """Quadrant candidates (k a city), Or-opt segments of 3 and the 5-opt chain of ``depth`` levels."""
+    from .test_dontlook import rules_of as dontlook_rules
+    plain = dontlook_rules(problem, k)
+    return DontLookRules(plain.candidates, 3, lk_depth=depth, lk_move=5)
+
+
+def one_cycle(n: int, edges) -> bool:
+    """Whether ``edges`` (pairs of cities) make one cycle through all n cities."""
+    ends = {city: [] for city in range(n)}
+    for a, b in edges:
+        ends[a].append(b)
+        ends[b].append(a)
+    if len(edges) != n or any(len(around) != 2 for around in ends.values()):
+        return False
+    before, at, walked = -1, 0, 0
+    while True:
+        before, at = at, ends[at][0] if ends[at][0] != before else ends[at][1]
+        walked += 1
+        if at == 0:
+            return walked == n
+
+
+def brute_stage(c, x, problem, candidates, levels) -> float:
+    """The least delta of the sequential moves of one stage from c (the module's rules, written
+    again one sequence at a time; a closing is kept where its edges make one cycle), inf if none."""
+    n, d = len(x), problem.dist
+    pos = positions(x)
+    tour = {frozenset((int(x[i]), int(x[(i + 1) % n]))) for i in range(n)}
+
+    def around(city):
+        return int(x[(pos[city] + 1) % n]), int(x[(pos[city] - 1) % n])
+    best = [np.inf]
+
+    def extend(t, gain, added, removed):
+        if len(added) == levels:
+            return
+        free = t[-1]
+        for t3 in map(int, candidates[free, :KOPT_CANDIDATES]):
+            g = gain - float(d(free, t3))
+            if g <= 0 or t3 == c or t3 in around(free) or frozenset((free, t3)) in added:
+                continue
+            for t4 in around(t3):
+                if t4 == c or frozenset((t3, t4)) in removed:
+                    continue
+                now_added, now_removed = added | {frozenset((free, t3))}, removed | {frozenset((t3, t4))}
+                now = g + float(d(t3, t4))
+                if t4 not in around(c):
+                    edges = (tour - now_removed) | now_added | {frozenset((t4, c))}
+                    if one_cycle(n, [tuple(edge) for edge in edges]):
+                        best[0] = min(best[0], float(d(t4, c)) - now)
+                extend(t + [t3, t4], now, now_added, now_removed)
+    for t2 in around(c):
+        extend([c, t2], float(d(c, t2)), frozenset(), frozenset({frozenset((c, t2))}))
+    return best[0]
+
+
+@pytest.mark.parametrize("kind", ["int-coords", "real-coords", "matrix"])
+@pytest.mark.parametrize("n,depth", [(8, 2), (13, 4), (60, 8), (120, 12)])
+def test_every_5opt_chain_changes_the_length_by_its_delta(kind, n, depth):
+    """From random tours and from local optima of the other moves, every improving 5-opt chain
+    keeps a tour and changes its length by its delta; on the larger tours with coordinates chains
+    of two and more stages occur (a kept non-improving 5-opt move, then the improving one; the
+    matrix kind's candidates come from unrelated points)."""
+    problem = tsp_of(kind, n, seed=n)
+    rules, between = rules_of(problem, depth), problem.edge_distance().between
+    rng = np.random.default_rng(n)
+    found = deep = 0
+    for x in [rng.permutation(n) for _ in range(4)] + list(local_optima(problem, rules)):
+        x = np.array(x, dtype=np.int64)
+        for c in range(n):
+            pos = positions(x)
+            chain = kopt_check(c, x, pos, rules, between)
+            if chain is None:
+                continue
+            delta, number, steps, touched = chain
+            assert np.array_equal(pos, positions(x))                      # the check leaves the tour alone
+            assert applied_change(problem, x.copy(), pos.copy(), steps) == pytest.approx(delta, abs=1e-6)
+            assert delta < 0 and number == rules.moves and touched[0] == c
+            found += 1
+            deep += len(touched) > 2 * (STAGE_LEVELS + 1)
+    assert found > 0
+    if n >= 60 and kind != "matrix":
+        assert deep > 0
+
+
+@pytest.mark.parametrize("n,seed", [(10, 1), (14, 2), (19, 3), (30, 4)])
+def test_a_stage_finds_the_brute_forces_best_closing(n, seed):
+    """With one stage (lk_depth 4: up to 5 removed edges) kopt_check's delta is the least of every
+    sequential move whose closing makes one cycle, found one sequence at a time; None exactly
+    where none improves (local optima of the other moves give such cities)."""
+    problem = tsp_of("int-coords", n, seed=seed)
+    rules, between = rules_of(problem, STAGE_LEVELS, k=6), problem.edge_distance().between
+    tours = list(local_optima(problem, rules, rows=2, seed=seed)) + [np.random.default_rng(seed).permutation(n)]
+    none = some = 0
+    for x in tours:
+        x = np.array(x, dtype=np.int64)
+        for c in range(n):
+            expected = brute_stage(c, x, problem, rules.candidates, STAGE_LEVELS)
+            chain = kopt_check(c, x, positions(x), rules, between)
+            if expected >= 0:
+                assert chain is None
+                none += 1
+            else:
+                assert chain is not None and chain[0] == pytest.approx(expected)
+                some += 1
+    assert some > 0 and none > 0
+
+
+def test_5opt_descents_end_where_no_chain_improves():
+    """Descents with the 5-opt chain, repeated from every city until one makes no move, end where
+    no city has an improving move or chain left, shorter than the descents without a chain."""
+    problem = tsp_of("int-coords", 150, seed=9)
+    rules = rules_of(problem, 8)
+    distance, start = problem.edge_distance(), np.random.default_rng(2).permutation(problem.n)
+    ends = []
+    for depth in (0, 8):
+        descent = CpuDontLook(DontLookRules(rules.candidates, 3, lk_depth=depth, lk_move=5), distance, 1, wide=1)
+        x = start
+        for _ in range(20):
+            descent.load(x[None])
+            made, _, finished = descent.descend(np.ones(1, bool))
+            x = descent.solutions()[0].astype(np.int64)
+            assert finished and descent.values()[0] == length(problem, x)
+            if made[0] == 0:
+                break
+        ends.append(length(problem, x))
+    pos = positions(x)
+    assert all(check_city(c, x, pos, rules, distance.between) is None for c in range(problem.n))
+    assert ends[1] < ends[0]
+
+
+def test_lk_move_is_checked_named_and_runs_on_the_host_for_a_gpu():
+    """lk_move is 2 or 5, named in the error and in the descent's repr and kept by the rules; a
+    backend other than the CPU gets the host's descents with the 5-opt chain, announced (no GPU
+    kernel yet), and never its own kernel."""
+    for bad in (3, "5", True):
+        with pytest.raises(ValueError, match="`lk_move` must be one of"):
+            DontLookDescent(lk_move=bad)
+    descent = DontLookDescent(lk_depth=4, lk_move=5)
+    assert "lk_move=5" in repr(descent) and "lk_move" not in repr(DontLookDescent(lk_depth=4))
+    problem = tsp_of("int-coords", 30)
+    rules = descent.bound(problem)
+    assert rules.lk_move == 5 and rules.with_candidates(rules.candidates).lk_move == 5
+
+    class Gpu(CpuBackend):
+        name, device = "cuda", "a test GPU"
+
+        def dontlook(self, *args):
+            raise AssertionError("the GPU's kernel has no 5-opt move")
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        rows = dontlook_for(Gpu(), "dontlook", CpuDontLook, rules, problem.edge_distance(), 2,
+                            announce="DontLookDescent", what="the descents")
+    assert isinstance(rows, CpuDontLook)
+    assert any(issubclass(w.category, BackendFallback) and "5-opt LK move has no cuda kernel" in str(w.message)
+               for w in said)
