@@ -174,3 +174,20 @@ def test_lk_move_is_checked_named_and_runs_on_the_host_for_a_gpu():
     assert isinstance(rows, CpuDontLook)
     assert any(issubclass(w.category, BackendFallback) and "5-opt LK move has no cuda kernel" in str(w.message)
                for w in said)
+
+
+@pytest.mark.gpu
+def test_on_a_gpu_the_5opt_descents_run_on_the_host_and_its_kernel_refuses_them():
+    """improve() with the 5-opt chain on the GPU backend announces the host's descents and gives
+    the CPU's tours; the GPU's descent kernel, asked for them directly, refuses by name."""
+    from lsmgpu.backends import resolve
+    from lsmgpu.parallel import improve
+    problem = tsp_of("int-coords", 80, seed=4)
+    tours = np.stack([np.random.default_rng(r).permutation(80) for r in range(2)])
+    descent = DontLookDescent(6, lk_depth=8, lk_move=5)
+    with pytest.warns(BackendFallback, match="5-opt LK move has no cuda kernel"):
+        on_gpu = improve(problem, tours, descent, backend="cuda")
+    on_cpu = improve(problem, tours, descent, backend="cpu")
+    assert np.array_equal(on_gpu.solutions, on_cpu.solutions) and np.array_equal(on_gpu.fitness, on_cpu.fitness)
+    with pytest.raises(ValueError, match="5-opt LK move has no GPU kernel"):
+        resolve("cuda").dontlook(descent.bound(problem), problem.edge_distance(), 1)
