@@ -26,7 +26,7 @@ from .candidates import greedy_tour, hilbert_tour, nearest_candidates, quadrant_
 from .distances import distance, geo_radians
 from .instances import shipped
 from .kicks import double_bridge, double_bridge_cuts, double_bridge_moves
-from .alpha import PERIOD, alpha_candidates
+from .alpha import PERIOD, alpha_candidates, ascent
 from .held_karp import held_karp_bound
 from .tsplib import COORDINATE_TYPES, read_optimum, read_tour, read_tsplib, write_tour
 
@@ -201,6 +201,13 @@ class TSP(Problem):
     def _alpha_lists(self, k: int) -> np.ndarray:
         table, self._ascent = alpha_candidates(self, k, self._ascent)
         return table
+
+    def penalties(self) -> np.ndarray:
+        """The Held-Karp ascent's city penalties π (problems/alpha.py; the α-lists' ascent, run here
+        where they have not been made): the 5-opt chain's gain criterion reads d(a, b) + π_a + π_b."""
+        if self._ascent is None:
+            self._ascent = ascent(self)
+        return self._ascent.pi
 
     def uniform_length(self) -> float:
         """UNIFORM_TOUR sqrt(n A), A the cities' bounding box's area: the expected optimal length

@@ -388,3 +388,26 @@ def test_lkh_from_a_tour_starts_there_in_a_process_of_its_own():
         assert sorted(tour.tolist()) == list(range(52)) and problem.evaluate(tour) == 7542 and seconds > 0
     own, _ = lkh_trials(path, 1, None)
     assert sorted(own.tolist()) == list(range(52))
+
+
+def test_lkh_trial_starts_keep_the_best_tours_edges_of_alpha_zero():
+    """kopt_trials.walk_start: a permutation; where every edge of the best tour has α 0 and is among
+    the candidates, the walk is the best tour itself (from its random city, either way round);
+    with no edge of α 0 it keeps only what the random candidate choices give, not the whole tour."""
+    import numpy as np
+
+    from benchmarks.probes.kopt_trials import walk_start
+    rng = np.random.default_rng(4)
+    best = rng.permutation(60)
+    pos = np.empty(60, dtype=np.int64)
+    pos[best] = np.arange(60)
+    candidates = np.stack([best[(pos + 1) % 60], best[(pos - 1) % 60], rng.integers(0, 60, 60)], axis=1)
+    zero = {(min(a, b), max(a, b)) for a, b in zip(best.tolist(), np.roll(best, -1).tolist())}
+    for _ in range(5):
+        walk = walk_start(best, candidates, zero, rng)
+        assert sorted(walk.tolist()) == list(range(60))
+        edges = {frozenset(e) for e in zip(walk.tolist(), np.roll(walk, -1).tolist())}
+        assert edges == {frozenset((a, b)) for a, b in zero}
+    walk = walk_start(best, candidates, set(), rng)
+    assert sorted(walk.tolist()) == list(range(60))
+    assert {frozenset(e) for e in zip(walk.tolist(), np.roll(walk, -1).tolist())} != {frozenset(e) for e in zero}

@@ -1,7 +1,10 @@
 """One don't-look descent of the greedy tour with each LK move, on the CPU (the NumPy reference):
 how far the 5-opt basis move (``lk_move=5``, lsmgpu/backends/kopt.py) takes a descent beyond the
-chain of 2-opt moves, with the quadrant and the α-nearest candidates. The gaps are the same on
-every machine; the seconds are the host's (the GPU has no 5-opt kernel yet).
+chain of 2-opt moves, with the quadrant and the α-nearest candidates (with the α-nearest the
+chain's gain criterion reads the ascent's penalties, as LKH's), and without the Or-opt moves that
+the descent otherwise makes first; LKH-3's one trial from the same tour beside (its Lin-Kernighan
+with 2-, 3- and 5-opt moves). The gaps are the same on every machine; the seconds are the host's
+(the GPU has no 5-opt kernel yet; LKH's include its ascent).
 
     python -m benchmarks.probes.kopt_descent .data/tsplib pr1002,pcb3038
 """
@@ -21,19 +24,39 @@ DESCENTS = (("2-opt + Or-opt, quadrant 10", lambda: DontLookDescent()),
             ("LK 5-opt chain 8, quadrant 10 (first 5)", lambda: DontLookDescent(lk_depth=8, lk_move=5)),
             ("LK 2-opt chain 6, alpha 5", lambda: DontLookDescent("alpha", lk_depth=6)),
             ("LK 5-opt chain 8, alpha 5", lambda: DontLookDescent("alpha", lk_depth=8, lk_move=5)),
-            ("LK 5-opt chain 12, alpha 5", lambda: DontLookDescent("alpha", lk_depth=12, lk_move=5)))
+            ("LK 5-opt chain 12, alpha 5", lambda: DontLookDescent("alpha", lk_depth=12, lk_move=5)),
+            ("LK 5-opt chain 12, alpha 5, no Or-opt", lambda: DontLookDescent("alpha", segment=0, lk_depth=12, lk_move=5)))
+
+
+#: (label, LKH-3 parameter lines): its one trial (one Lin-Kernighan run) from the same greedy tour,
+#: over its own 5 α-nearest, with 2-, 3- and 5-opt basis moves, without and with its
+#: non-sequential closings (GAIN23), where elkai is installed
+LKH_RUNS = (("LKH-3 LK, 2-opt moves, alpha 5", "MOVE_TYPE = 2\nGAIN23 = NO\n"),
+            ("LKH-3 LK, 3-opt moves, alpha 5", "MOVE_TYPE = 3\nGAIN23 = NO\n"),
+            ("LKH-3 LK, 5-opt moves, alpha 5", "GAIN23 = NO\n"),
+            ("LKH-3 LK, 5-opt moves and GAIN23, alpha 5", ""))
 
 
 def main(data: str, names: str) -> None:
+    try:
+        from benchmarks.probes.lkh_from_tour import lkh_trials
+        import elkai  # noqa: F401
+    except ImportError:
+        lkh_trials = None
     print("instance | greedy % | descent | gap % | host s")
     for name in names.split(","):
-        tsp = TSP.from_file(f"{data}/{name}.tsp")
+        path = f"{data}/{name}.tsp"
+        tsp = TSP.from_file(path)
         start = greedy_tour(tsp.coords)
+
+        def row(label, tour, seconds):
+            print(f"{name} | {100 * tsp.gap(tsp.evaluate(start)):.3f} | {label} | {100 * tsp.gap(tsp.evaluate(tour)):.3f} | "
+                  f"{seconds:.1f}", flush=True)
         for label, descent in DESCENTS:
             t0 = time.perf_counter()
-            done = improve(tsp, start[None, :], descent(), backend="cpu")
-            print(f"{name} | {100 * tsp.gap(tsp.evaluate(start)):.3f} | {label} | {100 * tsp.gap(done.fitness[0]):.3f} | "
-                  f"{time.perf_counter() - t0:.1f}", flush=True)
+            row(label, improve(tsp, start[None, :], descent(), backend="cpu").solutions[0], time.perf_counter() - t0)
+        for label, extra in LKH_RUNS if lkh_trials else ():
+            row(label, *lkh_trials(path, 1, start, extra, candidates=""))
 
 
 if __name__ == "__main__":

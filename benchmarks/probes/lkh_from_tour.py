@@ -38,11 +38,12 @@ NO_LIMIT = 3600
 TRIALS = (("its trials", ""), ("3-opt moves", "MOVE_TYPE = 3\n"), ("double-bridge kicks", "KICK_TYPE = 4\n"))
 
 
-def lkh_trials(path: str, trials: int, start: np.ndarray | None, extra: str = "") -> tuple[np.ndarray, float]:
+def lkh_trials(path: str, trials: int, start: np.ndarray | None, extra: str = "",
+               candidates: str = POPMUSIC) -> tuple[np.ndarray, float]:
     """LKH-3's tour after ``trials`` trials, from ``start`` (0-based) or from its own start, with the
-    parameter lines ``extra``: (tour, s). Each run has a process of its own: elkai's LKH keeps
-    INITIAL_TOUR_FILE from one call to the next."""
-    extra = f"{POPMUSIC}MAX_TRIALS = {trials}\n{extra}"
+    parameter lines ``extra`` and ``candidates`` (POPMUSIC's; "" for LKH's α-nearest): (tour, s).
+    Each run has a process of its own: elkai's LKH keeps INITIAL_TOUR_FILE from one call to the next."""
+    extra = f"{candidates}MAX_TRIALS = {trials}\n{extra}"
     with tempfile.NamedTemporaryFile("w", suffix=".tour") as tour_file:
         if start is not None:
             tour_file.write(f"TYPE : TOUR\nDIMENSION : {len(start)}\nTOUR_SECTION\n"

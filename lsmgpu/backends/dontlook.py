@@ -78,19 +78,29 @@ class DontLookRules:
     ``lk_depth`` > 0, where none of them improves, the variable-depth LK chain of up to that many
     levels: of 2-opt moves with ``lk_move`` 2 (lsmgpu/backends/lk.py), of LKH's sequential 5-opt
     basis moves with ``lk_move`` 5 (lsmgpu/backends/kopt.py; no GPU kernel yet: on a GPU the
-    descents then run on the host, announced). ``candidates`` may be a function that makes the
-    table (the α-nearest: their ascent then runs where the table is first read, in the search's
-    set-up and inside its time budget, not when the search is made)."""
+    descents then run on the host, announced), their gain criterion over the lengths plus the
+    cities' ``penalties`` where given (the Held-Karp ascent's π). ``candidates`` and ``penalties``
+    may be functions that make them (the α-nearest: their ascent then runs where the table is
+    first read, in the search's set-up and inside its time budget, not when the search is made)."""
 
     def __init__(self, candidates, segment: int, or3: bool = False, lk: bool = False, lk_depth: int = 0,
-                 lk_move: int = 2):
+                 lk_move: int = 2, penalties=None):
         self._candidates = candidates if callable(candidates) else self._table(candidates)
         self.segment, self.or3, self.lk, self.lk_depth = int(segment), bool(or3), bool(lk), int(lk_depth)
-        self.lk_move = int(lk_move)
+        self.lk_move, self._penalties = int(lk_move), penalties
 
     def with_candidates(self, candidates) -> "DontLookRules":
-        """The same moves over another candidate table (a tour segment's)."""
+        """The same moves over another candidate table (a tour segment's; without the penalties,
+        which belong to the whole tour's cities)."""
         return DontLookRules(candidates, self.segment, self.or3, self.lk, self.lk_depth, self.lk_move)
+
+    @property
+    def penalties(self) -> np.ndarray | None:
+        """The cities' penalties of the 5-opt chain's gain criterion (made on the first read where a
+        function was given), or None."""
+        if callable(self._penalties):
+            self._penalties = self._penalties()
+        return None if self._penalties is None else np.asarray(self._penalties, dtype=np.float64)
 
     @staticmethod
     def _table(candidates) -> np.ndarray:

@@ -13,11 +13,16 @@ through two cycles are found too (LKH's MOVE_TYPE = 5; its trials gain nothing w
 docs/benchmarks/tsp-depth.md, "What LKH-3's lead needs").
 
 A stage searches every sequence of up to STAGE_LEVELS levels from its t2 (both of t1's tour
-neighbours in the first stage) and the closing after each level: the least delta wins (ties: the
-fewer levels, then the lower number, the sequence's choices (way, rank, side, rank, side, ...)
-in mixed radix). Where no closing improves, the stage keeps its closing after the last level
-with the largest G (LKH's best non-gainful move), applies it and goes on from its last city as
-the next stage's t2 with that G, until ``lk_depth`` levels in all. Edges an earlier stage added
+neighbours in the first stage) and the closing after each level. The first improving closing in
+LKH's depth-first order wins: the sequences' choices (way, rank, side, rank, side, ...) compared
+in order, a closing before the longer sequences it starts. Where none improves, the stage keeps
+its closing after the last level with the largest G (LKH's best non-gainful move; ties: the first
+in that order), applies it and goes on from its last city as the next stage's t2 with that G,
+until ``lk_depth`` levels in all. As in LKH, G and the gain criterion read the costs d(a, b) +
+π_a + π_b where the rules hold penalties π (the α-candidates' ascent's): a closing's change of
+length is the same under them (every city of a move loses as many edges as it gains), but which
+partial sums stay positive is not (one descent of pcb3038's greedy tour: 1.32 -> 0.96 %,
+docs/benchmarks/tsp-depth.md). Whether a closing improves is read on the lengths themselves. Edges an earlier stage added
 are not removed again, nor removed ones added. The move is applied as 2-opt steps (reversals of
 whole stretches between removed edges), the fewest for each closing (``_reversals``).
 """
@@ -139,13 +144,15 @@ def _steps(t_row, ports_row, x, pos) -> list:
     return steps
 
 
-def _stage(t1, t2s, gain, x, pos, cand, dist, levels, added_before, removed_before):
-    """Every sequence of up to ``levels`` levels from t1 and each t2 of ``t2s`` (module docstring):
-    (closings: a list per level of (delta, number, t rows, ports rows), kept: (G, number, t row,
-    ports row) of the last level's closing with the largest G, or None)."""
+def _stage(t1, t2s, gain, x, pos, cand, dist, cost, levels, added_before, removed_before):
+    """Every sequence of up to ``levels`` levels from t1 and each t2 of ``t2s`` (module docstring),
+    G from ``gain`` under ``cost`` (lengths with penalties), the real change from ``dist``'s lengths:
+    (closings: a list per level of (real delta, number, t rows, ports rows), kept: (G, real delta,
+    t row, ports row) of the last level's closing with the largest G, or None)."""
     n, K = len(x), cand.shape[1]
     t = np.array([[t1, t2] for t2 in t2s], dtype=np.int64)
-    G = np.full(len(t2s), gain, dtype=np.float64) if np.ndim(gain) == 0 else np.asarray(gain, dtype=np.float64)
+    G = np.asarray(gain, dtype=np.float64).copy()
+    real = np.array([dist(t1, t2) for t2 in t2s], dtype=np.float64)     # removed less added lengths
     number = np.arange(len(t2s), dtype=np.int64)
     neighbours = lambda c: (x[(pos[c] + 1) % n], x[(pos[c] - 1) % n])      # noqa: E731
     closings, kept = [], None
@@ -153,10 +160,11 @@ def _stage(t1, t2s, gain, x, pos, cand, dist, levels, added_before, removed_befo
         rows = t.shape[0]
         r = np.repeat(np.arange(K), 2)[None, :].repeat(rows, 0).ravel()
         side = np.tile([1, -1], K)[None, :].repeat(rows, 0).ravel()
-        t, G, number = t.repeat(2 * K, 0), G.repeat(2 * K), number.repeat(2 * K) * 2 * K + np.tile(np.arange(2 * K), rows)
+        t, G, real = t.repeat(2 * K, 0), G.repeat(2 * K), real.repeat(2 * K)
+        number = number.repeat(2 * K) * 2 * K + np.tile(np.arange(2 * K), rows)
         free = t[:, -1]
         t3 = cand[free, r].astype(np.int64)
-        g = G - dist(free, t3)
+        g = G - cost(free, t3)
         ok = (g > 0) & (t3 != t1) & (t3 != neighbours(free)[0]) & (t3 != neighbours(free)[1])
         for m in range(1, level):                                   # added edges distinct
             ok &= ~_same(free, t3, t[:, 2 * m - 1], t[:, 2 * m])
@@ -168,7 +176,9 @@ def _stage(t1, t2s, gain, x, pos, cand, dist, levels, added_before, removed_befo
             ok &= ~_same(t3, t4, t[:, 2 * m], t[:, 2 * m + 1])
         for a, b in added_before:
             ok &= ~_same(t3, t4, a, b)
-        t, G, number = np.concatenate([t, t3[:, None], t4[:, None]], axis=1)[ok], (g + dist(t3, t4))[ok], number[ok]
+        real = real - dist(free, t3) + dist(t3, t4)
+        t, G, real, number = (np.concatenate([t, t3[:, None], t4[:, None]], axis=1)[ok], (g + cost(t3, t4))[ok],
+                              real[ok], number[ok])
         if not len(t):
             break
         t4 = t[:, -1]
@@ -178,11 +188,10 @@ def _stage(t1, t2s, gain, x, pos, cand, dist, levels, added_before, removed_befo
         ports, distinct = _ports(t, x, pos)
         close &= distinct
         close[close] = _one_cycle(ports[close])
-        delta = dist(t4, t1) - G
-        closings.append((np.where(close, delta, np.inf), number, t, ports))
+        closings.append((np.where(close, dist(t4, t1) - real, np.inf), number, t, ports))
         if level == levels and close.any():
             best = int(np.argmax(np.where(close, G, -np.inf)))
-            kept = (float(G[best]), int(number[best]), t[best], ports[best])
+            kept = (float(G[best]), float(dist(t[best, -1], t1) - real[best]), t[best], ports[best])
     return closings, kept
 
 
@@ -191,28 +200,33 @@ def kopt_check(c: int, x: np.ndarray, pos: np.ndarray, rules, between):
     cities to queue) with number ``rules.moves`` (after the other moves'), or None where none
     improves. x and pos are left as they were."""
     dist = lambda a, b: between(*np.broadcast_arrays(a, b)).astype(np.float64)     # noqa: E731
+    pi = rules.penalties
+    cost = dist if pi is None else (lambda a, b: dist(a, b) + pi[a] + pi[b])         # noqa: E731
     cand = rules.candidates[:, :KOPT_CANDIDATES]
-    n = len(x)
+    n, width = len(x), 2 * cand.shape[1]
     x, pos = x.copy(), pos.copy()
     t2s = [int(x[(pos[c] + 1) % n]), int(x[(pos[c] - 1) % n])]
-    gain = np.array([dist(c, t2) for t2 in t2s])
-    steps, touched, added_before, removed_before, left = [], [c], [], [], rules.lk_depth
+    gain = np.array([cost(c, t2) for t2 in t2s])
+    steps, touched, added_before, removed_before, left, change = [], [c], [], [], rules.lk_depth, 0.0
     while left > 0:
         levels = min(STAGE_LEVELS, left)
-        closings, kept = _stage(c, t2s, gain, x, pos, cand, dist, levels, added_before, removed_before)
-        best = None
+        closings, kept = _stage(c, t2s, gain, x, pos, cand, dist, cost, levels, added_before, removed_before)
+        first = None
         for level, (delta, number, t, ports) in enumerate(closings):
-            if len(delta) and delta.min() < 0:
-                i = int(np.lexsort((number, delta))[0])
-                if best is None or delta[i] < best[0]:
-                    best = (float(delta[i]), t[i], ports[i])
-        if best is not None:
-            delta, t, ports = best
+            improving = np.flatnonzero(change + delta < 0)                 # the whole chain shorter
+            if len(improving):
+                i = int(improving[np.argmin(number[improving])])
+                order = (int(number[i]) * width ** (levels - 1 - level), level)    # depth-first: prefix first
+                if first is None or order < first[0]:
+                    first = (order, float(delta[i]), t[i], ports[i])
+        if first is not None:
+            _, delta, t, ports = first
             steps += _steps(t, ports, x, pos)
-            return delta, rules.moves, steps, touched + [int(city) for city in t[1:]]
+            return change + delta, rules.moves, steps, touched + [int(city) for city in t[1:]]
         if kept is None or levels == left:
             return None
-        g, _, t, ports = kept
+        g, kept_change, t, ports = kept
+        change += kept_change
         made = _steps(t, ports, x, pos)
         apply_steps(x, pos, made)
         steps += made

@@ -60,8 +60,9 @@ class DontLookDescent:
     lk_move    : the chain's moves: 2 (default), the 2-opt moves above; 5, LKH's sequential 5-opt
                  basis moves over each city's first 5 candidates, chained in stages of 4 levels, whose
                  levels in between need not be tours (lsmgpu/backends/kopt.py; LKH-3's trials gain
-                 nothing without them). On the CPU only for now: on a GPU the descents then run on
-                 the host, announced
+                 nothing without them); with candidates="alpha" their gain criterion reads the
+                 ascent's penalties, as LKH's does. On the CPU only for now: on a GPU the descents
+                 then run on the host, announced
     polish     : None, "auto" (the problem's ILS chain) or a Neighbourhood or a sequence of them:
                  a chain of batched descents run from the don't-look local optima
     """
@@ -102,7 +103,7 @@ class DontLookDescent:
         table = self.candidates
         if isinstance(table, str):                  # "alpha", made when first read
             return DontLookRules(lambda: problem.candidate_lists(ALPHA_CANDIDATES, "alpha"), self.segment, self.or3,
-                                 self.lk, self.lk_depth, self.lk_move)
+                                 self.lk, self.lk_depth, self.lk_move, lambda: problem.penalties())
         if isinstance(table, (int, np.integer)):
             k = check_count("DontLookDescent", "candidates", table, 1, problem.n - 1)
             table = problem.candidate_lists(k)

@@ -17,11 +17,11 @@ from .test_dontlook import applied_change, length, positions, tsp_of
 from .test_lk import local_optima
 
 
-def rules_of(problem, depth: int, k: int = 8) -> DontLookRules:
+def rules_of(problem, depth: int, k: int = 8, penalties=None) -> DontLookRules:
     """Quadrant candidates (k a city), Or-opt segments of 3 and the 5-opt chain of ``depth`` levels."""
     from .test_dontlook import rules_of as dontlook_rules
     plain = dontlook_rules(problem, k)
-    return DontLookRules(plain.candidates, 3, lk_depth=depth, lk_move=5)
+    return DontLookRules(plain.candidates, 3, lk_depth=depth, lk_move=5, penalties=penalties)
 
 
 def one_cycle(n: int, edges) -> bool:
@@ -40,38 +40,46 @@ def one_cycle(n: int, edges) -> bool:
             return walked == n
 
 
-def brute_stage(c, x, problem, candidates, levels) -> float:
-    """The least delta of the sequential moves of one stage from c (the module's rules, written
-    again one sequence at a time; a closing is kept where its edges make one cycle), inf if none."""
+def brute_stage(c, x, problem, candidates, levels, pi):
+    """The first improving closing of one stage from c in depth-first order (the module's rules,
+    written again as LKH's recursion, the gain criterion over d + π; a closing counts where its
+    edges make one cycle and the real lengths shrink): its change of length, or None."""
     n, d = len(x), problem.dist
     pos = positions(x)
     tour = {frozenset((int(x[i]), int(x[(i + 1) % n]))) for i in range(n)}
 
+    def cost(a, b):
+        return float(d(a, b)) + pi[a] + pi[b]
+
     def around(city):
         return int(x[(pos[city] + 1) % n]), int(x[(pos[city] - 1) % n])
-    best = [np.inf]
 
-    def extend(t, gain, added, removed):
+    def extend(t, gain, real, added, removed):
         if len(added) == levels:
-            return
+            return None
         free = t[-1]
         for t3 in map(int, candidates[free, :KOPT_CANDIDATES]):
-            g = gain - float(d(free, t3))
+            g = gain - cost(free, t3)
             if g <= 0 or t3 == c or t3 in around(free) or frozenset((free, t3)) in added:
                 continue
             for t4 in around(t3):
                 if t4 == c or frozenset((t3, t4)) in removed:
                     continue
                 now_added, now_removed = added | {frozenset((free, t3))}, removed | {frozenset((t3, t4))}
-                now = g + float(d(t3, t4))
-                if t4 not in around(c):
+                now_real = real - float(d(free, t3)) + float(d(t3, t4))
+                if t4 not in around(c) and float(d(t4, c)) - now_real < 0:
                     edges = (tour - now_removed) | now_added | {frozenset((t4, c))}
                     if one_cycle(n, [tuple(edge) for edge in edges]):
-                        best[0] = min(best[0], float(d(t4, c)) - now)
-                extend(t + [t3, t4], now, now_added, now_removed)
+                        return float(d(t4, c)) - now_real
+                found = extend(t + [t3, t4], g + cost(t3, t4), now_real, now_added, now_removed)
+                if found is not None:
+                    return found
+        return None
     for t2 in around(c):
-        extend([c, t2], float(d(c, t2)), frozenset(), frozenset({frozenset((c, t2))}))
-    return best[0]
+        found = extend([c, t2], cost(c, t2), float(d(c, t2)), frozenset(), frozenset({frozenset((c, t2))}))
+        if found is not None:
+            return found
+    return None
 
 
 @pytest.mark.parametrize("kind", ["int-coords", "real-coords", "matrix"])
@@ -82,8 +90,8 @@ def test_every_5opt_chain_changes_the_length_by_its_delta(kind, n, depth):
     of two and more stages occur (a kept non-improving 5-opt move, then the improving one; the
     matrix kind's candidates come from unrelated points)."""
     problem = tsp_of(kind, n, seed=n)
-    rules, between = rules_of(problem, depth), problem.edge_distance().between
     rng = np.random.default_rng(n)
+    rules, between = rules_of(problem, depth, penalties=rng.uniform(-20, 20, n)), problem.edge_distance().between
     found = deep = 0
     for x in [rng.permutation(n) for _ in range(4)] + list(local_optima(problem, rules)):
         x = np.array(x, dtype=np.int64)
@@ -103,21 +111,24 @@ def test_every_5opt_chain_changes_the_length_by_its_delta(kind, n, depth):
         assert deep > 0
 
 
+@pytest.mark.parametrize("with_penalties", [False, True])
 @pytest.mark.parametrize("n,seed", [(10, 1), (14, 2), (19, 3), (30, 4)])
-def test_a_stage_finds_the_brute_forces_best_closing(n, seed):
-    """With one stage (lk_depth 4: up to 5 removed edges) kopt_check's delta is the least of every
-    sequential move whose closing makes one cycle, found one sequence at a time; None exactly
-    where none improves (local optima of the other moves give such cities)."""
+def test_a_stage_finds_the_brute_forces_first_closing(n, seed, with_penalties):
+    """With one stage (lk_depth 4: up to 5 removed edges) kopt_check's move is the first improving
+    sequential move in LKH's depth-first order whose closing makes one cycle, found by a recursion
+    one sequence at a time, with and without penalties in the gain criterion; None exactly where
+    the recursion finds none (local optima of the other moves give such cities)."""
     problem = tsp_of("int-coords", n, seed=seed)
-    rules, between = rules_of(problem, STAGE_LEVELS, k=6), problem.edge_distance().between
+    pi = np.random.default_rng(seed).uniform(-80, 80, n) if with_penalties else np.zeros(n)
+    rules, between = rules_of(problem, STAGE_LEVELS, k=6, penalties=pi), problem.edge_distance().between
     tours = list(local_optima(problem, rules, rows=2, seed=seed)) + [np.random.default_rng(seed).permutation(n)]
     none = some = 0
     for x in tours:
         x = np.array(x, dtype=np.int64)
         for c in range(n):
-            expected = brute_stage(c, x, problem, rules.candidates, STAGE_LEVELS)
+            expected = brute_stage(c, x, problem, rules.candidates, STAGE_LEVELS, pi)
             chain = kopt_check(c, x, positions(x), rules, between)
-            if expected >= 0:
+            if expected is None:
                 assert chain is None
                 none += 1
             else:
@@ -150,9 +161,10 @@ def test_5opt_descents_end_where_no_chain_improves():
 
 
 def test_lk_move_is_checked_named_and_runs_on_the_host_for_a_gpu():
-    """lk_move is 2 or 5, named in the error and in the descent's repr and kept by the rules; a
-    backend other than the CPU gets the host's descents with the 5-opt chain, announced (no GPU
-    kernel yet), and never its own kernel."""
+    """lk_move is 2 or 5, named in the error and in the descent's repr and kept by the rules; with
+    the α-nearest the rules carry the ascent's penalties (TSP.penalties(), the same ascent), a
+    segment's rules none; a backend other than the CPU gets the host's descents with the 5-opt
+    chain, announced (no GPU kernel yet), and never its own kernel."""
     for bad in (3, "5", True):
         with pytest.raises(ValueError, match="`lk_move` must be one of"):
             DontLookDescent(lk_move=bad)
@@ -160,7 +172,11 @@ def test_lk_move_is_checked_named_and_runs_on_the_host_for_a_gpu():
     assert "lk_move=5" in repr(descent) and "lk_move" not in repr(DontLookDescent(lk_depth=4))
     problem = tsp_of("int-coords", 30)
     rules = descent.bound(problem)
-    assert rules.lk_move == 5 and rules.with_candidates(rules.candidates).lk_move == 5
+    assert rules.lk_move == 5 and rules.with_candidates(rules.candidates).lk_move == 5 and rules.penalties is None
+    alpha_rules = DontLookDescent("alpha", lk_depth=4, lk_move=5).bound(problem)
+    assert alpha_rules.candidates.shape == (30, 5)                     # the ascent runs here, once
+    assert np.array_equal(alpha_rules.penalties, problem.penalties()) and problem.penalties().shape == (30,)
+    assert np.abs(problem.penalties()).sum() > 0 and alpha_rules.with_candidates(alpha_rules.candidates).penalties is None
 
     class Gpu(CpuBackend):
         name, device = "cuda", "a test GPU"
