@@ -392,8 +392,9 @@ def dontlook_for(backend, kernel: str, host, *args, announce: str, what: str):
     the CPU): the don't-look descents (kernel "dontlook", CpuDontLook), the ILS chains
     ("dontlook_chains", CpuChains) and focused ACO's ants ("focused_ants", CpuFocusedAnts). The
     rules (``args[0]``) of the 5-opt LK move have no GPU kernel yet: those run on the host."""
+    def on_host():
+        return host(*args, getattr(backend, "device", ""))
     if args[0].lk_move != 2 and args[0].lk_depth and backend.name != "cpu":
         announce_fallback(f"{announce}: {what} run on the host (the 5-opt LK move has no {backend.name} kernel yet)")
-        return host(*args, getattr(backend, "device", ""))
-    return kernel_or_host(backend, kernel, args, lambda: host(*args, getattr(backend, "device", "")),
-                          announce=announce, what=f"{what} run")
+        return on_host()
+    return kernel_or_host(backend, kernel, args, on_host, announce=announce, what=f"{what} run")
