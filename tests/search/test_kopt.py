@@ -60,7 +60,7 @@ def brute_stage(c, x, problem, candidates, levels, pi):
         free = t[-1]
         for t3 in map(int, candidates[free, :KOPT_CANDIDATES]):
             g = gain - cost(free, t3)
-            if g <= 0 or t3 == c or t3 in around(free) or frozenset((free, t3)) in added:
+            if g <= 0 or t3 in around(free) or frozenset((free, t3)) in added:
                 continue
             for t4 in around(t3):
                 if t4 == c or frozenset((t3, t4)) in removed:
