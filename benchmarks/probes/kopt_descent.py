@@ -12,7 +12,13 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import deque
 
+import numpy as np
+
+from lsmgpu.backends.dontlook import enqueue
+from lsmgpu.backends.kopt import kopt_check
+from lsmgpu.backends.tour_steps import apply_steps
 from lsmgpu.parallel import improve
 from lsmgpu.problems import TSP
 from lsmgpu.search.dontlook import DontLookDescent
@@ -37,6 +43,24 @@ LKH_RUNS = (("LKH-3 LK, 2-opt moves, alpha 5", "MOVE_TYPE = 2\nGAIN23 = NO\n"),
             ("LKH-3 LK, 5-opt moves and GAIN23, alpha 5", ""))
 
 
+def chain_alone(tsp, descent: DontLookDescent, start) -> np.ndarray:
+    """``start`` descended by ``descent``'s 5-opt chain alone, no 2-opt or Or-opt move first (as
+    LKH's LK, whose 5-opt search holds its 2-opt moves): the don't-look queue of kopt_check."""
+    rules, between = descent.bound(tsp), tsp.edge_distance().between
+    x = np.array(start, dtype=np.int64)
+    pos = np.empty(tsp.n, dtype=np.int64)
+    pos[x] = np.arange(tsp.n)
+    queue, queued = deque(range(tsp.n)), np.ones(tsp.n, dtype=bool)
+    while queue:
+        city = queue.popleft()
+        queued[city] = False
+        found = kopt_check(city, x, pos, rules, between)
+        if found is not None:
+            apply_steps(x, pos, found[2])
+            enqueue(found[3] + [city], queue, queued)
+    return x
+
+
 def main(data: str, names: str) -> None:
     try:
         from benchmarks.probes.lkh_from_tour import lkh_trials
@@ -55,6 +79,9 @@ def main(data: str, names: str) -> None:
         for label, descent in DESCENTS:
             t0 = time.perf_counter()
             row(label, improve(tsp, start[None, :], descent(), backend="cpu").solutions[0], time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        alone = chain_alone(tsp, DontLookDescent("alpha", lk_depth=12, lk_move=5), start)
+        row("LK 5-opt chain 12 alone (no 2-opt or Or-opt move first), alpha 5", alone, time.perf_counter() - t0)
         for label, extra in LKH_RUNS if lkh_trials else ():
             row(label, *lkh_trials(path, 1, start, extra, candidates=""))
 

@@ -6,8 +6,7 @@ sequential moves from t1 = c: t2 is a tour neighbour of t1, the edge {t1, t2} th
 one, its gain G = d(t1, t2). A level adds {t2i, t2i+1} for t2i+1 one of t2i's first
 KOPT_CANDIDATES candidates (G - d(t2i, t2i+1) > 0, LK's gain criterion) and removes the tour edge
 {t2i+1, t2i+2} (t2i+2 either tour neighbour of t2i+1, not t1; t2i+1 may be t1, which then loses
-both its tour edges: one descent of pr1002's greedy tour 1.41 -> 0.71 %), G <- G - d(t2i, t2i+1)
-+ d(t2i+1, t2i+2).
+both its tour edges, as in LKH), G <- G - d(t2i, t2i+1) + d(t2i+1, t2i+2).
 After j removed edges the move closes with {t2j, t1}, d(t2j, t1) - G longer, where that makes one
 tour. Unlike lsmgpu/backends/lk.py's chain of 2-opt moves, the levels in between need not be
 tours: only the closing is checked (``_one_cycle``), so the 3-, 4- and 5-opt moves that pass
@@ -23,8 +22,8 @@ in that order), applies it and goes on from its last city as the next stage's t2
 until ``lk_depth`` levels in all. As in LKH, G and the gain criterion read the costs d(a, b) +
 π_a + π_b where the rules hold penalties π (the α-candidates' ascent's): a closing's change of
 length is the same under them (every city of a move loses as many edges as it gains), but which
-partial sums stay positive is not (one descent of pcb3038's greedy tour: 1.32 -> 0.96 %,
-docs/benchmarks/tsp-depth.md). Whether a closing improves is read on the lengths themselves. Edges an earlier stage added
+partial sums stay positive is not (docs/benchmarks/tsp-depth.md, "LKH's 5-opt basis move").
+Whether a closing improves is read on the lengths themselves. Edges an earlier stage added
 are not removed again, nor removed ones added. The move is applied as 2-opt steps (reversals of
 whole stretches between removed edges), the fewest for each closing (``_reversals``).
 """
