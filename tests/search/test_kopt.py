@@ -9,12 +9,12 @@ import pytest
 
 from lsmgpu import DontLookDescent
 from lsmgpu.backends.cpu import CpuBackend
-from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, check_city, dontlook_for
+from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, dontlook_for
 from lsmgpu.backends.kopt import KOPT_CANDIDATES, STAGE_LEVELS, kopt_check
 from lsmgpu.errors import BackendFallback
 
-from .test_dontlook import applied_change, length, positions, tsp_of
-from .test_lk import local_optima
+from .test_dontlook import applied_change, positions, tsp_of
+from .test_lk import assert_descents_end_where_nothing_improves, local_optima
 
 
 def rules_of(problem, depth: int, k: int = 8, penalties=None) -> DontLookRules:
@@ -142,22 +142,7 @@ def test_5opt_descents_end_where_no_chain_improves():
     no city has an improving move or chain left, shorter than the descents without a chain."""
     problem = tsp_of("int-coords", 150, seed=9)
     rules = rules_of(problem, 8)
-    distance, start = problem.edge_distance(), np.random.default_rng(2).permutation(problem.n)
-    ends = []
-    for depth in (0, 8):
-        descent = CpuDontLook(DontLookRules(rules.candidates, 3, lk_depth=depth, lk_move=5), distance, 1, wide=1)
-        x = start
-        for _ in range(20):
-            descent.load(x[None])
-            made, _, finished = descent.descend(np.ones(1, bool))
-            x = descent.solutions()[0].astype(np.int64)
-            assert finished and descent.values()[0] == length(problem, x)
-            if made[0] == 0:
-                break
-        ends.append(length(problem, x))
-    pos = positions(x)
-    assert all(check_city(c, x, pos, rules, distance.between) is None for c in range(problem.n))
-    assert ends[1] < ends[0]
+    assert_descents_end_where_nothing_improves(problem, rules, DontLookRules(rules.candidates, 3, lk_move=5))
 
 
 def test_lk_move_is_checked_named_and_runs_on_the_host_for_a_gpu():

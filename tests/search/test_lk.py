@@ -119,10 +119,17 @@ def test_descents_with_chains_end_where_no_chain_improves(or3):
     (one city a round, as the chains' and ants' descents)."""
     problem = tsp_of("int-coords", 400, seed=9)
     rules = rules_of(problem, k=5, depth=6, or3=or3, lk=True)
+    assert_descents_end_where_nothing_improves(problem, rules, DontLookRules(rules.candidates, 3, or3, True, 0))
+
+
+def assert_descents_end_where_nothing_improves(problem, chained, plain):
+    """One city a round (as the chains' and ants' descents), descents by ``chained`` rules repeated
+    from every city until one makes no move end where check_city finds no move, shorter than
+    those by the ``plain`` rules (the same without the chain) from the same random tour."""
     distance, start = problem.edge_distance(), np.random.default_rng(2).permutation(problem.n)
     ends = []
-    for depth in (0, 6):
-        descent = CpuDontLook(DontLookRules(rules.candidates, 3, or3, True, depth), distance, 1, wide=1)
+    for rules in (plain, chained):
+        descent = CpuDontLook(rules, distance, 1, wide=1)
         x = start
         for _ in range(20):
             descent.load(x[None])
@@ -133,7 +140,7 @@ def test_descents_with_chains_end_where_no_chain_improves(or3):
                 break
         ends.append(length(problem, x))
     pos = positions(x)
-    assert all(check_city(c, x, pos, rules, distance.between) is None for c in range(problem.n))
+    assert all(check_city(c, x, pos, chained, distance.between) is None for c in range(problem.n))
     assert ends[1] < ends[0]
 
 
