@@ -156,6 +156,7 @@ def _stage(t1, t2s, gain, x, pos, cand, dist, cost, levels, added_before, remove
     real = np.array([dist(t1, t2) for t2 in t2s], dtype=np.float64)     # removed less added lengths
     number = np.arange(len(t2s), dtype=np.int64)
     neighbours = lambda c: (x[(pos[c] + 1) % n], x[(pos[c] - 1) % n])      # noqa: E731
+    around_t1 = neighbours(t1)
     closings, kept = [], None
     for level in range(1, levels + 1):
         rows = t.shape[0]
@@ -166,7 +167,8 @@ def _stage(t1, t2s, gain, x, pos, cand, dist, cost, levels, added_before, remove
         free = t[:, -1]
         t3 = cand[free, r].astype(np.int64)
         g = G - cost(free, t3)
-        ok = (g > 0) & (t3 != neighbours(free)[0]) & (t3 != neighbours(free)[1])    # t3 may be t1
+        after, before = neighbours(free)
+        ok = (g > 0) & (t3 != after) & (t3 != before)                   # t3 may be t1
         for m in range(1, level):                                   # added edges distinct
             ok &= ~_same(free, t3, t[:, 2 * m - 1], t[:, 2 * m])
         for a, b in removed_before:
@@ -183,7 +185,7 @@ def _stage(t1, t2s, gain, x, pos, cand, dist, cost, levels, added_before, remove
         if not len(t):
             break
         t4 = t[:, -1]
-        close = (t4 != neighbours(t1)[0]) & (t4 != neighbours(t1)[1])
+        close = (t4 != around_t1[0]) & (t4 != around_t1[1])
         for a, b in removed_before:
             close &= ~_same(t4, t1, a, b)
         ports, distinct = _ports(t, x, pos)

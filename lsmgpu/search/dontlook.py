@@ -103,7 +103,7 @@ class DontLookDescent:
         table = self.candidates
         if isinstance(table, str):                  # "alpha", made when first read
             return DontLookRules(lambda: problem.candidate_lists(ALPHA_CANDIDATES, "alpha"), self.segment, self.or3,
-                                 self.lk, self.lk_depth, self.lk_move, lambda: problem.penalties())
+                                 self.lk, self.lk_depth, self.lk_move, problem.penalties)
         if isinstance(table, (int, np.integer)):
             k = check_count("DontLookDescent", "candidates", table, 1, problem.n - 1)
             table = problem.candidate_lists(k)
