@@ -13,19 +13,22 @@ tours: only the closing is checked (``_one_cycle``), so the 3-, 4- and 5-opt mov
 through two cycles are found too (LKH's MOVE_TYPE = 5; its trials gain nothing with 3-opt moves,
 docs/benchmarks/tsp-depth.md, "What LKH-3's lead needs").
 
-A stage searches every sequence of up to STAGE_LEVELS levels from its t2 (both of t1's tour
-neighbours in the first stage) and the closing after each level. The first improving closing in
-LKH's depth-first order wins: the sequences' choices (way, rank, side, rank, side, ...) compared
-in order, a closing before the longer sequences it starts. Where none improves, the stage keeps
-its closing after the last level with the largest G (LKH's best non-gainful move; ties: the first
-in that order), applies it and goes on from its last city as the next stage's t2 with that G,
-until ``lk_depth`` levels in all. As in LKH, G and the gain criterion read the costs d(a, b) +
-π_a + π_b where the rules hold penalties π (the α-candidates' ascent's): a closing's change of
-length is the same under them (every city of a move loses as many edges as it gains), but which
-partial sums stay positive is not (docs/benchmarks/tsp-depth.md, "LKH's 5-opt basis move").
-Whether a closing improves is read on the lengths themselves. Edges an earlier stage added
-are not removed again, nor removed ones added. The move is applied as 2-opt steps (reversals of
-whole stretches between removed edges), the fewest for each closing (``_reversals``).
+Each of t1's tour neighbours, its predecessor first, is t2 of a chain of its own (LKH's
+LinKernighan). A stage searches every sequence of up to STAGE_LEVELS levels from its t2 and the
+closing after each level. The first improving closing in LKH's depth-first order wins: the
+sequences' choices (rank, side, rank, side, ...) compared in order, a closing before the longer
+sequences it starts. Where none improves, the stage keeps its closing after the last level with
+the largest G among those that may go on (LKH's best non-gainful move: G at least the cheapest
+non-tour candidate edge of its last city, and its last removed edge not one the chain added), ties
+to the first in that order, applies it and goes on from its last city as the next stage's t2 with
+that G, until ``lk_depth`` levels in all; then the chain ends and the tour is as it was. Between
+stages nothing else is forbidden (as in LKH, an edge a stage added may be removed by a later one).
+As in LKH, G and the gain criterion read the costs d(a, b) + π_a + π_b where the rules hold
+penalties π (the α-candidates' ascent's): a closing's change of length is the same under them
+(every city of a move loses as many edges as it gains), but which partial sums stay positive is
+not (docs/benchmarks/tsp-depth.md, "LKH's 5-opt basis move"). Whether a closing improves is read
+on the lengths themselves. The move is applied as 2-opt steps (reversals of whole stretches
+between removed edges), the fewest for each closing (``_reversals``).
 """
 from __future__ import annotations
 
@@ -145,16 +148,29 @@ def _steps(t_row, ports_row, x, pos) -> list:
     return steps
 
 
-def _stage(t1, t2s, gain, x, pos, cand, dist, cost, levels, added_before, removed_before):
-    """Every sequence of up to ``levels`` levels from t1 and each t2 of ``t2s`` (module docstring),
-    G from ``gain`` under ``cost`` (lengths with penalties), the real change from ``dist``'s lengths:
-    (closings: a list per level of (real delta, number, t rows, ports rows), kept: (G, real delta,
-    t row, ports row) of the last level's closing with the largest G, or None)."""
+def _cheapest(c, x, pos, cand, cost):
+    """Each city's (elementwise) cheapest candidate edge under ``cost`` that is not a tour edge
+    (inf where every candidate is a tour neighbour): LKH's t->Cost, the least a chain from that
+    city must have gained to go on."""
+    n = len(x)
+    after, before = x[(pos[c] + 1) % n], x[(pos[c] - 1) % n]
+    out = np.full(len(c), np.inf)
+    for r in range(cand.shape[1]):
+        other = cand[c, r].astype(np.int64)
+        out = np.where((other != after) & (other != before), np.minimum(out, cost(c, other)), out)
+    return out
+
+
+def _stage(t1, t2, gain, x, pos, cand, dist, cost, levels, added_before):
+    """Every sequence of up to ``levels`` levels from t1 and t2 (module docstring), G from ``gain``
+    under ``cost`` (lengths with penalties), the real change from ``dist``'s lengths: (closings: a
+    list per level of (real delta, number, t rows, ports rows), kept: (G, real delta, t row, ports
+    row) of the last level's closing with the largest G that may go on, or None)."""
     n, K = len(x), cand.shape[1]
-    t = np.array([[t1, t2] for t2 in t2s], dtype=np.int64)
-    G = np.asarray(gain, dtype=np.float64).copy()
-    real = np.array([dist(t1, t2) for t2 in t2s], dtype=np.float64)     # removed less added lengths
-    number = np.arange(len(t2s), dtype=np.int64)
+    t = np.array([[t1, t2]], dtype=np.int64)
+    G = np.array([gain], dtype=np.float64)
+    real = np.array([dist(t1, t2)], dtype=np.float64)                   # removed less added lengths
+    number = np.zeros(1, dtype=np.int64)
     neighbours = lambda c: (x[(pos[c] + 1) % n], x[(pos[c] - 1) % n])      # noqa: E731
     around_t1 = neighbours(t1)
     closings, kept = [], None
@@ -171,14 +187,10 @@ def _stage(t1, t2s, gain, x, pos, cand, dist, cost, levels, added_before, remove
         ok = (g > 0) & (t3 != after) & (t3 != before)                   # t3 may be t1
         for m in range(1, level):                                   # added edges distinct
             ok &= ~_same(free, t3, t[:, 2 * m - 1], t[:, 2 * m])
-        for a, b in removed_before:
-            ok &= ~_same(free, t3, a, b)
         t4 = x[(pos[t3] + side) % n].astype(np.int64)
         ok &= t4 != t1
         for m in range(level):                                      # removed edges distinct
             ok &= ~_same(t3, t4, t[:, 2 * m], t[:, 2 * m + 1])
-        for a, b in added_before:
-            ok &= ~_same(t3, t4, a, b)
         real = real - dist(free, t3) + dist(t3, t4)
         t, G, real, number = (np.concatenate([t, t3[:, None], t4[:, None]], axis=1)[ok], (g + cost(t3, t4))[ok],
                               real[ok], number[ok])
@@ -186,15 +198,17 @@ def _stage(t1, t2s, gain, x, pos, cand, dist, cost, levels, added_before, remove
             break
         t4 = t[:, -1]
         close = (t4 != around_t1[0]) & (t4 != around_t1[1])
-        for a, b in removed_before:
-            close &= ~_same(t4, t1, a, b)
         ports, distinct = _ports(t, x, pos)
         close &= distinct
         close[close] = _one_cycle(ports[close])
         closings.append((np.where(close, dist(t4, t1) - real, np.inf), number, t, ports))
-        if level == levels and close.any():
-            best = int(np.argmax(np.where(close, G, -np.inf)))
-            kept = (float(G[best]), float(dist(t[best, -1], t1) - real[best]), t[best], ports[best])
+        if level == levels:
+            goes_on = close & (G >= _cheapest(t4, x, pos, cand, cost))
+            for a, b in added_before:
+                goes_on &= ~_same(t[:, -2], t4, a, b)
+            if goes_on.any():
+                best = int(np.argmax(np.where(goes_on, G, -np.inf)))
+                kept = (float(G[best]), float(dist(t4[best], t1) - real[best]), t[best], ports[best])
     return closings, kept
 
 
@@ -206,14 +220,23 @@ def kopt_check(c: int, x: np.ndarray, pos: np.ndarray, rules, between):
     pi = rules.penalties
     cost = dist if pi is None else (lambda a, b: dist(a, b) + pi[a] + pi[b])         # noqa: E731
     cand = rules.candidates[:, :KOPT_CANDIDATES]
-    n, width = len(x), 2 * cand.shape[1]
-    x, pos = x.copy(), pos.copy()
-    t2s = [int(x[(pos[c] + 1) % n]), int(x[(pos[c] - 1) % n])]
-    gain = np.array([cost(c, t2) for t2 in t2s])
-    steps, touched, added_before, removed_before, left, change = [], [c], [], [], rules.lk_depth, 0.0
+    n = len(x)
+    for t2 in (int(x[(pos[c] - 1) % n]), int(x[(pos[c] + 1) % n])):
+        found = _chain(c, t2, x.copy(), pos.copy(), cand, dist, cost, rules.lk_depth)
+        if found is not None:
+            delta, steps, touched = found
+            return delta, rules.moves, steps, touched
+    return None
+
+
+def _chain(c, t2, x, pos, cand, dist, cost, depth):
+    """The chain from t1 = c and t2 on the tour x, pos (changed by its kept moves): (delta, the
+    2-opt steps, the cities to queue) of its improving closing, or None."""
+    width, gain = 2 * cand.shape[1], float(cost(c, t2))
+    steps, touched, added, left, change = [], [c], [], depth, 0.0
     while left > 0:
         levels = min(STAGE_LEVELS, left)
-        closings, kept = _stage(c, t2s, gain, x, pos, cand, dist, cost, levels, added_before, removed_before)
+        closings, kept = _stage(c, t2, gain, x, pos, cand, dist, cost, levels, added)
         first = None
         for level, (delta, number, t, ports) in enumerate(closings):
             improving = np.flatnonzero(change + delta < 0)                 # the whole chain shorter
@@ -224,17 +247,15 @@ def kopt_check(c: int, x: np.ndarray, pos: np.ndarray, rules, between):
                     first = (order, float(delta[i]), t[i], ports[i])
         if first is not None:
             _, delta, t, ports = first
-            steps += _steps(t, ports, x, pos)
-            return change + delta, rules.moves, steps, touched + [int(city) for city in t[1:]]
+            return change + delta, steps + _steps(t, ports, x, pos), touched + [int(city) for city in t[1:]]
         if kept is None or levels == left:
             return None
-        g, kept_change, t, ports = kept
+        gain, kept_change, t, ports = kept
         change += kept_change
         made = _steps(t, ports, x, pos)
         apply_steps(x, pos, made)
         steps += made
         touched += [int(city) for city in t[1:]]
-        added_before += [(int(t[2 * m - 1]), int(t[2 * m])) for m in range(1, len(t) // 2)]
-        removed_before += [(int(t[2 * m]), int(t[2 * m + 1])) for m in range(len(t) // 2)]
-        t2s, gain, left = [int(t[-1])], np.array([g]), left - levels
+        added += [(int(t[2 * m - 1]), int(t[2 * m])) for m in range(1, len(t) // 2)] + [(int(t[-1]), c)]
+        t2, left = int(t[-1]), left - levels
     return None

@@ -10,7 +10,7 @@ import pytest
 from lsmgpu import DontLookDescent
 from lsmgpu.backends.cpu import CpuBackend
 from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, dontlook_for
-from lsmgpu.backends.kopt import KOPT_CANDIDATES, STAGE_LEVELS, kopt_check
+from lsmgpu.backends.kopt import KOPT_CANDIDATES, STAGE_LEVELS, _stage, kopt_check
 from lsmgpu.errors import BackendFallback
 
 from .test_dontlook import applied_change, positions, tsp_of
@@ -40,10 +40,10 @@ def one_cycle(n: int, edges) -> bool:
             return walked == n
 
 
-def brute_stage(c, x, problem, candidates, levels, pi):
-    """The first improving closing of one stage from c in depth-first order (the module's rules,
-    written again as LKH's recursion, the gain criterion over d + π; a closing counts where its
-    edges make one cycle and the real lengths shrink): its change of length, or None."""
+def brute_sequences(c, t2, x, problem, candidates, levels, pi):
+    """Every sequence of one stage from t1 = c and t2 in LKH's depth-first order (the module's
+    rules written again as LKH's recursion, the gain criterion over d + π), each as (cities t1 ..
+    t2j, G, real lengths removed less added, whether its closing makes one cycle)."""
     n, d = len(x), problem.dist
     pos = positions(x)
     tour = {frozenset((int(x[i]), int(x[(i + 1) % n]))) for i in range(n)}
@@ -56,7 +56,7 @@ def brute_stage(c, x, problem, candidates, levels, pi):
 
     def extend(t, gain, real, added, removed):
         if len(added) == levels:
-            return None
+            return
         free = t[-1]
         for t3 in map(int, candidates[free, :KOPT_CANDIDATES]):
             g = gain - cost(free, t3)
@@ -67,18 +67,22 @@ def brute_stage(c, x, problem, candidates, levels, pi):
                     continue
                 now_added, now_removed = added | {frozenset((free, t3))}, removed | {frozenset((t3, t4))}
                 now_real = real - float(d(free, t3)) + float(d(t3, t4))
-                if t4 not in around(c) and float(d(t4, c)) - now_real < 0:
-                    edges = (tour - now_removed) | now_added | {frozenset((t4, c))}
-                    if one_cycle(n, [tuple(edge) for edge in edges]):
-                        return float(d(t4, c)) - now_real
-                found = extend(t + [t3, t4], g + cost(t3, t4), now_real, now_added, now_removed)
-                if found is not None:
-                    return found
-        return None
-    for t2 in around(c):
-        found = extend([c, t2], cost(c, t2), float(d(c, t2)), frozenset(), frozenset({frozenset((c, t2))}))
-        if found is not None:
-            return found
+                edges = (tour - now_removed) | now_added | {frozenset((t4, c))}
+                closes = t4 not in around(c) and one_cycle(n, [tuple(edge) for edge in edges])
+                yield t + [t3, t4], g + cost(t3, t4), now_real, closes
+                yield from extend(t + [t3, t4], g + cost(t3, t4), now_real, now_added, now_removed)
+    yield from extend([c, t2], cost(c, t2), float(d(c, t2)), frozenset(), frozenset({frozenset((c, t2))}))
+
+
+def brute_stage(c, x, problem, candidates, levels, pi):
+    """The first improving closing of one stage from c (t2 its predecessor, then its successor)
+    in depth-first order, a closing counting where its edges make one cycle and the real lengths
+    shrink: its change of length, or None."""
+    n, pos = len(x), positions(x)
+    for t2 in (int(x[(pos[c] - 1) % n]), int(x[(pos[c] + 1) % n])):
+        for t, _, real, closes in brute_sequences(c, t2, x, problem, candidates, levels, pi):
+            if closes and float(problem.dist(t[-1], c)) - real < 0:
+                return float(problem.dist(t[-1], c)) - real
     return None
 
 
@@ -135,6 +139,44 @@ def test_a_stage_finds_the_brute_forces_first_closing(n, seed, with_penalties):
                 assert chain is not None and chain[0] == pytest.approx(expected)
                 some += 1
     assert some > 0 and none > 0
+
+
+@pytest.mark.parametrize("n,seed", [(12, 5), (16, 6), (25, 7)])
+def test_a_stage_keeps_the_largest_gain_that_may_go_on(n, seed):
+    """Where no closing improves, a stage keeps the closing after its last level with the largest
+    G (ties: the first in depth-first order) among those whose G is at least the cheapest
+    non-tour candidate edge of the last city and whose last removed edge is not one the chain
+    added before (LKH's best non-gainful 5-opt move), as a brute force over the sequences finds."""
+    problem = tsp_of("int-coords", n, seed=seed)
+    rng = np.random.default_rng(seed)
+    pi = rng.uniform(-40, 40, n)
+    rules = rules_of(problem, STAGE_LEVELS, k=6, penalties=pi)
+    cand = rules.candidates[:, :KOPT_CANDIDATES]
+    between = problem.edge_distance().between
+    dist = lambda a, b: between(*np.broadcast_arrays(a, b)).astype(np.float64)     # noqa: E731
+    cost = lambda a, b: dist(a, b) + pi[a] + pi[b]                                  # noqa: E731
+    kept = none = 0
+    for x in [rng.permutation(n) for _ in range(3)]:
+        x, pos = np.array(x, dtype=np.int64), positions(np.array(x))
+        added = [(int(x[i]), int(x[i + 1])) for i in rng.choice(n - 1, 3, replace=False)]
+        for c in range(n):
+            t2 = int(x[(pos[c] - 1) % n])
+            _, found = _stage(c, t2, float(cost(c, t2)), x, pos, cand, dist, cost, STAGE_LEVELS, added)
+            best = None
+            for t, G, _, closes in brute_sequences(c, t2, x, problem, cand, STAGE_LEVELS, pi):
+                t9, t10 = t[-2], t[-1]
+                others = [o for o in cand[t10] if o not in (x[(pos[t10] + 1) % n], x[(pos[t10] - 1) % n])]
+                cheapest = min((float(cost(t10, o)) for o in others), default=np.inf)
+                if len(t) == 2 * STAGE_LEVELS + 2 and closes and G >= cheapest and \
+                        not any({t9, t10} == {a, b} for a, b in added) and (best is None or G > best[0]):
+                    best = (G, t)
+            if best is None:
+                assert found is None
+                none += 1
+            else:
+                assert found is not None and found[0] == pytest.approx(best[0]) and list(found[2]) == best[1]
+                kept += 1
+    assert kept > 0 and none > 0
 
 
 def test_5opt_descents_end_where_no_chain_improves():
