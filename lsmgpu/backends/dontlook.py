@@ -57,9 +57,8 @@ from collections import deque
 
 import numpy as np
 
-from ..errors import announce_fallback
 from .fallback import kernel_or_host
-from .kopt import kopt_check
+from .kopt import STAGE_LEVELS, kopt_check
 from .lk import lk_check
 from .tour_steps import apply_checked, apply_steps
 
@@ -77,9 +76,8 @@ class DontLookRules:
     ``segment``, with ``or3`` the Or-3opt moves and with ``lk`` the LK3 moves too; with
     ``lk_depth`` > 0, where none of them improves, the variable-depth LK chain of up to that many
     levels: of 2-opt moves with ``lk_move`` 2 (lsmgpu/backends/lk.py), of LKH's sequential 5-opt
-    basis moves with ``lk_move`` 5 (lsmgpu/backends/kopt.py; no GPU kernel yet: on a GPU the
-    descents then run on the host, announced), their gain criterion over the lengths plus the
-    cities' ``penalties`` where given (the Held-Karp ascent's π). ``candidates`` and ``penalties``
+    basis moves with ``lk_move`` 5 (lsmgpu/backends/kopt.py), their gain criterion over the
+    lengths plus the cities' ``penalties`` where given (the Held-Karp ascent's π). ``candidates`` and ``penalties``
     may be functions that make them (the α-nearest: their ascent then runs where the table is
     first read, in the search's set-up and inside its time budget, not when the search is made)."""
 
@@ -386,15 +384,21 @@ class CpuDontLook:
         pass
 
 
+def chain_room(rules) -> tuple[int, int]:
+    """A move's most 2-opt steps and cities to queue under ``rules`` (the GPU kernel's MAX_STEPS
+    and TOUCHED): an LK chain of 2-opt moves a step and two cities a level; of 5-opt moves at most
+    5 steps and 2 STAGE_LEVELS + 1 cities a stage (kopt.py's reversal_table), besides t1."""
+    if rules.lk_move == 5 and rules.lk_depth:
+        stages = -(-rules.lk_depth // STAGE_LEVELS)
+        return max(5 * stages, 3), max(1 + (2 * STAGE_LEVELS + 1) * stages, 6)
+    return max(rules.lk_depth, 3), max(2 + 2 * rules.lk_depth, 6)
+
+
 def dontlook_for(backend, kernel: str, host, *args, announce: str, what: str):
     """``backend.<kernel>(*args)`` where the backend has that kernel, else ``host(*args, device)``
     on the host (announced by a BackendFallback warning naming ``what`` on a backend other than
     the CPU): the don't-look descents (kernel "dontlook", CpuDontLook), the ILS chains
-    ("dontlook_chains", CpuChains) and focused ACO's ants ("focused_ants", CpuFocusedAnts). The
-    rules (``args[0]``) of the 5-opt LK move have no GPU kernel yet: those run on the host."""
+    ("dontlook_chains", CpuChains) and focused ACO's ants ("focused_ants", CpuFocusedAnts)."""
     def on_host():
         return host(*args, getattr(backend, "device", ""))
-    if args[0].lk_move != 2 and args[0].lk_depth and backend.name != "cpu":
-        announce_fallback(f"{announce}: {what} run on the host (the 5-opt LK move has no {backend.name} kernel yet)")
-        return on_host()
     return kernel_or_host(backend, kernel, args, on_host, announce=announce, what=f"{what} run")

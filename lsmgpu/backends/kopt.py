@@ -34,12 +34,13 @@ from __future__ import annotations
 
 from collections import deque
 from functools import lru_cache
+from itertools import permutations, product
 
 import numpy as np
 
 from .tour_steps import apply_steps
 
-__all__ = ["kopt_check", "KOPT_CANDIDATES", "STAGE_LEVELS"]
+__all__ = ["kopt_check", "reversal_table", "KOPT_CANDIDATES", "STAGE_LEVELS"]
 
 #: the candidates a level tries (LKH's MAX_CANDIDATES = 5)
 KOPT_CANDIDATES = 5
@@ -259,3 +260,22 @@ def _chain(c, t2, x, pos, cand, dist, cost, depth):
         added += [(int(t[2 * m - 1]), int(t[2 * m])) for m in range(1, len(t) // 2)] + [(int(t[-1]), c)]
         t2, left = int(t[-1]), left - levels
     return None
+
+
+def order_code(target: tuple) -> int:
+    """A closing's new order of stretches (``_order``'s tuple) as one number: 4 bits a stretch,
+    2 stretch + (1 where reversed), the first stretch after stretch 0 lowest (the GPU's key)."""
+    return sum((2 * stretch + (sign < 0)) << (4 * k) for k, (stretch, sign) in enumerate(target))
+
+
+def reversal_table() -> list[tuple[int, int, tuple]]:
+    """For every order of j = 2 .. 5 stretches a closing can make (each stretch after stretch 0
+    anywhere, either way round): (j, ``order_code``, ``_reversals``), the GPU kernel's table of
+    the fewest reversals (templates/skeleton/kopt.cu.j2)."""
+    table = []
+    for j in range(2, STAGE_LEVELS + 2):
+        for order in permutations(range(1, j)):
+            for signs in product((1, -1), repeat=j - 1):
+                target = tuple(zip(order, signs))
+                table.append((j, order_code(target), _reversals(target)))
+    return table

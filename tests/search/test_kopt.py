@@ -1,19 +1,20 @@
 """LKH's sequential 5-opt basis move in the don't-look descents (lsmgpu/backends/kopt.py, ``lk_move=5``):
-every chain's delta against the tour re-measured, a stage against a brute force that checks each
-closing's edges for one cycle, descents ending where no 5-opt chain improves, the option checked
-and named, and on a GPU the descents run on the host, announced."""
+every chain's delta against the tour re-measured, a stage's first improving closing and kept move
+against a brute force that checks each closing's edges for one cycle, descents ending where no
+5-opt chain improves, the option checked and named, the GPU kernel's table and room, and on a GPU
+the descents, chains and ants equal to the reference's."""
+import math
 import warnings
 
 import numpy as np
 import pytest
 
 from lsmgpu import DontLookDescent
-from lsmgpu.backends.cpu import CpuBackend
-from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, dontlook_for
-from lsmgpu.backends.kopt import KOPT_CANDIDATES, STAGE_LEVELS, _stage, kopt_check
+from lsmgpu.backends.dontlook import DontLookRules, chain_room
+from lsmgpu.backends.kopt import KOPT_CANDIDATES, STAGE_LEVELS, _stage, kopt_check, order_code, reversal_table
 from lsmgpu.errors import BackendFallback
 
-from .test_dontlook import applied_change, positions, tsp_of
+from .test_dontlook import applied_change, assert_gpu_rows_equal_the_hosts, positions, tsp_of
 from .test_lk import assert_descents_end_where_nothing_improves, local_optima
 
 
@@ -187,11 +188,10 @@ def test_5opt_descents_end_where_no_chain_improves():
     assert_descents_end_where_nothing_improves(problem, rules, DontLookRules(rules.candidates, 3, lk_move=5))
 
 
-def test_lk_move_is_checked_named_and_runs_on_the_host_for_a_gpu():
+def test_lk_move_is_checked_and_named():
     """lk_move is 2 or 5, named in the error and in the descent's repr and kept by the rules; with
     the α-nearest the rules carry the ascent's penalties (TSP.penalties(), the same ascent), a
-    segment's rules none; a backend other than the CPU gets the host's descents with the 5-opt
-    chain, announced (no GPU kernel yet), and never its own kernel."""
+    segment's rules none."""
     for bad in (3, "5", True):
         with pytest.raises(ValueError, match="`lk_move` must be one of"):
             DontLookDescent(lk_move=bad)
@@ -205,32 +205,108 @@ def test_lk_move_is_checked_named_and_runs_on_the_host_for_a_gpu():
     assert np.array_equal(alpha_rules.penalties, problem.penalties()) and problem.penalties().shape == (30,)
     assert np.abs(problem.penalties()).sum() > 0 and alpha_rules.with_candidates(alpha_rules.candidates).penalties is None
 
-    class Gpu(CpuBackend):
-        name, device = "cuda", "a test GPU"
 
-        def dontlook(self, *args):
-            raise AssertionError("the GPU's kernel has no 5-opt move")
-    with warnings.catch_warnings(record=True) as said:
-        warnings.simplefilter("always")
-        rows = dontlook_for(Gpu(), "dontlook", CpuDontLook, rules, problem.edge_distance(), 2,
-                            announce="DontLookDescent", what="the descents")
-    assert isinstance(rows, CpuDontLook)
-    assert any(issubclass(w.category, BackendFallback) and "5-opt LK move has no cuda kernel" in str(w.message)
-               for w in said)
+def test_the_reversal_table_holds_every_order_and_the_room_every_chain():
+    """The GPU's table of reversals has every order of 2 .. 5 stretches once, each made by its
+    reversals from the stretches in order; chain_room holds the most steps and cities a chain of
+    stages can have (5 reversals at most a stage)."""
+    table = reversal_table()
+    assert len({(j, code) for j, code, _ in table}) == len(table) == sum(
+        math.factorial(j - 1) * 2 ** (j - 1) for j in range(2, STAGE_LEVELS + 2))
+    for j, code, reversals in table:
+        state = [(s, 1) for s in range(1, j)]
+        for a, b in reversals:
+            state[a - 1:b] = [(s, -sign) for s, sign in reversed(state[a - 1:b])]
+        assert order_code(tuple(state)) == code
+    assert max(len(r) for _, _, r in table) == 5
+    for depth in (4, 8, 12):
+        steps, touched = chain_room(rules_of(tsp_of("int-coords", 20), depth))
+        assert steps == 5 * -(-depth // STAGE_LEVELS) and touched == 1 + (2 * STAGE_LEVELS + 1) * -(-depth // STAGE_LEVELS)
+
+
+@pytest.mark.nvcc
+@pytest.mark.parametrize("depth,shared,segments", [(4, False, 0), (12, True, 0), (8, False, 1)])
+def test_kopt_kernel_compiles_for_sm90(depth, shared, segments):
+    """The descents' kernel with the 5-opt chain, one and several stages, tours in global or
+    shared memory, the tour segments' rows."""
+    from lsmgpu.backends.cuda.dontlook import CHAIN_BLOCK
+    from lsmgpu.backends.dontlook_chains import WALK_TRIES
+    from lsmgpu.kernels import nvcc_compile, render_skeleton
+    device = tsp_of("int-coords", 20).edge_distance().device_source()
+    assert nvcc_compile(render_skeleton("dontlook.cu.j2", K=6, S=3, OR3=1, LK=1, LK_DEPTH=depth, LK_STAGE=3, LK_MOVE=5,
+                                        KO_K=KOPT_CANDIDATES, KO_LEVELS=STAGE_LEVELS, KO_TABLE=reversal_table(),
+                                        BLOCK=CHAIN_BLOCK, DISTANCE=device, SHARED_ROWS=shared, WALK_TRIES=WALK_TRIES,
+                                        SEGMENT_ROWS=segments, TABLE_WIDTH=2))
+
+
+def penalized_rules(problem, k: int, depth: int, seed: int, with_penalties: bool) -> DontLookRules:
+    """The 5-opt chain's rules over quadrant candidates with random real penalties (or none)."""
+    pi = np.random.default_rng(seed).uniform(-30, 30, problem.n) if with_penalties else None
+    return rules_of(problem, depth, k=k, penalties=pi)
 
 
 @pytest.mark.gpu
-def test_on_a_gpu_the_5opt_descents_run_on_the_host_and_its_kernel_refuses_them():
-    """improve() with the 5-opt chain on the GPU backend announces the host's descents and gives
-    the CPU's tours; the GPU's descent kernel, asked for them directly, refuses by name."""
+@pytest.mark.parametrize("kind,n,k,depth,rows,with_penalties", [
+    ("int-coords", 200, 6, 4, 6, False), ("int-coords", 300, 8, 12, 6, True), ("matrix", 90, 5, 8, 4, True),
+    ("int-coords", 9, 5, 8, 3, False), ("real-coords", 150, 6, 8, 4, True), ("int-coords", 700, 6, 8, 1, True)])
+def test_gpu_5opt_descents_equal_the_hosts(kind, n, k, depth, rows, with_penalties):
+    """The same tours, lengths, moves and checks as the NumPy reference with the 5-opt chain, one
+    and several stages, with and without penalties; a lone row checked wide."""
+    problem = tsp_of(kind, n, seed=n)
+    xs = np.stack([np.random.default_rng(r).permutation(n) for r in range(rows)]).astype(np.int32)
+    assert_gpu_rows_equal_the_hosts(penalized_rules(problem, k, depth, n, with_penalties), problem.edge_distance(), xs)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("share_rows", [True, False])
+def test_gpu_5opt_chains_and_ants_equal_the_hosts(share_rows, monkeypatch):
+    """ILS chains and focused ants descending with the 5-opt chain: the same tours, lengths and
+    counters as the host's, their tours in shared or global memory."""
+    from lsmgpu.backends.cuda import dontlook as cuda_dontlook
     from lsmgpu.backends import resolve
+    from lsmgpu.backends.dontlook_chains import CpuChains, KickRules, kick_spans
+    from lsmgpu.backends.focused import CpuFocusedAnts, FocusRules
+    monkeypatch.setattr(cuda_dontlook, "SHARE_ROWS", share_rows)
+    problem = tsp_of("int-coords", 160, seed=3)
+    rules, distance, B = penalized_rules(problem, 6, 8, 3, True), problem.edge_distance(), 4
+    xs = np.stack([np.random.default_rng(r).permutation(160) for r in range(B)]).astype(np.int32)
+    kicks = KickRules(11, kick_spans(160, 20, B, 4.0), 25, 0)
+    host, chains = CpuChains(rules, kicks, distance, B), resolve("cuda").dontlook_chains(rules, kicks, distance, B)
+    try:
+        host.load(xs)
+        chains.load(xs)
+        for _ in range(5):
+            assert chains.advance(29) == host.advance(29)
+            assert np.array_equal(chains.solutions(), host.solutions()) and np.array_equal(chains.bests(), host.bests())
+    finally:
+        chains.close()
+    focus = FocusRules(17, 8, 10**6)
+    host, ants = CpuFocusedAnts(rules, focus, distance, B, beta=2.0), resolve("cuda").focused_ants(rules, focus, distance, B, 2.0)
+    try:
+        source = xs[0]
+        for side in (host, ants):
+            side.start(source, float(problem.evaluate(source)), 0.3)
+        for iteration in range(3):
+            lengths = host.build(iteration)
+            assert np.array_equal(ants.build(iteration), lengths)
+            assert all(np.array_equal(ants.tour(b), host.tour(b)) for b in range(B)) and ants.checked() == host.checked()
+            best = int(np.argmin(lengths))
+            for side in (host, ants):
+                side.follow(best, lengths[best])
+    finally:
+        ants.close()
+
+
+@pytest.mark.gpu
+def test_gpu_improve_with_the_5opt_chain_equals_the_cpus():
+    """improve() with the 5-opt chain over the α-nearest (the ascent's penalties) gives the CPU's
+    tours and lengths on the GPU, with no fallback announced."""
     from lsmgpu.parallel import improve
-    problem = tsp_of("int-coords", 80, seed=4)
-    tours = np.stack([np.random.default_rng(r).permutation(80) for r in range(2)])
-    descent = DontLookDescent(6, lk_depth=8, lk_move=5)
-    with pytest.warns(BackendFallback, match="5-opt LK move has no cuda kernel"):
+    problem = tsp_of("int-coords", 120, seed=4)
+    tours = np.stack([np.random.default_rng(r).permutation(120) for r in range(3)])
+    descent = DontLookDescent("alpha", lk_depth=8, lk_move=5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BackendFallback)
         on_gpu = improve(problem, tours, descent, backend="cuda")
     on_cpu = improve(problem, tours, descent, backend="cpu")
     assert np.array_equal(on_gpu.solutions, on_cpu.solutions) and np.array_equal(on_gpu.fitness, on_cpu.fitness)
-    with pytest.raises(ValueError, match="5-opt LK move has no GPU kernel"):
-        resolve("cuda").dontlook(descent.bound(problem), problem.edge_distance(), 1)

@@ -12,7 +12,8 @@ import time
 import numpy as np
 
 from ...kernels import render_skeleton
-from ..dontlook import interleaved, wide_checks
+from ..dontlook import chain_room, interleaved, wide_checks
+from ..kopt import KOPT_CANDIDATES, STAGE_LEVELS, reversal_table
 from ..dontlook_chains import WALK_TRIES
 from ..lk import lk_stage
 from .driver import DeviceBuffers, cuda, launch, load_module, pack, synchronize
@@ -43,8 +44,8 @@ SHARE_ROWS = True
 
 
 #: GPU bytes of a city of a wide round at most: its city, move, delta, step count, steps and
-#: cities to queue with the deepest LK chain (12 levels)
-WIDE_CITY_BYTES = 320
+#: cities to queue with the deepest LK chain (12 levels: 12 steps of 2-opt moves or 15 of 5-opt ones)
+WIDE_CITY_BYTES = 384
 
 
 def dontlook_bytes(rows: int, n: int, chains: bool = False, wide: int = 1) -> int:
@@ -120,12 +121,11 @@ class CudaDontLook:
             fit = int((MEMORY_SHARE * free - fixed) // dontlook_bytes(1, n, chains))
             raise ValueError(f"{self.what}: {self.rows:,} tours of {n:,} cities need {need / 2**30:,.2f} GiB "
                              f"of GPU memory; {free / 2**30:,.1f} GiB are free: about {max(fit, 0):,} would fit")
-        if rules.lk_move != 2 and rules.lk_depth:
-            raise ValueError(f"{self.what}: the 5-opt LK move has no GPU kernel yet (dontlook_for runs it on the host)")
         device = options.context.get_device()
         self.row_shared = self.row_shared_bytes(device)
         source = render_skeleton("dontlook.cu.j2", K=rules.k, S=rules.segment, OR3=int(rules.or3), LK=int(rules.lk),
-                                 LK_DEPTH=rules.lk_depth, LK_STAGE=lk_stage(rules.lk_depth),
+                                 LK_DEPTH=rules.lk_depth, LK_STAGE=lk_stage(rules.lk_depth), LK_MOVE=rules.lk_move,
+                                 KO_K=min(rules.k, KOPT_CANDIDATES), KO_LEVELS=STAGE_LEVELS, KO_TABLE=reversal_table(),
                                  BLOCK=self.block, DISTANCE=distance.device_source(), SHARED_ROWS=bool(self.row_shared),
                                  WALK_TRIES=WALK_TRIES, SEGMENT_ROWS=int(self.per_row_cities),
                                  TABLE_WIDTH=table.size // len(rules.candidates), WIDE_APPLY_BLOCK=WIDE_APPLY_BLOCK,
@@ -139,9 +139,11 @@ class CudaDontLook:
         self.head, self.count = self.buffers.alloc(B * 4), self.buffers.alloc(B * 4)
         self.current, self.made, self.checks = (self.buffers.alloc(B * 8) for _ in range(3))
         self.cand, self.table = self.buffers.upload(rules.candidates), self.buffers.upload(table)
+        five = rules.lk_move == 5 and rules.lk_depth and rules.penalties is not None
+        self.pi = self.buffers.upload(rules.penalties) if five else 0
         if self.wide > 1:
             self.examine_kernel, self.apply_kernel = (self.module.get_function(f) for f in ("wide_examine", "wide_apply"))
-            W, steps, touched = B * self.wide, max(rules.lk_depth, 3), max(2 + 2 * rules.lk_depth, 6)
+            W, (steps, touched) = B * self.wide, chain_room(rules)
             self.round_cities, self.chosen, self.nsteps = (self.buffers.alloc(W * 4) for _ in range(3))
             self.deltas = self.buffers.alloc(W * 8)
             self.popped, self.round = self.buffers.alloc(B * 4), self.buffers.alloc(B * 4)
@@ -150,8 +152,8 @@ class CudaDontLook:
 
     def _rows_struct(self) -> bytes:
         pointers = (self.x, self.pos, self.queue, self.queued, self.head, self.count, self.current, self.made,
-                    self.checks, self.cand, self.table)
-        return pack("11Pi4x", *(int(p) for p in pointers), self.n)   # sizeof(Rows) = 96
+                    self.checks, self.cand, self.table, self.pi)
+        return pack("12Pi4x", *(int(p) for p in pointers), self.n)   # sizeof(Rows) = 104
 
     def load(self, xs, cities=None) -> None:
         """Tours (rows x n); every city queued in tour order, or the ``cities`` given (in that
