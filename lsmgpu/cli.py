@@ -12,7 +12,8 @@ from tqdm import tqdm
 
 from .backends import cuda_available
 from .errors import BackendUnavailable, KernelCompileError
-from .cli_parser import (CLUSTERED, CLUSTERED_SEGMENTS_FROM, DEFAULT_ITERATIONS, DEFAULT_SECONDS, POLISH,
+from .cli_parser import (CLUSTERED, CLUSTERED_SEGMENTS_FROM, DEFAULT_ITERATIONS, DEFAULT_SECONDS, FIVE_OPT_CITIES,
+                         FIVE_OPT_DEPTH, POLISH,
                          QAP_GPU_EXCHANGE, QAP_GPU_STARTS, SEGMENTS_FROM, parser)
 from .cli_population import CHAINS, FACO, SEGMENTS, combined_result, population, run_search
 from .plotting import plot_result, pyplot
@@ -66,7 +67,8 @@ def choose_method(args, problem) -> None:
     """Fill in --algorithm and --starts where not given, with what measured best for the problem
     type and backend (docs/benchmarks.md, "Defaults"): for a TSP on a GPU focused ACO, from
     SEGMENTS_FROM cities (with coordinates; CLUSTERED_SEGMENTS_FROM where TSP.clustering() is
-    CLUSTERED or more) the tour segments (islands of either over the GPUs
+    CLUSTERED or more) the tour segments (focused ACO of FIVE_OPT_CITIES cities with the 5-opt
+    chains over the α-nearest: ``_five_opt_default``; islands of either over the GPUs
     with --gpus), on the CPU the don't-look ILS chain where the TSP has coordinates (none of them
     with --starts, --neighbourhood or --polish, which they do not take; with --checkpoint and
     --resume alike, so a resumed run picks what the checkpointed one did), else an ILS; for a
@@ -82,6 +84,8 @@ def choose_method(args, problem) -> None:
             if cut and problem.n < CLUSTERED_SEGMENTS_FROM and problem.clustering() >= CLUSTERED:
                 cut = False                          # focused ACO holds its lead further on clustered cities
             args.algorithm = SEGMENTS if cut else FACO
+            if args.algorithm == FACO and _five_opt_default(args, problem):
+                args.candidates, args.lk_depth, args.lk_move = "alpha", FIVE_OPT_DEPTH, 5
         elif problem.coords is not None:             # the chain's candidate lists come from them
             args.algorithm = CHAINS
     if args.algorithm is None:
@@ -113,10 +117,19 @@ def choose_method(args, problem) -> None:
         raise ValueError(f"--lk / --no-lk apply to --algorithm {FACO}, {CHAINS} or {SEGMENTS}")
     if args.lk_depth is not None and args.algorithm not in (FACO, CHAINS, SEGMENTS):
         raise ValueError(f"--lk-depth applies to --algorithm {FACO}, {CHAINS} or {SEGMENTS}")
+    if args.lk_move is not None and args.algorithm not in (FACO, CHAINS):
+        raise ValueError(f"--lk-move applies to --algorithm {FACO} or {CHAINS}")
     if args.candidates is not None and args.algorithm not in ("ils", "vns", "acs", "mmas", FACO, CHAINS, SEGMENTS):
         raise ValueError(f"--candidates applies to --algorithm ils, vns, acs, mmas, {FACO}, {CHAINS} or {SEGMENTS}")
     if args.starts is None:
         args.starts = 1
+
+
+def _five_opt_default(args, problem) -> bool:
+    """Whether focused ACO on a GPU takes the 5-opt chains over the α-nearest by default: a TSP with
+    coordinates of FIVE_OPT_CITIES cities, none of --candidates, --lk-depth, --lk-move given."""
+    return (problem.n in FIVE_OPT_CITIES and problem.coords is not None
+            and args.candidates is None and args.lk_depth is None and args.lk_move is None)
 
 
 def _refuse(args, flags, why: str) -> None:

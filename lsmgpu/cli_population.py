@@ -35,7 +35,9 @@ def _spans(spans) -> str:
 
 def _chain_depth(rules) -> str:
     """The descents' LK chain in words ("" without one)."""
-    return f", LK chains of up to {rules.lk_depth} moves" if rules.lk_depth else ""
+    if not rules.lk_depth:
+        return ""
+    return f", LK chains of up to {rules.lk_depth} " + ("5-opt moves" if rules.lk_move == 5 else "moves")
 
 
 def options(args) -> tuple[dict, callable]:
@@ -45,6 +47,8 @@ def options(args) -> tuple[dict, callable]:
         chosen["lk"] = args.lk
     if args.lk_depth is not None:
         chosen["lk_depth"] = args.lk_depth
+    if args.lk_move is not None:
+        chosen["lk_move"] = args.lk_move
     if args.candidates is not None:
         chosen["candidates"] = args.candidates
         return chosen, lambda s: f"{describe(s)}, candidates {args.candidates}"

@@ -58,7 +58,7 @@ from collections import deque
 import numpy as np
 
 from .fallback import kernel_or_host
-from .kopt import STAGE_LEVELS, kopt_check
+from .kopt import kopt_check
 from .lk import lk_check
 from .tour_steps import apply_checked, apply_steps
 
@@ -382,16 +382,6 @@ class CpuDontLook:
 
     def close(self) -> None:
         pass
-
-
-def chain_room(rules) -> tuple[int, int]:
-    """A move's most 2-opt steps and cities to queue under ``rules`` (the GPU kernel's MAX_STEPS
-    and TOUCHED): an LK chain of 2-opt moves a step and two cities a level; of 5-opt moves at most
-    5 steps and 2 STAGE_LEVELS + 1 cities a stage (kopt.py's reversal_table), besides t1."""
-    if rules.lk_move == 5 and rules.lk_depth:
-        stages = -(-rules.lk_depth // STAGE_LEVELS)
-        return max(5 * stages, 3), max(1 + (2 * STAGE_LEVELS + 1) * stages, 6)
-    return max(rules.lk_depth, 3), max(2 + 2 * rules.lk_depth, 6)
 
 
 def dontlook_for(backend, kernel: str, host, *args, announce: str, what: str):

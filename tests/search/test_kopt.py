@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from lsmgpu import DontLookDescent
-from lsmgpu.backends.dontlook import DontLookRules, chain_room
+from lsmgpu.backends.cuda.dontlook import chain_room
+from lsmgpu.backends.dontlook import DontLookRules
 from lsmgpu.backends.kopt import KOPT_CANDIDATES, STAGE_LEVELS, _stage, kopt_check, order_code, reversal_table
 from lsmgpu.errors import BackendFallback
 
@@ -310,3 +311,26 @@ def test_gpu_improve_with_the_5opt_chain_equals_the_cpus():
         on_gpu = improve(problem, tours, descent, backend="cuda")
     on_cpu = improve(problem, tours, descent, backend="cpu")
     assert np.array_equal(on_gpu.solutions, on_cpu.solutions) and np.array_equal(on_gpu.fitness, on_cpu.fitness)
+
+
+def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys):
+    """`lsmgpu solve` on a GPU gives focused ACO the 5-opt chains over the α-nearest for a TSP of
+    FIVE_OPT_CITIES cities unless --candidates, --lk-depth or --lk-move is given; --lk-move is
+    named where it does not apply, and a run with it says so."""
+    import lsmgpu.cli as cli
+    from lsmgpu.cli import main
+    assert main(["solve", "berlin52", "--algorithm", "faco", "--backend", "cpu", "--iterations", "2", "--lk-depth", "4",
+                 "--lk-move", "5"]) == 0
+    assert "LK chains of up to 4 5-opt moves" in capsys.readouterr().err
+    assert main(["solve", "berlin52", "--algorithm", "mmas", "--backend", "cpu", "--iterations", "1", "--lk-move", "5"]) != 0
+    assert "--lk-move applies to --algorithm faco or dontlook-ils" in capsys.readouterr().err
+    seen = {}
+    monkeypatch.setattr(cli, "cuda_available", lambda: (True, "a test GPU"))
+    monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: seen.update(vars(args)))
+    for cities, flags, expected in ((range(52, 53), [], ("alpha", cli.FIVE_OPT_DEPTH, 5)),
+                                    (range(53, 60), [], (None, None, None)),
+                                    (range(52, 53), ["--lk-depth", "6"], (None, 6, None)),
+                                    (range(52, 53), ["--candidates", "8"], (8, None, None))):
+        monkeypatch.setattr(cli, "FIVE_OPT_CITIES", cities)
+        main(["solve", "berlin52", "--quiet"] + flags)
+        assert seen["algorithm"] == "faco" and (seen["candidates"], seen["lk_depth"], seen["lk_move"]) == expected

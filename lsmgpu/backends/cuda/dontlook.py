@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from ...kernels import render_skeleton
-from ..dontlook import chain_room, interleaved, wide_checks
+from ..dontlook import interleaved, wide_checks
 from ..kopt import KOPT_CANDIDATES, STAGE_LEVELS, reversal_table
 from ..dontlook_chains import WALK_TRIES
 from ..lk import lk_stage
@@ -46,6 +46,16 @@ SHARE_ROWS = True
 #: GPU bytes of a city of a wide round at most: its city, move, delta, step count, steps and
 #: cities to queue with the deepest LK chain (12 levels: 12 steps of 2-opt moves or 15 of 5-opt ones)
 WIDE_CITY_BYTES = 384
+
+
+def chain_room(rules) -> tuple[int, int]:
+    """A move's most 2-opt steps and cities to queue under ``rules`` (the GPU kernel's MAX_STEPS
+    and TOUCHED): an LK chain of 2-opt moves a step and two cities a level; of 5-opt moves at most
+    5 steps and 2 STAGE_LEVELS + 1 cities a stage (kopt.py's reversal_table), besides t1."""
+    if rules.lk_move == 5 and rules.lk_depth:
+        stages = -(-rules.lk_depth // STAGE_LEVELS)
+        return max(5 * stages, 3), max(1 + (2 * STAGE_LEVELS + 1) * stages, 6)
+    return max(rules.lk_depth, 3), max(2 + 2 * rules.lk_depth, 6)
 
 
 def dontlook_bytes(rows: int, n: int, chains: bool = False, wide: int = 1) -> int:
