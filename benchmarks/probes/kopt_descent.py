@@ -8,9 +8,10 @@ with 2-, 3- and 5-opt moves). The gaps are the same on every machine; the second
 
     python -m benchmarks.probes.kopt_descent .data/tsplib pr1002,pcb3038
 
-With a count of starts (``... .data/tsplib pr1002 8``): the 5-opt chain alone and LKH-3's LK with
-5-opt moves (no GAIN23) from the same starts, the greedy tour and nearest-neighbour tours from
-spread cities, each start's gap and the mean (one start's descent is noisy: 0.3-1.9 % on pr1002).
+With a count of starts (``... .data/tsplib pr1002 8`` and optionally depths, ``... 8 12,40,100``):
+the 5-opt chain alone, chains of each depth (12 by default), and LKH-3's LK with 5-opt moves (no
+GAIN23) from the same starts, the greedy tour and nearest-neighbour tours from spread cities,
+each start's gap and the mean (one start's descent is noisy: 0.2-1.6 % on pr1002).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from collections import deque
 
 import numpy as np
 
-from lsmgpu.backends.dontlook import enqueue
+from lsmgpu.backends.dontlook import DontLookRules, enqueue
 from lsmgpu.backends.kopt import kopt_check
 from lsmgpu.backends.tour_steps import apply_steps
 from lsmgpu.parallel import improve
@@ -47,10 +48,10 @@ LKH_RUNS = (("LKH-3 LK, 2-opt moves, alpha 5", "MOVE_TYPE = 2\nGAIN23 = NO\n"),
             ("LKH-3 LK, 5-opt moves and GAIN23, alpha 5", ""))
 
 
-def chain_alone(tsp, descent: DontLookDescent, start) -> np.ndarray:
-    """``start`` descended by ``descent``'s 5-opt chain alone, no 2-opt or Or-opt move first (as
+def chain_alone(tsp, rules: DontLookRules, start) -> np.ndarray:
+    """``start`` descended by the 5-opt chain of ``rules`` alone, no 2-opt or Or-opt move first (as
     LKH's LK, whose 5-opt search holds its 2-opt moves): the don't-look queue of kopt_check."""
-    rules, between = descent.bound(tsp), tsp.edge_distance().between
+    between = tsp.edge_distance().between
     x = np.array(start, dtype=np.int64)
     pos = np.empty(tsp.n, dtype=np.int64)
     pos[x] = np.arange(tsp.n)
@@ -78,15 +79,20 @@ def nearest_neighbour_tour(coords: np.ndarray, first: int) -> np.ndarray:
     return np.array(tour, dtype=np.int64)
 
 
-def several_starts(data: str, name: str, count: int) -> None:
-    """The 5-opt chain alone and LKH-3's LK (5-opt moves, no GAIN23) from ``count`` starts."""
+def several_starts(data: str, name: str, count: int, depths: str = "12") -> None:
+    """The 5-opt chain alone, chains of each of ``depths`` levels, and LKH-3's LK (5-opt moves, no
+    GAIN23; its chains have no fixed depth) from ``count`` starts. The depths may pass
+    DontLookDescent's MAX_LK_DEPTH (the GPU kernel's cap): the rules are made directly."""
     from benchmarks.probes.lkh_from_tour import lkh_trials
     path = f"{data}/{name}.tsp"
     tsp = TSP.from_file(path)
     starts = [greedy_tour(tsp.coords)] + [nearest_neighbour_tour(tsp.coords, (k * 7919) % tsp.n) for k in range(count - 1)]
-    descent = DontLookDescent("alpha", lk_depth=12, lk_move=5)
-    rows = (("LK 5-opt chain 12 alone, alpha 5", lambda start: chain_alone(tsp, descent, start)),
-            ("LKH-3 LK, 5-opt moves, alpha 5", lambda start: lkh_trials(path, 1, start, "GAIN23 = NO\n", candidates="")[0]))
+    alpha = DontLookDescent("alpha", lk_depth=12, lk_move=5).bound(tsp)
+    rows = [(f"LK 5-opt chain {depth} alone, alpha 5",
+             lambda start, depth=int(depth): chain_alone(tsp, DontLookRules(alpha.candidates, alpha.segment, lk_depth=depth,
+                                                                            lk_move=5, penalties=alpha.penalties), start))
+            for depth in depths.split(",")]
+    rows.append(("LKH-3 LK, 5-opt moves, alpha 5", lambda start: lkh_trials(path, 1, start, "GAIN23 = NO\n", candidates="")[0]))
     print(f"instance | descent | gap % from each of {count} starts | mean % | host s")
     for label, descend in rows:
         t0 = time.perf_counter()
@@ -114,7 +120,7 @@ def main(data: str, names: str) -> None:
             t0 = time.perf_counter()
             row(label, improve(tsp, start[None, :], descent(), backend="cpu").solutions[0], time.perf_counter() - t0)
         t0 = time.perf_counter()
-        alone = chain_alone(tsp, DontLookDescent("alpha", lk_depth=12, lk_move=5), start)
+        alone = chain_alone(tsp, DontLookDescent("alpha", lk_depth=12, lk_move=5).bound(tsp), start)
         row("LK 5-opt chain 12 alone (no 2-opt or Or-opt move first), alpha 5", alone, time.perf_counter() - t0)
         for label, extra in LKH_RUNS if lkh_trials else ():
             row(label, *lkh_trials(path, 1, start, extra, candidates=""))
@@ -122,6 +128,6 @@ def main(data: str, names: str) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 3:
-        several_starts(sys.argv[1], sys.argv[2], int(sys.argv[3]))
+        several_starts(sys.argv[1], sys.argv[2], int(sys.argv[3]), *sys.argv[4:5])
     else:
         main(*sys.argv[1:3])
