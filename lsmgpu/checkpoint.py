@@ -28,7 +28,8 @@ import numpy as np
 from .budget import Budget
 from .validation import check_seconds
 
-__all__ = ["DEFAULT_EVERY", "FORMAT", "VERSION", "Checkpointer", "checkpoint_iteration", "problem_fingerprint",
+__all__ = ["DEFAULT_EVERY", "FORMAT", "VERSION", "Checkpointer", "checkpoint_budget", "checkpoint_iteration",
+           "problem_fingerprint",
            "read_checkpoint", "write_checkpoint"]
 
 FORMAT = "lsmgpu-checkpoint"
@@ -90,9 +91,15 @@ def checkpoint_iteration(path, algorithm: str) -> int:
     return int(_payload(path, algorithm)["state"]["iteration"])
 
 
-def _payload(path, owner: str) -> dict:
-    """The checkpoint at ``path``, a checkpoint of this version of algorithm ``owner`` (else
-    ValueError naming what is not)."""
+def checkpoint_budget(path, owner: str) -> dict:
+    """The budget (Budget's fields) the checkpoint at ``path`` was written with, whatever its
+    algorithm: what a resumed run goes on with where it is given none (errors name ``owner``)."""
+    return _payload(path, owner, any_algorithm=True)["budget"]
+
+
+def _payload(path, owner: str, any_algorithm: bool = False) -> dict:
+    """The checkpoint at ``path``, a checkpoint of this version of algorithm ``owner`` (of any
+    algorithm with ``any_algorithm``; else ValueError naming what is not)."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{owner}: no checkpoint at {str(path)!r}")
@@ -106,7 +113,7 @@ def _payload(path, owner: str) -> dict:
     if payload["version"] != VERSION:
         raise ValueError(f"{owner}: {str(path)!r} is a version {payload['version']} checkpoint (lsmgpu "
                          f"{payload['lsmgpu']}); this lsmgpu reads version {VERSION}")
-    if payload["algorithm"] != owner:
+    if not any_algorithm and payload["algorithm"] != owner:
         raise ValueError(f"{owner}: {str(path)!r} is a checkpoint of {payload['algorithm']}, not of {owner}")
     return payload
 

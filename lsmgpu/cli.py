@@ -12,8 +12,9 @@ from tqdm import tqdm
 
 from .backends import cuda_available
 from .errors import BackendUnavailable, KernelCompileError
+from .checkpoint import checkpoint_budget
 from .cli_parser import (CLUSTERED, CLUSTERED_SEGMENTS_FROM, DEFAULT_ITERATIONS, DEFAULT_SECONDS, FIVE_OPT_CITIES,
-                         FIVE_OPT_DEPTH, POLISH,
+                         FIVE_OPT_DEPTH, FIVE_OPT_SECONDS, POLISH,
                          QAP_GPU_EXCHANGE, QAP_GPU_STARTS, SEGMENTS_FROM, parser)
 from .cli_population import CHAINS, FACO, SEGMENTS, combined_result, population, run_search
 from .plotting import plot_result, pyplot
@@ -67,8 +68,9 @@ def choose_method(args, problem) -> None:
     """Fill in --algorithm and --starts where not given, with what measured best for the problem
     type and backend (docs/benchmarks.md, "Defaults"): for a TSP on a GPU focused ACO, from
     SEGMENTS_FROM cities (with coordinates; CLUSTERED_SEGMENTS_FROM where TSP.clustering() is
-    CLUSTERED or more) the tour segments (focused ACO of FIVE_OPT_CITIES cities with the 5-opt
-    chains over the α-nearest: ``_five_opt_default``; islands of either over the GPUs
+    CLUSTERED or more) the tour segments (focused ACO of FIVE_OPT_CITIES cities run for
+    FIVE_OPT_SECONDS or more with the 5-opt chains over the α-nearest: ``_five_opt_default``;
+    islands of either over the GPUs
     with --gpus), on the CPU the don't-look ILS chain where the TSP has coordinates (none of them
     with --starts, --neighbourhood or --polish, which they do not take; with --checkpoint and
     --resume alike, so a resumed run picks what the checkpointed one did), else an ILS; for a
@@ -127,9 +129,18 @@ def choose_method(args, problem) -> None:
 
 def _five_opt_default(args, problem) -> bool:
     """Whether focused ACO on a GPU takes the 5-opt chains over the α-nearest by default: a TSP with
-    coordinates of FIVE_OPT_CITIES cities, none of --candidates, --lk-depth, --lk-move given."""
-    return (problem.n in FIVE_OPT_CITIES and problem.coords is not None
+    coordinates of FIVE_OPT_CITIES cities, a run of FIVE_OPT_SECONDS or more, none of --candidates,
+    --lk-depth, --lk-move given."""
+    return (problem.n in FIVE_OPT_CITIES and problem.coords is not None and (_run_seconds(args) or 0) >= FIVE_OPT_SECONDS
             and args.candidates is None and args.lk_depth is None and args.lk_move is None)
+
+
+def _run_seconds(args) -> float | None:
+    """The whole run's seconds: --seconds, else a resumed checkpoint's own, so that a resumed run
+    picks what the checkpointed one did (None: no time budget, or DEFAULT_SECONDS applied later)."""
+    if args.seconds is not None:
+        return args.seconds
+    return None if args.resume is None else checkpoint_budget(args.resume, "--resume")["seconds"]
 
 
 def _refuse(args, flags, why: str) -> None:

@@ -10,7 +10,7 @@ from .neighbourhoods import CandidateThreeOpt, OrOpt, candidate_polish
 from .search import SEARCHES, LocalSearch, searches_of
 
 __all__ = ["DEFAULT_ITERATIONS", "DEFAULT_SECONDS", "SEGMENTS_FROM", "CLUSTERED", "CLUSTERED_SEGMENTS_FROM",
-           "FIVE_OPT_CITIES", "FIVE_OPT_DEPTH", "QAP_GPU_STARTS", "QAP_GPU_EXCHANGE", "POLISH", "parser"]
+           "FIVE_OPT_CITIES", "FIVE_OPT_SECONDS", "FIVE_OPT_DEPTH", "QAP_GPU_STARTS", "QAP_GPU_EXCHANGE", "POLISH", "parser"]
 
 #: `lsmgpu compare`'s budget when none is given
 DEFAULT_ITERATIONS = {"tabu": 10_000, "hc": None, "ils": 1_000, "vns": 1_000}
@@ -28,13 +28,14 @@ SEGMENTS_FROM = 100_000
 #: and the segments lead from 400,000 (7.01 against 8.92 %, 500,000: 7.11 against 8.12 %):
 #: docs/benchmarks/segments.md, "Clustered cities"
 CLUSTERED, CLUSTERED_SEGMENTS_FROM = 2.0, 200_000
-#: a TSP with coordinates of FIVE_OPT_CITIES cities on a GPU: focused ACO's descents over the
-#: 5 α-nearest with chains of FIVE_OPT_DEPTH levels of LKH's 5-opt basis moves, unless --candidates,
-#: --lk-depth or --lk-move is given. At 60 s (H200, 58a104b) 0.120 / 0.067 / 0.080 % on rl11849 /
-#: d15112 / d18512 against the 2-opt chains' 0.195 / 0.104 / 0.104; below 10,000 cities the two
-#: split (u1817 0.115 against 0.033 %, fnl4461 0.039 against 0.059): docs/benchmarks/tsp-depth.md,
-#: "LKH's 5-opt move on the GPU"
-FIVE_OPT_CITIES, FIVE_OPT_DEPTH = range(10_000, 20_001), 12
+#: a TSP with coordinates of FIVE_OPT_CITIES cities on a GPU, run for FIVE_OPT_SECONDS or more:
+#: focused ACO's descents over the 5 α-nearest with chains of FIVE_OPT_DEPTH levels of LKH's 5-opt
+#: basis moves, unless --candidates, --lk-depth or --lk-move is given. At 60 s (H200, 58a104b)
+#: 0.120 / 0.067 / 0.080 % on rl11849 / d15112 / d18512 against the 2-opt chains' 0.195 / 0.104 /
+#: 0.104; below 10,000 cities the two split (u1817 0.115 against 0.033 %, fnl4461 0.039 against
+#: 0.059); at 30 s pcb3038 0.060 against 0.173 %; shorter budgets are not measured (the 5-opt colony
+#: makes a tenth of the iterations): docs/benchmarks/tsp-depth.md, "LKH's 5-opt move on the GPU"
+FIVE_OPT_CITIES, FIVE_OPT_SECONDS, FIVE_OPT_DEPTH = range(10_000, 20_001), 30.0, 12
 #: a QAP on a GPU without --starts: this many tabu starts as islands (docs/benchmarks.md, "Defaults")
 QAP_GPU_STARTS, QAP_GPU_EXCHANGE = 256, 1000
 #: --polish: the ILS polish chain over the same candidate lists as the search's
@@ -144,7 +145,8 @@ def parser() -> argparse.ArgumentParser:
     solve.add_argument("--lk-move", type=int, choices=[2, 5], default=None,
                        help="faco / dontlook-ils: the LK chain's levels are 2-opt moves (2) or LKH's sequential 5-opt "
                             f"basis moves (5; default for faco on a GPU from {FIVE_OPT_CITIES.start:,} to "
-                            f"{FIVE_OPT_CITIES.stop - 1:,} cities, with --candidates alpha and --lk-depth {FIVE_OPT_DEPTH})")
+                            f"{FIVE_OPT_CITIES.stop - 1:,} cities with --seconds {FIVE_OPT_SECONDS:g} or more, with "
+                            f"--candidates alpha and --lk-depth {FIVE_OPT_DEPTH})")
     solve.add_argument("--neighbourhood", choices=["swap", "2opt", "3exchange", "2opt-candidates", "oropt", "3opt-candidates"],
                        default=None,
                        help="TSP neighbourhood (default: 2opt, and for ils candidate 2-opt; swap is the paper's "

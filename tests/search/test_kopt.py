@@ -313,27 +313,39 @@ def test_gpu_improve_with_the_5opt_chain_equals_the_cpus():
     assert np.array_equal(on_gpu.solutions, on_cpu.solutions) and np.array_equal(on_gpu.fitness, on_cpu.fitness)
 
 
-def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys):
+def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, tmp_path):
     """`lsmgpu solve` on a GPU gives focused ACO the 5-opt chains over the α-nearest for a TSP of
-    FIVE_OPT_CITIES cities unless --candidates, --lk-depth or --lk-move is given; --lk-move is
-    named where it does not apply, and a run with it says so."""
+    FIVE_OPT_CITIES cities run for FIVE_OPT_SECONDS or more (a resumed run: its checkpoint's
+    budget) unless --candidates, --lk-depth or --lk-move is given; --lk-move is named where it does
+    not apply, and a run with it says so."""
     import lsmgpu.cli as cli
+    from lsmgpu import FocusedACO
     from lsmgpu.cli import main
+    from lsmgpu.problems import TSP
     assert main(["solve", "berlin52", "--algorithm", "faco", "--backend", "cpu", "--iterations", "2", "--lk-depth", "4",
                  "--lk-move", "5"]) == 0
     assert "LK chains of up to 4 5-opt moves" in capsys.readouterr().err
     assert main(["solve", "berlin52", "--algorithm", "mmas", "--backend", "cpu", "--iterations", "1", "--lk-move", "5"]) != 0
     assert "--lk-move applies to --algorithm faco or dontlook-ils" in capsys.readouterr().err
+    saved = tmp_path / "faco.ckpt"
+    FocusedACO(TSP.from_file(TSP.shipped("berlin52")), backend="cpu", seed=1, ants=4).run(
+        iterations=1, seconds=60, checkpoint=str(saved))
     seen = {}
     monkeypatch.setattr(cli, "cuda_available", lambda: (True, "a test GPU"))
     monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: seen.update(vars(args)))
-    for cities, flags, expected in ((range(52, 53), [], ("alpha", cli.FIVE_OPT_DEPTH, 5)),
-                                    (range(53, 60), [], (None, None, None)),
-                                    (range(52, 53), ["--lk-depth", "6"], (None, 6, None)),
-                                    (range(52, 53), ["--candidates", "8"], (8, None, None))):
+    five = ("alpha", cli.FIVE_OPT_DEPTH, 5)
+    for cities, flags, expected in ((range(52, 53), ["--seconds", "60"], five),
+                                    (range(52, 53), ["--resume", str(saved)], five),
+                                    (range(52, 53), ["--seconds", "10"], (None, None, None)),
+                                    (range(52, 53), [], (None, None, None)),
+                                    (range(53, 60), ["--seconds", "60"], (None, None, None)),
+                                    (range(52, 53), ["--seconds", "60", "--lk-depth", "6"], (None, 6, None)),
+                                    (range(52, 53), ["--seconds", "60", "--candidates", "8"], (8, None, None))):
         monkeypatch.setattr(cli, "FIVE_OPT_CITIES", cities)
         main(["solve", "berlin52", "--quiet"] + flags)
-        assert seen["algorithm"] == "faco" and (seen["candidates"], seen["lk_depth"], seen["lk_move"]) == expected
+        assert seen["algorithm"] == "faco" and (seen["candidates"], seen["lk_depth"], seen["lk_move"]) == expected, flags
+    assert main(["solve", "berlin52", "--quiet", "--resume", str(tmp_path / "none.ckpt")]) == 2
+    assert "--resume: no checkpoint at" in capsys.readouterr().err
 
 
 def test_the_colonies_and_the_genetic_algorithm_take_the_5opt_descent():
