@@ -29,8 +29,7 @@ from .budget import Budget
 from .validation import check_seconds
 
 __all__ = ["DEFAULT_EVERY", "FORMAT", "VERSION", "Checkpointer", "checkpoint_budget", "checkpoint_iteration",
-           "problem_fingerprint",
-           "read_checkpoint", "write_checkpoint"]
+           "problem_fingerprint", "read_checkpoint", "write_checkpoint"]
 
 FORMAT = "lsmgpu-checkpoint"
 #: raised when the file's layout changes; a checkpoint of another version is refused

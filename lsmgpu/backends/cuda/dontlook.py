@@ -13,8 +13,8 @@ import numpy as np
 
 from ...kernels import render_skeleton
 from ..dontlook import interleaved, wide_checks
-from ..kopt import KOPT_CANDIDATES, STAGE_LEVELS, reversal_table
 from ..dontlook_chains import WALK_TRIES
+from ..kopt import KOPT_CANDIDATES, STAGE_LEVELS, reversal_table
 from ..lk import lk_stage
 from .driver import DeviceBuffers, cuda, launch, load_module, pack, synchronize
 
