@@ -12,11 +12,10 @@ from tqdm import tqdm
 
 from .backends import cuda_available
 from .errors import BackendUnavailable, KernelCompileError
-from .checkpoint import checkpoint_budget
-from .cli_parser import (CLUSTERED, CLUSTERED_SEGMENTS_FROM, DEFAULT_ITERATIONS, DEFAULT_SECONDS, FIVE_OPT_CITIES,
-                         FIVE_OPT_DEPTH, FIVE_OPT_SECONDS, POLISH,
+from .cli_parser import (CLUSTERED, CLUSTERED_SEGMENTS_FROM, DEFAULT_ITERATIONS, DEFAULT_SECONDS, POLISH,
                          QAP_GPU_EXCHANGE, QAP_GPU_STARTS, SEGMENTS_FROM, parser)
-from .cli_population import CHAINS, FACO, SEGMENTS, combined_result, population, run_search
+from .cli_population import (CHAINS, FACO, FIVE_OPT_DEPTH, SEGMENTS, combined_result, five_opt_default, population,
+                             run_search)
 from .plotting import plot_result, pyplot
 from .progress import ProgressBar
 from .search import SEARCHES, PopulationSearch
@@ -69,7 +68,7 @@ def choose_method(args, problem) -> None:
     type and backend (docs/benchmarks.md, "Defaults"): for a TSP on a GPU focused ACO, from
     SEGMENTS_FROM cities (with coordinates; CLUSTERED_SEGMENTS_FROM where TSP.clustering() is
     CLUSTERED or more) the tour segments (focused ACO of FIVE_OPT_CITIES cities run for
-    FIVE_OPT_SECONDS or more with the 5-opt chains over the α-nearest: ``_five_opt_default``;
+    FIVE_OPT_SECONDS or more with the 5-opt chains over the α-nearest: ``five_opt_default``;
     islands of either over the GPUs
     with --gpus), on the CPU the don't-look ILS chain where the TSP has coordinates (none of them
     with --starts, --neighbourhood or --polish, which they do not take; with --checkpoint and
@@ -86,7 +85,7 @@ def choose_method(args, problem) -> None:
             if cut and problem.n < CLUSTERED_SEGMENTS_FROM and problem.clustering() >= CLUSTERED:
                 cut = False                          # focused ACO holds its lead further on clustered cities
             args.algorithm = SEGMENTS if cut else FACO
-            if args.algorithm == FACO and _five_opt_default(args, problem):
+            if args.algorithm == FACO and five_opt_default(args, problem):
                 args.candidates, args.lk_depth, args.lk_move = "alpha", FIVE_OPT_DEPTH, 5
         elif problem.coords is not None:             # the chain's candidate lists come from them
             args.algorithm = CHAINS
@@ -125,22 +124,6 @@ def choose_method(args, problem) -> None:
         raise ValueError(f"--candidates applies to --algorithm ils, vns, acs, mmas, {FACO}, {CHAINS} or {SEGMENTS}")
     if args.starts is None:
         args.starts = 1
-
-
-def _five_opt_default(args, problem) -> bool:
-    """Whether focused ACO on a GPU takes the 5-opt chains over the α-nearest by default: a TSP with
-    coordinates of FIVE_OPT_CITIES cities, a run of FIVE_OPT_SECONDS or more, none of --candidates,
-    --lk-depth, --lk-move given."""
-    return (problem.n in FIVE_OPT_CITIES and problem.coords is not None and (_run_seconds(args) or 0) >= FIVE_OPT_SECONDS
-            and args.candidates is None and args.lk_depth is None and args.lk_move is None)
-
-
-def _run_seconds(args) -> float | None:
-    """The whole run's seconds: --seconds, else a resumed checkpoint's own, so that a resumed run
-    picks what the checkpointed one did (None: no time budget, or DEFAULT_SECONDS applied later)."""
-    if args.seconds is not None:
-        return args.seconds
-    return None if args.resume is None else checkpoint_budget(args.resume, "--resume")["seconds"]
 
 
 def _refuse(args, flags, why: str) -> None:

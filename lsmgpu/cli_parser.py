@@ -5,12 +5,11 @@ from __future__ import annotations
 import argparse
 import math
 
-from .cli_population import CHAINS_EXCHANGE
+from .cli_population import CHAINS_EXCHANGE, FIVE_OPT_CITIES, FIVE_OPT_DEPTH, FIVE_OPT_SECONDS
 from .neighbourhoods import CandidateThreeOpt, OrOpt, candidate_polish
 from .search import SEARCHES, LocalSearch, searches_of
 
-__all__ = ["DEFAULT_ITERATIONS", "DEFAULT_SECONDS", "SEGMENTS_FROM", "CLUSTERED", "CLUSTERED_SEGMENTS_FROM",
-           "FIVE_OPT_CITIES", "FIVE_OPT_SECONDS", "FIVE_OPT_DEPTH", "QAP_GPU_STARTS", "QAP_GPU_EXCHANGE", "POLISH", "parser"]
+__all__ = ["DEFAULT_ITERATIONS", "DEFAULT_SECONDS", "SEGMENTS_FROM", "CLUSTERED", "CLUSTERED_SEGMENTS_FROM", "QAP_GPU_STARTS", "QAP_GPU_EXCHANGE", "POLISH", "parser"]
 
 #: `lsmgpu compare`'s budget when none is given
 DEFAULT_ITERATIONS = {"tabu": 10_000, "hc": None, "ils": 1_000, "vns": 1_000}
@@ -28,14 +27,6 @@ SEGMENTS_FROM = 100_000
 #: and the segments lead from 400,000 (7.01 against 8.92 %, 500,000: 7.11 against 8.12 %):
 #: docs/benchmarks/segments.md, "Clustered cities"
 CLUSTERED, CLUSTERED_SEGMENTS_FROM = 2.0, 200_000
-#: a TSP with coordinates of FIVE_OPT_CITIES cities on a GPU, run for FIVE_OPT_SECONDS or more:
-#: focused ACO's descents over the 5 α-nearest with chains of FIVE_OPT_DEPTH levels of LKH's 5-opt
-#: basis moves, unless --candidates, --lk-depth or --lk-move is given. At 60 s (H200, 58a104b)
-#: 0.120 / 0.067 / 0.080 % on rl11849 / d15112 / d18512 against the 2-opt chains' 0.195 / 0.104 /
-#: 0.104; below 10,000 cities the two split (u1817 0.115 against 0.033 %, fnl4461 0.039 against
-#: 0.059); at 30 s pcb3038 0.060 against 0.173 %; shorter budgets are not measured (the 5-opt colony
-#: makes a tenth of the iterations): docs/benchmarks/tsp-depth.md, "LKH's 5-opt move on the GPU"
-FIVE_OPT_CITIES, FIVE_OPT_SECONDS, FIVE_OPT_DEPTH = range(10_000, 20_001), 30.0, 12
 #: a QAP on a GPU without --starts: this many tabu starts as islands (docs/benchmarks.md, "Defaults")
 QAP_GPU_STARTS, QAP_GPU_EXCHANGE = 256, 1000
 #: --polish: the ILS polish chain over the same candidate lists as the search's

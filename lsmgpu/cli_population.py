@@ -1,21 +1,32 @@
 """The command line's population runs (``lsmgpu solve --algorithm acs | mmas | ga | dontlook-ils |
 faco``): each builds its search's options from the parsed flags, says what runs, and returns its
 SearchResult; with --gpus or --address one search per GPU as islands over Ray
-(lsmgpu.parallel.ray_islands). lsmgpu.cli has checked the flags that do not apply."""
+(lsmgpu.parallel.ray_islands). lsmgpu.cli has checked the flags that do not apply; it asks
+``five_opt_default`` whether focused ACO takes the 5-opt chains."""
 from __future__ import annotations
 
 import dataclasses
 import sys
 
+from .checkpoint import checkpoint_budget
 from .search import SEARCHES
 from .search.loop import COMMON_OPTIONS
 
-__all__ = ["CHAINS_EXCHANGE", "FACO", "CHAINS", "SEGMENTS", "population"]
+__all__ = ["CHAINS_EXCHANGE", "FACO", "CHAINS", "SEGMENTS", "FIVE_OPT_CITIES", "FIVE_OPT_SECONDS", "FIVE_OPT_DEPTH",
+           "five_opt_default", "population"]
 
 #: the don't-look ILS's islands' exchange when --exchange-every is not given (rounds)
 CHAINS_EXCHANGE = 50
 #: focused ACO's, the don't-look ILS's and the tour segments' command-line names
 FACO, CHAINS, SEGMENTS = "faco", "dontlook-ils", "segments"
+#: a TSP with coordinates of FIVE_OPT_CITIES cities on a GPU, run for FIVE_OPT_SECONDS or more:
+#: focused ACO's descents over the 5 α-nearest with chains of FIVE_OPT_DEPTH levels of LKH's 5-opt
+#: basis moves, unless --candidates, --lk-depth or --lk-move is given. At 60 s (H200, 58a104b)
+#: 0.120 / 0.067 / 0.080 % on rl11849 / d15112 / d18512 against the 2-opt chains' 0.195 / 0.104 /
+#: 0.104; below 10,000 cities the two split (u1817 0.115 against 0.033 %, fnl4461 0.039 against
+#: 0.059); at 30 s pcb3038 0.060 against 0.173 %; shorter budgets are not measured (the 5-opt colony
+#: makes a tenth of the iterations): docs/benchmarks/tsp-depth.md, "LKH's 5-opt move on the GPU"
+FIVE_OPT_CITIES, FIVE_OPT_SECONDS, FIVE_OPT_DEPTH = range(10_000, 20_001), 30.0, 12
 
 
 def _local_search(args):
@@ -38,6 +49,22 @@ def _chain_depth(rules) -> str:
     if not rules.lk_depth:
         return ""
     return f", LK chains of up to {rules.lk_depth} " + ("5-opt moves" if rules.lk_move == 5 else "moves")
+
+
+def five_opt_default(args, problem) -> bool:
+    """Whether focused ACO on a GPU takes the 5-opt chains over the α-nearest by default: a TSP with
+    coordinates of FIVE_OPT_CITIES cities, a run of FIVE_OPT_SECONDS or more, none of --candidates,
+    --lk-depth, --lk-move given."""
+    return (problem.n in FIVE_OPT_CITIES and problem.coords is not None and (_run_seconds(args) or 0) >= FIVE_OPT_SECONDS
+            and args.candidates is None and args.lk_depth is None and args.lk_move is None)
+
+
+def _run_seconds(args) -> float | None:
+    """The whole run's seconds: --seconds, else a resumed checkpoint's own, so that a resumed run
+    picks what the checkpointed one did (None: no time budget, or DEFAULT_SECONDS applied later)."""
+    if args.seconds is not None:
+        return args.seconds
+    return None if args.resume is None else checkpoint_budget(args.resume, "--resume")["seconds"]
 
 
 def options(args) -> tuple[dict, callable]:

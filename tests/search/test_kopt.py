@@ -319,6 +319,7 @@ def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, t
     budget) unless --candidates, --lk-depth or --lk-move is given; --lk-move is named where it does
     not apply, and a run with it says so."""
     import lsmgpu.cli as cli
+    import lsmgpu.cli_population as defaults
     from lsmgpu import FocusedACO
     from lsmgpu.cli import main
     from lsmgpu.problems import TSP
@@ -333,7 +334,7 @@ def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, t
     seen = {}
     monkeypatch.setattr(cli, "cuda_available", lambda: (True, "a test GPU"))
     monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: seen.update(vars(args)))
-    five = ("alpha", cli.FIVE_OPT_DEPTH, 5)
+    five = ("alpha", defaults.FIVE_OPT_DEPTH, 5)
     for cities, flags, expected in ((range(52, 53), ["--seconds", "60"], five),
                                     (range(52, 53), ["--resume", str(saved)], five),
                                     (range(52, 53), ["--seconds", "10"], (None, None, None)),
@@ -341,7 +342,7 @@ def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, t
                                     (range(53, 60), ["--seconds", "60"], (None, None, None)),
                                     (range(52, 53), ["--seconds", "60", "--lk-depth", "6"], (None, 6, None)),
                                     (range(52, 53), ["--seconds", "60", "--candidates", "8"], (8, None, None))):
-        monkeypatch.setattr(cli, "FIVE_OPT_CITIES", cities)
+        monkeypatch.setattr(defaults, "FIVE_OPT_CITIES", cities)
         main(["solve", "berlin52", "--quiet"] + flags)
         assert seen["algorithm"] == "faco" and (seen["candidates"], seen["lk_depth"], seen["lk_move"]) == expected, flags
     assert main(["solve", "berlin52", "--quiet", "--resume", str(tmp_path / "none.ckpt")]) == 2
