@@ -19,15 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.depth import coverage
 from benchmarks.probes.lkh_from_tour import lkh_trials
 from lsmgpu.problems import TSP
-
-
-def held(candidates: np.ndarray, tour: np.ndarray) -> float:
-    """The share (%) of the tour's edges that one end's candidate list holds."""
-    a, b = tour, np.roll(tour, -1)
-    inside = (candidates[a] == b[:, None]).any(axis=1) | (candidates[b] == a[:, None]).any(axis=1)
-    return 100 * float(inside.mean())
 
 
 def lkh_lists(path: str, trials: int) -> tuple[np.ndarray, np.ndarray]:
@@ -58,7 +52,8 @@ def main(data: str, names: str, tours_file: str = "-", trials: int = 1) -> None:
         key = f"{name}|LKH-3 POPMUSIC|0|60"
         tour = tours[key] if key in tours else lkh_tour
         print(f"{name} | {100 * problem.gap(problem.evaluate(tour)):.3f} | "
-              f"{held(problem.candidate_lists(5, 'alpha'), tour):.2f} | {held(theirs, tour):.2f}", flush=True)
+              f"{100 * coverage(tour, problem.candidate_lists(5, 'alpha')):.2f} | {100 * coverage(tour, theirs):.2f}",
+              flush=True)
 
 
 if __name__ == "__main__":

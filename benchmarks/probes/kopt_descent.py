@@ -67,7 +67,9 @@ def chain_alone(tsp, rules: DontLookRules, start) -> np.ndarray:
 
 
 def nearest_neighbour_tour(coords: np.ndarray, first: int) -> np.ndarray:
-    """The nearest-neighbour tour from city ``first``."""
+    """The nearest-neighbour tour from city ``first`` by the coordinates' exact distances (the
+    logged starts; problems.tsp's nearest_neighbour_tour reads the rounded lengths, whose ties
+    make other tours on pr1002 and pcb3038)."""
     left = np.ones(len(coords), dtype=bool)
     tour = [first]
     left[first] = False

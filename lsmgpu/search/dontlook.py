@@ -61,8 +61,7 @@ class DontLookDescent:
                  basis moves over each city's first 5 candidates, chained in stages of 4 levels, whose
                  levels in between need not be tours (lsmgpu/backends/kopt.py; LKH-3's trials gain
                  nothing without them); with candidates="alpha" their gain criterion reads the
-                 ascent's penalties, as LKH's does. On the CPU only for now: on a GPU the descents
-                 then run on the host, announced
+                 ascent's penalties, as LKH's does. On a GPU templates/skeleton/kopt.cu.j2
     polish     : None, "auto" (the problem's ILS chain) or a Neighbourhood or a sequence of them:
                  a chain of batched descents run from the don't-look local optima
     """
