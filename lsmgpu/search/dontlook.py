@@ -18,12 +18,15 @@ from ..backends.population import auto_chain, population_for
 from ..neighbourhoods import Neighbourhood
 from ..validation import check_count, check_flag
 
-__all__ = ["ALPHA_CANDIDATES", "MAX_LK_DEPTH", "LK_MOVES", "GPU_LK_DEPTH", "DontLookDescent", "default_lk_depth"]
+__all__ = ["ALPHA_CANDIDATES", "MAX_LK_DEPTH", "MAX_KOPT_DEPTH", "LK_MOVES", "GPU_LK_DEPTH", "DontLookDescent", "default_lk_depth"]
 
 #: ``candidates="alpha"``: the 5 α-nearest cities, LKH's default (MAX_CANDIDATES = 5)
 ALPHA_CANDIDATES = 5
-#: the deepest LK chain (levels; the GPU block's shared memory holds them)
+#: the deepest LK chain of 2-opt moves (levels; the GPU block's shared memory holds them)
 MAX_LK_DEPTH = 12
+#: the deepest chain of 5-opt moves (levels): the GPU makes its kept moves on the tour, so a level
+#: costs the block's shared memory about 50 bytes (its steps, undo, added edges, cities to queue)
+MAX_KOPT_DEPTH = 400
 #: the LK chain's moves: 2-opt moves (lsmgpu/backends/lk.py) or 5-opt basis moves (kopt.py)
 LK_MOVES = (2, 5)
 #: FocusedACO's LK chain on a GPU where ``lk_depth`` is not given (H100, 60 s:
@@ -56,7 +59,8 @@ class DontLookDescent:
                  default False)
     lk_depth   : d > 0: where none of those moves improves, Lin-Kernighan's variable-depth move, a
                  chain of up to d 2-opt moves from the city over its free end's candidates, searched
-                 in stages of 3 levels (lsmgpu/backends/lk.py; at most MAX_LK_DEPTH; default 0: none)
+                 in stages of 3 levels (lsmgpu/backends/lk.py; at most MAX_LK_DEPTH, MAX_KOPT_DEPTH with
+                 lk_move 5; default 0: none)
     lk_move    : the chain's moves: 2 (default), the 2-opt moves above; 5, LKH's sequential 5-opt
                  basis moves over each city's first 5 candidates, chained in stages of 4 levels, whose
                  levels in between need not be tours (lsmgpu/backends/kopt.py; LKH-3's trials gain
@@ -75,10 +79,11 @@ class DontLookDescent:
         self.segment = check_count("DontLookDescent", "segment", segment, 0, 16)
         self.or3 = check_flag("DontLookDescent", "or3", or3)
         self.lk = check_flag("DontLookDescent", "lk", lk)
-        self.lk_depth = check_count("DontLookDescent", "lk_depth", lk_depth, 0, MAX_LK_DEPTH)
         if lk_move not in LK_MOVES or isinstance(lk_move, bool):
             raise ValueError(f"DontLookDescent: `lk_move` must be one of {LK_MOVES}, got {lk_move!r}")
         self.lk_move = int(lk_move)
+        deepest = MAX_KOPT_DEPTH if self.lk_move == 5 else MAX_LK_DEPTH
+        self.lk_depth = check_count("DontLookDescent", "lk_depth", lk_depth, 0, deepest)
         if isinstance(polish, Neighbourhood):
             polish = [polish]
         if not (polish is None or polish == "auto" or (isinstance(polish, (list, tuple)) and polish

@@ -320,12 +320,19 @@ def test_errors_name_what_is_wrong():
     (18512, 132, 132, 232_448, 233_472, 8 * 18512),  # one chain an SM
     (30000, 1, 132, 232_448, 233_472, 0)])           # beyond a block's shared memory
 def test_chains_keep_their_tours_in_shared_memory_where_every_chain_fits(n, rows, sms, per_block, per_sm, want):
-    """Chains keep their tours in shared memory where every chain fits."""
-    from lsmgpu.backends.cuda.dontlook import BLOCK_SHARED, shared_row_bytes
+    """Chains keep their tours in shared memory where every chain fits, beside the block's own
+    shared memory, which a deep 5-opt chain's room enlarges."""
+    from lsmgpu.backends.cuda.dontlook import BLOCK_SHARED, block_shared_bytes, shared_row_bytes
+    from lsmgpu.backends.dontlook import DontLookRules
     got = shared_row_bytes(n, rows, sms, per_block, per_sm)
     assert got == want
     if got:
         assert got + BLOCK_SHARED <= per_block and -(-rows // sms) * (got + BLOCK_SHARED) <= per_sm
+    cand = np.zeros((n, 5), dtype=np.int32)
+    beside = [block_shared_bytes(DontLookRules(cand, 3, lk_depth=depth, lk_move=5)) for depth in (0, 12, 400)]
+    assert BLOCK_SHARED < beside[0] < beside[1] < beside[2]
+    deep = shared_row_bytes(n, rows, sms, per_block, per_sm, beside[2])
+    assert deep in (0, 8 * n) and (deep == 0 or -(-rows // sms) * (deep + beside[2]) <= per_sm)
 
 
 @pytest.mark.gpu

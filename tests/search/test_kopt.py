@@ -89,7 +89,7 @@ def brute_stage(c, x, problem, candidates, levels, pi):
 
 
 @pytest.mark.parametrize("kind", ["int-coords", "real-coords", "matrix"])
-@pytest.mark.parametrize("n,depth", [(8, 2), (13, 4), (60, 8), (120, 12)])
+@pytest.mark.parametrize("n,depth", [(8, 2), (13, 4), (60, 8), (120, 12), (120, 60)])
 def test_every_5opt_chain_changes_the_length_by_its_delta(kind, n, depth):
     """From random tours and from local optima of the other moves, every improving 5-opt chain
     keeps a tour and changes its length by its delta; on the larger tours with coordinates chains
@@ -207,6 +207,17 @@ def test_lk_move_is_checked_and_named():
     assert np.abs(problem.penalties()).sum() > 0 and alpha_rules.with_candidates(alpha_rules.candidates).penalties is None
 
 
+def test_the_chains_depth_is_capped_by_its_moves():
+    """A chain of 2-opt moves goes to MAX_LK_DEPTH levels, one of 5-opt moves (made on the GPU's
+    tour) to MAX_KOPT_DEPTH; deeper is refused, naming lk_depth."""
+    from lsmgpu.search.dontlook import MAX_KOPT_DEPTH, MAX_LK_DEPTH
+    assert DontLookDescent(lk_depth=MAX_LK_DEPTH).lk_depth == MAX_LK_DEPTH < MAX_KOPT_DEPTH
+    assert DontLookDescent(lk_depth=MAX_KOPT_DEPTH, lk_move=5).lk_depth == MAX_KOPT_DEPTH
+    for depth, move in ((MAX_LK_DEPTH + 1, 2), (MAX_KOPT_DEPTH + 1, 5)):
+        with pytest.raises(ValueError, match="lk_depth"):
+            DontLookDescent(lk_depth=depth, lk_move=move)
+
+
 def test_the_reversal_table_holds_every_order_and_the_room_every_chain():
     """The GPU's table of reversals has every order of 2 .. 5 stretches once, each made by its
     reversals from the stretches in order; chain_room holds the most steps and cities a chain of
@@ -220,16 +231,17 @@ def test_the_reversal_table_holds_every_order_and_the_room_every_chain():
             state[a - 1:b] = [(s, -sign) for s, sign in reversed(state[a - 1:b])]
         assert order_code(tuple(state)) == code
     assert max(len(r) for _, _, r in table) == 5
-    for depth in (4, 8, 12):
+    for depth in (4, 8, 12, 100, 400):
         steps, touched = chain_room(rules_of(tsp_of("int-coords", 20), depth))
         assert steps == 5 * -(-depth // STAGE_LEVELS) and touched == 1 + (2 * STAGE_LEVELS + 1) * -(-depth // STAGE_LEVELS)
 
 
 @pytest.mark.nvcc
-@pytest.mark.parametrize("depth,shared,segments", [(4, False, 0), (12, True, 0), (8, False, 1)])
+@pytest.mark.parametrize("depth,shared,segments", [(4, False, 0), (400, True, 0), (8, False, 1)])
 def test_kopt_kernel_compiles_for_sm90(depth, shared, segments):
-    """The descents' kernel with the 5-opt chain, one and several stages, tours in global or
-    shared memory, the tour segments' rows."""
+    """The descents' kernel with the 5-opt chain, one and several stages up to the deepest (its
+    shared memory within the block's static 48 KB), tours in global or shared memory, the tour
+    segments' rows."""
     from lsmgpu.backends.cuda.dontlook import CHAIN_BLOCK
     from lsmgpu.backends.dontlook_chains import WALK_TRIES
     from lsmgpu.kernels import nvcc_compile, render_skeleton
@@ -249,27 +261,30 @@ def penalized_rules(problem, k: int, depth: int, seed: int, with_penalties: bool
 @pytest.mark.gpu
 @pytest.mark.parametrize("kind,n,k,depth,rows,with_penalties", [
     ("int-coords", 200, 6, 4, 6, False), ("int-coords", 300, 8, 12, 6, True), ("matrix", 90, 5, 8, 4, True),
-    ("int-coords", 9, 5, 8, 3, False), ("real-coords", 150, 6, 8, 4, True), ("int-coords", 700, 6, 8, 1, True)])
+    ("int-coords", 9, 5, 8, 3, False), ("real-coords", 150, 6, 8, 4, True), ("int-coords", 700, 6, 8, 1, True),
+    ("int-coords", 400, 5, 60, 4, True), ("real-coords", 300, 5, 100, 3, False), ("int-coords", 600, 5, 100, 1, True)])
 def test_gpu_5opt_descents_equal_the_hosts(kind, n, k, depth, rows, with_penalties):
     """The same tours, lengths, moves and checks as the NumPy reference with the 5-opt chain, one
-    and several stages, with and without penalties; a lone row checked wide."""
+    and several stages up to deep chains (their kept moves made on the rows' tours and undone),
+    with and without penalties; a lone row checked wide (the kept moves read as reversals)."""
     problem = tsp_of(kind, n, seed=n)
     xs = np.stack([np.random.default_rng(r).permutation(n) for r in range(rows)]).astype(np.int32)
     assert_gpu_rows_equal_the_hosts(penalized_rules(problem, k, depth, n, with_penalties), problem.edge_distance(), xs)
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("depth", [8, 60])
 @pytest.mark.parametrize("share_rows", [True, False])
-def test_gpu_5opt_chains_and_ants_equal_the_hosts(share_rows, monkeypatch):
-    """ILS chains and focused ants descending with the 5-opt chain: the same tours, lengths and
-    counters as the host's, their tours in shared or global memory."""
+def test_gpu_5opt_chains_and_ants_equal_the_hosts(share_rows, depth, monkeypatch):
+    """ILS chains and focused ants descending with the 5-opt chain, of two stages and of many: the
+    same tours, lengths and counters as the host's, their tours in shared or global memory."""
     from lsmgpu.backends.cuda import dontlook as cuda_dontlook
     from lsmgpu.backends import resolve
     from lsmgpu.backends.dontlook_chains import CpuChains, KickRules, kick_spans
     from lsmgpu.backends.focused import CpuFocusedAnts, FocusRules
     monkeypatch.setattr(cuda_dontlook, "SHARE_ROWS", share_rows)
     problem = tsp_of("int-coords", 160, seed=3)
-    rules, distance, B = penalized_rules(problem, 6, 8, 3, True), problem.edge_distance(), 4
+    rules, distance, B = penalized_rules(problem, 6, depth, 3, True), problem.edge_distance(), 4
     xs = np.stack([np.random.default_rng(r).permutation(160) for r in range(B)]).astype(np.int32)
     kicks = KickRules(11, kick_spans(160, 20, B, 4.0), 25, 0)
     host, chains = CpuChains(rules, kicks, distance, B), resolve("cuda").dontlook_chains(rules, kicks, distance, B)
@@ -300,12 +315,12 @@ def test_gpu_5opt_chains_and_ants_equal_the_hosts(share_rows, monkeypatch):
 
 @pytest.mark.gpu
 def test_gpu_improve_with_the_5opt_chain_equals_the_cpus():
-    """improve() with the 5-opt chain over the α-nearest (the ascent's penalties) gives the CPU's
-    tours and lengths on the GPU, with no fallback announced."""
+    """improve() with the deep 5-opt chain over the α-nearest (the ascent's penalties) gives the
+    CPU's tours and lengths on the GPU, with no fallback announced."""
     from lsmgpu.parallel import improve
     problem = tsp_of("int-coords", 120, seed=4)
     tours = np.stack([np.random.default_rng(r).permutation(120) for r in range(3)])
-    descent = DontLookDescent("alpha", lk_depth=8, lk_move=5)
+    descent = DontLookDescent("alpha", lk_depth=40, lk_move=5)
     with warnings.catch_warnings():
         warnings.simplefilter("error", BackendFallback)
         on_gpu = improve(problem, tours, descent, backend="cuda")

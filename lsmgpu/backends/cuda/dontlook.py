@@ -36,16 +36,12 @@ WIDE_APPLY_BLOCK = 1024
 WIDE_ROUNDS = 32
 #: the most cities a wide round takes (the kernel's MAX_WIDE)
 WIDEST = 2048
-#: a block's shared memory beside a chain's tour: its Shared struct and the system's reservation
+#: a block's shared memory beside a chain's tour: its Shared struct and the system's reservation,
+#: without an LK chain's room (block_shared_bytes adds it)
 BLOCK_SHARED = 2048
 #: ILS chains and focused ants keep their tours in shared memory during a launch where they fit
 #: (tests turn it off)
 SHARE_ROWS = True
-
-
-#: GPU bytes of a city of a wide round at most: its city, move, delta, step count, steps and
-#: cities to queue with the deepest LK chain (12 levels: 12 steps of 2-opt moves or 15 of 5-opt ones)
-WIDE_CITY_BYTES = 384
 
 
 def chain_room(rules) -> tuple[int, int]:
@@ -58,20 +54,37 @@ def chain_room(rules) -> tuple[int, int]:
     return max(rules.lk_depth, 3), max(2 + 2 * rules.lk_depth, 6)
 
 
-def dontlook_bytes(rows: int, n: int, chains: bool = False, wide: int = 1) -> int:
+def block_shared_bytes(rules) -> int:
+    """A block's shared memory beside a row's tour under ``rules``: BLOCK_SHARED and the LK chain's
+    room, 40 bytes a step (its removed edges, a 5-opt chain's undo and added edges, wide_apply's
+    undo) and 4 a city to queue."""
+    steps, touched = chain_room(rules)
+    return BLOCK_SHARED + 40 * steps + 4 * touched
+
+
+def wide_city_bytes(rules) -> int:
+    """GPU bytes of a city of a wide round under ``rules``: its city, move, delta and step count,
+    its steps' removed edges and its cities to queue."""
+    steps, touched = chain_room(rules)
+    return 20 + 16 * steps + 4 * touched
+
+
+def dontlook_bytes(rows: int, n: int, chains: bool = False, wide: int = 1, city_bytes: int = 0) -> int:
     """GPU memory of ``rows`` tours of n cities: tour, positions, queue (ints), queued flags,
     counters; ILS chains also a best tour, its length, kicks and a flag; rows checked ``wide``
-    cities a round also a stamp a city and the round's moves."""
-    wide_bytes = 4 * n + 8 + WIDE_CITY_BYTES * wide if wide > 1 else 0
+    cities a round also a stamp a city and the round's moves (``city_bytes`` a city, wide_city_bytes)."""
+    wide_bytes = 4 * n + 8 + city_bytes * wide if wide > 1 else 0
     return rows * (13 * n + 40 + (4 * n + 16 if chains else 0) + wide_bytes)
 
 
-def shared_row_bytes(n: int, rows: int, multiprocessors: int, per_block: int, per_multiprocessor: int) -> int:
+def shared_row_bytes(n: int, rows: int, multiprocessors: int, per_block: int, per_multiprocessor: int,
+                     beside: int = BLOCK_SHARED) -> int:
     """Shared memory for a chain's (or an ant's) tour and positions (8 n bytes) where every one of ``rows``
     has it at once (as many blocks an SM as spread the rows over the multiprocessors in
-    one wave, within the block's and the SM's shared memory); 0 where not (global memory)."""
+    one wave, within the block's and the SM's shared memory, ``beside`` bytes more a block:
+    block_shared_bytes); 0 where not (global memory)."""
     need, resident = 8 * n, -(-rows // multiprocessors)
-    fits = need + BLOCK_SHARED <= per_block and resident * (need + BLOCK_SHARED) <= per_multiprocessor
+    fits = need + beside <= per_block and resident * (need + beside) <= per_multiprocessor
     return need if SHARE_ROWS and fits else 0
 
 
@@ -109,7 +122,8 @@ class CudaDontLook:
         a = cuda.device_attribute
         return shared_row_bytes(self.n, self.rows, device.get_attribute(a.MULTIPROCESSOR_COUNT),
                                 device.get_attribute(a.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
-                                device.get_attribute(a.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR))
+                                device.get_attribute(a.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR),
+                                block_shared_bytes(self.rules))
 
     def _allow_shared(self, kernel) -> None:
         """``kernel`` may take the rows' shared memory beyond the default 48 KB."""
@@ -126,7 +140,8 @@ class CudaDontLook:
         self.device = options.device
         table = distance.table
         fixed = table.nbytes + rules.candidates.nbytes + self.city_array_bytes(n, rules.k)
-        need, (free, _) = dontlook_bytes(self.rows, n, chains, self.wide) + fixed, options.memory_info()
+        need = dontlook_bytes(self.rows, n, chains, self.wide, wide_city_bytes(rules)) + fixed
+        free, _ = options.memory_info()
         if need > MEMORY_SHARE * free:
             fit = int((MEMORY_SHARE * free - fixed) // dontlook_bytes(1, n, chains))
             raise ValueError(f"{self.what}: {self.rows:,} tours of {n:,} cities need {need / 2**30:,.2f} GiB "
