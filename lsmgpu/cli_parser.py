@@ -131,8 +131,8 @@ def parser() -> argparse.ArgumentParser:
                             "sequential 3-opt moves with two reversals); default: the method's own (on for segments)")
     solve.add_argument("--lk-depth", type=int, default=None, metavar="D",
                        help="faco / dontlook-ils / segments: where no other move improves, the descents search "
-                            "Lin-Kernighan's variable-depth move, a chain of up to D levels (0: none; default: the "
-                            "method's own)")
+                            "Lin-Kernighan's variable-depth move, a chain of up to D levels (0: none; at most 12, "
+                            "400 with --lk-move 5; default: the method's own)")
     solve.add_argument("--lk-move", type=int, choices=[2, 5], default=None,
                        help="faco / dontlook-ils: the LK chain's levels are 2-opt moves (2) or LKH's sequential 5-opt "
                             f"basis moves (5; default for faco on a GPU from {FIVE_OPT_CITIES.start:,} to "

@@ -84,7 +84,7 @@ def nearest_neighbour_tour(coords: np.ndarray, first: int) -> np.ndarray:
 def several_starts(data: str, name: str, count: int, depths: str = "12") -> None:
     """The 5-opt chain alone, chains of each of ``depths`` levels, and LKH-3's LK (5-opt moves, no
     GAIN23; its chains have no fixed depth) from ``count`` starts. The depths may pass
-    DontLookDescent's MAX_LK_DEPTH (the GPU kernel's cap): the rules are made directly."""
+    DontLookDescent's MAX_KOPT_DEPTH: the rules are made directly."""
     from benchmarks.probes.lkh_from_tour import lkh_trials
     path = f"{data}/{name}.tsp"
     tsp = TSP.from_file(path)
