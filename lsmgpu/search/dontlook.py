@@ -82,6 +82,9 @@ class DontLookDescent:
         if lk_move not in LK_MOVES or isinstance(lk_move, bool):
             raise ValueError(f"DontLookDescent: `lk_move` must be one of {LK_MOVES}, got {lk_move!r}")
         self.lk_move = int(lk_move)
+        if self.lk_move == 2 and isinstance(lk_depth, (int, np.integer)) and MAX_LK_DEPTH < lk_depth <= MAX_KOPT_DEPTH:
+            raise ValueError(f"DontLookDescent: `lk_depth` is at most {MAX_LK_DEPTH} for chains of 2-opt moves, got "
+                             f"{lk_depth}; chains of 5-opt moves (lk_move=5) go to {MAX_KOPT_DEPTH}")
         deepest = MAX_KOPT_DEPTH if self.lk_move == 5 else MAX_LK_DEPTH
         self.lk_depth = check_count("DontLookDescent", "lk_depth", lk_depth, 0, deepest)
         if isinstance(polish, Neighbourhood):

@@ -213,9 +213,11 @@ def test_the_chains_depth_is_capped_by_its_moves():
     from lsmgpu.search.dontlook import MAX_KOPT_DEPTH, MAX_LK_DEPTH
     assert DontLookDescent(lk_depth=MAX_LK_DEPTH).lk_depth == MAX_LK_DEPTH < MAX_KOPT_DEPTH
     assert DontLookDescent(lk_depth=MAX_KOPT_DEPTH, lk_move=5).lk_depth == MAX_KOPT_DEPTH
-    for depth, move in ((MAX_LK_DEPTH + 1, 2), (MAX_KOPT_DEPTH + 1, 5)):
+    for depth, move in ((MAX_LK_DEPTH + 1, 2), (MAX_KOPT_DEPTH + 1, 5), (MAX_KOPT_DEPTH + 1, 2)):
         with pytest.raises(ValueError, match="lk_depth"):
             DontLookDescent(lk_depth=depth, lk_move=move)
+    with pytest.raises(ValueError, match=f"at most {MAX_LK_DEPTH} for chains of 2-opt moves.*lk_move=5"):
+        DontLookDescent(lk_depth=40)
 
 
 def test_the_reversal_table_holds_every_order_and_the_room_every_chain():
