@@ -9,8 +9,9 @@ with 2-, 3- and 5-opt moves). The gaps are the same on every machine; the second
     python -m benchmarks.probes.kopt_descent .data/tsplib pr1002,pcb3038
 
 With a count of starts (``... .data/tsplib pr1002 8`` and optionally depths, ``... 8 12,40,100``):
-the 5-opt chain alone, chains of each depth (12 by default), and LKH-3's LK with 5-opt moves (no
-GAIN23) from the same starts, the greedy tour and nearest-neighbour tours from spread cities,
+the 5-opt chain alone, chains of each depth (12 by default), the same chains after the best 2-opt
+and Or-opt moves (the descents' default order), and LKH-3's LK with 5-opt moves (no GAIN23) from
+the same starts, the greedy tour and nearest-neighbour tours from spread cities,
 each start's gap and the mean (one start's descent is noisy: 0.2-1.6 % on pr1002).
 """
 from __future__ import annotations
@@ -94,6 +95,10 @@ def several_starts(data: str, name: str, count: int, depths: str = "12") -> None
              lambda start, depth=int(depth): chain_alone(tsp, DontLookRules(alpha.candidates, alpha.segment, lk_depth=depth,
                                                                             lk_move=5, penalties=alpha.penalties), start))
             for depth in depths.split(",")]
+    rows += [(f"2-opt and Or-opt moves first, then LK 5-opt chain {depth}, alpha 5",
+              lambda start, depth=int(depth): improve(tsp, start[None, :], DontLookDescent("alpha", lk_depth=depth, lk_move=5),
+                                                      backend="cpu").solutions[0])
+             for depth in depths.split(",")]
     rows.append(("LKH-3 LK, 5-opt moves, alpha 5", lambda start: lkh_trials(path, 1, start, "GAIN23 = NO\n", candidates="")[0]))
     print(f"instance | descent | gap % from each of {count} starts | mean % | host s")
     for label, descend in rows:
