@@ -148,8 +148,11 @@ def test_lk_depth_is_checked_and_named(capsys):
     """lk_depth is an integer 0 .. 12, named in the error and in the descent's repr; the CLI
     takes it for the methods that descend with it and refuses it elsewhere."""
     from lsmgpu.cli import main
-    with pytest.raises(ValueError, match="`lk_depth` must be an integer in"):
+    with pytest.raises(ValueError, match="`lk_depth` is at most 12 for chains of 2-opt moves, got 13"):
         DontLookDescent(lk_depth=13)
+    for bad in (-1, 401):
+        with pytest.raises(ValueError, match="`lk_depth` must be an integer in"):
+            DontLookDescent(lk_depth=bad)
     assert "lk_depth=6" in repr(DontLookDescent(lk_depth=6))
     problem = TSP.from_file(TSP.shipped("berlin52"))
     assert FocusedACO(problem, backend="cpu", lk_depth=4).rules.lk_depth == 4
