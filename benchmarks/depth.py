@@ -10,10 +10,11 @@ city's 5 α-nearest, against its 5 and 10 quadrant neighbours. The reference tou
 its gap in the row.
 
 ``depth``: at each of ``--depth-seconds``, every ``--depth-configs`` entry
-(method:candidates[:lk][:chainD][:move5][:name=value ...], method faco or dontlook-ils, candidates
+(method:candidates[:lk][:chainD][:move5][:alone][:name=value ...], method faco or dontlook-ils, candidates
 "quadrant" (the default lists), "alpha", "alphaK" or "alpha+quadrant", lk: the descents' LK3 moves too, chainD: their
 LK chain of up to D levels, ``lk_depth``, of 2-opt moves or with move5 of LKH's 5-opt basis
-moves (``lk_move=5``); name=value: any other option of the search, e.g.
+moves (``lk_move=5``), with alone that chain alone (``chain_alone``); name=value: any other
+option of the search, e.g.
 moves=32) on
 the GPU, once for each of ``--depth-seeds``, one after another from a freshly read instance (the
 ascent inside the budget), kernels built before; LKH-3 in the configurations of ``--depth-lkh`` (defaults: its defaults; popmusic:
@@ -25,9 +26,9 @@ the GPU rows end is stopped and reported as such.
 (benchmarks/probes/tour_difference.py compares lsmgpu's with LKH-3's).
 
 ``lk-descent``: one descent of the greedy tour (its own seconds and gap) for each of
-``--descent-configs`` (candidates[:or3][:lk][:chainD][:move5][:wideW]: "quadrant" (10 quadrant
-neighbours) or "alpha", with the Or-3opt and LK3 moves, the LK chain of up to D levels (of 5-opt
-moves with move5), the tour checked up to W
+``--descent-configs`` (candidates[:or3][:lk][:chainD][:move5][:alone][:wideW]: "quadrant" (10
+quadrant neighbours) or "alpha", with the Or-3opt and LK3 moves, the LK chain of up to D levels (of
+5-opt moves with move5, alone with alone), the tour checked up to W
 cities a round, lsmgpu.backends.dontlook.WIDE, 1: one after another), lsmgpu.parallel.improve with
 a DontLookDescent on the backend (descents again from every city until one makes no move): the
 descent's wall seconds after a warm-up descent (kernels built; the α-lists made, their seconds
@@ -150,11 +151,12 @@ def _candidates(text: str, problem: TSP):
 
 
 def _moves(tokens) -> dict:
-    """A config's move tokens ("lk", "or3", "chainD", "move5") as the descent's options lk, or3,
-    lk_depth and lk_move (move5: the chain's levels LKH's 5-opt basis moves)."""
+    """A config's move tokens ("lk", "or3", "chainD", "move5", "alone") as the descent's options lk,
+    or3, lk_depth and lk_move (move5: the chain's levels LKH's 5-opt basis moves) and, with alone,
+    chain_alone (that chain alone, no other move first)."""
     depth = [int(t[len("chain"):]) for t in tokens if t.startswith("chain")]
     return dict(lk="lk" in tokens, or3="or3" in tokens, lk_depth=depth[0] if depth else 0,
-                lk_move=5 if "move5" in tokens else 2)
+                lk_move=5 if "move5" in tokens else 2) | ({"chain_alone": True} if "alone" in tokens else {})
 
 
 def _search_options(tokens) -> dict:
@@ -168,9 +170,11 @@ def _search_options(tokens) -> dict:
 
 
 def _label(options: dict) -> str:
-    given = [f"{name}={value}" for name, value in options.items() if name not in ("lk", "lk_depth", "lk_move")]
+    given = [f"{name}={value}" for name, value in options.items()
+             if name not in ("lk", "lk_depth", "lk_move", "chain_alone")]
     return ((", LK3" if options["lk"] else "") + (f", LK chain {options['lk_depth']}" if options["lk_depth"] else "")
-            + (" of 5-opt moves" if options["lk_move"] == 5 else "") + "".join(f", {text}" for text in given))
+            + (" of 5-opt moves" if options["lk_move"] == 5 else "") + (" alone" if options.get("chain_alone") else "")
+            + "".join(f", {text}" for text in given))
 
 
 def table_depth(args, path_of, emit) -> list[dict]:

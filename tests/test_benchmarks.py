@@ -411,3 +411,13 @@ def test_lkh_trial_starts_keep_the_best_tours_edges_of_alpha_zero():
     walk = walk_start(best, candidates, set(), rng)
     assert sorted(walk.tolist()) == list(range(60))
     assert {frozenset(e) for e in zip(walk.tolist(), np.roll(walk, -1).tolist())} != {frozenset(e) for e in zero}
+
+
+def test_depth_configs_read_the_chain_alone():
+    """A depth config's ``alone`` token gives the search chain_alone and its label says so; without
+    it no chain_alone is passed (TourSegments' options have none)."""
+    from benchmarks.depth import _label, _search_options
+    options = _search_options(["chain100", "move5", "alone", "restart_after=30"])
+    assert options["chain_alone"] is True and options["lk_depth"] == 100 and options["lk_move"] == 5
+    assert _label(options) == ", LK chain 100 of 5-opt moves alone, restart_after=30"
+    assert "chain_alone" not in _search_options(["chain100", "move5"])

@@ -77,20 +77,23 @@ class DontLookRules:
     ``lk_depth`` > 0, where none of them improves, the variable-depth LK chain of up to that many
     levels: of 2-opt moves with ``lk_move`` 2 (lsmgpu/backends/lk.py), of LKH's sequential 5-opt
     basis moves with ``lk_move`` 5 (lsmgpu/backends/kopt.py), their gain criterion over the
-    lengths plus the cities' ``penalties`` where given (the Held-Karp ascent's π). ``candidates`` and ``penalties``
+    lengths plus the cities' ``penalties`` where given (the Held-Karp ascent's π); with
+    ``chain_alone`` (5-opt chains only) a check is the chain alone, no other move evaluated first,
+    as LKH's LK (whose 5-opt search holds the 2- and 3-opt moves). ``candidates`` and ``penalties``
     may be functions that make them (the α-nearest: their ascent then runs where the table is
     first read, in the search's set-up and inside its time budget, not when the search is made)."""
 
     def __init__(self, candidates, segment: int, or3: bool = False, lk: bool = False, lk_depth: int = 0,
-                 lk_move: int = 2, penalties=None):
+                 lk_move: int = 2, penalties=None, chain_alone: bool = False):
         self._candidates = candidates if callable(candidates) else self._table(candidates)
         self.segment, self.or3, self.lk, self.lk_depth = int(segment), bool(or3), bool(lk), int(lk_depth)
-        self.lk_move, self._penalties = int(lk_move), penalties
+        self.lk_move, self._penalties, self.chain_alone = int(lk_move), penalties, bool(chain_alone)
 
     def with_candidates(self, candidates) -> "DontLookRules":
         """The same moves over another candidate table (a tour segment's; without the penalties,
         which belong to the whole tour's cities)."""
-        return DontLookRules(candidates, self.segment, self.or3, self.lk, self.lk_depth, self.lk_move)
+        return DontLookRules(candidates, self.segment, self.or3, self.lk, self.lk_depth, self.lk_move,
+                             chain_alone=self.chain_alone)
 
     @property
     def penalties(self) -> np.ndarray | None:
@@ -152,7 +155,9 @@ def check_city(c: int, x: np.ndarray, pos: np.ndarray, rules: DontLookRules, bet
     queue), or None where no move of c improves. Every move of c is evaluated at once, in the
     numbering of the module's docstring (axes dir, r for 2-opt; dir, L, r, e, o for Or-opt); where
     none improves and ``rules.lk_depth`` > 0, the LK chain's (number ``rules.moves``; of 5-opt
-    moves with ``rules.lk_move`` 5)."""
+    moves with ``rules.lk_move`` 5); with ``rules.chain_alone`` the 5-opt chain's alone."""
+    if rules.chain_alone:
+        return kopt_check(c, x, pos, rules, between)
     n, K, S = len(x), rules.k, rules.segment
     cand = rules.candidates[c].astype(np.int64)
     pc, pcand = int(pos[c]), pos[cand]

@@ -66,12 +66,15 @@ class DontLookDescent:
                  levels in between need not be tours (lsmgpu/backends/kopt.py; LKH-3's trials gain
                  nothing without them); with candidates="alpha" their gain criterion reads the
                  ascent's penalties, as LKH's does. On a GPU templates/skeleton/kopt.cu.j2
+    chain_alone: with lk_move 5, a check is the 5-opt chain alone: no 2-opt, Or-opt or other move
+                 evaluated first (LKH's LK, whose 5-opt basis move holds the 2- and 3-opt moves; deep
+                 chains reach better local optima so: docs/benchmarks/tsp-depth.md; default False)
     polish     : None, "auto" (the problem's ILS chain) or a Neighbourhood or a sequence of them:
                  a chain of batched descents run from the don't-look local optima
     """
 
     def __init__(self, candidates=None, *, segment: int = 3, or3: bool = False, lk: bool = False, lk_depth: int = 0,
-                 lk_move: int = 2, polish=None):
+                 lk_move: int = 2, chain_alone: bool = False, polish=None):
         if isinstance(candidates, str) and candidates != "alpha":
             raise ValueError(f"DontLookDescent: `candidates` must be an int, 'alpha', a table or None, got {candidates!r}")
         self.candidates = candidates if candidates is None or isinstance(candidates, (int, np.integer, str)) \
@@ -87,6 +90,10 @@ class DontLookDescent:
                              f"{lk_depth}; chains of 5-opt moves (lk_move=5) go to {MAX_KOPT_DEPTH}")
         deepest = MAX_KOPT_DEPTH if self.lk_move == 5 else MAX_LK_DEPTH
         self.lk_depth = check_count("DontLookDescent", "lk_depth", lk_depth, 0, deepest)
+        self.chain_alone = check_flag("DontLookDescent", "chain_alone", chain_alone)
+        if self.chain_alone and not (self.lk_move == 5 and self.lk_depth):
+            raise ValueError(f"DontLookDescent: `chain_alone` needs chains of 5-opt moves (lk_move=5 and lk_depth > 0), "
+                             f"got lk_move={self.lk_move}, lk_depth={self.lk_depth}")
         if isinstance(polish, Neighbourhood):
             polish = [polish]
         if not (polish is None or polish == "auto" or (isinstance(polish, (list, tuple)) and polish
@@ -110,7 +117,7 @@ class DontLookDescent:
         table = self.candidates
         if isinstance(table, str):                  # "alpha", made when first read
             return DontLookRules(lambda: problem.candidate_lists(ALPHA_CANDIDATES, "alpha"), self.segment, self.or3,
-                                 self.lk, self.lk_depth, self.lk_move, problem.penalties)
+                                 self.lk, self.lk_depth, self.lk_move, problem.penalties, self.chain_alone)
         if isinstance(table, (int, np.integer)):
             k = check_count("DontLookDescent", "candidates", table, 1, problem.n - 1)
             table = problem.candidate_lists(k)
@@ -126,7 +133,8 @@ class DontLookDescent:
                              f"{table.shape} {table.dtype}")
         if table.min() < 0 or table.max() >= problem.n:
             raise ValueError(f"DontLookDescent: `candidates` must hold cities 0 .. {problem.n - 1}")
-        return DontLookRules(table, self.segment, self.or3, self.lk, self.lk_depth, self.lk_move)
+        return DontLookRules(table, self.segment, self.or3, self.lk, self.lk_depth, self.lk_move,
+                             chain_alone=self.chain_alone)
 
     def population(self, backend, problem, rows: int, rng):
         """The rows that run this descent (and its polish) on ``backend`` (``rng`` unused: the
@@ -144,7 +152,8 @@ class DontLookDescent:
             else f"{table.shape[1]} per city"
         polish = "" if self.polish is None else f", polish={self.polish!r}"
         moves = (", or3=True" if self.or3 else "") + (", lk=True" if self.lk else "") \
-            + (f", lk_depth={self.lk_depth}" if self.lk_depth else "") + (", lk_move=5" if self.lk_move == 5 else "")
+            + (f", lk_depth={self.lk_depth}" if self.lk_depth else "") + (", lk_move=5" if self.lk_move == 5 else "") \
+            + (", chain_alone=True" if self.chain_alone else "")
         return f"DontLookDescent(candidates={table}, segment={self.segment}{moves}{polish})"
 
 

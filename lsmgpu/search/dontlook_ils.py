@@ -58,6 +58,7 @@ class DontLookILSParams:
     lk: bool = False
     lk_depth: int = 0
     lk_move: int = 2
+    chain_alone: bool = False
 
     def __post_init__(self):
         owner = "DontLookILS"
@@ -97,11 +98,12 @@ class DontLookILS(PopulationSearch):
                      shorter than the best, the worst chain goes on from it at the next exchange
                      (None: 32 from 15,000 cities, none below: MERGE, MERGE_FROM; 0 or 1: never)
     round_checks   : checks of every chain between two looks of the host (default 1024)
-    candidates, segment, lk, lk_depth, lk_move : the descent's (DontLookDescent's): the problem's ILS
-                     candidate lists (or "alpha", an int K, a table), Or-opt segments up to ``segment``
-                     (None: 3, and 5 from 3,000 cities: SEGMENT_LONGER), LK3 moves with ``lk`` (default
-                     False), the LK chain with ``lk_depth`` (default 0) of 2-opt moves or, with
-                     ``lk_move`` 5, of LKH's 5-opt basis moves;
+    candidates, segment, lk, lk_depth, lk_move, chain_alone : the descent's (DontLookDescent's): the
+                     problem's ILS candidate lists (or "alpha", an int K, a table), Or-opt segments up
+                     to ``segment`` (None: 3, and 5 from 3,000 cities: SEGMENT_LONGER), LK3 moves with
+                     ``lk`` (default False), the LK chain with ``lk_depth`` (default 0) of 2-opt moves
+                     or, with ``lk_move`` 5, of LKH's 5-opt basis moves, with ``chain_alone`` that
+                     chain alone (no other move first);
                      no Or-3opt moves: they swap a kick's two segments back at once (H100, 60 s:
                      pr2392 0.63 % with them, 0.31 without; docs/benchmarks.md)
     initial        : the start tour of every chain (None: the problem's ``initial_solution``), or
@@ -129,7 +131,7 @@ class DontLookILS(PopulationSearch):
             raise ValueError(f"DontLookILS: a tour of at least 8 cities is kicked, {problem.name} has {problem.n}")
         segment = (SEGMENT_LONGER if problem.n >= SEGMENT_LONGER_FROM else SEGMENT) if p.segment is None else p.segment
         self.rules = DontLookDescent(p.candidates, segment=segment, lk=p.lk, lk_depth=p.lk_depth,
-                                     lk_move=p.lk_move).bound(problem)
+                                     lk_move=p.lk_move, chain_alone=p.chain_alone).bound(problem)
         self.chains = (GPU_CHAINS if self.backend.name != "cpu" else 1) if p.chains is None else p.chains
         self._check_memory("chains", self.chains)
         self.spans = kick_spans(problem.n, p.kick_segment, self.chains, p.kick_spread)

@@ -79,6 +79,7 @@ class FocusedParams:
     lk: bool = False
     lk_depth: int | None = None
     lk_move: int = 2
+    chain_alone: bool = False
     restart_after: int | None = RESTART_AFTER
 
     def __post_init__(self):
@@ -117,11 +118,12 @@ class FocusedACO(PopulationSearch):
                          partition crossover (lsmgpu/search/partition.py), and a new colony starts
                          from a new start tour, descended as the first, with fresh pheromone
                          (default RESTART_AFTER)
-    candidates, segment, or3, lk, lk_depth, lk_move : the descent's (DontLookDescent's; ``or3``
-                         default OR3: with the Or-3opt moves; ``lk`` default False; ``lk_depth``
-                         default GPU_LK_DEPTH on a GPU, 0 on the CPU; ``lk_move`` 2, the chain's
-                         2-opt moves, or 5, LKH's 5-opt basis moves); the ants choose among the same
-                         candidates (at most 32 a city on the GPU)
+    candidates, segment, or3, lk, lk_depth, lk_move, chain_alone : the descent's (DontLookDescent's;
+                         ``or3`` default OR3: with the Or-3opt moves; ``lk`` default False;
+                         ``lk_depth`` default GPU_LK_DEPTH on a GPU, 0 on the CPU; ``lk_move`` 2, the
+                         chain's 2-opt moves, or 5, LKH's 5-opt basis moves; ``chain_alone`` the 5-opt
+                         chain alone); the ants choose among the same candidates (at most 32 a city on
+                         the GPU)
     initial            : the start tour (None: the problem's initial solution); it is descended
                          whole first, again from every city until a descent makes no move
     backend, seed, callbacks, history : as for every search
@@ -144,7 +146,7 @@ class FocusedACO(PopulationSearch):
             raise ValueError(f"FocusedACO: the ants move cities of tours of at least 8, {problem.name} has {problem.n}")
         self.rules = DontLookDescent(params.candidates, segment=params.segment, or3=params.or3,
                                      lk=params.lk, lk_depth=default_lk_depth(params.lk_depth, self.backend),
-                                     lk_move=params.lk_move).bound(problem)
+                                     lk_move=params.lk_move, chain_alone=params.chain_alone).bound(problem)
         self.ants = default_ants(problem.n) if params.ants is None else params.ants
         if self.backend.name == "cpu":              # on a GPU the ants' tours live there (its own check)
             self._check_memory("ants", self.ants)

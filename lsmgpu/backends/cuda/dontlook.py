@@ -62,11 +62,18 @@ def block_shared_bytes(rules) -> int:
     return BLOCK_SHARED + 40 * steps + 4 * touched
 
 
-def wide_city_bytes(rules) -> int:
-    """GPU bytes of a city of a wide round under ``rules``: its city, move, delta and step count,
-    its steps' removed edges and its cities to queue."""
+def keeps_moves(rules) -> bool:
+    """Whether a chain under ``rules`` may keep a move and go on (5-opt chains deeper than a stage):
+    a wide round's block then makes them on its own copy of the tour (the kernel's Wide.copies)."""
+    return rules.lk_move == 5 and rules.lk_depth > STAGE_LEVELS
+
+
+def wide_city_bytes(rules, n: int) -> int:
+    """GPU bytes of a city of a wide round of tours of n cities under ``rules``: its city, move,
+    delta and step count, its steps' removed edges, its cities to queue and, where chains keep
+    moves, its block's copy of the tour and positions."""
     steps, touched = chain_room(rules)
-    return 20 + 16 * steps + 4 * touched
+    return 20 + 16 * steps + 4 * touched + (8 * n if keeps_moves(rules) else 0)
 
 
 def dontlook_bytes(rows: int, n: int, chains: bool = False, wide: int = 1, city_bytes: int = 0) -> int:
@@ -140,7 +147,7 @@ class CudaDontLook:
         self.device = options.device
         table = distance.table
         fixed = table.nbytes + rules.candidates.nbytes + self.city_array_bytes(n, rules.k)
-        need = dontlook_bytes(self.rows, n, chains, self.wide, wide_city_bytes(rules)) + fixed
+        need = dontlook_bytes(self.rows, n, chains, self.wide, wide_city_bytes(rules, n)) + fixed
         free, _ = options.memory_info()
         if need > MEMORY_SHARE * free:
             fit = int((MEMORY_SHARE * free - fixed) // dontlook_bytes(1, n, chains))
@@ -151,6 +158,7 @@ class CudaDontLook:
         source = render_skeleton("dontlook.cu.j2", K=rules.k, S=rules.segment, OR3=int(rules.or3), LK=int(rules.lk),
                                  LK_DEPTH=rules.lk_depth, LK_STAGE=lk_stage(rules.lk_depth), LK_MOVE=rules.lk_move,
                                  KO_K=min(rules.k, KOPT_CANDIDATES), KO_LEVELS=STAGE_LEVELS, KO_TABLE=reversal_table(),
+                                 KO_ALONE=int(rules.chain_alone),
                                  BLOCK=self.block, DISTANCE=distance.device_source(), SHARED_ROWS=bool(self.row_shared),
                                  WALK_TRIES=WALK_TRIES, SEGMENT_ROWS=int(self.per_row_cities),
                                  TABLE_WIDTH=table.size // len(rules.candidates), WIDE_APPLY_BLOCK=WIDE_APPLY_BLOCK,
@@ -174,6 +182,7 @@ class CudaDontLook:
             self.popped, self.round = self.buffers.alloc(B * 4), self.buffers.alloc(B * 4)
             self.stamp = self.buffers.alloc(B * n * 4)
             self.steps, self.touched = self.buffers.alloc(W * steps * 16), self.buffers.alloc(W * touched * 4)
+            self.copies = self.buffers.alloc(W * n * 8) if keeps_moves(rules) else 0
 
     def _rows_struct(self) -> bytes:
         pointers = (self.x, self.pos, self.queue, self.queued, self.head, self.count, self.current, self.made,
@@ -241,8 +250,8 @@ class CudaDontLook:
         """WIDE_ROUNDS wide rounds queued: the popped cities examined at once, their moves
         applied and the next round's popped (a round with none popped does nothing)."""
         pointers = (self.round_cities, self.popped, self.chosen, self.deltas, self.nsteps, self.steps, self.touched,
-                    self.stamp, self.round)
-        args = self._rows_struct() + pack("9Pi4x", *(int(p) for p in pointers), self.wide)   # sizeof(Wide) = 80
+                    self.stamp, self.round, self.copies)
+        args = self._rows_struct() + pack("10Pi4x", *(int(p) for p in pointers), self.wide)   # sizeof(Wide) = 88
         for _ in range(WIDE_ROUNDS):
             launch(self.examine_kernel, "dontlook wide_examine", (self.wide, self.rows, 1), self.block, args)
             launch(self.apply_kernel, "dontlook wide_apply", (self.rows, 1, 1), WIDE_APPLY_BLOCK, args)
