@@ -158,3 +158,25 @@ def test_gpu_chains_and_ants_of_the_chain_alone_equal_the_hosts(share_rows, monk
                 side.follow(best, lengths[best])
     finally:
         ants.close()
+
+
+@pytest.mark.gpu
+def test_gpu_ants_launch_where_their_tour_and_the_chains_room_pass_48_kb_together():
+    """Focused ants of 5,950 cities (a tour and positions of 47,600 bytes in shared memory) with
+    chains of 100 levels (a Shared struct of some KB): the launch opts in past 48 KB, and every ant's
+    tour is a permutation of the length the build reports."""
+    from lsmgpu.backends import resolve
+    from lsmgpu.backends.focused import FocusRules
+    problem = tsp_of("int-coords", 5950, seed=7)
+    rules, distance = alone_rules(problem, 100, 5), problem.edge_distance()
+    ants = resolve("cuda").focused_ants(rules, FocusRules(5, 8, 10**6), distance, 2, 2.0)
+    try:
+        assert ants.row_shared == 8 * problem.n
+        source = np.random.default_rng(0).permutation(problem.n)
+        ants.start(source, float(problem.evaluate(source)), 0.3)
+        lengths = ants.build(0)
+        for b in range(2):
+            assert np.array_equal(np.sort(ants.tour(b)), np.arange(problem.n))
+            assert problem.evaluate(ants.tour(b)) == lengths[b]
+    finally:
+        ants.close()
