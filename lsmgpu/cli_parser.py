@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 
-from .cli_population import CHAINS_EXCHANGE, FIVE_OPT_CITIES, FIVE_OPT_DEPTH, FIVE_OPT_SECONDS
+from .cli_population import CHAINS_EXCHANGE, FIVE_OPT_CITIES, FIVE_OPT_DEPTH, FIVE_OPT_RESTART_AFTER, FIVE_OPT_SECONDS
 from .neighbourhoods import CandidateThreeOpt, OrOpt, candidate_polish
 from .search import SEARCHES, LocalSearch, searches_of
 
@@ -137,7 +137,13 @@ def parser() -> argparse.ArgumentParser:
                        help="faco / dontlook-ils: the LK chain's levels are 2-opt moves (2) or LKH's sequential 5-opt "
                             f"basis moves (5; default for faco on a GPU from {FIVE_OPT_CITIES.start:,} to "
                             f"{FIVE_OPT_CITIES.stop - 1:,} cities with --seconds {FIVE_OPT_SECONDS:g} or more, with "
-                            f"--candidates alpha and --lk-depth {FIVE_OPT_DEPTH})")
+                            f"--candidates alpha, --lk-depth {FIVE_OPT_DEPTH} and --chain-alone)")
+    solve.add_argument("--chain-alone", action=argparse.BooleanOptionalAction, default=None,
+                       help="faco / dontlook-ils: with --lk-move 5, each check is the 5-opt chain alone, no 2-opt or "
+                            "Or-opt move first (LKH's LK); default: on where the 5-opt chains are the default")
+    solve.add_argument("--restart-after", type=_count(1), default=None, metavar="N",
+                       help="faco: the colony starts again after N iterations without a better tour (default: "
+                            f"{FIVE_OPT_RESTART_AFTER} with the default 5-opt chains, else the colony's own)")
     solve.add_argument("--neighbourhood", choices=["swap", "2opt", "3exchange", "2opt-candidates", "oropt", "3opt-candidates"],
                        default=None,
                        help="TSP neighbourhood (default: 2opt, and for ils candidate 2-opt; swap is the paper's "

@@ -13,20 +13,23 @@ from .search import SEARCHES
 from .search.loop import COMMON_OPTIONS
 
 __all__ = ["CHAINS_EXCHANGE", "FACO", "CHAINS", "SEGMENTS", "FIVE_OPT_CITIES", "FIVE_OPT_SECONDS", "FIVE_OPT_DEPTH",
-           "five_opt_default", "population"]
+           "FIVE_OPT_RESTART_AFTER", "five_opt_default", "population"]
 
 #: the don't-look ILS's islands' exchange when --exchange-every is not given (rounds)
 CHAINS_EXCHANGE = 50
 #: focused ACO's, the don't-look ILS's and the tour segments' command-line names
 FACO, CHAINS, SEGMENTS = "faco", "dontlook-ils", "segments"
 #: a TSP with coordinates of FIVE_OPT_CITIES cities on a GPU, run for FIVE_OPT_SECONDS or more:
-#: focused ACO's descents over the 5 α-nearest with chains of FIVE_OPT_DEPTH levels of LKH's 5-opt
-#: basis moves, unless --candidates, --lk-depth or --lk-move is given. At 60 s (H200, 58a104b)
-#: 0.120 / 0.067 / 0.080 % on rl11849 / d15112 / d18512 against the 2-opt chains' 0.195 / 0.104 /
-#: 0.104; below 10,000 cities the two split (u1817 0.115 against 0.033 %, fnl4461 0.039 against
-#: 0.059); at 30 s pcb3038 0.060 against 0.173 %; shorter budgets are not measured (the 5-opt colony
-#: makes a tenth of the iterations): docs/benchmarks/tsp-depth.md, "LKH's 5-opt move on the GPU"
-FIVE_OPT_CITIES, FIVE_OPT_SECONDS, FIVE_OPT_DEPTH = range(10_000, 20_001), 30.0, 12
+#: focused ACO's descents over the 5 α-nearest, each check the chain of up to FIVE_OPT_DEPTH levels
+#: of LKH's 5-opt basis moves alone (LKH's LK), the colony restarting after FIVE_OPT_RESTART_AFTER
+#: iterations without a better tour, unless --candidates, --lk-depth or --lk-move is given. At 60 s
+#: (H200, 8641780) pcb3038 / fnl4461 / rl11849 / d15112 / d18512 0.004 / 0.001 / 0.047 / 0.017 /
+#: 0.014 % against the 2-opt default's 0.066 / 0.059 / 0.195 / 0.104 / 0.104, pr2392's optimum in
+#: 8.7 s against 18.5; u1817 and rl5915 0.072 / 0.083 against 0.033 / 0.035; at 15 s a mean of
+#: 0.070 % over the nine; a cold 30 s run (kernels built inside it) d18512 0.027 %, pcb3038 0.041 %:
+#: docs/benchmarks/tsp-depth.md, "The chain alone, 100 levels"
+FIVE_OPT_CITIES, FIVE_OPT_SECONDS, FIVE_OPT_DEPTH = range(2_000, 20_001), 30.0, 100
+FIVE_OPT_RESTART_AFTER = 30
 
 
 def _local_search(args):
@@ -48,7 +51,8 @@ def _chain_depth(rules) -> str:
     """The descents' LK chain in words ("" without one)."""
     if not rules.lk_depth:
         return ""
-    return f", LK chains of up to {rules.lk_depth} " + ("5-opt moves" if rules.lk_move == 5 else "moves")
+    return (f", LK chains of up to {rules.lk_depth} " + ("5-opt moves" if rules.lk_move == 5 else "moves")
+            + (" alone" if rules.chain_alone else ""))
 
 
 def five_opt_default(args, problem) -> bool:
@@ -76,6 +80,10 @@ def options(args) -> tuple[dict, callable]:
         chosen["lk_depth"] = args.lk_depth
     if args.lk_move is not None:
         chosen["lk_move"] = args.lk_move
+    if args.chain_alone is not None:
+        chosen["chain_alone"] = args.chain_alone
+    if args.restart_after is not None:
+        chosen["restart_after"] = args.restart_after
     if args.candidates is not None:
         chosen["candidates"] = args.candidates
         return chosen, lambda s: f"{describe(s)}, candidates {args.candidates}"
@@ -97,9 +105,10 @@ def _options(args) -> tuple[dict, callable]:
                           + _chain_depth(s.rules))
     if name == FACO:
         return (dict(ants=args.ants, initial=args.initial_solution),
-                lambda s: f"{s.ants} ants moving {s.moves} cities each, 2-opt + Or-opt"
-                          + (" + Or-3opt" if s.rules.or3 else "") + (" + LK3" if s.rules.lk else "") + " descents"
-                          + _chain_depth(s.rules))
+                lambda s: f"{s.ants} ants moving {s.moves} cities each, "
+                          + ("" if s.rules.chain_alone else "2-opt + Or-opt" + (" + Or-3opt" if s.rules.or3 else "")
+                             + (" + LK3" if s.rules.lk else "") + " ")
+                          + "descents" + _chain_depth(s.rules))
     if name == SEGMENTS:
         return (dict(initial=args.initial_solution),
                 lambda s: f"{s.problem.n // s.m:,} segments of {s.m:,} cities, {s.round_kicks:,} kicks a round each, "

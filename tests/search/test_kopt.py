@@ -331,10 +331,12 @@ def test_gpu_improve_with_the_5opt_chain_equals_the_cpus():
 
 
 def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, tmp_path):
-    """`lsmgpu solve` on a GPU gives focused ACO the 5-opt chains over the α-nearest for a TSP of
-    FIVE_OPT_CITIES cities run for FIVE_OPT_SECONDS or more (a resumed run: its checkpoint's
-    budget) unless --candidates, --lk-depth or --lk-move is given; --lk-move is named where it does
-    not apply, and a run with it says so."""
+    """`lsmgpu solve` on a GPU gives focused ACO the 5-opt chains alone over the α-nearest and
+    restarts after FIVE_OPT_RESTART_AFTER iterations for a TSP of FIVE_OPT_CITIES cities run for
+    FIVE_OPT_SECONDS or more (a resumed run: its checkpoint's budget) unless --candidates,
+    --lk-depth or --lk-move is given (--no-chain-alone and --restart-after kept); --lk-move,
+    --chain-alone and --restart-after are named where they do not apply, a chain alone without
+    5-opt chains is refused, and a run with them says so."""
     import lsmgpu.cli as cli
     import lsmgpu.cli_population as defaults
     from lsmgpu import FocusedACO
@@ -345,23 +347,35 @@ def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, t
     assert "LK chains of up to 4 5-opt moves" in capsys.readouterr().err
     assert main(["solve", "berlin52", "--algorithm", "mmas", "--backend", "cpu", "--iterations", "1", "--lk-move", "5"]) != 0
     assert "--lk-move applies to --algorithm faco or dontlook-ils" in capsys.readouterr().err
+    assert main(["solve", "berlin52", "--algorithm", "faco", "--backend", "cpu", "--iterations", "2", "--lk-depth", "8",
+                 "--lk-move", "5", "--chain-alone", "--restart-after", "3"]) == 0
+    assert "LK chains of up to 8 5-opt moves alone" in capsys.readouterr().err
+    for flags, named in ((["--algorithm", "mmas", "--chain-alone"], "--chain-alone / --no-chain-alone apply to"),
+                         (["--algorithm", "dontlook-ils", "--restart-after", "5"], "--restart-after applies to"),
+                         (["--algorithm", "faco", "--chain-alone"], "`chain_alone` needs chains of 5-opt moves")):
+        assert main(["solve", "berlin52", "--backend", "cpu", "--iterations", "1"] + flags) != 0
+        assert named in capsys.readouterr().err
     saved = tmp_path / "faco.ckpt"
     FocusedACO(TSP.from_file(TSP.shipped("berlin52")), backend="cpu", seed=1, ants=4).run(
         iterations=1, seconds=60, checkpoint=str(saved))
     seen = {}
     monkeypatch.setattr(cli, "cuda_available", lambda: (True, "a test GPU"))
     monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: seen.update(vars(args)))
-    five = ("alpha", defaults.FIVE_OPT_DEPTH, 5)
+    five = ("alpha", defaults.FIVE_OPT_DEPTH, 5, True, defaults.FIVE_OPT_RESTART_AFTER)
+    none = (None,) * 5
     for cities, flags, expected in ((range(52, 53), ["--seconds", "60"], five),
                                     (range(52, 53), ["--resume", str(saved)], five),
-                                    (range(52, 53), ["--seconds", "10"], (None, None, None)),
-                                    (range(52, 53), [], (None, None, None)),
-                                    (range(53, 60), ["--seconds", "60"], (None, None, None)),
-                                    (range(52, 53), ["--seconds", "60", "--lk-depth", "6"], (None, 6, None)),
-                                    (range(52, 53), ["--seconds", "60", "--candidates", "8"], (8, None, None))):
+                                    (range(52, 53), ["--seconds", "60", "--no-chain-alone", "--restart-after", "7"],
+                                     five[:3] + (False, 7)),
+                                    (range(52, 53), ["--seconds", "10"], none),
+                                    (range(52, 53), [], none),
+                                    (range(53, 60), ["--seconds", "60"], none),
+                                    (range(52, 53), ["--seconds", "60", "--lk-depth", "6"], (None, 6, None, None, None)),
+                                    (range(52, 53), ["--seconds", "60", "--candidates", "8"], (8,) + none[1:])):
         monkeypatch.setattr(defaults, "FIVE_OPT_CITIES", cities)
         main(["solve", "berlin52", "--quiet"] + flags)
-        assert seen["algorithm"] == "faco" and (seen["candidates"], seen["lk_depth"], seen["lk_move"]) == expected, flags
+        chosen = tuple(seen[k] for k in ("candidates", "lk_depth", "lk_move", "chain_alone", "restart_after"))
+        assert seen["algorithm"] == "faco" and chosen == expected, flags
     assert main(["solve", "berlin52", "--quiet", "--resume", str(tmp_path / "none.ckpt")]) == 2
     assert "--resume: no checkpoint at" in capsys.readouterr().err
 
