@@ -14,8 +14,8 @@ from .backends import cuda_available
 from .errors import BackendUnavailable, KernelCompileError
 from .cli_parser import (CLUSTERED, CLUSTERED_SEGMENTS_FROM, DEFAULT_ITERATIONS, DEFAULT_SECONDS, POLISH,
                          QAP_GPU_EXCHANGE, QAP_GPU_STARTS, SEGMENTS_FROM, parser)
-from .cli_population import (CHAINS, FACO, FIVE_OPT_DEPTH, FIVE_OPT_RESTART_AFTER, SEGMENTS, combined_result, five_opt_default, population,
-                             run_search)
+from .cli_population import (CHAINS, FACO, FIVE_OPT_DEPTH, FIVE_OPT_RESTART_AFTER, SEGMENTS, combined_result,
+                             five_opt_default, population, run_search)
 from .plotting import plot_result, pyplot
 from .progress import ProgressBar
 from .search import SEARCHES, PopulationSearch
