@@ -7,12 +7,13 @@ import pytest
 
 from lsmgpu import DontLookDescent
 from lsmgpu.backends.cuda.dontlook import chain_room, keeps_moves, wide_city_bytes
-from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, check_city
+from lsmgpu.backends.dontlook import DontLookRules, check_city
 from lsmgpu.backends.kopt import KOPT_CANDIDATES, STAGE_LEVELS, kopt_check, reversal_table
 from lsmgpu.backends.tour_steps import apply_steps
 
 from .test_dontlook import assert_gpu_rows_equal_the_hosts, length, positions, tsp_of
-from .test_kopt import rules_of
+from .test_kopt import assert_gpu_chains_and_ants_equal_the_hosts, rules_of
+from .test_lk import descended_until_still
 
 
 def alone_rules(problem, depth: int, k: int = 6, penalties=None) -> DontLookRules:
@@ -51,15 +52,7 @@ def test_descents_of_the_chain_alone_end_where_no_chain_improves():
     rules, distance = alone_rules(problem, 12), problem.edge_distance()
     start = np.random.default_rng(2).permutation(problem.n)
     for wide in (1, 8):
-        descent = CpuDontLook(rules, distance, 1, wide=wide)
-        x = start
-        for _ in range(20):
-            descent.load(x[None])
-            made, _, finished = descent.descend(np.ones(1, bool))
-            x = descent.solutions()[0].astype(np.int64)
-            assert finished and descent.values()[0] == length(problem, x)
-            if made[0] == 0:
-                break
+        x = descended_until_still(problem, rules, start, wide)
         pos = positions(x)
         assert all(kopt_check(c, x, pos, rules, distance.between) is None for c in range(problem.n))
         assert length(problem, x) < length(problem, start)
@@ -124,40 +117,11 @@ def test_gpu_descents_of_the_chain_alone_equal_the_hosts(n, depth, rows):
 def test_gpu_chains_and_ants_of_the_chain_alone_equal_the_hosts(share_rows, monkeypatch):
     """ILS chains and focused ants descending with the chain alone (60 levels): the same tours,
     lengths and counters as the host's, their tours in shared or global memory."""
-    from lsmgpu.backends import resolve
     from lsmgpu.backends.cuda import dontlook as cuda_dontlook
-    from lsmgpu.backends.dontlook_chains import CpuChains, KickRules, kick_spans
-    from lsmgpu.backends.focused import CpuFocusedAnts, FocusRules
     monkeypatch.setattr(cuda_dontlook, "SHARE_ROWS", share_rows)
     problem = tsp_of("int-coords", 160, seed=3)
-    rules, distance, B = alone_rules(problem, 60, 6, np.random.default_rng(3).uniform(-30, 30, 160)), \
-        problem.edge_distance(), 4
-    xs = np.stack([np.random.default_rng(r).permutation(160) for r in range(B)]).astype(np.int32)
-    kicks = KickRules(11, kick_spans(160, 20, B, 4.0), 25, 0)
-    host, chains = CpuChains(rules, kicks, distance, B), resolve("cuda").dontlook_chains(rules, kicks, distance, B)
-    try:
-        host.load(xs)
-        chains.load(xs)
-        for _ in range(4):
-            assert chains.advance(29) == host.advance(29)
-            assert np.array_equal(chains.solutions(), host.solutions()) and np.array_equal(chains.bests(), host.bests())
-    finally:
-        chains.close()
-    focus = FocusRules(17, 8, 10**6)
-    host, ants = CpuFocusedAnts(rules, focus, distance, B, beta=2.0), resolve("cuda").focused_ants(rules, focus, distance, B, 2.0)
-    try:
-        source = xs[0]
-        for side in (host, ants):
-            side.start(source, float(problem.evaluate(source)), 0.3)
-        for iteration in range(3):
-            lengths = host.build(iteration)
-            assert np.array_equal(ants.build(iteration), lengths)
-            assert all(np.array_equal(ants.tour(b), host.tour(b)) for b in range(B)) and ants.checked() == host.checked()
-            best = int(np.argmin(lengths))
-            for side in (host, ants):
-                side.follow(best, lengths[best])
-    finally:
-        ants.close()
+    rules = alone_rules(problem, 60, 6, np.random.default_rng(3).uniform(-30, 30, 160))
+    assert_gpu_chains_and_ants_equal_the_hosts(problem, rules, 4)
 
 
 @pytest.mark.gpu

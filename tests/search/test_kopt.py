@@ -281,19 +281,25 @@ def test_gpu_5opt_chains_and_ants_equal_the_hosts(share_rows, depth, monkeypatch
     """ILS chains and focused ants descending with the 5-opt chain, of two stages and of many: the
     same tours, lengths and counters as the host's, their tours in shared or global memory."""
     from lsmgpu.backends.cuda import dontlook as cuda_dontlook
+    monkeypatch.setattr(cuda_dontlook, "SHARE_ROWS", share_rows)
+    problem = tsp_of("int-coords", 160, seed=3)
+    assert_gpu_chains_and_ants_equal_the_hosts(problem, penalized_rules(problem, 6, depth, 3, True), 5)
+
+
+def assert_gpu_chains_and_ants_equal_the_hosts(problem, rules, rounds: int) -> None:
+    """Four ILS chains (``rounds`` launches of 29 checks) and four focused ants (three iterations)
+    on the GPU from random tours of ``problem``: the same tours, lengths and counters as the host's."""
     from lsmgpu.backends import resolve
     from lsmgpu.backends.dontlook_chains import CpuChains, KickRules, kick_spans
     from lsmgpu.backends.focused import CpuFocusedAnts, FocusRules
-    monkeypatch.setattr(cuda_dontlook, "SHARE_ROWS", share_rows)
-    problem = tsp_of("int-coords", 160, seed=3)
-    rules, distance, B = penalized_rules(problem, 6, depth, 3, True), problem.edge_distance(), 4
-    xs = np.stack([np.random.default_rng(r).permutation(160) for r in range(B)]).astype(np.int32)
-    kicks = KickRules(11, kick_spans(160, 20, B, 4.0), 25, 0)
+    n, distance, B = problem.n, problem.edge_distance(), 4
+    xs = np.stack([np.random.default_rng(r).permutation(n) for r in range(B)]).astype(np.int32)
+    kicks = KickRules(11, kick_spans(n, 20, B, 4.0), 25, 0)
     host, chains = CpuChains(rules, kicks, distance, B), resolve("cuda").dontlook_chains(rules, kicks, distance, B)
     try:
         host.load(xs)
         chains.load(xs)
-        for _ in range(5):
+        for _ in range(rounds):
             assert chains.advance(29) == host.advance(29)
             assert np.array_equal(chains.solutions(), host.solutions()) and np.array_equal(chains.bests(), host.bests())
     finally:

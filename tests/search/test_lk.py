@@ -122,6 +122,21 @@ def test_descents_with_chains_end_where_no_chain_improves(or3):
     assert_descents_end_where_nothing_improves(problem, rules, DontLookRules(rules.candidates, 3, or3, True, 0))
 
 
+def descended_until_still(problem, rules, start, wide: int = 1) -> np.ndarray:
+    """``start`` descended by ``rules`` (``wide`` cities a round) again from every city until a
+    descent makes no move (at most 20 descents), each ending at a tour of the length it reports."""
+    descent = CpuDontLook(rules, problem.edge_distance(), 1, wide=wide)
+    x = start
+    for _ in range(20):
+        descent.load(x[None])
+        made, _, finished = descent.descend(np.ones(1, bool))
+        x = descent.solutions()[0].astype(np.int64)
+        assert finished and descent.values()[0] == length(problem, x)
+        if made[0] == 0:
+            break
+    return x
+
+
 def assert_descents_end_where_nothing_improves(problem, chained, plain):
     """One city a round (as the chains' and ants' descents), descents by ``chained`` rules repeated
     from every city until one makes no move end where check_city finds no move, shorter than
@@ -129,15 +144,7 @@ def assert_descents_end_where_nothing_improves(problem, chained, plain):
     distance, start = problem.edge_distance(), np.random.default_rng(2).permutation(problem.n)
     ends = []
     for rules in (plain, chained):
-        descent = CpuDontLook(rules, distance, 1, wide=1)
-        x = start
-        for _ in range(20):
-            descent.load(x[None])
-            made, _, finished = descent.descend(np.ones(1, bool))
-            x = descent.solutions()[0].astype(np.int64)
-            assert finished and descent.values()[0] == length(problem, x)
-            if made[0] == 0:
-                break
+        x = descended_until_still(problem, rules, start)
         ends.append(length(problem, x))
     pos = positions(x)
     assert all(check_city(c, x, pos, chained, distance.between) is None for c in range(problem.n))
