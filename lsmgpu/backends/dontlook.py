@@ -58,7 +58,7 @@ from collections import deque
 import numpy as np
 
 from .fallback import kernel_or_host
-from .kopt import kopt_check
+from .kopt import KOPT_CANDIDATES, kopt_check
 from .lk import lk_check
 from .tour_steps import apply_checked, apply_steps
 
@@ -120,7 +120,11 @@ class DontLookRules:
 
     @property
     def moves(self) -> int:
-        """The moves a check evaluates at once (the LK chain's stages come after, where none improves)."""
+        """The moves a check evaluates at once (the LK chain's stages come after, where none improves);
+        with ``chain_alone`` the chain's first level's 2-opt closings: t2 either tour neighbour of
+        the city, t3 one of t2's first KOPT_CANDIDATES candidates."""
+        if self.chain_alone:
+            return 2 * min(self.k, KOPT_CANDIDATES)
         return moves_per_city(self.k, self.segment, self.or3, self.lk)
 
 
