@@ -26,7 +26,7 @@ from ..backends.dontlook import CpuDontLook, again_from_every_city, dontlook_for
 from ..backends.focused import MAX_ITERATIONS, CpuFocusedAnts, FocusRules, trail_limits, trail_scale
 from ..budget import time_left
 from ..validation import check_count, check_number
-from .dontlook import MAX_KOPT_DEPTH, DontLookDescent, default_lk_depth
+from .dontlook import DontLookDescent, default_lk_depth
 from .partition import partition_crossover
 from .population import PopulationSearch
 
@@ -61,18 +61,6 @@ def default_ants(n: int) -> int:
     return max(64, 64 * round(4 * math.sqrt(n) / 64))
 
 
-def changed_cities(before: np.ndarray, after: np.ndarray) -> np.ndarray:
-    """The cities whose two tour neighbours in ``after`` are not those in ``before``, in the order
-    of ``after``."""
-    def neighbours(tour):
-        succ, pred = np.empty_like(tour), np.empty_like(tour)
-        succ[tour], pred[tour] = np.roll(tour, -1), np.roll(tour, 1)
-        return succ, pred
-    (s0, p0), (s1, p1) = neighbours(np.asarray(before)), neighbours(np.asarray(after))
-    same = ((s0 == s1) & (p0 == p1)) | ((s0 == p1) & (p0 == s1))
-    return np.asarray(after)[~same[np.asarray(after)]]
-
-
 @dataclass(frozen=True)
 class FocusedParams:
     """Focused ACO's own options (FocusedACO's docstring says what each does); None: the
@@ -93,12 +81,11 @@ class FocusedParams:
     lk_move: int = 2
     chain_alone: bool = False
     restart_after: int | None = RESTART_AFTER
-    elite_depth: int | None = None
 
     def __post_init__(self):
         owner = "FocusedACO"
         for name, low, high in (("ants", 1, 2**20), ("moves", 1, 2**31 - 1), ("walk", 1, 2**31 - 1),
-                                ("restart_after", 1, 2**31 - 1), ("elite_depth", 1, MAX_KOPT_DEPTH)):
+                                ("restart_after", 1, 2**31 - 1)):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_count(owner, name, getattr(self, name), low, high))
         for name, ok, bounds in (("rho", lambda v: 0 < v < 1, "in (0, 1)"), ("p_best", lambda v: 0 < v < 1, "in (0, 1)"),
@@ -131,13 +118,6 @@ class FocusedACO(PopulationSearch):
                          partition crossover (lsmgpu/search/partition.py), and a new colony starts
                          from a new start tour, descended as the first, with fresh pheromone
                          (default RESTART_AFTER)
-    elite_depth        : d: the start and every new colony best (the ant that beat it) descended
-                         again, from the cities whose edges differ from the colony's best before,
-                         by LKH's 5-opt chain alone of up to d levels over the 5 α-nearest
-                         candidates (DontLookDescent("alpha", lk_depth=d, lk_move=5,
-                         chain_alone=True)), the next source: the ants' own cheap descents give
-                         many iterations, the elite the depth (None, the default: the ants'
-                         descent for both)
     candidates, segment, or3, lk, lk_depth, lk_move, chain_alone : the descent's (DontLookDescent's;
                          ``or3`` default OR3: with the Or-3opt moves; ``lk`` default False;
                          ``lk_depth`` default GPU_LK_DEPTH on a GPU, 0 on the CPU; ``lk_move`` 2, the
@@ -154,7 +134,7 @@ class FocusedACO(PopulationSearch):
     algorithm = "FocusedACO"
     Params = FocusedParams
     iteration_unit = "colony iterations"
-    state_fields = ("tau_min", "tau_max", "focus_seed", "colony_best", "colony_since", "restarts", "_elite_evaluations")
+    state_fields = ("tau_min", "tau_max", "focus_seed", "colony_best", "colony_since", "restarts")
     island_exchange_every = 100         # iterations of a few milliseconds
 
     def __init__(self, problem, *, params: FocusedParams | None = None, initial=None, backend="auto", seed=None,
@@ -176,17 +156,15 @@ class FocusedACO(PopulationSearch):
         self.rho, self.p_best, self.beta = params.rho, params.p_best, params.beta
         self.global_best_source = params.global_best_source
         self.restart_after = params.restart_after
-        self.restarts, self._whole, self._start_seconds, self._elite_evaluations = 0, None, 0.0, 0
+        self.restarts, self._whole, self._start_seconds = 0, None, 0.0
         self.initial = None if initial is None else problem.encoding.validate(np.asarray(initial))
-        self.elite_rules = self.rules if params.elite_depth is None else DontLookDescent(
-            "alpha", segment=params.segment, lk_depth=params.elite_depth, lk_move=5, chain_alone=True).bound(problem)
 
     def _set_up(self) -> None:
         distance = self.problem.edge_distance()
         if self.budget.iterations is not None and self.budget.iterations > MAX_ITERATIONS:
             raise ValueError(f"FocusedACO: at most {MAX_ITERATIONS:,} iterations (a 32-bit counter on the GPU), "
                              f"got {self.budget.iterations:,}")
-        self.restarts, self._whole, self._elite_evaluations = 0, None, 0    # this run's: a search may run again
+        self.restarts, self._whole = 0, None          # this run's: a search may run again
         source, length = self._descend_start(self.start_x)
         self.focus_seed = int(self.rng.integers(2**63))
         self._build_colony(distance)
@@ -203,25 +181,17 @@ class FocusedACO(PopulationSearch):
     def _descend_start(self, tour) -> tuple[np.ndarray, float]:
         """The start ``tour`` descended from every city, again until a descent makes no move (a lone
         tour: checked wide on a GPU), until the deadline: the tour and its length."""
-        whole = self._whole_engine()
-        whole.load(tour[None, :])
-        made, _, _ = whole.descend(np.ones(1, bool), deadline=self._deadline())
-        again_from_every_city(whole, made, deadline=self._deadline())
-        return whole.solutions()[0], float(whole.values()[0])
-
-    def _whole_engine(self):
-        """The lone tour's descent (the start's, and the elite's with ``elite_depth``), made once
-        (for the restarts' starts too)."""
-        if self._whole is None:
-            self._whole = dontlook_for(self.backend, "dontlook", CpuDontLook, self.elite_rules,
-                                       self.problem.edge_distance(), 1, announce="FocusedACO",
-                                       what="the start's and the elite's descent")
+        if self._whole is None:                     # made once, for the restarts' starts too
+            self._whole = dontlook_for(self.backend, "dontlook", CpuDontLook, self.rules, self.problem.edge_distance(),
+                                       1, announce="FocusedACO", what="the start's descent")
             self.parts.append(self._whole)
             self.device = getattr(self._whole, "device", "")
-        return self._whole
-
-    def _deadline(self) -> float | None:
-        return None if self.budget.seconds is None else self.t0 + self.budget.seconds
+        whole = self._whole
+        whole.load(tour[None, :])
+        deadline = None if self.budget.seconds is None else self.t0 + self.budget.seconds
+        made, _, _ = whole.descend(np.ones(1, bool), deadline=deadline)
+        again_from_every_city(whole, made, deadline=deadline)
+        return whole.solutions()[0], float(whole.values()[0])
 
     def _build_colony(self, distance) -> None:
         """The ants on the backend, their walks keyed by ``focus_seed``."""
@@ -247,19 +217,17 @@ class FocusedACO(PopulationSearch):
     def _iterate(self) -> None:
         """An iteration: every ant from the source, then the next source and its deposit."""
         lengths = self.colony.build(self.iteration)
+        self.evaluations = self.colony.checked() * self.rules.moves
         k = int(np.argmin(lengths))
         self.colony_since += 1
-        follow_best = False
         if lengths[k] < self.colony_best:
-            length = self._keep_colony_best(k, float(lengths[k]))
-            follow_best = length < lengths[k]
-            self.colony_best, self.colony_since = length, 0
+            self.colony.keep_best(k)
+            self.colony_best, self.colony_since = float(lengths[k]), 0
             self.tau_min, self.tau_max = trail_limits(self.colony_best, self.rules.k, self.rho, self.p_best)
-        self.evaluations = self.colony.checked() * self.rules.moves + self._elite_evaluations
-        improved = self.colony_best < self.best and self._record(self.colony.best_tour(), self.colony_best)
+        improved = lengths[k] < self.best and self._record(self.colony.tour(k), lengths[k])
         if not improved:
             self._since_best += 1
-        if follow_best or self.rng.random() < self.global_best_source:
+        if self.rng.random() < self.global_best_source:
             self.colony.follow(-1, self.colony_best)
         else:
             self.colony.follow(k, float(lengths[k]))
@@ -268,20 +236,6 @@ class FocusedACO(PopulationSearch):
         if self.restart_after is not None and self.colony_since >= self.restart_after:
             improved = self._restart() or improved
         self._finish_iteration(lengths[k], improved)
-
-    def _keep_colony_best(self, k: int, length: float) -> float:
-        """Ant ``k`` (``length``) as the colony's best, with ``elite_depth`` descended again from
-        the cities whose edges differ from the colony's best before it (until the deadline): the
-        best's length."""
-        if self.elite_rules is self.rules:
-            self.colony.keep_best(k)
-            return length
-        tour, whole = self.colony.tour(k), self._whole_engine()
-        whole.load(tour[None, :], cities=changed_cities(self.colony.best_tour(), tour))
-        _, evaluated, _ = whole.descend(np.ones(1, bool), deadline=self._deadline())
-        self._elite_evaluations += int(evaluated[0])
-        self.colony.adopt_best(whole.solutions()[0])
-        return min(length, float(whole.values()[0]))
 
     def _restart(self) -> bool:
         """The colony's best merged into the best so far by partition crossover, then a new

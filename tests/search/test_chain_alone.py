@@ -60,7 +60,9 @@ def test_descents_of_the_chain_alone_end_where_no_chain_improves():
 
 def test_chain_alone_is_checked_named_and_carried():
     """chain_alone needs lk_move 5 and a depth (refused naming it otherwise), is a flag, shows in
-    the descent's repr, and is kept by the rules, a segment's rules and the searches' params."""
+    the descent's repr, and is kept by the rules, a segment's rules and the searches' params; a
+    check of the chain alone counts its first level's 2-opt closings (2 K, K at most 5), no 2-opt
+    or Or-opt move of the other rules."""
     from lsmgpu.search.dontlook_ils import DontLookILSParams
     from lsmgpu.search.focused import FocusedParams
     for options in ({"lk_depth": 8}, {"lk_move": 5}, {}):
@@ -72,6 +74,8 @@ def test_chain_alone_is_checked_named_and_carried():
     assert "chain_alone=True" in repr(descent) and "chain_alone" not in repr(DontLookDescent(lk_depth=8, lk_move=5))
     rules = descent.bound(tsp_of("int-coords", 30))
     assert rules.chain_alone and rules.with_candidates(rules.candidates).chain_alone
+    assert rules.moves == 2 * KOPT_CANDIDATES < DontLookDescent(lk_depth=8, lk_move=5).bound(tsp_of("int-coords", 30)).moves
+    assert rules.with_candidates(rules.candidates[:, :3]).moves == 6     # t2 either side, t3 among 3 candidates
     assert DontLookDescent("alpha", lk_depth=8, lk_move=5, chain_alone=True).bound(tsp_of("int-coords", 30)).chain_alone
     assert FocusedParams(chain_alone=True).chain_alone and DontLookILSParams(chain_alone=True).chain_alone
 
