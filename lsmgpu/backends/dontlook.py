@@ -120,12 +120,9 @@ class DontLookRules:
 
     @property
     def moves(self) -> int:
-        """The moves a check evaluates at once (the LK chain's stages come after, where none improves);
-        with ``chain_alone`` the chain's first level's 2-opt closings: t2 either tour neighbour of
-        the city, t3 one of t2's first KOPT_CANDIDATES candidates."""
-        if self.chain_alone:
-            return 2 * min(self.k, KOPT_CANDIDATES)
-        return moves_per_city(self.k, self.segment, self.or3, self.lk)
+        """The moves a check evaluates at once (the LK chain's stages come after, where none improves;
+        with ``chain_alone`` its first level's 2-opt closings: t2 either side, t3 of KOPT_CANDIDATES)."""
+        return 2 * min(self.k, KOPT_CANDIDATES) if self.chain_alone else moves_per_city(self.k, self.segment, self.or3, self.lk)
 
 
 def wide_checks(rows: int, n: int) -> int:
