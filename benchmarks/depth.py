@@ -27,7 +27,8 @@ the GPU rows end is stopped and reported as such.
 
 ``lk-descent``: one descent of the greedy tour (its own seconds and gap) for each of
 ``--descent-configs`` (candidates[:or3][:lk][:chainD][:move5][:alone][:wideW]: "quadrant" (10
-quadrant neighbours) or "alpha", with the Or-3opt and LK3 moves, the LK chain of up to D levels (of
+quadrant neighbours) or "alpha" (the 5 α-nearest, the 5-opt chain's gain criterion over the
+ascent's penalties, as in the searches), with the Or-3opt and LK3 moves, the LK chain of up to D levels (of
 5-opt moves with move5, alone with alone), the tour checked up to W
 cities a round, lsmgpu.backends.dontlook.WIDE, 1: one after another), lsmgpu.parallel.improve with
 a DontLookDescent on the backend (descents again from every city until one makes no move): the
@@ -266,9 +267,10 @@ def _descent(args, problem, start, greedy_s, config) -> dict:
     if candidates.startswith("segments"):
         return _segmented_descent(args, problem, start, greedy_s, config)
     t0 = time.perf_counter()
-    table = problem.candidate_lists(5, "alpha") if candidates == "alpha" else None
+    if candidates == "alpha":
+        problem.candidate_lists(5, "alpha")         # the ascent, once per instance: "alpha" reads it again
     lists_s = time.perf_counter() - t0
-    descent = DontLookDescent(table, **_moves(moves))
+    descent = DontLookDescent("alpha" if candidates == "alpha" else None, **_moves(moves))
     improve(problem, start[None], descent, backend=args.backend_choice)           # kernels built
     t0 = time.perf_counter()
     done = improve(problem, start[None], descent, backend=args.backend_choice)

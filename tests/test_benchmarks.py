@@ -265,6 +265,7 @@ def test_segments_budget_runs_in_parts(tmp_path):
     it from the file; every part's set-up is kept beside it and taken from the one budget."""
     import json
     from types import SimpleNamespace
+    import numpy as np
 
     from benchmarks.segments import run_in_parts
     from lsmgpu import TourSegments
@@ -318,6 +319,7 @@ def test_a_clustered_row_measures_its_gap_to_the_held_karp_bound(tmp_path):
     """segments on portcgen:N: the instance written once, its gaps to the Held-Karp bound, so
     never below 0."""
     from types import SimpleNamespace
+    import numpy as np
 
     from benchmarks.segments import table_segments
     args = SimpleNamespace(segments_instances="portcgen:300", segments_folder=str(tmp_path), segments_marks="",
@@ -421,3 +423,25 @@ def test_depth_configs_read_the_chain_alone():
     assert options["chain_alone"] is True and options["lk_depth"] == 100 and options["lk_move"] == 5
     assert _label(options) == ", LK chain 100 of 5-opt moves alone, restart_after=30"
     assert "chain_alone" not in _search_options(["chain100", "move5"])
+
+
+def test_lk_descent_alpha_rows_read_the_ascents_penalties(monkeypatch):
+    """An lk-descent row over "alpha" descends as the searches do: the 5 α-nearest and, for the
+    5-opt chain's gain criterion, the ascent's penalties (a table alone would carry none)."""
+    from types import SimpleNamespace
+    import numpy as np
+    from benchmarks import depth
+    from lsmgpu import DontLookDescent
+    from lsmgpu.parallel import improve
+    from lsmgpu.problems import TSP
+    from lsmgpu.problems.candidates import greedy_tour
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    start = greedy_tour(problem.coords)
+    bound = []
+    monkeypatch.setattr(depth, "improve", lambda p, x, descent, **o: bound.append(descent.bound(p)) or improve(p, x, descent, **o))
+    args = SimpleNamespace(backend_choice="cpu", meta={"device": "cpu", "commit": "test"})
+    row = depth._descent(args, problem, start, 0.0, "alpha:chain8:move5:alone")
+    assert all(rules.penalties is not None and rules.k == 5 and rules.chain_alone for rules in bound)
+    assert np.array_equal(bound[-1].penalties, problem.penalties())
+    direct = improve(problem, start[None], DontLookDescent("alpha", lk_depth=8, lk_move=5, chain_alone=True), backend="cpu")
+    assert row["gap_pct"] == round(100 * problem.gap(direct.fitness[0]), 3)
