@@ -22,6 +22,9 @@ CANDIDATE_SET_TYPE = POPMUSIC with INITIAL_PERIOD = 100; none: no LKH rows), eac
 its own on one core, all running while the GPU rows run. LKH's ascent cannot be interrupted:
 its wall time is reported as measured, and a run without a tour ``--depth-lkh-wait`` seconds after
 the GPU rows end is stopped and reported as such.
+Then a "depth-summary" row per budget and lsmgpu strategy (``depth_summary``): the mean over the
+instances of each one's gap averaged over the seeds, LKH-3's beside, and whether the depth issue's
+60 s target holds.
 ``--depth-tours FILE.npz`` keeps every row's tour in one file, keyed "instance|strategy|seed|budget"
 (benchmarks/probes/tour_difference.py compares lsmgpu's with LKH-3's).
 
@@ -229,9 +232,43 @@ def table_depth(args, path_of, emit) -> list[dict]:
                 if tour is not None:
                     tours[f"{problem.name}|{label}|0|{seconds:g}"] = tour
                 emit(rows[-1])
+    for summary in depth_summary(rows):
+        rows.append(summary)
+        emit(summary)
     if args.depth_tours:
         np.savez_compressed(args.depth_tours, **tours)
     return rows
+
+
+def depth_summary(rows) -> list[dict]:
+    """The depth issue's 60 s target, read off ``rows`` (table "depth"): per budget and lsmgpu
+    strategy, its gap averaged over the seeds on each instance, the mean of those over the
+    instances, LKH-3's (the better of its configurations on each instance, where every instance has
+    one), on how many instances lsmgpu's mean is at most LKH's, and whether the target holds (at
+    most LKH's on every instance, the mean at most half of LKH's)."""
+    summaries = []
+    for budget in dict.fromkeys(row["budget_s"] for row in rows):
+        at = [row for row in rows if row["budget_s"] == budget and row["gap_pct"] is not None]
+        lkh = {}
+        for row in at:
+            if row["strategy"].startswith("LKH-3"):
+                lkh[row["instance"]] = min(lkh.get(row["instance"], row["gap_pct"]), row["gap_pct"])
+        for strategy in dict.fromkeys(row["strategy"] for row in at if not row["strategy"].startswith("LKH-3")):
+            gaps: dict[str, list] = {}
+            for row in at:
+                if row["strategy"] == strategy:
+                    gaps.setdefault(row["instance"], []).append(row["gap_pct"])
+            means = {name: float(np.mean(values)) for name, values in gaps.items()}
+            mean = float(np.mean(list(means.values())))
+            beside = all(name in lkh for name in means)
+            lkh_mean = float(np.mean([lkh[name] for name in means])) if beside else None
+            under = sum(means[name] <= lkh[name] for name in means if name in lkh)
+            summaries.append(dict(table="depth-summary", strategy=strategy, budget_s=budget, instances=len(means),
+                                  seeds=min(len(values) for values in gaps.values()), mean_gap_pct=round(mean, 3),
+                                  lkh_mean_gap_pct=None if lkh_mean is None else round(lkh_mean, 3),
+                                  at_most_lkh=f"{under} of {sum(name in lkh for name in means)}",
+                                  target_met=None if lkh_mean is None else bool(under == len(means) and mean <= lkh_mean / 2)))
+    return summaries
 
 
 def table_lk_descent(args, path_of, emit) -> list[dict]:

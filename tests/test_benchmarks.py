@@ -205,7 +205,7 @@ def test_alpha_and_depth_tables_on_the_cpu(tmp_path):
 
 def test_depth_keeps_every_rows_tour_where_asked(tmp_path):
     """depth --depth-tours: one file with each row's tour under "instance|strategy|seed|budget",
-    each a tour of the instance with its row's gap."""
+    each a tour of the instance with its row's gap; a summary row per strategy over its two seeds."""
     import json
 
     import numpy as np
@@ -216,9 +216,11 @@ def test_depth_keeps_every_rows_tour_where_asked(tmp_path):
     main(["depth", "--quick", "--backend", "cpu", "--depth-lkh", "none", "--depth-seeds", "0,1",
           "--depth-tours", str(kept), "--out", str(tmp_path)])
     tours, problem = np.load(kept), load("eil51")
-    rows = {f"eil51|{row['strategy']}|{row['seed']}|1": row["gap_pct"]
-            for row in json.loads((tmp_path / "results.json").read_text())["rows"]}
+    written = json.loads((tmp_path / "results.json").read_text())["rows"]
+    rows = {f"eil51|{row['strategy']}|{row['seed']}|1": row["gap_pct"] for row in written if row["table"] == "depth"}
     assert sorted(tours) == sorted(rows) and len(rows) == 4
+    summaries = [row for row in written if row["table"] == "depth-summary"]
+    assert len(summaries) == 2 and all(row["seeds"] == 2 and row["lkh_mean_gap_pct"] is None for row in summaries)
     for key in tours:
         assert np.array_equal(np.sort(tours[key]), np.arange(51))
         assert round(100 * problem.gap(problem.evaluate(tours[key])), 3) == rows[key]
@@ -445,3 +447,24 @@ def test_lk_descent_alpha_rows_read_the_ascents_penalties(monkeypatch):
     assert np.array_equal(bound[-1].penalties, problem.penalties())
     direct = improve(problem, start[None], DontLookDescent("alpha", lk_depth=8, lk_move=5, chain_alone=True), backend="cpu")
     assert row["gap_pct"] == round(100 * problem.gap(direct.fitness[0]), 3)
+
+
+def test_depth_summary_reads_the_target_off_the_rows():
+    """depth-summary: per strategy and budget, each instance's gap averaged over its seeds, their
+    mean, LKH-3's better configuration per instance and its mean, on how many instances lsmgpu is at
+    most LKH's, and the target (at most LKH's everywhere, the mean at most half of LKH's)."""
+    from benchmarks.depth import depth_summary
+
+    def row(instance, strategy, gap, budget=60.0):
+        return dict(table="depth", instance=instance, strategy=strategy, budget_s=budget, gap_pct=gap)
+    rows = [row("a", "FACO", 0.1), row("a", "FACO", 0.0), row("b", "FACO", 0.02), row("a", "LKH-3 POPMUSIC (1 core)", 0.08),
+            row("a", "LKH-3 defaults (1 core)", 0.06), row("b", "LKH-3 POPMUSIC (1 core)", 0.01), row("b", "LKH-3 defaults (1 core)", None),
+            row("a", "FACO", 0.0, budget=15.0), row("b", "FACO", 0.0, budget=15.0),
+            row("a", "ILS", 0.01), row("b", "ILS", 0.0)]
+    faco, ils, short = depth_summary(rows)
+    assert (faco["strategy"], faco["budget_s"], faco["instances"], faco["seeds"]) == ("FACO", 60.0, 2, 1)
+    assert faco["mean_gap_pct"] == 0.035 and faco["lkh_mean_gap_pct"] == 0.035           # (0.05 + 0.02) / 2, (0.06 + 0.01) / 2
+    assert faco["at_most_lkh"] == "1 of 2" and faco["target_met"] is False
+    assert ils["at_most_lkh"] == "2 of 2" and ils["mean_gap_pct"] == 0.005 and ils["target_met"] is True
+    assert short["budget_s"] == 15.0 and short["lkh_mean_gap_pct"] is None and short["target_met"] is None
+    assert short["at_most_lkh"] == "0 of 0"
