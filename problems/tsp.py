@@ -157,6 +157,7 @@ class TSP(Problem):
         self.default_neighbourhood = neighbourhood is None
         self._default_candidates = None   # default_ils's candidate lists, made on first use
         self._ascent = None               # the Held-Karp ascent (problems/alpha.py), made on first use
+        self._alpha_tables = {}           # k -> the k α-nearest, made from it on first use
         neighbourhood = "2opt" if neighbourhood is None else neighbourhood
         if isinstance(neighbourhood, str) and neighbourhood.lower() in CANDIDATE_NEIGHBOURHOODS:
             if coords is None:
@@ -190,8 +191,8 @@ class TSP(Problem):
 
     def candidate_lists(self, k: int, kind: str = "near") -> np.ndarray:
         """"near": quadrant neighbours from the coordinates (the ILS's kind; GEO or a matrix: the
-        nearest); "alpha": the k α-nearest after the Held-Karp ascent (problems/alpha.py), whose
-        ascent runs once per instance and checks the run's deadline."""
+        nearest); "alpha": the k α-nearest after the Held-Karp ascent (problems/alpha.py), the
+        ascent and each k's lists made once per instance (the ascent checks the run's deadline)."""
         if kind == "alpha":
             return self._alpha_lists(k)
         if kind != "near" or self.coords is None or self.weight_type == "GEO":
@@ -199,8 +200,9 @@ class TSP(Problem):
         return quadrant_candidates(self.coords, min(k, self.n - 1))
 
     def _alpha_lists(self, k: int) -> np.ndarray:
-        table, self._ascent = alpha_candidates(self, k, self._ascent)
-        return table
+        if k not in self._alpha_tables:
+            self._alpha_tables[k], self._ascent = alpha_candidates(self, k, self._ascent)
+        return self._alpha_tables[k].copy()
 
     def penalties(self) -> np.ndarray:
         """The Held-Karp ascent's city penalties π (problems/alpha.py; the α-lists' ascent, run here

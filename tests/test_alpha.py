@@ -203,6 +203,22 @@ def test_alpha_candidates_are_the_smallest_alpha_neighbours():
     assert np.array_equal(tsp.candidate_lists(5, "alpha"), table)
 
 
+def test_each_ks_alpha_lists_are_made_once_per_instance(monkeypatch):
+    """Reading a TSP's k α-nearest again (a search, then improve, then another search) makes them
+    once for each k from the one ascent; every read gets its own copy of the same table."""
+    import sys
+    tsp_module = sys.modules[TSP.__module__]
+    made, made_by = [], tsp_module.alpha_candidates
+    monkeypatch.setattr(tsp_module, "alpha_candidates", lambda problem, k, run: made.append(k) or made_by(problem, k, run))
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    first, again = problem.candidate_lists(5, "alpha"), problem.candidate_lists(5, "alpha")
+    assert made == [5] and np.array_equal(first, again) and first is not again
+    first[:] = -1
+    assert problem.candidate_lists(5, "alpha").min() >= 0
+    problem.candidate_lists(6, "alpha")
+    assert made == [5, 6]
+
+
 def test_sparse_graph_spans_clusters():
     """Two far clusters whose neighbour lists stay inside them still give one connected graph, and
     the graph holds every Delaunay edge of a square grid's cells."""
