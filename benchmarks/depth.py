@@ -248,14 +248,14 @@ def depth_summary(rows) -> list[dict]:
     most LKH's on every instance, the mean at most half of LKH's)."""
     summaries = []
     for budget in dict.fromkeys(row["budget_s"] for row in rows):
-        at = [row for row in rows if row["budget_s"] == budget and row["gap_pct"] is not None]
+        measured = [row for row in rows if row["budget_s"] == budget and row["gap_pct"] is not None]
         lkh = {}
-        for row in at:
+        for row in measured:
             if row["strategy"].startswith("LKH-3"):
                 lkh[row["instance"]] = min(lkh.get(row["instance"], row["gap_pct"]), row["gap_pct"])
-        for strategy in dict.fromkeys(row["strategy"] for row in at if not row["strategy"].startswith("LKH-3")):
+        for strategy in dict.fromkeys(row["strategy"] for row in measured if not row["strategy"].startswith("LKH-3")):
             gaps: dict[str, list] = {}
-            for row in at:
+            for row in measured:
                 if row["strategy"] == strategy:
                     gaps.setdefault(row["instance"], []).append(row["gap_pct"])
             means = {name: float(np.mean(values)) for name, values in gaps.items()}

@@ -267,7 +267,6 @@ def test_segments_budget_runs_in_parts(tmp_path):
     it from the file; every part's set-up is kept beside it and taken from the one budget."""
     import json
     from types import SimpleNamespace
-    import numpy as np
 
     from benchmarks.segments import run_in_parts
     from lsmgpu import TourSegments
@@ -321,7 +320,6 @@ def test_a_clustered_row_measures_its_gap_to_the_held_karp_bound(tmp_path):
     """segments on portcgen:N: the instance written once, its gaps to the Held-Karp bound, so
     never below 0."""
     from types import SimpleNamespace
-    import numpy as np
 
     from benchmarks.segments import table_segments
     args = SimpleNamespace(segments_instances="portcgen:300", segments_folder=str(tmp_path), segments_marks="",
@@ -431,7 +429,9 @@ def test_lk_descent_alpha_rows_read_the_ascents_penalties(monkeypatch):
     """An lk-descent row over "alpha" descends as the searches do: the 5 α-nearest and, for the
     5-opt chain's gain criterion, the ascent's penalties (a table alone would carry none)."""
     from types import SimpleNamespace
+
     import numpy as np
+
     from benchmarks import depth
     from lsmgpu import DontLookDescent
     from lsmgpu.parallel import improve
