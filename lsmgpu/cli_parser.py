@@ -116,6 +116,9 @@ def parser() -> argparse.ArgumentParser:
                             "GPU; acs / mmas: the ant colonies; ga: the genetic algorithm")
     solve.add_argument("--chains", type=_count(1), help="dontlook-ils: ILS chains (default 256 on a GPU, 1 on the CPU)")
     solve.add_argument("--ants", type=_count(1), help="acs / mmas / faco: ants an iteration (default: the colony's)")
+    solve.add_argument("--colonies", type=_count(1), default=None, metavar="C",
+                       help="faco: C independent colonies of --ants ants side by side, their bests merged by "
+                            "partition crossover (default 1)")
     solve.add_argument("--genes", type=_count(4), help="ga: population size (default: 2,048; 128 with local search)")
     solve.add_argument("--groups", type=_count(1), default=1, help="ga: island groups (default 1)")
     solve.add_argument("--local-search", choices=["auto", "tabu", "dontlook", "none"], default=None,

@@ -104,8 +104,9 @@ def _options(args) -> tuple[dict, callable]:
                           + f"kicked segments <= {_spans(s.spans)}" + (", LK3 moves" if s.rules.lk else "")
                           + _chain_depth(s.rules))
     if name == FACO:
-        return (dict(ants=args.ants, initial=args.initial_solution),
-                lambda s: f"{s.ants} ants moving {s.moves} cities each, "
+        return (dict(ants=args.ants, colonies=args.colonies or 1, initial=args.initial_solution),
+                lambda s: (f"{s.colonies} colonies of " if s.colonies > 1 else "")
+                          + f"{s.ants} ants moving {s.moves} cities each, "
                           + ("" if s.rules.chain_alone else "2-opt + Or-opt" + (" + Or-3opt" if s.rules.or3 else "")
                              + (" + LK3" if s.rules.lk else "") + " ")
                           + "descents" + _chain_depth(s.rules))

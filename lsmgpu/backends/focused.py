@@ -3,7 +3,7 @@ for solving large TSP instances"): MAX-MIN pheromone on the candidate lists, eac
 a few edges of a source tour, then a don't-look descent from the cities it touched. The NumPy
 reference the GPU's ``focused`` kernel (templates/skeleton/focused.cu.j2) equals ant by ant.
 
-An ant of iteration t (ant k) copies the source tour and walks it from city x[p],
+An ant of iteration t (ant k) copies its colony's source tour and walks it from city x[p],
 p = floor(counter_uniform(seed, t, k, 0) n). At each step (number i) from city ``cur``, with s the
 next city of the walk's direction and ``ahead(v)`` how far v lies ahead of cur on the tour, the
 candidates v of cur not walked yet (1 <= ahead(v) <= n - walked) weigh w_v = tau[cur, v] eta[cur, v]
@@ -17,7 +17,7 @@ tour copying the source's stretches once it has made its moved cities; moving th
 keeps the rest of the tour the source's without copying it, and a GPU block a tour. The ant's tour
 then descends (lsmgpu.backends.dontlook, 2-opt and Or-opt) from its queued cities.
 
-The pheromone: tau on each city's candidates only; an update keeps ``keep`` of it (at least
+The pheromone, a colony's own: tau on each city's candidates only; an update keeps ``keep`` of it (at least
 tau_min), deposits ``deposit`` on the candidates that are the source's neighbours of their city,
 and holds it under tau_max (FACO's trail limits, ``trail_limits``).
 """
@@ -43,10 +43,18 @@ LANES = 32
 
 class FocusRules:
     """An ant's walk: the random numbers' ``seed``, the moved cities it stops at (``moves``)
-    and the steps it may take (``walk``)."""
+    and the steps it may take (``walk``); the ants' ``colonies``, each of as many ants with its
+    own source, best tour and pheromone (ant k of colony k // (ants / colonies))."""
 
-    def __init__(self, seed: int, moves: int, walk: int):
-        self.seed, self.moves, self.walk = int(seed), int(moves), int(walk)
+    def __init__(self, seed: int, moves: int, walk: int, colonies: int = 1):
+        self.seed, self.moves, self.walk, self.colonies = int(seed), int(moves), int(walk), int(colonies)
+
+    def per_colony(self, ants: int, what: str) -> int:
+        """The ants of a colony when ``ants`` ants make up the colonies (a clear refusal where
+        they do not divide)."""
+        if ants % self.colonies:
+            raise ValueError(f"{what}: {ants} ants do not make {self.colonies} colonies of as many ants")
+        return ants // self.colonies
 
 
 def trail_scale(length: float) -> float:
@@ -150,15 +158,17 @@ def focused_walk(x, pos, weights, candidates, rules: FocusRules, iteration: int,
 
 
 class CpuFocusedAnts:
-    """``ants`` ants walking a source tour and descending, one after another with NumPy (the
-    reference), with the colony's pheromone and the best tour kept.
+    """``ants`` ants walking their colony's source tour and descending, one after another with
+    NumPy (the reference), each colony's pheromone and best tour kept (``focus.colonies``
+    colonies of ants / colonies ants; ant k of colony k // (ants / colonies)).
 
-    ``start(tour, length, tau)`` sets the source and the best to ``tour`` and every tau to ``tau``;
-    ``build(iteration)`` walks and descends every ant (their lengths), ``tour(k)`` is ant k's and
-    ``best_tour()`` the best kept; ``follow(k, length)`` makes
-    ant k's tour the next source (k = -1: the best tour kept); ``keep_best(k)`` keeps ant k's tour
-    as the best, ``adopt_best(tour)`` a given one; ``deposit(...)`` updates the pheromone from the
-    source (CandidatePheromone.update).
+    ``start(tour, length, tau, colony)`` sets the colony's source and best to ``tour`` and its
+    every tau to ``tau``; ``build(iteration)`` walks and descends every ant (their lengths),
+    ``tour(k)`` is ant k's and ``best_tour(colony)`` the colony's best; ``follow(k, length,
+    colony)`` makes ant k's tour the colony's next source (k = -1: its best tour); ``keep_best(k,
+    colony)`` keeps ant k's tour as the colony's best, ``adopt_best(tour, colony)`` a given one;
+    ``deposit(..., colony)`` updates the colony's pheromone from its source
+    (CandidatePheromone.update). ``lengths`` holds the sources' lengths.
     """
 
     name = "cpu"
@@ -166,26 +176,33 @@ class CpuFocusedAnts:
     def __init__(self, rules, focus: FocusRules, distance, ants: int, beta: float, device: str = ""):
         self.rules, self.focus, self.between = rules, focus, distance.between
         self.ants, self.device = int(ants), device
-        self.pheromone_state = CandidatePheromone(rules.candidates, distance.between, beta)
+        self.per_colony = focus.per_colony(self.ants, "focused ant colony")
+        self.pheromone_states = [CandidatePheromone(rules.candidates, distance.between, beta)
+                                 for _ in range(focus.colonies)]
         self.checks = np.zeros(self.ants, dtype=np.int64)
+        n = len(rules.candidates)
+        self.source, self.best = np.zeros((2, focus.colonies, n), dtype=np.int64)
+        self.lengths = np.zeros(focus.colonies)
+        self.x = np.zeros((self.ants, n), dtype=np.int64)
 
-    def start(self, tour, length: float, tau: float) -> None:
-        self.source, self.length = np.array(tour, dtype=np.int64), float(length)
-        self.best = self.source.copy()
-        self.x = np.tile(self.source, (self.ants, 1))
-        self.pheromone_state.fill(tau)
+    def start(self, tour, length: float, tau: float, colony: int = 0) -> None:
+        self.source[colony] = self.best[colony] = tour
+        self.lengths[colony] = float(length)
+        self.pheromone_states[colony].fill(tau)
 
     def build(self, iteration: int) -> np.ndarray:
-        """Every ant's walk from the source and its descent: the ants' tour lengths."""
-        n, weights = len(self.source), self.pheromone_state.weights()
-        self.x[:] = self.source
+        """Every ant's walk from its colony's source and its descent: the ants' tour lengths."""
+        n = self.x.shape[1]
+        weights = [state.weights() for state in self.pheromone_states]
         lengths = np.empty(self.ants)
         for k in range(self.ants):
             check_deadline("every ant had moved")
+            colony = k // self.per_colony
             x = self.x[k]
+            x[:] = self.source[colony]
             pos = np.empty(n, dtype=np.int64)
             pos[x] = np.arange(n)
-            delta, touched = focused_walk(x, pos, weights, self.rules.candidates, self.focus, iteration, k,
+            delta, touched = focused_walk(x, pos, weights[colony], self.rules.candidates, self.focus, iteration, k,
                                           self.between)
             queue, queued = deque(), np.zeros(n, dtype=bool)
             enqueue(touched, queue, queued)
@@ -194,46 +211,46 @@ class CpuFocusedAnts:
                 queued[c] = False
                 self.checks[k] += 1
                 delta += improve_city(c, x, pos, self.rules, self.between, queue, queued) or 0.0
-            lengths[k] = self.length + delta
+            lengths[k] = self.lengths[colony] + delta
         return lengths
 
-    def follow(self, k: int, length: float) -> None:
-        self.source, self.length = (self.best if k < 0 else self.x[k]).copy(), float(length)
+    def follow(self, k: int, length: float, colony: int = 0) -> None:
+        self.source[colony] = self.best[colony] if k < 0 else self.x[k]
+        self.lengths[colony] = float(length)
 
-    def keep_best(self, k: int) -> None:
-        self.best = self.x[k].copy()
+    def keep_best(self, k: int, colony: int = 0) -> None:
+        self.best[colony] = self.x[k]
 
-    def adopt_best(self, tour) -> None:
-        """A tour from elsewhere as the best kept."""
-        self.best = np.array(tour, dtype=np.int64)
+    def adopt_best(self, tour, colony: int = 0) -> None:
+        """A tour from elsewhere as the colony's best kept."""
+        self.best[colony] = tour
 
-    def deposit(self, keep: float, deposit: float, tau_min: float, tau_max: float) -> None:
-        self.pheromone_state.update(self.source, keep, deposit, tau_min, tau_max)
+    def deposit(self, keep: float, deposit: float, tau_min: float, tau_max: float, colony: int = 0) -> None:
+        self.pheromone_states[colony].update(self.source[colony], keep, deposit, tau_min, tau_max)
 
-    def pheromone(self) -> np.ndarray:
-        """tau (n, K)."""
-        return self.pheromone_state.tau.copy()
+    def pheromone(self, colony: int = 0) -> np.ndarray:
+        """The colony's tau (n, K)."""
+        return self.pheromone_states[colony].tau.copy()
 
     def memory(self) -> dict:
-        """What the ants keep between iterations (the source and its length, the best tour, tau,
-        the checks counted), for a checkpoint."""
-        return {"source": self.source.copy(), "length": self.length, "best": self.best.copy(),
-                "tau": self.pheromone_state.tau.copy(), "checks": self.checks.copy()}
+        """What the ants keep between iterations (each colony's source and its length, best tour
+        and tau; the checks counted), for a checkpoint."""
+        return {"source": self.source.copy(), "lengths": self.lengths.copy(), "best": self.best.copy(),
+                "tau": np.stack([state.tau for state in self.pheromone_states]), "checks": self.checks.copy()}
 
     def load_memory(self, memory: dict) -> None:
         """Take back what ``memory()`` wrote (CpuFocusedAnts' or CudaFocusedAnts')."""
-        self.source, self.length = np.array(memory["source"], dtype=np.int64), float(memory["length"])
-        self.best = np.array(memory["best"], dtype=np.int64)
-        self.x = np.tile(self.source, (self.ants, 1))
-        self.pheromone_state.tau = np.array(memory["tau"], dtype=np.float64)
+        self.source[:], self.best[:], self.lengths[:] = memory["source"], memory["best"], memory["lengths"]
+        for state, tau in zip(self.pheromone_states, memory["tau"]):
+            state.tau = np.array(tau, dtype=np.float64)
         self.checks = np.array(memory["checks"], dtype=np.int64)
 
     def tour(self, k: int) -> np.ndarray:
         return self.x[k].astype(np.int32)
 
-    def best_tour(self) -> np.ndarray:
-        """The best tour kept."""
-        return self.best.astype(np.int32)
+    def best_tour(self, colony: int = 0) -> np.ndarray:
+        """The colony's best tour kept."""
+        return self.best[colony].astype(np.int32)
 
     def checked(self) -> int:
         """Cities the ants' descents have checked."""

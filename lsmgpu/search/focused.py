@@ -81,11 +81,12 @@ class FocusedParams:
     lk_move: int = 2
     chain_alone: bool = False
     restart_after: int | None = RESTART_AFTER
+    colonies: int = 1
 
     def __post_init__(self):
         owner = "FocusedACO"
         for name, low, high in (("ants", 1, 2**20), ("moves", 1, 2**31 - 1), ("walk", 1, 2**31 - 1),
-                                ("restart_after", 1, 2**31 - 1)):
+                                ("restart_after", 1, 2**31 - 1), ("colonies", 1, 64)):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_count(owner, name, getattr(self, name), low, high))
         for name, ok, bounds in (("rho", lambda v: 0 < v < 1, "in (0, 1)"), ("p_best", lambda v: 0 < v < 1, "in (0, 1)"),
@@ -102,7 +103,13 @@ class FocusedACO(PopulationSearch):
     source tour where the pheromone and the distances lead, then a don't-look 2-opt + Or-opt
     descent from the cities it touched.
 
-    ants               : ants an iteration (default: 4 sqrt(n) rounded to a multiple of 64, >= 64)
+    ants               : ants a colony an iteration (default: 4 sqrt(n) rounded to a multiple of
+                         64, >= 64)
+    colonies           : independent colonies (default 1), each of ``ants`` ants with its own
+                         source, best, pheromone and restarts, all their ants in one launch on the
+                         GPU; each starts from the descended start tour, its ants drawing their own
+                         random numbers; a colony's best joins the best so far by partition
+                         crossover when it restarts and at the end
     moves              : cities an ant moves next to its walk (FACO's "minimum of new edges", here
                          counted per moved city, which brings up to three new edges; default 128;
                          without the LK chain 64 from 10,000 cities, with it 192 from
@@ -148,8 +155,9 @@ class FocusedACO(PopulationSearch):
                                      lk=params.lk, lk_depth=default_lk_depth(params.lk_depth, self.backend),
                                      lk_move=params.lk_move, chain_alone=params.chain_alone).bound(problem)
         self.ants = default_ants(problem.n) if params.ants is None else params.ants
+        self.colonies = params.colonies
         if self.backend.name == "cpu":              # on a GPU the ants' tours live there (its own check)
-            self._check_memory("ants", self.ants)
+            self._check_memory("ants", self.ants * self.colonies)
         moves = params.moves
         self.moves = default_moves(problem.n, self.rules.lk_depth) if moves is None else moves
         self.walk = problem.n if params.walk is None else params.walk
@@ -168,15 +176,23 @@ class FocusedACO(PopulationSearch):
         source, length = self._descend_start(self.start_x)
         self.focus_seed = int(self.rng.integers(2**63))
         self._build_colony(distance)
-        self._start_colony(source, length)
+        C = self.colonies
+        self.colony_best, self.colony_since = [0.0] * C, [0] * C
+        self.tau_min, self.tau_max = [0.0] * C, [0.0] * C
+        for colony in range(C):
+            self._start_colony(colony, source, length)
         self._record(source, length)
         self._start_seconds = time.perf_counter() - self.t0      # what a restart's start may take, at most
 
-    def _start_colony(self, source, length: float) -> None:
-        """The colony from ``source`` (its best), every trail at tau_max."""
-        self.colony_best, self.colony_since = float(length), 0
-        self.tau_min, self.tau_max = trail_limits(length, self.rules.k, self.rho, self.p_best)
-        self.colony.start(source, length, self.tau_max)
+    def _start_colony(self, colony: int, source, length: float) -> None:
+        """``colony`` from ``source`` (its best), every trail at tau_max."""
+        self.colony_best[colony], self.colony_since[colony] = float(length), 0
+        self._limits(colony, length)
+        self.colony.start(source, length, self.tau_max[colony], colony)
+
+    def _limits(self, colony: int, length: float) -> None:
+        """``colony``'s trail limits for a best tour of ``length``."""
+        self.tau_min[colony], self.tau_max[colony] = trail_limits(length, self.rules.k, self.rho, self.p_best)
 
     def _descend_start(self, tour) -> tuple[np.ndarray, float]:
         """The start ``tour`` descended from every city, again until a descent makes no move (a lone
@@ -195,9 +211,9 @@ class FocusedACO(PopulationSearch):
 
     def _build_colony(self, distance) -> None:
         """The ants on the backend, their walks keyed by ``focus_seed``."""
-        focus = FocusRules(self.focus_seed, self.moves, self.walk)
+        focus = FocusRules(self.focus_seed, self.moves, self.walk, self.colonies)
         self.colony = dontlook_for(self.backend, "focused_ants", CpuFocusedAnts, self.rules, focus, distance,
-                                   self.ants, self.beta, announce="FocusedACO", what="the ants")
+                                   self.ants * self.colonies, self.beta, announce="FocusedACO", what="the ants")
         self.parts.append(self.colony)
         self.device = getattr(self.colony, "device", "")
 
@@ -215,66 +231,77 @@ class FocusedACO(PopulationSearch):
         return super()._start_solution() if self.initial is None else self.initial
 
     def _iterate(self) -> None:
-        """An iteration: every ant from the source, then the next source and its deposit."""
+        """An iteration: every colony's ants from its source, then each colony's next source and
+        its deposit."""
         lengths = self.colony.build(self.iteration)
         self.evaluations = self.colony.checked() * self.rules.moves
+        bests = [colony * self.ants + int(np.argmin(lengths[colony * self.ants:(colony + 1) * self.ants]))
+                 for colony in range(self.colonies)]
+        for colony, k in enumerate(bests):
+            self.colony_since[colony] += 1
+            if lengths[k] < self.colony_best[colony]:
+                self.colony.keep_best(k, colony)
+                self.colony_best[colony], self.colony_since[colony] = float(lengths[k]), 0
+                self._limits(colony, self.colony_best[colony])
         k = int(np.argmin(lengths))
-        self.colony_since += 1
-        if lengths[k] < self.colony_best:
-            self.colony.keep_best(k)
-            self.colony_best, self.colony_since = float(lengths[k]), 0
-            self.tau_min, self.tau_max = trail_limits(self.colony_best, self.rules.k, self.rho, self.p_best)
         improved = lengths[k] < self.best and self._record(self.colony.tour(k), lengths[k])
         if not improved:
             self._since_best += 1
-        if self.rng.random() < self.global_best_source:
-            self.colony.follow(-1, self.colony_best)
-        else:
-            self.colony.follow(k, float(lengths[k]))
-        self.colony.deposit(1.0 - self.rho, 1.0 / trail_scale(self.colony.length), self.tau_min, self.tau_max)
+        for colony, k in enumerate(bests):
+            if self.rng.random() < self.global_best_source:
+                self.colony.follow(-1, self.colony_best[colony], colony)
+            else:
+                self.colony.follow(k, float(lengths[k]), colony)
+            self.colony.deposit(1.0 - self.rho, 1.0 / trail_scale(self.colony.lengths[colony]), self.tau_min[colony],
+                                self.tau_max[colony], colony)
         self.iteration += 1
-        if self.restart_after is not None and self.colony_since >= self.restart_after:
-            improved = self._restart() or improved
-        self._finish_iteration(lengths[k], improved)
+        for colony in range(self.colonies):
+            if self.restart_after is not None and self.colony_since[colony] >= self.restart_after:
+                improved = self._restart(colony) or improved
+        self._finish_iteration(float(lengths.min()), improved)
 
-    def _restart(self) -> bool:
+    def _restart(self, colony: int) -> bool:
         """The colony's best merged into the best so far by partition crossover, then a new
         colony from a new start tour, unless less time is left than the run's set-up took (a
         start tour is not cut at the deadline: the colony goes on instead): whether the merge made
         a new best."""
-        improved = self._merge_colony()
+        improved = self._merge_colony(colony)
         left = time_left()
         if left is not None and left < self._start_seconds:
-            self.colony_since = 0
+            self.colony_since[colony] = 0
             return improved
         source, length = self._descend_start(self.problem.start_solution(self.rng))
-        self._start_colony(source, length)
+        self._start_colony(colony, source, length)
         self.restarts += 1
         return improved
 
-    def _merge_colony(self) -> bool:
+    def _merge_colony(self, colony: int) -> bool:
         """The colony's best merged into the best so far by partition crossover: whether that
         made a new best."""
-        merged, gain = partition_crossover(self.best_x, self.colony.best_tour(), self.problem.edge_distance().between)
+        merged, gain = partition_crossover(self.best_x, self.colony.best_tour(colony),
+                                           self.problem.edge_distance().between)
         return gain > 0 and self._record(merged, float(self.problem.evaluate(merged)))
 
     def _last_look(self) -> None:
-        """A colony started again (``restarts``) ends merged into the best so far, as a standing
-        one is (a few milliseconds: one partition crossover), where this run built its colony."""
-        if self.restarts and getattr(self, "colony", None) in self.parts:
-            self._merge_colony()
+        """Colonies started again (``restarts``) or side by side end merged into the best so far,
+        as a standing one is (a few milliseconds a colony: one partition crossover), where this run
+        built its colonies."""
+        if (self.restarts or self.colonies > 1) and getattr(self, "colony", None) in self.parts:
+            for colony in range(self.colonies):
+                self._merge_colony(colony)
 
     @property
     def work(self) -> tuple[int, str]:
-        return self.ants * self.iteration, "ant tours"
+        return self.ants * self.colonies * self.iteration, "ant tours"
 
     def _welcome(self, value, tour) -> bool:
         """A tour from elsewhere that beats the best so far becomes the best and the next source
-        (the trail limits follow it)."""
+        of the colony whose best is the worst (its trail limits follow it)."""
         if value >= self.best:
             return False
-        self.colony.adopt_best(tour)
-        self.colony.follow(-1, value)
-        self.colony_best, self.colony_since = float(value), 0
-        self.tau_min, self.tau_max = trail_limits(value, self.rules.k, self.rho, self.p_best)
+        colony = int(np.argmax(self.colony_best))
+        self.colony.adopt_best(tour, colony)
+        self.colony.follow(-1, value, colony)
+        self.colony_best[colony], self.colony_since[colony] = float(value), 0
+        self._limits(colony, value)
         return True

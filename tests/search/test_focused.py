@@ -131,11 +131,45 @@ def test_ants_lengths_are_their_tours_and_the_source_deposits():
     ants.follow(2, lengths[2])
     ants.deposit(0.5, 0.01, 0.1, 0.6)
     model.update(ants.tour(2), 0.5, 0.01, 0.1, 0.6)
-    assert np.array_equal(ants.pheromone(), model.tau) and ants.length == lengths[2]
+    assert np.array_equal(ants.pheromone(), model.tau) and ants.lengths[0] == lengths[2]
     ants.keep_best(4)
     ants.build(5)
     ants.follow(-1, lengths[4])           # the kept best, not ant 4's new tour
-    assert length(problem, ants.source) == lengths[4] and ants.length == lengths[4]
+    assert length(problem, ants.source[0]) == lengths[4] and ants.lengths[0] == lengths[4]
+
+
+def test_each_colony_walks_its_own_source_and_pheromone():
+    """Three colonies of two ants: ant k of colony c walks and descends as ant k of a lone colony
+    started from c's source and tau (the random numbers follow the ant's number, the weights its
+    colony's); a colony's deposit, follow and kept best leave the others' untouched; ants that do
+    not divide into the colonies are refused."""
+    problem = tsp_of("int-coords", 120, seed=5)
+    rules, distance = rules_of(problem), problem.edge_distance()
+    rng = np.random.default_rng(2)
+    sources = [rng.permutation(120) for _ in range(3)]
+    colonies = CpuFocusedAnts(rules, FocusRules(7, 8, 10**6, colonies=3), distance, 6, beta=1.0)
+    for c, source in enumerate(sources):
+        colonies.start(source, length(problem, source), 0.2 + 0.3 * c, colony=c)
+    colonies.deposit(0.5, 0.05, 0.01, 0.9, colony=1)
+    assert np.all(colonies.pheromone(0) == 0.2) and np.all(colonies.pheromone(2) == 0.8)
+    assert not np.all(colonies.pheromone(1) == 0.5)
+    lengths = colonies.build(3)
+    for c, source in enumerate(sources):
+        lone = CpuFocusedAnts(rules, FocusRules(7, 8, 10**6), distance, 6, beta=1.0)
+        lone.start(source, length(problem, source), 0.2 + 0.3 * c)
+        if c == 1:
+            lone.deposit(0.5, 0.05, 0.01, 0.9)
+        alone = lone.build(3)
+        assert np.array_equal(lengths[2 * c:2 * c + 2], alone[2 * c:2 * c + 2])
+        assert all(np.array_equal(colonies.tour(k), lone.tour(k)) for k in (2 * c, 2 * c + 1))
+        assert [length(problem, colonies.tour(k)) for k in (2 * c, 2 * c + 1)] == list(lengths[2 * c:2 * c + 2])
+    colonies.keep_best(5, colony=2)
+    colonies.follow(4, lengths[4], colony=2)
+    assert np.array_equal(colonies.best_tour(2), colonies.tour(5)) and np.array_equal(colonies.source[2], colonies.tour(4))
+    assert np.array_equal(colonies.best_tour(0), sources[0]) and np.array_equal(colonies.source[1], sources[1])
+    assert list(colonies.lengths) == [length(problem, s) for s in sources[:2]] + [lengths[4]]
+    with pytest.raises(ValueError, match="7 ants do not make 3 colonies"):
+        CpuFocusedAnts(rules, FocusRules(7, 8, 10**6, colonies=3), distance, 7, beta=1.0)
 
 
 def test_reaches_berlin52s_optimum_and_is_reproducible():
@@ -202,6 +236,30 @@ def test_restarts_merge_each_colony_into_the_best_and_start_afresh(monkeypatch):
     assert again.fitness == problem.evaluate(again.solution)
 
 
+def test_colonies_run_side_by_side_and_end_merged(monkeypatch):
+    """Three colonies of four ants: twelve ant tours an iteration, each colony's best its own
+    (at most the start's length), the result a tour of its length no longer than any colony's
+    best, each colony's best merged into it at the end (three crossovers, no restart), and the run
+    reproducible from its seed."""
+    from lsmgpu.search import focused
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    merges = []
+    crossover = focused.partition_crossover
+    monkeypatch.setattr(focused, "partition_crossover", lambda *a: merges.append(1) or crossover(*a))
+    runs = []
+    for _ in range(2):
+        search = FocusedACO(problem, ants=4, moves=8, colonies=3, restart_after=None, backend="cpu", seed=5)
+        runs.append((search, search.run(iterations=12)))
+    (search, result), (_, again) = runs
+    assert search.work == (12 * 12, "ant tours") and search.restarts == 0 and len(merges) == 2 * 3
+    bests = [problem.evaluate(search.colony.best_tour(c)) for c in range(3)]
+    assert bests == search.colony_best and max(bests) <= result.history[0]
+    assert result.fitness == problem.evaluate(result.solution) <= min(bests)
+    assert again.fitness == result.fitness and np.array_equal(again.solution, result.solution)
+    with pytest.raises(ValueError, match="colonies"):
+        FocusedACO(problem, colonies=0, backend="cpu")
+
+
 def test_no_restart_where_less_time_is_left_than_the_set_up_took(monkeypatch):
     """With less time left than the run's set-up took, a standing colony is still merged into the
     best (the crossover is quick) but goes on instead of a new start that could overrun the
@@ -243,37 +301,46 @@ def test_errors_name_what_is_wrong():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("share_rows", [True, False])
-@pytest.mark.parametrize("kind,n,moves,or3,lk", [("int-coords", 300, 8, True, False), ("real-coords", 120, 4, False, False),
-                                                 ("matrix", 90, 8, True, False), ("int-coords", 9, 3, False, False),
-                                                 ("int-coords", 300, 8, True, True), ("real-coords", 120, 4, False, True)])
-def test_gpu_ants_equal_the_hosts(kind, n, moves, or3, lk, share_rows, monkeypatch):
+@pytest.mark.parametrize("kind,n,moves,or3,lk,colonies",
+                         [("int-coords", 300, 8, True, False, 1), ("real-coords", 120, 4, False, False, 1),
+                          ("matrix", 90, 8, True, False, 1), ("int-coords", 9, 3, False, False, 1),
+                          ("int-coords", 300, 8, True, True, 1), ("real-coords", 120, 4, False, True, 1),
+                          ("int-coords", 300, 8, True, False, 3), ("matrix", 90, 8, True, True, 4)])
+def test_gpu_ants_equal_the_hosts(kind, n, moves, or3, lk, colonies, share_rows, monkeypatch):
     """Tours, lengths, checks and pheromone equal the reference's over iterations that follow
     ants and the kept best (descents with and without Or-3opt moves; each ant's tour in its
-    block's shared memory or in global memory)."""
+    block's shared memory or in global memory; one colony, or several from their own sources,
+    each following its own ants and depositing on its own pheromone)."""
     from lsmgpu.backends.cuda import dontlook as cuda_dontlook
     monkeypatch.setattr(cuda_dontlook, "SHARE_ROWS", share_rows)
     problem = tsp_of(kind, n, seed=n)
     rules, distance, B = rules_of(problem, or3=or3, lk=lk), problem.edge_distance(), 12
-    focus = FocusRules(17, moves, 10**6)
+    focus, per = FocusRules(17, moves, 10**6, colonies), B // colonies
     host = CpuFocusedAnts(rules, focus, distance, B, beta=2.0)
     gpu = resolve("cuda").focused_ants(rules, focus, distance, B, 2.0)
     assert (gpu.row_shared > 0) == share_rows
     try:
-        source = np.random.default_rng(n).permutation(n)
-        for side in (host, gpu):
-            side.start(source, float(length(problem, source)), 0.3)
+        rng = np.random.default_rng(n)
+        for c in range(colonies):
+            source = rng.permutation(n)
+            for side in (host, gpu):
+                side.start(source, float(length(problem, source)), 0.3 + 0.1 * c, c)
         for iteration in range(6):
             lengths = host.build(iteration)
             assert np.array_equal(gpu.build(iteration), lengths)
             assert all(np.array_equal(gpu.tour(k), host.tour(k)) for k in range(B))
             assert gpu.checked() == host.checked()
-            k = int(np.argmin(lengths))
-            for side in (host, gpu):
-                if iteration % 2 == 0:
-                    side.keep_best(k)
-                side.follow(-1 if iteration == 3 else k, lengths[k])
-                side.deposit(0.6, 1.0 / lengths[k], 0.2 / lengths[k], 3.0 / lengths[k])
-            assert np.array_equal(gpu.pheromone(), host.pheromone())
+            for c in range(colonies):
+                k = c * per + int(np.argmin(lengths[c * per:(c + 1) * per]))
+                for side in (host, gpu):
+                    if (iteration + c) % 2 == 0:
+                        side.keep_best(k, c)
+                    side.follow(-1 if iteration == 3 else k, lengths[k], c)
+                    side.deposit(0.6, 1.0 / lengths[k], 0.2 / lengths[k], 3.0 / lengths[k], c)
+                assert np.array_equal(gpu.pheromone(c), host.pheromone(c))
+                assert np.array_equal(gpu.best_tour(c), host.best_tour(c))
+        memory = gpu.memory()
+        assert all(np.array_equal(memory[key], value) for key, value in host.memory().items())
     finally:
         gpu.close()
 
@@ -327,6 +394,19 @@ def test_gpu_lone_ant_equals_the_host_and_takes_no_wide_buffers():
                 side.follow(0, lengths[0])
     finally:
         gpu.close()
+
+
+@pytest.mark.gpu
+def test_gpu_colonies_equal_the_cpu_colonies():
+    """Three colonies side by side with restarts end on the GPU as on the CPU (the same tour,
+    restarts, evaluations)."""
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    runs = [FocusedACO(problem, ants=4, colonies=3, backend=b, seed=4, lk_depth=0, restart_after=4)
+            for b in ("cpu", "cuda")]
+    results = [search.run(iterations=20) for search in runs]
+    assert runs[0].restarts == runs[1].restarts > 0 and runs[0].colony_best == runs[1].colony_best
+    assert results[0].fitness == results[1].fitness and np.array_equal(results[0].solution, results[1].solution)
+    assert results[0].evaluations == results[1].evaluations
 
 
 @pytest.mark.gpu

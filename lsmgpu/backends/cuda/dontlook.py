@@ -105,8 +105,7 @@ class CudaDontLook:
     #: threads a row
     block = BLOCK
 
-    @staticmethod
-    def city_array_bytes(n: int, k: int) -> int:
+    def city_array_bytes(self, n: int, k: int) -> int:
         """GPU memory beside the rows' that a subclass adds (its per-city arrays)."""
         return 0
 

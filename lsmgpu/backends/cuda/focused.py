@@ -14,102 +14,116 @@ __all__ = ["CudaFocusedAnts"]
 
 
 class CudaFocusedAnts(CudaDontLook):
-    """``ants`` ants walking a source tour and descending on the GPU (the protocol of
-    lsmgpu.backends.focused.CpuFocusedAnts)."""
+    """``ants`` ants walking their colony's source tour and descending on the GPU (the protocol
+    of lsmgpu.backends.focused.CpuFocusedAnts)."""
 
     what = "focused ant colony"
     block = CHAIN_BLOCK
     shares_rows = True
     descends_wide = False
 
-    @staticmethod
-    def city_array_bytes(n: int, k: int) -> int:
-        """The source and best tours with their positions (4 n ints), eta, tau and weights (3 n k doubles)."""
-        return 16 * n + 24 * n * k
+    def city_array_bytes(self, n: int, k: int) -> int:
+        """Each colony's source and best tours with their positions (4 n ints), tau and weights
+        (2 n k doubles); eta (n k doubles)."""
+        return self.focus.colonies * (16 * n + 16 * n * k) + 8 * n * k
 
     def __init__(self, rules, focus, distance, ants: int, beta: float, options):
         if rules.k > 32:
             raise ValueError(f"{self.what}: a warp weighs a city's candidates, at most 32; the rules have {rules.k}")
+        self.focus, self.per_colony = focus, focus.per_colony(int(ants), self.what)
         super().__init__(rules, distance, ants, options)
-        self.focus, self.ants = focus, self.rows
+        self.ants = self.rows
         self.kernel, self.pheromone_kernel = (self.module.get_function(f) for f in ("focused", "focused_pheromone"))
         self._allow_shared(self.kernel)
-        n, K = self.n, rules.k
-        self.source, self.source_pos, self.best, self.best_pos = (self.buffers.alloc(n * 4) for _ in range(4))
+        n, K, C = self.n, rules.k, focus.colonies
+        self.source, self.source_pos, self.best, self.best_pos = (self.buffers.alloc(C * n * 4) for _ in range(4))
         self.eta_host = CandidatePheromone(rules.candidates, distance.between, beta).eta
         self.eta = self.buffers.upload(self.eta_host)
-        self.tau, self.weights = self.buffers.alloc(n * K * 8), self.buffers.alloc(n * K * 8)
+        self.tau, self.weights = self.buffers.alloc(C * n * K * 8), self.buffers.alloc(C * n * K * 8)
+        self.source_lengths = self.buffers.alloc(C * 8)
         cuda.memset_d8(self.queued, 0, self.rows * n)
         cuda.memset_d32(self.checks, 0, 2 * self.rows)
-        self.length = 0.0
+        self.lengths = np.zeros(C)
+
+    def _tours(self, colony: int) -> tuple[int, int, int, int]:
+        """The colony's source, its positions, its best tour and their positions (device addresses)."""
+        offset = 4 * self.n * int(colony)
+        return tuple(int(buffer) + offset for buffer in (self.source, self.source_pos, self.best, self.best_pos))
 
     def _focus(self, iteration: int = 0) -> bytes:
         f = self.focus
-        return pack("3PdQiii4x", int(self.source), int(self.source_pos), int(self.weights), self.length,
-                    f.seed % 2**64, int(iteration), f.moves, f.walk)            # sizeof(Focus) = 56
+        return pack("4PQiiii", int(self.source), int(self.source_pos), int(self.weights), int(self.source_lengths),
+                    f.seed % 2**64, int(iteration), f.moves, f.walk, self.per_colony)      # sizeof(Focus) = 56
 
-    def start(self, tour, length: float, tau: float) -> None:
-        self._upload(tour, (self.source, self.source_pos), (self.best, self.best_pos))
+    def start(self, tour, length: float, tau: float, colony: int = 0) -> None:
+        source, source_pos, best, best_pos = self._tours(colony)
+        self._upload(tour, (source, source_pos), (best, best_pos))
         tau = np.full((self.n, self.rules.k), float(tau))
-        cuda.memcpy_htod(self.tau, tau)
-        cuda.memcpy_htod(self.weights, tau * self.eta_host)
-        self.length = float(length)
+        offset = 8 * self.n * self.rules.k * int(colony)
+        cuda.memcpy_htod(int(self.tau) + offset, tau)
+        cuda.memcpy_htod(int(self.weights) + offset, tau * self.eta_host)
+        self.lengths[colony] = float(length)
 
     def build(self, iteration: int) -> np.ndarray:
-        """Every ant's walk from the source and its descent: the ants' tour lengths."""
+        """Every ant's walk from its colony's source and its descent: the ants' tour lengths."""
+        cuda.memcpy_htod(self.source_lengths, self.lengths)
         launch(self.kernel, "focused ants", (self.rows, 1, 1), self.block, self._rows_struct() + self._focus(iteration),
                self.row_shared)
         synchronize("the focused ants", (self.rows,), (self.block,))
         return self.values()
 
-    def follow(self, k: int, length: float) -> None:
-        """Ant k's tour (k = -1: the best kept) is the next source."""
+    def follow(self, k: int, length: float, colony: int = 0) -> None:
+        """Ant k's tour (k = -1: the colony's best kept) is the colony's next source."""
         n = self.n
-        tour, pos = (self.best, self.best_pos) if k < 0 else (int(self.x) + 4 * n * k, int(self.pos) + 4 * n * k)
-        cuda.memcpy_dtod(self.source, tour, 4 * n)
-        cuda.memcpy_dtod(self.source_pos, pos, 4 * n)
-        self.length = float(length)
+        source, source_pos, best, best_pos = self._tours(colony)
+        tour, pos = (best, best_pos) if k < 0 else (int(self.x) + 4 * n * k, int(self.pos) + 4 * n * k)
+        cuda.memcpy_dtod(source, tour, 4 * n)
+        cuda.memcpy_dtod(source_pos, pos, 4 * n)
+        self.lengths[colony] = float(length)
 
-    def adopt_best(self, tour) -> None:
-        """A tour from elsewhere as the best kept."""
-        self._upload(tour, (self.best, self.best_pos))
+    def adopt_best(self, tour, colony: int = 0) -> None:
+        """A tour from elsewhere as the colony's best kept."""
+        self._upload(tour, self._tours(colony)[2:])
 
-    def keep_best(self, k: int) -> None:
+    def keep_best(self, k: int, colony: int = 0) -> None:
         n = self.n
-        cuda.memcpy_dtod(self.best, int(self.x) + 4 * n * k, 4 * n)
-        cuda.memcpy_dtod(self.best_pos, int(self.pos) + 4 * n * k, 4 * n)
+        _, _, best, best_pos = self._tours(colony)
+        cuda.memcpy_dtod(best, int(self.x) + 4 * n * k, 4 * n)
+        cuda.memcpy_dtod(best_pos, int(self.pos) + 4 * n * k, 4 * n)
 
-    def deposit(self, keep: float, deposit: float, tau_min: float, tau_max: float) -> None:
+    def deposit(self, keep: float, deposit: float, tau_min: float, tau_max: float, colony: int = 0) -> None:
         threads = 128
         launch(self.pheromone_kernel, "focused pheromone", ((self.n + threads - 1) // threads, 1, 1), threads,
-               self._focus() + pack("4Pi4x4d", int(self.tau), int(self.eta), int(self.weights), int(self.cand), self.n,
-                                    keep, deposit, tau_min, tau_max))
+               self._focus() + pack("4Pii4d", int(self.tau), int(self.eta), int(self.weights), int(self.cand), self.n,
+                                    int(colony), keep, deposit, tau_min, tau_max))
 
-    def pheromone(self) -> np.ndarray:
-        """tau (n, K), read back."""
+    def pheromone(self, colony: int = 0) -> np.ndarray:
+        """The colony's tau (n, K), read back."""
         out = np.empty((self.n, self.rules.k))
-        cuda.memcpy_dtoh(out, self.tau)
+        cuda.memcpy_dtoh(out, int(self.tau) + out.nbytes * int(colony))
         return out
 
     def memory(self) -> dict:
         """What the ants keep between iterations, read back (as CpuFocusedAnts.memory)."""
-        source, best = np.empty(self.n, np.int32), np.empty(self.n, np.int32)
-        checks = np.empty(self.rows, np.int64)
+        C, n = self.focus.colonies, self.n
+        source, best = np.empty((C, n), np.int32), np.empty((C, n), np.int32)
+        tau, checks = np.empty((C, n, self.rules.k)), np.empty(self.rows, np.int64)
         synchronize("the focused ants")
-        cuda.memcpy_dtoh(source, self.source)
-        cuda.memcpy_dtoh(best, self.best)
-        cuda.memcpy_dtoh(checks, self.checks)
-        return {"source": source, "length": self.length, "best": best, "tau": self.pheromone(), "checks": checks}
+        for buffer, out in ((self.source, source), (self.best, best), (self.tau, tau), (self.checks, checks)):
+            cuda.memcpy_dtoh(out, buffer)
+        return {"source": source, "lengths": self.lengths.copy(), "best": best, "tau": tau, "checks": checks}
 
     def load_memory(self, memory: dict) -> None:
         """Take back what ``memory()`` wrote (this class's or CpuFocusedAnts')."""
-        self._upload(memory["source"], (self.source, self.source_pos))
-        self._upload(memory["best"], (self.best, self.best_pos))
+        for colony in range(self.focus.colonies):
+            source, source_pos, best, best_pos = self._tours(colony)
+            self._upload(memory["source"][colony], (source, source_pos))
+            self._upload(memory["best"][colony], (best, best_pos))
         tau = np.ascontiguousarray(memory["tau"], dtype=np.float64)
         cuda.memcpy_htod(self.tau, tau)
         cuda.memcpy_htod(self.weights, tau * self.eta_host)
         cuda.memcpy_htod(self.checks, np.ascontiguousarray(memory["checks"], dtype=np.int64))
-        self.length = float(memory["length"])
+        self.lengths[:] = memory["lengths"]
 
     def checked(self) -> int:
         """Cities the ants' descents have checked."""
@@ -122,8 +136,8 @@ class CudaFocusedAnts(CudaDontLook):
         cuda.memcpy_dtoh(out, int(self.x) + 4 * self.n * int(k))
         return out
 
-    def best_tour(self) -> np.ndarray:
-        """The best tour kept, read back."""
+    def best_tour(self, colony: int = 0) -> np.ndarray:
+        """The colony's best tour kept, read back."""
         out = np.empty(self.n, np.int32)
-        cuda.memcpy_dtoh(out, self.best)
+        cuda.memcpy_dtoh(out, self._tours(colony)[2])
         return out
