@@ -33,7 +33,7 @@ __all__ = ["DEFAULT_EVERY", "FORMAT", "VERSION", "Checkpointer", "checkpoint_bud
 
 FORMAT = "lsmgpu-checkpoint"
 #: raised when the file's layout changes; a checkpoint of another version is refused
-VERSION = 1
+VERSION = 2
 #: seconds between checkpoints when a path is given without ``checkpoint_every``
 DEFAULT_EVERY = 60.0
 

@@ -33,6 +33,8 @@ SEARCHES = [
     ("faco", lambda backend, **o: FocusedACO(tsp(), ants=6, seed=10, backend=backend, **o), 12),
     ("faco-restarts", lambda backend, **o: FocusedACO(tsp(), ants=6, seed=10, restart_after=2, backend=backend, **o),
      16),
+    ("faco-colonies", lambda backend, **o: FocusedACO(tsp(), ants=3, colonies=2, seed=10, restart_after=2,
+                                                      backend=backend, **o), 16),
     ("ga-short-tabu", lambda backend, **o: GeneticAlgorithm(tsp(), genes=16, seed=9, backend=backend,
                                                             local_search=ShortTabuSearch(20, tenure=(2, 6)), **o), 5),
 ]
@@ -146,6 +148,16 @@ def test_a_checkpoint_of_another_search_problem_or_version_is_refused(tmp_path):
         TabuSearch(QAP.from_file(QAP.shipped("tai12a"))).resume(path)
     with pytest.raises(FileNotFoundError, match="no checkpoint at"):
         TabuSearch(QAP.from_file(QAP.shipped("tai12a"))).resume(tmp_path / "missing.ckpt")
+
+
+def test_focused_aco_refuses_a_checkpoint_of_other_colonies_or_ants(tmp_path):
+    """A FocusedACO checkpoint resumed by a search of other colonies or ants is refused, naming
+    both."""
+    path = tmp_path / "run.ckpt"
+    FocusedACO(tsp(), ants=3, colonies=2, seed=1, backend="cpu").run(3, checkpoint=path)
+    for options in (dict(ants=3), dict(ants=2, colonies=3)):
+        with pytest.raises(ValueError, match="holds 2 colonies of 3 ants; this search has"):
+            FocusedACO(tsp(), seed=1, backend="cpu", **options).resume(path, iterations=6)
 
 
 def test_bad_checkpoint_options_are_refused(tmp_path):

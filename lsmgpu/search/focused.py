@@ -221,7 +221,13 @@ class FocusedACO(PopulationSearch):
         return {**super()._part_states(), "ants": self.colony.memory()}
 
     def _restore_parts(self, parts: dict) -> None:
-        """The ants as the start builds them (no first descent: the source is the checkpoint's)."""
+        """The ants as the start builds them (no first descent: the source is the checkpoint's),
+        refused where the checkpoint holds other colonies or ants than this search's."""
+        held = parts["ants"]
+        colonies, ants = len(held["source"]), len(held["checks"]) // len(held["source"])
+        if (colonies, ants) != (self.colonies, self.ants):
+            raise ValueError(f"FocusedACO: the checkpoint holds {colonies} colonies of {ants} ants; this search has "
+                             f"{self.colonies} of {self.ants} (give it the checkpointed run's `colonies` and `ants`)")
         self._whole = None
         self._build_colony(self.problem.edge_distance())
         self.colony.load_memory(parts["ants"])
