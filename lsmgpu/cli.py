@@ -14,9 +14,8 @@ from .backends import cuda_available
 from .errors import BackendUnavailable, KernelCompileError
 from .cli_parser import (CLUSTERED, CLUSTERED_SEGMENTS_FROM, DEFAULT_ITERATIONS, DEFAULT_SECONDS, POLISH,
                          QAP_GPU_EXCHANGE, QAP_GPU_STARTS, SEGMENTS_FROM, parser)
-from .cli_population import (CHAINS, FACO, FIVE_OPT_COLONIES, FIVE_OPT_COLONIES_UNTIL, FIVE_OPT_DEPTH,
-                             FIVE_OPT_RESTART_AFTER, SEGMENTS, combined_result, five_opt_default, population,
-                             run_search)
+from .cli_population import (CHAINS, FACO, FIVE_OPT_DEPTH, FIVE_OPT_RESTART_AFTER, SEGMENTS, combined_result,
+                             five_opt_default, population, run_search)
 from .plotting import plot_result, pyplot
 from .progress import ProgressBar
 from .search import SEARCHES, PopulationSearch
@@ -69,9 +68,8 @@ def choose_method(args, problem) -> None:
     type and backend (docs/benchmarks.md, "Defaults"): for a TSP on a GPU focused ACO, from
     SEGMENTS_FROM cities (with coordinates; CLUSTERED_SEGMENTS_FROM where TSP.clustering() is
     CLUSTERED or more) the tour segments (focused ACO of FIVE_OPT_CITIES cities run for
-    FIVE_OPT_SECONDS or more with the 5-opt chains alone over the α-nearest, restarts after
-    FIVE_OPT_RESTART_AFTER iterations and, below FIVE_OPT_COLONIES_UNTIL cities, FIVE_OPT_COLONIES
-    colonies side by side: ``five_opt_default``;
+    FIVE_OPT_SECONDS or more with the 5-opt chains alone over the α-nearest and restarts after
+    FIVE_OPT_RESTART_AFTER iterations: ``five_opt_default``;
     islands of either over the GPUs
     with --gpus), on the CPU the don't-look ILS chain where the TSP has coordinates (none of them
     with --starts, --neighbourhood or --polish, which they do not take; with --checkpoint and
@@ -92,8 +90,6 @@ def choose_method(args, problem) -> None:
                 args.candidates, args.lk_depth, args.lk_move = "alpha", FIVE_OPT_DEPTH, 5
                 args.chain_alone = True if args.chain_alone is None else args.chain_alone
                 args.restart_after = FIVE_OPT_RESTART_AFTER if args.restart_after is None else args.restart_after
-                if args.colonies is None and problem.n < FIVE_OPT_COLONIES_UNTIL:
-                    args.colonies = FIVE_OPT_COLONIES
         elif problem.coords is not None:             # the chain's candidate lists come from them
             args.algorithm = CHAINS
     if args.algorithm is None:

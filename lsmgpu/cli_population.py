@@ -13,7 +13,7 @@ from .search import SEARCHES
 from .search.loop import COMMON_OPTIONS
 
 __all__ = ["CHAINS_EXCHANGE", "FACO", "CHAINS", "SEGMENTS", "FIVE_OPT_CITIES", "FIVE_OPT_SECONDS", "FIVE_OPT_DEPTH",
-           "FIVE_OPT_RESTART_AFTER", "FIVE_OPT_COLONIES", "FIVE_OPT_COLONIES_UNTIL", "five_opt_default", "population"]
+           "FIVE_OPT_RESTART_AFTER", "five_opt_default", "population"]
 
 #: the don't-look ILS's islands' exchange when --exchange-every is not given (rounds)
 CHAINS_EXCHANGE = 50
@@ -30,12 +30,6 @@ FACO, CHAINS, SEGMENTS = "faco", "dontlook-ils", "segments"
 #: docs/benchmarks/tsp-depth.md, "The chain alone, 100 levels"
 FIVE_OPT_CITIES, FIVE_OPT_SECONDS, FIVE_OPT_DEPTH = range(2_000, 20_001), 30.0, 100
 FIVE_OPT_RESTART_AFTER = 30
-#: with the 5-opt default, FIVE_OPT_COLONIES colonies side by side below FIVE_OPT_COLONIES_UNTIL
-#: cities, unless --colonies is given: at 60 s (H200, 06d2816, seed 0) u1817 / rl5915 / rl11849
-#: 0.000 / 0.012 / 0.070 % against one colony's three-seed means 0.024 / 0.035 / 0.108; d15112
-#: 0.018 against 0.017 and d18512 0.032 against 0.014 (one colony: docs/benchmarks/tsp-depth.md,
-#: "Colonies side by side")
-FIVE_OPT_COLONIES, FIVE_OPT_COLONIES_UNTIL = 3, 15_000
 
 
 def _local_search(args):

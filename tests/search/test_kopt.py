@@ -338,10 +338,9 @@ def test_gpu_improve_with_the_5opt_chain_equals_the_cpus():
 
 def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, tmp_path):
     """`lsmgpu solve` on a GPU gives focused ACO the 5-opt chains alone over the α-nearest and
-    restarts after FIVE_OPT_RESTART_AFTER iterations (and FIVE_OPT_COLONIES colonies below
-    FIVE_OPT_COLONIES_UNTIL cities) for a TSP of FIVE_OPT_CITIES cities run for FIVE_OPT_SECONDS or
-    more (a resumed run: its checkpoint's budget) unless --candidates, --lk-depth or --lk-move is
-    given (--no-chain-alone, --restart-after and --colonies kept); --lk-move,
+    restarts after FIVE_OPT_RESTART_AFTER iterations for a TSP of FIVE_OPT_CITIES cities run for
+    FIVE_OPT_SECONDS or more (a resumed run: its checkpoint's budget) unless --candidates,
+    --lk-depth or --lk-move is given (--no-chain-alone and --restart-after kept); --lk-move,
     --chain-alone and --restart-after are named where they do not apply, a chain alone without
     5-opt chains is refused, and a run with them says so."""
     import lsmgpu.cli as cli
@@ -368,23 +367,20 @@ def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, t
     seen = {}
     monkeypatch.setattr(cli, "cuda_available", lambda: (True, "a test GPU"))
     monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: seen.update(vars(args)))
-    five = ("alpha", defaults.FIVE_OPT_DEPTH, 5, True, defaults.FIVE_OPT_RESTART_AFTER, defaults.FIVE_OPT_COLONIES)
-    none = (None,) * 6
-    for cities, until, flags, expected in (
-            (range(52, 53), 53, ["--seconds", "60"], five),
-            (range(52, 53), 53, ["--resume", str(saved)], five),
-            (range(52, 53), 53, ["--seconds", "60", "--no-chain-alone", "--restart-after", "7", "--colonies", "2"],
-             five[:3] + (False, 7, 2)),
-            (range(52, 53), 52, ["--seconds", "60"], five[:5] + (None,)),
-            (range(52, 53), 53, ["--seconds", "10"], none),
-            (range(52, 53), 53, [], none),
-            (range(53, 60), 53, ["--seconds", "60"], none),
-            (range(52, 53), 53, ["--seconds", "60", "--lk-depth", "6"], (None, 6) + none[2:]),
-            (range(52, 53), 53, ["--seconds", "60", "--candidates", "8"], (8,) + none[1:])):
+    five = ("alpha", defaults.FIVE_OPT_DEPTH, 5, True, defaults.FIVE_OPT_RESTART_AFTER)
+    none = (None,) * 5
+    for cities, flags, expected in ((range(52, 53), ["--seconds", "60"], five),
+                                    (range(52, 53), ["--resume", str(saved)], five),
+                                    (range(52, 53), ["--seconds", "60", "--no-chain-alone", "--restart-after", "7"],
+                                     five[:3] + (False, 7)),
+                                    (range(52, 53), ["--seconds", "10"], none),
+                                    (range(52, 53), [], none),
+                                    (range(53, 60), ["--seconds", "60"], none),
+                                    (range(52, 53), ["--seconds", "60", "--lk-depth", "6"], (None, 6, None, None, None)),
+                                    (range(52, 53), ["--seconds", "60", "--candidates", "8"], (8,) + none[1:])):
         monkeypatch.setattr(defaults, "FIVE_OPT_CITIES", cities)
-        monkeypatch.setattr(cli, "FIVE_OPT_COLONIES_UNTIL", until)
         main(["solve", "berlin52", "--quiet"] + flags)
-        chosen = tuple(seen[k] for k in ("candidates", "lk_depth", "lk_move", "chain_alone", "restart_after", "colonies"))
+        chosen = tuple(seen[k] for k in ("candidates", "lk_depth", "lk_move", "chain_alone", "restart_after"))
         assert seen["algorithm"] == "faco" and chosen == expected, flags
     assert main(["solve", "berlin52", "--quiet", "--resume", str(tmp_path / "none.ckpt")]) == 2
     assert "--resume: no checkpoint at" in capsys.readouterr().err
