@@ -12,7 +12,8 @@ also deposits the pheromone: the colony moves like many kicked descents at once,
 steering where the kicks go. A colony that stands still (``restart_after`` iterations without a
 better best) is merged into the best so far by partition crossover and replaced by a new one from
 a new start tour: restarts, as MAX-MIN ant systems reset their trails, here with the stuck
-colony's different edges kept where they help.
+colony's different edges kept where they help. ``colonies`` runs several such colonies side by
+side, their ants in the same launch, each with its own source, pheromone and restarts.
 """
 from __future__ import annotations
 
