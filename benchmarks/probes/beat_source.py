@@ -38,7 +38,7 @@ class CountingACO(FocusedACO):
     rows: list
 
     def _iterate(self) -> None:
-        source_length, build = self.colony.length, self.colony.build
+        source_length, build = self.colony.lengths[0], self.colony.build
         lengths = build(self.iteration)
         better = np.flatnonzero(lengths < source_length)
         row = [self.iteration, len(better), float(source_length - lengths.min()),
