@@ -468,3 +468,29 @@ def test_depth_summary_reads_the_target_off_the_rows():
     assert ils["at_most_lkh"] == "2 of 2" and ils["mean_gap_pct"] == 0.005 and ils["target_met"] is True
     assert short["budget_s"] == 15.0 and short["lkh_mean_gap_pct"] is None and short["target_met"] is None
     assert short["at_most_lkh"] == "0 of 0"
+
+
+def test_the_ant_tail_probe_times_each_build_and_counts_each_ants_checks():
+    """benchmarks.probes.ant_tail: "CxA" parses to C colonies of A ants; the timed search keeps the
+    iterations after the warm-up only, and their ants' checks are those the colony counted in
+    them; a row's checks are in order (median, 99th percentile, most)."""
+    from benchmarks.probes import ant_tail
+    from lsmgpu.problems import TSP
+    assert ant_tail.parse_config("3x448") == (3, 448) and ant_tail.parse_config("192") == (1, 192)
+    problem = TSP.from_file(TSP.shipped("berlin52"))
+
+    class Watched(ant_tail.TimedACO):
+        def _iterate(self):
+            super()._iterate()
+            self.seen.append(self.colony.checked())
+
+    search = Watched(problem, ants=3, colonies=2, lk_depth=6, lk_move=5, chain_alone=True, candidates="alpha",
+                     backend="cpu", seed=0)
+    search.warm_up, search.seen = 2, []
+    search.run(iterations=5)
+    assert len(search.took) == 3 and all(ms > 0 for ms in search.took)
+    assert all(len(c) == 6 for c in search.checks)
+    assert sum(int(c.sum()) for c in search.checks) == search.seen[-1] - search.seen[1] > 0
+    row = ant_tail.probe(problem, 2, 3, 3, backend="cpu", warm_up=2, depth=6)
+    assert row["timed"] == 3 and (row["colonies"], row["ants"]) == (2, 3)
+    assert 0 <= row["checks_median"] <= row["checks_p99"] <= row["checks_most"] and row["gap_pct"] >= 0

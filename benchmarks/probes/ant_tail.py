@@ -1,0 +1,103 @@
+"""What an iteration of focused ants costs with their number, and how long its slowest ants run.
+
+Every ant of a FocusedACO iteration is one launch (lsmgpu/backends/cuda/focused.py), so the
+iteration ends when its slowest ant ends. Three colonies side by side, three times the ants, cost
+only 1.45-2 times one colony's iteration at 60 s (docs/benchmarks/tsp-depth.md, "Colonies side by
+side"): the GPU waits on a few long ants. For each entry of ``configs`` (A: one colony of A ants,
+CxA: C colonies of A ants) the probe runs the CLI's 5-opt configuration (the 5 α-nearest, chains
+of FIVE_OPT_DEPTH 5-opt levels alone, no restarts) for ``warm_up`` iterations, then times
+``iterations`` more, each ant build with CUDA events on a GPU (the host's clock on the CPU), and
+reads every ant's checks in each: the median and the 90th percentile of an iteration's
+milliseconds; over every timed ant, the median, the 99th percentile and the most of its checks.
+Where the last ants check many times the median, an iteration that stops them early would buy
+iterations (rl11849 is short of them at 60 s).
+
+    python -m benchmarks.probes.ant_tail .data/tsplib rl11849,u1817 192,448,3x448 20
+"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from lsmgpu.cli_population import FIVE_OPT_DEPTH
+from lsmgpu.search import FocusedACO
+from problems.tsp import TSP
+
+#: iterations run before the timed ones (the start's descent, the colony's first steps)
+WARM_UP = 5
+
+
+def parse_config(text: str) -> tuple[int, int]:
+    """(colonies, ants a colony) from "A" or "CxA"."""
+    colonies, _, ants = text.rpartition("x")
+    return int(colonies or 1), int(ants)
+
+
+class TimedACO(FocusedACO):
+    """FocusedACO that keeps, from iteration ``warm_up`` on, each build's milliseconds in
+    ``took`` and each ant's checks in that build in ``checks``."""
+
+    warm_up: int
+
+    def _set_up(self) -> None:
+        super()._set_up()
+        self.took, self.checks = [], []
+
+    def _iterate(self) -> None:
+        build = self.colony.build
+        if self.iteration < self.warm_up:
+            return super()._iterate()
+        before = np.array(self.colony.memory()["checks"])
+        lengths, ms = timed(self.backend.name, lambda: build(self.iteration))
+        self.took.append(ms)
+        self.checks.append(np.array(self.colony.memory()["checks"]) - before)
+        self.colony.build = lambda iteration: lengths            # the iteration goes on with these ants
+        try:
+            super()._iterate()
+        finally:
+            self.colony.build = build
+
+
+def timed(backend: str, work):
+    """``work()``'s result and its milliseconds: CUDA events around it on a GPU, else the clock."""
+    if backend == "cuda":
+        from lsmgpu.backends.cuda.driver import cuda
+        start, end = cuda.Event(), cuda.Event()
+        start.record()
+        out = work()
+        end.record()
+        end.synchronize()
+        return out, end.time_since(start)
+    started = time.perf_counter()
+    out = work()
+    return out, 1000 * (time.perf_counter() - started)
+
+
+def probe(problem, colonies: int, ants: int, iterations: int, backend: str = "cuda", warm_up: int = WARM_UP,
+          depth: int = FIVE_OPT_DEPTH) -> dict:
+    """One configuration's row (chains of ``depth`` levels): the timed iterations' milliseconds and
+    their ants' checks."""
+    search = TimedACO(problem, ants=ants, colonies=colonies, candidates="alpha", lk_depth=depth, lk_move=5,
+                      chain_alone=True, restart_after=None, backend=backend, seed=0)
+    search.warm_up = warm_up
+    result = search.run(iterations=warm_up + iterations)
+    took, checks = np.array(search.took), np.concatenate(search.checks)
+    return {"instance": problem.name, "colonies": colonies, "ants": ants, "timed": len(took),
+            "ms_median": float(np.median(took)), "ms_p90": float(np.percentile(took, 90)),
+            "checks_median": float(np.median(checks)), "checks_p99": float(np.percentile(checks, 99)),
+            "checks_most": int(checks.max()), "gap_pct": round(100 * problem.gap(result.fitness), 3),
+            "device": search.device}
+
+
+def main(folder: str, names: str, configs: str, iterations: int) -> None:
+    for name in names.split(","):
+        problem = TSP.from_file(Path(folder) / f"{name}.tsp")
+        for config in configs.split(","):
+            print(probe(problem, *parse_config(config), iterations), flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]))
