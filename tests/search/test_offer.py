@@ -111,3 +111,26 @@ def test_gpu_searches_take_an_offered_solution(name, berlin52):
     search, result, offering = offered_run(SEARCHES[name], problem, optimum, backend="cuda")
     assert offering.bests[1] == problem.best_known and search.migrants == 1
     assert result.fitness == problem.best_known == problem.fitness(result.solution)
+
+
+def test_with_colonies_the_worst_colony_takes_the_offered_tour(berlin52):
+    """FocusedACO with three colonies: the optimum offered after iteration 1 becomes the best
+    tour and the source of the colony whose best was the longest, the other colonies' bests
+    unchanged by it."""
+    problem, optimum = berlin52
+    before = {}
+
+    class Watching(Offering):
+        def on_iteration(self, state):
+            if not self.bests:
+                before["bests"] = list(self.search.colony_best)
+            return super().on_iteration(state)
+
+    offering = Watching(optimum)
+    search = FocusedACO(problem, ants=2, moves=2, colonies=3, seed=10, lk_depth=0, restart_after=None, backend="cpu",
+                        callbacks=[offering])
+    search.run(iterations=3)
+    worst = int(np.argmax(before["bests"]))
+    assert worst == 2 and search.migrants == 1 and search.colony_best[worst] == problem.best_known
+    assert np.array_equal(search.colony.best_tour(worst), optimum)
+    assert all(search.colony_best[c] <= before["bests"][c] for c in range(3) if c != worst)
