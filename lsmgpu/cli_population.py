@@ -84,6 +84,8 @@ def options(args) -> tuple[dict, callable]:
         chosen["chain_alone"] = args.chain_alone
     if args.restart_after is not None:
         chosen["restart_after"] = args.restart_after
+    if args.colonies is not None:
+        chosen["colonies"] = args.colonies
     if args.candidates is not None:
         chosen["candidates"] = args.candidates
         return chosen, lambda s: f"{describe(s)}, candidates {args.candidates}"
@@ -104,7 +106,7 @@ def _options(args) -> tuple[dict, callable]:
                           + f"kicked segments <= {_spans(s.spans)}" + (", LK3 moves" if s.rules.lk else "")
                           + _chain_depth(s.rules))
     if name == FACO:
-        return (dict(ants=args.ants, colonies=args.colonies or 1, initial=args.initial_solution),
+        return (dict(ants=args.ants, initial=args.initial_solution),
                 lambda s: (f"{s.colonies} colonies of " if s.colonies > 1 else "")
                           + f"{s.ants} ants moving {s.moves} cities each, "
                           + ("" if s.rules.chain_alone else "2-opt + Or-opt" + (" + Or-3opt" if s.rules.or3 else "")
