@@ -23,8 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from lsmgpu.cli_population import FIVE_OPT_DEPTH
-from lsmgpu.search import FocusedACO
 from problems.tsp import TSP
+
+from .watched_colony import WatchedACO
 
 #: iterations run before the timed ones (the start's descent, the colony's first steps)
 WARM_UP = 5
@@ -36,7 +37,7 @@ def parse_config(text: str) -> tuple[int, int]:
     return int(colonies or 1), int(ants)
 
 
-class TimedACO(FocusedACO):
+class TimedACO(WatchedACO):
     """FocusedACO that keeps, from iteration ``warm_up`` on, each build's milliseconds in
     ``took`` and each ant's checks in that build in ``checks``."""
 
@@ -46,19 +47,14 @@ class TimedACO(FocusedACO):
         super()._set_up()
         self.took, self.checks = [], []
 
-    def _iterate(self) -> None:
-        build = self.colony.build
+    def _watch(self, build) -> np.ndarray:
         if self.iteration < self.warm_up:
-            return super()._iterate()
+            return build(self.iteration)
         before = np.array(self.colony.memory()["checks"])
         lengths, ms = timed(self.backend.name, lambda: build(self.iteration))
         self.took.append(ms)
         self.checks.append(np.array(self.colony.memory()["checks"]) - before)
-        self.colony.build = lambda iteration: lengths            # the iteration goes on with these ants
-        try:
-            super()._iterate()
-        finally:
-            self.colony.build = build
+        return lengths
 
 
 def timed(backend: str, work):

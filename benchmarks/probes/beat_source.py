@@ -26,19 +26,21 @@ from lsmgpu.search import FocusedACO
 from lsmgpu.search.partition import merge_tours
 from problems.tsp import TSP
 
+from .watched_colony import WatchedACO
+
 #: ants merged with the iteration's best at a probed iteration
 PROBED_ANTS = 32
 
 
-class CountingACO(FocusedACO):
+class CountingACO(WatchedACO):
     """FocusedACO that writes, each iteration, [iteration, ants shorter than the source, the best
     ant's gain, the sum of their gains] (and, at iterations 50, 150, ..., the merge's gain beyond
     the best ant's and its seconds) to ``rows``."""
 
     rows: list
 
-    def _iterate(self) -> None:
-        source_length, build = self.colony.lengths[0], self.colony.build
+    def _watch(self, build) -> np.ndarray:
+        source_length = self.colony.lengths[0]
         lengths = build(self.iteration)
         better = np.flatnonzero(lengths < source_length)
         row = [self.iteration, len(better), float(source_length - lengths.min()),
@@ -50,11 +52,7 @@ class CountingACO(FocusedACO):
             _, gain = merge_tours(tours, self.problem.edge_distance().between)
             row += [gain, time.perf_counter() - started]
         self.rows.append(row)
-        self.colony.build = lambda iteration: lengths            # the iteration goes on with these ants
-        try:
-            super()._iterate()
-        finally:
-            self.colony.build = build
+        return lengths
 
 
 def main(folder: str, name: str, seconds: float) -> None:
