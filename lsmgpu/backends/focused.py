@@ -15,10 +15,7 @@ p, q to between cur and s (an Or-opt move of one city, 2-opt steps ({p, v}, {cur
 ``moves`` such moves, ``walk`` steps, or with 3 cities left. The FACO paper's ant builds a new
 tour copying the source's stretches once it has made its moved cities; moving the cities in place
 keeps the rest of the tour the source's without copying it, and a GPU block a tour. The ant's tour
-then descends (lsmgpu.backends.dontlook, 2-opt and Or-opt) from its queued cities, until none is
-queued or after ``checks`` checks where the rules set them (the iteration waits on its slowest ant:
-a few check three times the median; an ant stopped early leaves a tour that is not a local optimum
-yet, its length exact).
+then descends (lsmgpu.backends.dontlook, 2-opt and Or-opt) from its queued cities.
 
 The pheromone, a colony's own: tau on each city's candidates only; an update keeps ``keep`` of it (at least
 tau_min), deposits ``deposit`` on the candidates that are the source's neighbours of their city,
@@ -26,7 +23,6 @@ and holds it under tau_max (FACO's trail limits, ``trail_limits``).
 """
 from __future__ import annotations
 
-import math
 from collections import deque
 
 import numpy as np
@@ -48,12 +44,10 @@ LANES = 32
 class FocusRules:
     """An ant's walk: the random numbers' ``seed``, the moved cities it stops at (``moves``)
     and the steps it may take (``walk``); the ants' ``colonies``, each of as many ants with its
-    own source, best tour and pheromone (ant k of colony k // (ants / colonies)); the checks an
-    ant's descent stops at (``checks``; 0: none, it descends until no city is queued)."""
+    own source, best tour and pheromone (ant k of colony k // (ants / colonies))."""
 
-    def __init__(self, seed: int, moves: int, walk: int, colonies: int = 1, checks: int = 0):
+    def __init__(self, seed: int, moves: int, walk: int, colonies: int = 1):
         self.seed, self.moves, self.walk, self.colonies = int(seed), int(moves), int(walk), int(colonies)
-        self.checks = int(checks)
 
     def per_colony(self, ants: int, what: str) -> int:
         """The ants of a colony when ``ants`` ants make up the colonies (a clear refusal where
@@ -212,9 +206,7 @@ class CpuFocusedAnts:
                                           self.between)
             queue, queued = deque(), np.zeros(n, dtype=bool)
             enqueue(touched, queue, queued)
-            done, limit = 0, self.focus.checks or math.inf
-            while queue and done < limit:
-                done += 1
+            while queue:
                 c = queue.popleft()
                 queued[c] = False
                 self.checks[k] += 1

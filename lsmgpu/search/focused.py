@@ -83,13 +83,11 @@ class FocusedParams:
     chain_alone: bool = False
     restart_after: int | None = RESTART_AFTER
     colonies: int = 1
-    ant_checks: int | None = None
 
     def __post_init__(self):
         owner = "FocusedACO"
         for name, low, high in (("ants", 1, 2**20), ("moves", 1, 2**31 - 1), ("walk", 1, 2**31 - 1),
-                                ("restart_after", 1, 2**31 - 1), ("colonies", 1, 64),
-                                ("ant_checks", 1, 2**31 - 1)):
+                                ("restart_after", 1, 2**31 - 1), ("colonies", 1, 64)):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_count(owner, name, getattr(self, name), low, high))
         for name, ok, bounds in (("rho", lambda v: 0 < v < 1, "in (0, 1)"), ("p_best", lambda v: 0 < v < 1, "in (0, 1)"),
@@ -123,10 +121,6 @@ class FocusedACO(PopulationSearch):
     global_best_source : probability that the colony's best (the best so far until a restart), not
                          the iteration's best, is the next source and deposits (0.01)
     walk               : steps an ant may walk (default n)
-    ant_checks         : checks an ant's descent stops at (default None: it descends until no city
-                         is queued); an iteration lasts as long as its slowest ant, whose descent
-                         checks a few times the median ant's, so a cap buys iterations at the cost
-                         of a few ants' tours that are not local optima yet
     restart_after      : iterations without the colony's best improving after which the colony
                          starts again (None: never): its best is merged into the best so far by
                          partition crossover (lsmgpu/search/partition.py), and a new colony starts
@@ -218,7 +212,7 @@ class FocusedACO(PopulationSearch):
 
     def _build_colony(self, distance) -> None:
         """The ants on the backend, their walks keyed by ``focus_seed``."""
-        focus = FocusRules(self.focus_seed, self.moves, self.walk, self.colonies, self.params.ant_checks or 0)
+        focus = FocusRules(self.focus_seed, self.moves, self.walk, self.colonies)
         self.colony = dontlook_for(self.backend, "focused_ants", CpuFocusedAnts, self.rules, focus, distance,
                                    self.ants * self.colonies, self.beta, announce="FocusedACO", what="the ants")
         self.parts.append(self.colony)

@@ -138,29 +138,6 @@ def test_ants_lengths_are_their_tours_and_the_source_deposits():
     assert length(problem, ants.source[0]) == lengths[4] and ants.lengths[0] == lengths[4]
 
 
-def test_an_ants_descent_stops_at_its_checks():
-    """With ``checks`` set, no ant checks more cities than that in a build, the ants stopped there
-    keep tours whose lengths are exact but longer than the full descents', and a cap above every
-    ant's checks changes nothing."""
-    problem = tsp_of("int-coords", 150, seed=8)
-    rules, distance = rules_of(problem), problem.edge_distance()
-    source = np.random.default_rng(1).permutation(150)
-    runs = {}
-    for cap in (0, 12, 10**6):
-        ants = CpuFocusedAnts(rules, FocusRules(3, 8, 10**6, checks=cap), distance, 6, beta=1.0)
-        ants.start(source, length(problem, source), 0.5)
-        lengths = ants.build(4)
-        assert [length(problem, ants.tour(k)) for k in range(6)] == list(lengths)
-        runs[cap] = lengths, ants.memory()["checks"]
-    full, full_checks = runs[0]
-    capped, capped_checks = runs[12]
-    assert full_checks.max() > 12 and capped_checks.max() == 12
-    stopped = full_checks > 12
-    assert np.all(capped[stopped] >= full[stopped]) and np.any(capped[stopped] > full[stopped])
-    assert np.array_equal(capped[~stopped], full[~stopped]) and np.array_equal(capped_checks[~stopped], full_checks[~stopped])
-    assert np.array_equal(runs[10**6][0], full) and np.array_equal(runs[10**6][1], full_checks)
-
-
 def test_each_colony_walks_its_own_source_and_pheromone():
     """Three colonies of two ants: ant k of colony c walks and descends as ant k of a lone colony
     started from c's source and tau (the random numbers follow the ant's number, the weights its
@@ -324,23 +301,21 @@ def test_errors_name_what_is_wrong():
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("share_rows", [True, False])
-@pytest.mark.parametrize("kind,n,moves,or3,lk,colonies,checks",
-                         [("int-coords", 300, 8, True, False, 1, 0), ("real-coords", 120, 4, False, False, 1, 0),
-                          ("matrix", 90, 8, True, False, 1, 0), ("int-coords", 9, 3, False, False, 1, 0),
-                          ("int-coords", 300, 8, True, True, 1, 0), ("real-coords", 120, 4, False, True, 1, 0),
-                          ("int-coords", 300, 8, True, False, 3, 0), ("matrix", 90, 8, True, True, 4, 0),
-                          ("int-coords", 300, 8, True, False, 1, 9), ("matrix", 90, 8, True, True, 3, 4)])
-def test_gpu_ants_equal_the_hosts(kind, n, moves, or3, lk, colonies, checks, share_rows, monkeypatch):
+@pytest.mark.parametrize("kind,n,moves,or3,lk,colonies",
+                         [("int-coords", 300, 8, True, False, 1), ("real-coords", 120, 4, False, False, 1),
+                          ("matrix", 90, 8, True, False, 1), ("int-coords", 9, 3, False, False, 1),
+                          ("int-coords", 300, 8, True, True, 1), ("real-coords", 120, 4, False, True, 1),
+                          ("int-coords", 300, 8, True, False, 3), ("matrix", 90, 8, True, True, 4)])
+def test_gpu_ants_equal_the_hosts(kind, n, moves, or3, lk, colonies, share_rows, monkeypatch):
     """Tours, lengths, checks and pheromone equal the reference's over iterations that follow
     ants and the kept best (descents with and without Or-3opt moves; each ant's tour in its
     block's shared memory or in global memory; one colony, or several from their own sources,
-    each following its own ants and depositing on its own pheromone; descents stopped at a few
-    checks, their queues left for the next iteration's ants clean)."""
+    each following its own ants and depositing on its own pheromone)."""
     from lsmgpu.backends.cuda import dontlook as cuda_dontlook
     monkeypatch.setattr(cuda_dontlook, "SHARE_ROWS", share_rows)
     problem = tsp_of(kind, n, seed=n)
     rules, distance, B = rules_of(problem, or3=or3, lk=lk), problem.edge_distance(), 12
-    focus, per = FocusRules(17, moves, 10**6, colonies, checks), B // colonies
+    focus, per = FocusRules(17, moves, 10**6, colonies), B // colonies
     host = CpuFocusedAnts(rules, focus, distance, B, beta=2.0)
     gpu = resolve("cuda").focused_ants(rules, focus, distance, B, 2.0)
     assert (gpu.row_shared > 0) == share_rows

@@ -52,8 +52,8 @@ class CudaFocusedAnts(CudaDontLook):
 
     def _focus(self, iteration: int = 0) -> bytes:
         f = self.focus
-        return pack("4PQ5i4x", int(self.source), int(self.source_pos), int(self.weights), int(self.source_lengths),
-                    f.seed % 2**64, int(iteration), f.moves, f.walk, self.per_colony, f.checks)  # sizeof(Focus) = 64
+        return pack("4PQiiii", int(self.source), int(self.source_pos), int(self.weights), int(self.source_lengths),
+                    f.seed % 2**64, int(iteration), f.moves, f.walk, self.per_colony)      # sizeof(Focus) = 56
 
     def start(self, tour, length: float, tau: float, colony: int = 0) -> None:
         source, source_pos, best, best_pos = self._tours(colony)
