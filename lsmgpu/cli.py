@@ -129,6 +129,8 @@ def choose_method(args, problem) -> None:
         raise ValueError(f"--restart-after applies to --algorithm {FACO}")
     if args.colonies is not None and args.algorithm != FACO:
         raise ValueError(f"--colonies applies to --algorithm {FACO}")
+    if args.moves is not None and args.algorithm != FACO:
+        raise ValueError(f"--moves applies to --algorithm {FACO}")
     if args.candidates is not None and args.algorithm not in ("ils", "vns", "acs", "mmas", FACO, CHAINS, SEGMENTS):
         raise ValueError(f"--candidates applies to --algorithm ils, vns, acs, mmas, {FACO}, {CHAINS} or {SEGMENTS}")
     if args.starts is None:

@@ -86,6 +86,8 @@ def options(args) -> tuple[dict, callable]:
         chosen["restart_after"] = args.restart_after
     if args.colonies is not None:
         chosen["colonies"] = args.colonies
+    if args.moves is not None:
+        chosen["moves"] = args.moves
     if args.candidates is not None:
         chosen["candidates"] = args.candidates
         return chosen, lambda s: f"{describe(s)}, candidates {args.candidates}"

@@ -150,6 +150,8 @@ def test_solve_runs_focused_aco_by_default_for_a_tsp_on_a_gpu(monkeypatch):
     (["--algorithm", "tabu", "--ants", "4"], "--ants applies to --algorithm acs, mmas or faco"),
     (["--algorithm", "mmas", "--colonies", "2"], "--colonies applies to --algorithm faco"),
     (["--algorithm", "faco", "--colonies", "0"], "argument --colonies: must be at least 1"),
+    (["--algorithm", "ils", "--moves", "16"], "--moves applies to --algorithm faco"),
+    (["--algorithm", "faco", "--moves", "0"], "argument --moves: must be at least 1"),
 ])
 def test_solve_refuses_what_the_dontlook_chains_do_not_take(flags, message, capsys):
     """Solve refuses what the dontlook chains do not take."""
@@ -183,11 +185,12 @@ def test_solve_with_focused_aco(tmp_path, capsys):
 
 
 def test_solve_with_focused_aco_colonies(capsys):
-    """`--colonies 2` runs two colonies of --ants ants, says so, and reaches berlin52's optimum."""
-    assert main(["solve", "berlin52", "--algorithm", "faco", "--ants", "4", "--colonies", "2", "--iterations", "30",
-                 "--backend", "cpu", "--quiet"]) == 0
+    """`--colonies 2 --moves 16` runs two colonies of --ants ants moving 16 cities each, says so, and
+    reaches berlin52's optimum."""
+    assert main(["solve", "berlin52", "--algorithm", "faco", "--ants", "4", "--colonies", "2", "--moves", "16",
+                 "--iterations", "30", "--backend", "cpu", "--quiet"]) == 0
     captured = capsys.readouterr()
-    assert "FocusedACO on berlin52 (n = 52, 2 colonies of 4 ants moving 128 cities" in captured.err
+    assert "FocusedACO on berlin52 (n = 52, 2 colonies of 4 ants moving 16 cities" in captured.err
     assert "gap to best known 7542: 0.00 %" in captured.out
 
 

@@ -9,8 +9,10 @@ of FIVE_OPT_DEPTH 5-opt levels alone, no restarts) for ``warm_up`` iterations, t
 ``iterations`` more, each ant build with CUDA events on a GPU (the host's clock on the CPU), and
 reads every ant's checks in each: the median and the 90th percentile of an iteration's
 milliseconds; over every timed ant, the median, the 99th percentile and the most of its checks.
-Where the last ants check many times the median, an iteration that stops them early would buy
-iterations (rl11849 is short of them at 60 s).
+On the H200 the slowest ant checks 3.4 times the median, and 192 ants cost what 448 cost; stopping
+the last ants early buys 1.5 times the iterations on rl11849 but loses the gap at 60 s (the ants that
+descend longest find the better tours: docs/benchmarks/tsp-depth.md, "Moved cities and an ant's
+checks at 60 s").
 
     python -m benchmarks.probes.ant_tail .data/tsplib rl11849,u1817 192,448,3x448 20
 """
