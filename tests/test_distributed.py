@@ -96,7 +96,11 @@ class MarkRunning:
         Path(self.folder, f"{os.getpid()}-{id(self)}").touch()
 
 
-def interrupt_when(folder, count, limit=300.0):
+#: seconds after which interrupt_when sends its signal even if the searches have not marked
+INTERRUPT_LIMIT = 300.0
+
+
+def interrupt_when(folder, count, limit=INTERRUPT_LIMIT):
     """A thread that sends this process SIGINT once ``count`` searches have marked ``folder``
     (whatever the machine's speed: the signal waits for the searches, not for a clock)."""
     def wait():
@@ -111,11 +115,18 @@ def interrupt_when(folder, count, limit=300.0):
 
 
 def test_ctrl_c_returns_the_best_so_far(qap, tmp_path):
-    """Ctrl-C in the driver, once both actors' searches run, stops every actor and returns what they had."""
+    """Ctrl-C in the driver, once both actors' searches run, stops every actor and returns what they
+    had. Python's own Ctrl-C handler is set for the test (a shell's background job inherits SIGINT
+    ignored), and the run has a budget past the signal's, so that a signal not delivered fails the
+    test instead of hanging it."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     runner = RayMultiStart(HillClimbing, qap, starts=2, seed=0, backend="cpu", restarts=10**9,
                            callbacks=[MarkRunning(tmp_path)])
-    interrupt_when(tmp_path, 2)
-    result = runner.run()
+    try:
+        interrupt_when(tmp_path, 2)
+        result = runner.run(seconds=INTERRUPT_LIMIT + 120)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert result.status == "interrupted" and result.solution is not None
     assert all(r is not None and r.status == "interrupted" for r in result.runs)   # said why, not "callback"
 
