@@ -125,12 +125,8 @@ def choose_method(args, problem) -> None:
         raise ValueError(f"--lk-move applies to --algorithm {FACO} or {CHAINS}")
     if args.chain_alone is not None and args.algorithm not in (FACO, CHAINS):
         raise ValueError(f"--chain-alone / --no-chain-alone apply to --algorithm {FACO} or {CHAINS}")
-    if args.restart_after is not None and args.algorithm != FACO:
-        raise ValueError(f"--restart-after applies to --algorithm {FACO}")
-    if args.colonies is not None and args.algorithm != FACO:
-        raise ValueError(f"--colonies applies to --algorithm {FACO}")
-    if args.moves is not None and args.algorithm != FACO:
-        raise ValueError(f"--moves applies to --algorithm {FACO}")
+    if args.algorithm != FACO:
+        _refuse(args, ("--restart-after", "--colonies", "--moves"), f"applies to --algorithm {FACO}")
     if args.candidates is not None and args.algorithm not in ("ils", "vns", "acs", "mmas", FACO, CHAINS, SEGMENTS):
         raise ValueError(f"--candidates applies to --algorithm ils, vns, acs, mmas, {FACO}, {CHAINS} or {SEGMENTS}")
     if args.starts is None:

@@ -74,20 +74,9 @@ def _run_seconds(args) -> float | None:
 def options(args) -> tuple[dict, callable]:
     """The search's options from the flags, and what to say about a search built with them."""
     chosen, describe = _options(args)
-    if args.lk is not None:
-        chosen["lk"] = args.lk
-    if args.lk_depth is not None:
-        chosen["lk_depth"] = args.lk_depth
-    if args.lk_move is not None:
-        chosen["lk_move"] = args.lk_move
-    if args.chain_alone is not None:
-        chosen["chain_alone"] = args.chain_alone
-    if args.restart_after is not None:
-        chosen["restart_after"] = args.restart_after
-    if args.colonies is not None:
-        chosen["colonies"] = args.colonies
-    if args.moves is not None:
-        chosen["moves"] = args.moves
+    for name in ("lk", "lk_depth", "lk_move", "chain_alone", "restart_after", "colonies", "moves"):
+        if getattr(args, name) is not None:            # given: else the search's own default
+            chosen[name] = getattr(args, name)
     if args.candidates is not None:
         chosen["candidates"] = args.candidates
         return chosen, lambda s: f"{describe(s)}, candidates {args.candidates}"
