@@ -86,13 +86,7 @@ class FocusedParams:
 
     def __post_init__(self):
         owner = "FocusedACO"
-        if isinstance(self.moves, (list, tuple, np.ndarray)):
-            if not len(self.moves):
-                raise ValueError(f"{owner}: `moves` must be a count or a non-empty cycle of counts, got {self.moves!r}")
-            object.__setattr__(self, "moves", tuple(check_count(owner, "moves", m, 1, 2**31 - 1) for m in self.moves))
-        elif self.moves is not None:
-            object.__setattr__(self, "moves", check_count(owner, "moves", self.moves, 1, 2**31 - 1))
-        for name, low, high in (("ants", 1, 2**20), ("walk", 1, 2**31 - 1),
+        for name, low, high in (("ants", 1, 2**20), ("moves", 1, 2**31 - 1), ("walk", 1, 2**31 - 1),
                                 ("restart_after", 1, 2**31 - 1), ("colonies", 1, 64)):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_count(owner, name, getattr(self, name), low, high))
@@ -120,8 +114,7 @@ class FocusedACO(PopulationSearch):
     moves              : cities an ant moves next to its walk (FACO's "minimum of new edges", here
                          counted per moved city, which brings up to three new edges; default 128;
                          without the LK chain 64 from 10,000 cities, with it 192 from
-                         30,000: MOVES); a sequence of counts is a cycle, iteration i's ants
-                         moving moves[i % len(moves)] cities (small and large kicks in turn)
+                         30,000: MOVES)
     rho                : evaporation (the pheromone keeps 1 - rho an iteration; default 0.5)
     p_best, beta       : MMAS's p_best for the trail limits over the candidate lists (0.1), the
                          distance's weight (1.0): the FACO paper's defaults

@@ -53,7 +53,7 @@ class CudaFocusedAnts(CudaDontLook):
     def _focus(self, iteration: int = 0) -> bytes:
         f = self.focus
         return pack("4PQiiii", int(self.source), int(self.source_pos), int(self.weights), int(self.source_lengths),
-                    f.seed % 2**64, int(iteration), f.moves_at(iteration), f.walk, self.per_colony)      # sizeof(Focus) = 56
+                    f.seed % 2**64, int(iteration), f.moves, f.walk, self.per_colony)      # sizeof(Focus) = 56
 
     def start(self, tour, length: float, tau: float, colony: int = 0) -> None:
         source, source_pos, best, best_pos = self._tours(colony)
