@@ -72,11 +72,11 @@ def test_the_walk_moves_cities_next_to_the_walk_and_measures_the_change(n, moves
         y, pos, delta, touched = walk_of(problem, rules, weights, x, 5, t, 2, moves)
         assert np.array_equal(np.sort(y), np.arange(n)) and np.array_equal(pos, positions(y))
         assert delta == length(problem, y) - length(problem, x)
-        moves = len(touched) // 5
-        assert len(touched) % 5 == 0 and moves <= moves
+        moved = len(touched) // 5
+        assert len(touched) % 5 == 0 and moved <= moves
         new = {frozenset(e) for e in zip(y, np.roll(y, -1))} - {frozenset(e) for e in zip(x, np.roll(x, -1))}
-        assert len(new) <= 3 * moves and all(e <= set(touched) for e in new)
-        if moves:                    # the last city moved ends beside the city the walk was at
+        assert len(new) <= 3 * moved and all(e <= set(touched) for e in new)
+        if moved:                    # the last city moved ends beside the city the walk was at
             c, _, v = touched[-5:-2]
             assert abs(int(pos[c]) - int(pos[v])) in (1, n - 1)
 
