@@ -179,7 +179,7 @@ def compile_module(source: str, arch: str) -> bytes:
             _cubins[key] = future.result(timeout=None if left is None else max(0.0, left))
         except concurrent.futures.TimeoutError:
             raise DeadlineReached("the time budget ran out while nvcc built a kernel; the build finishes in "
-                                  "the background, cached for the next run") from None
+                                  "the background, cached for the next run (the process ends after it)") from None
         except cuda.CompileError as exc:
             path = save_source(source)
             raise KernelCompileError(f"nvcc failed on {path}:\n{exc.stderr or exc}", path) from None
