@@ -48,6 +48,12 @@ CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dtyp
           np.dtype(np.uint64): "unsigned long long"}
 #: nvcc_compile's options: every warning an error (rendered kernels compile without any)
 WARNINGS_AS_ERRORS = ("-Werror", "all-warnings")
+#: nvcc options of the compile checks (``nvcc_compile``): every warning an error, the device code's
+#: optimisation cut (NVVM at -O1, ptxas at -O0). The front end's errors and warnings and ptxas's
+#: checks (shared memory, the launch bounds) stay, in a fraction of the time: the 5-opt chain's
+#: kernel in 3.1 s against 24.2 s with nvcc 13.0 on two cores. The builds that run (the CUDA
+#: backend's, lsmgpu/backends/cuda/driver.py) optimise fully.
+CHECK_OPTIONS = WARNINGS_AS_ERRORS + ("-Xcicc", "-O1", "-Xptxas", "-O0")
 
 #: solutions up to this many bytes are staged in shared memory by every block
 SHARED_SOLUTION_BYTES = 32 * 1024
@@ -371,9 +377,9 @@ def save_source(source: str) -> str:
     return path
 
 
-def nvcc_compile(source: str, arch: str = "sm_90", options: tuple[str, ...] = WARNINGS_AS_ERRORS) -> bytes:
-    """Compile ``source`` to a cubin with nvcc (no GPU needed; by default every warning an
-    error); KernelCompileError on failure."""
+def nvcc_compile(source: str, arch: str = "sm_90", options: tuple[str, ...] = CHECK_OPTIONS) -> bytes:
+    """Compile ``source`` to a cubin with nvcc (no GPU needed; by default the compile check's
+    options, CHECK_OPTIONS: every warning an error); KernelCompileError on failure."""
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         raise FileNotFoundError("nvcc is not on PATH")
