@@ -115,12 +115,12 @@ def test_a_chain_that_lost_its_closing_edge_is_not_spliced():
     assert kept.tolist() == [True, False, True, True] and np.array_equal(paths[1], np.arange(10))
 
 
-def test_the_decomposition_reaches_a_local_optimum_of_a_10000_city_tour():
+def test_the_decomposition_reaches_a_local_optimum_of_a_4000_city_tour():
     """Rounds of segment descents (every city of a segment queued) and the whole tour's descent from
-    the crossing cities until a round changes nothing: then no city of the 10,000 has an improving
+    the crossing cities until a round changes nothing: then no city of the 4,000 has an improving
     2-opt or Or-opt move left (the NumPy reference, the CPU backend)."""
-    problem = uniform(10_000, seed=4)
-    search = TourSegments(problem, backend="cpu", seed=0, round_kicks=0, segment_cities=1000, candidates=8,
+    problem = uniform(4000, seed=4)
+    search = TourSegments(problem, backend="cpu", seed=0, round_kicks=0, segment_cities=400, candidates=8,
                           descent_every=1)
     result = search.run(iterations=30, stagnation=1)
     assert result.status == "stagnation" and result.iterations < 30
@@ -136,7 +136,7 @@ def test_the_whole_tours_descent_starts_from_unsettled_crossing_cities_alone():
     """Don't-look bits across rounds: a 2-opt move unsettles the cities near its four ends (along
     the tour, and those with one among their candidates) and no other; the whole tour's descents of
     a run start from fewer cities than cross its cuts, and the run still ends at a local optimum
-    (the 10,000-city test above)."""
+    (the 4,000-city test above)."""
     problem = uniform(2000, seed=3)
     search = TourSegments(problem, backend="cpu", seed=0, round_kicks=0, segment_cities=200, candidates=8,
                           descent_every=1, lk=False)
