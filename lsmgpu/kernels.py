@@ -379,15 +379,28 @@ def save_source(source: str) -> str:
 
 def nvcc_compile(source: str, arch: str = "sm_90", options: tuple[str, ...] = CHECK_OPTIONS) -> bytes:
     """Compile ``source`` to a cubin with nvcc (no GPU needed; by default the compile check's
-    options, CHECK_OPTIONS: every warning an error); KernelCompileError on failure."""
+    options, CHECK_OPTIONS: every warning an error); KernelCompileError on failure. A cubin built
+    before by the same nvcc (its ``--version``) from the same source and options is read from the
+    disk cache (cubin_path) instead: many tests check the same kernels."""
     nvcc = shutil.which("nvcc")
     if nvcc is None:
         raise FileNotFoundError("nvcc is not on PATH")
+    cached = cubin_path(source, arch, (*options, _nvcc_version(nvcc)))
+    if os.path.isfile(cached):
+        return Path(cached).read_bytes()
     src = save_source(source)
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(cached)) as tmp:
         out = os.path.join(tmp, "kernel.cubin")
         run = subprocess.run([nvcc, "-cubin", f"-arch={arch}", *options, "-o", out, src],
                              capture_output=True, text=True)
         if run.returncode != 0:
             raise KernelCompileError(f"nvcc failed on {src}:\n{run.stderr}", src)
-        return Path(out).read_bytes()
+        cubin = Path(out).read_bytes()
+        os.replace(out, cached)          # whole: another process may read it at once
+    return cubin
+
+
+@functools.lru_cache(maxsize=None)
+def _nvcc_version(nvcc: str) -> str:
+    """``nvcc --version``'s text: a compile check's cache key holds the compiler that built it."""
+    return subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout

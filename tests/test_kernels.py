@@ -212,6 +212,26 @@ def test_cuda_syntax_error_reports_nvcc_stderr_and_source(broken):
     assert info.value.source_path.endswith(".cu")
 
 
+@pytest.mark.nvcc
+def test_a_checked_kernel_is_read_back_from_the_cache(tmp_path, monkeypatch):
+    """nvcc_compile keeps each cubin in the cache folder: the same source and options again are
+    the same bytes without nvcc, other options build anew, and a failed build leaves nothing."""
+    import subprocess
+    import lsmgpu.kernels as kernels
+    monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
+    source = render(QAP.from_file(QAP.shipped("tai12a")))
+    first = nvcc_compile(source)
+    builds = []
+    run = subprocess.run
+    monkeypatch.setattr(kernels.subprocess, "run", lambda args, **kw: builds.append(args) or run(args, **kw))
+    assert nvcc_compile(source) == first and builds == []
+    assert nvcc_compile(source, options=kernels.WARNINGS_AS_ERRORS) and len(builds) == 1
+    files = sorted((tmp_path / "cubin").iterdir())
+    with pytest.raises(KernelCompileError):
+        nvcc_compile(source + "\nthis is not CUDA;")
+    assert sorted((tmp_path / "cubin").iterdir()) == files and len(files) == 2
+
+
 def test_missing_template_is_a_clear_error(broken):
     """Missing template is a clear error."""
     problem = broken("")
