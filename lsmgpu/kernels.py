@@ -46,7 +46,7 @@ TEMPLATE_DIR = Path(str(resources.files("lsmgpu.templates")))
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dtype(np.int32): "int",
           np.dtype(np.int64): "long long", np.dtype(np.int8): "signed char", np.dtype(np.uint8): "unsigned char",
           np.dtype(np.uint64): "unsigned long long"}
-#: nvcc_compile's options: every warning an error (rendered kernels compile without any)
+#: nvcc options that make every warning an error (rendered kernels compile without any)
 WARNINGS_AS_ERRORS = ("-Werror", "all-warnings")
 #: nvcc options of the compile checks (``nvcc_compile``): every warning an error, the device code's
 #: optimisation cut (NVVM at -O1, ptxas at -O0). The front end's errors and warnings and ptxas's
