@@ -225,7 +225,7 @@ def test_a_checked_kernel_is_read_back_from_the_cache(tmp_path, monkeypatch):
     run = subprocess.run
     monkeypatch.setattr(kernels.subprocess, "run", lambda args, **kw: builds.append(args) or run(args, **kw))
     assert nvcc_compile(source) == first and builds == []
-    assert nvcc_compile(source, options=kernels.WARNINGS_AS_ERRORS) and len(builds) == 1
+    assert nvcc_compile(source, options=("-Werror", "all-warnings")) and len(builds) == 1
     files = sorted((tmp_path / "cubin").iterdir())
     with pytest.raises(KernelCompileError):
         nvcc_compile(source + "\nthis is not CUDA;")
