@@ -17,9 +17,6 @@ from lsmgpu.parallel.board import Board  # noqa: E402
 from lsmgpu.parallel.ray_islands import RayIslands  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-#: one xdist worker runs this module (setup.cfg's --dist loadgroup): one local Ray cluster, not one
-#: a worker fighting another for the cores
-pytestmark = pytest.mark.xdist_group("ray")
 
 
 @pytest.fixture(scope="module", autouse=True)
