@@ -1,4 +1,4 @@
-"""Rendering and compiling the CUDA kernels: one Jinja2 environment, two caches.
+"""Rendering the CUDA kernels: one Jinja2 environment.
 
 A kernel is the engine skeleton (``templates/skeleton/evaluate.cu.j2``) extended by the
 problem's template (beside the problem's module), with the neighbourhood's move code
@@ -13,19 +13,13 @@ renders the same source, and a second instance, or a second crowns seed, starts 
 Rendering uses ``StrictUndefined``, so a template that names an unknown variable fails with a
 clear message instead of emitting broken CUDA.
 
-Compiled code is cached in memory per (source, options) and on disk as cubin files in
-``cache_dir()`` (:func:`cubin_path`, written by lsmgpu/backends/cuda/driver.py), so a second run
-of the same kind starts without a compiler. ``nvcc_compile`` builds a rendered source for a given
-architecture without a GPU, warnings as errors: how CI catches template errors.
+The compiled templates are cached in the cache folder (lsmgpu/cubins.py), beside the cubins,
+so a second process renders without Jinja2's compiler either.
 """
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
-import shutil
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -34,21 +28,18 @@ import jinja2
 import numpy as np
 
 from .backends.base import TENURE_BLOCK
+from .cubins import cache_dir
 from .encodings import Discrete
 from .errors import KernelCompileError
 from .problem import MEMORY_POLICIES, Problem
 
-__all__ = ["render", "render_skeleton", "KernelSpec", "DeviceConstant", "template_names", "nvcc_compile", "cache_dir", "TEMPLATE_DIR"]
+__all__ = ["render", "render_skeleton", "KernelSpec", "DeviceConstant", "template_names", "TEMPLATE_DIR"]
 
 TEMPLATE_DIR = Path(str(resources.files("lsmgpu.templates")))
 
 CTYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dtype(np.int32): "int",
           np.dtype(np.int64): "long long", np.dtype(np.int8): "signed char", np.dtype(np.uint8): "unsigned char",
           np.dtype(np.uint64): "unsigned long long"}
-#: the compile checks' nvcc options: every warning an error (rendered kernels have none), the device
-#: code's optimisation cut (NVVM -O1, ptxas -O0), its errors and resource checks kept: the 5-opt
-#: chain's kernel in 3.1 s, not 24.2 (nvcc 13.0, two cores); the builds that run optimise fully
-CHECK_OPTIONS = ("-Werror", "all-warnings", "-Xcicc", "-O1", "-Xptxas", "-O0")
 
 #: solutions up to this many bytes are staged in shared memory by every block
 SHARED_SOLUTION_BYTES = 32 * 1024
@@ -59,13 +50,6 @@ SHARED_LIMIT_BYTES = 48 * 1024
 def template_names() -> list[str]:
     """All templates shipped in the package, relative to the templates folder."""
     return sorted(str(p.relative_to(TEMPLATE_DIR)) for p in TEMPLATE_DIR.rglob("*.cu.j2"))
-
-
-def cache_dir() -> str:
-    """Folder of PyCUDA's on-disk kernel cache (``$LSMGPU_CACHE`` or ~/.cache/lsmgpu)."""
-    path = os.environ.get("LSMGPU_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "lsmgpu")
-    os.makedirs(path, exist_ok=True)
-    return path
 
 
 @dataclass(frozen=True)
@@ -353,47 +337,3 @@ def render_skeleton(name: str, **context) -> str:
     """CUDA source of one of the engine's own templates (``templates/skeleton/<name>``, e.g. the
     ant colonies' kernels) rendered with ``context``, the options that decide its code."""
     return _environment_of(()).get_template(f"skeleton/{name}").render(**context)
-
-
-def cubin_path(source: str, arch: str, options: tuple[str, ...]) -> str:
-    """Where the disk cache keeps the cubin of (source, arch, options)."""
-    key = hashlib.sha256("\0".join([source, arch, *options]).encode()).hexdigest()[:32]
-    folder = os.path.join(cache_dir(), "cubin")
-    os.makedirs(folder, exist_ok=True)
-    return os.path.join(folder, f"{key}-{arch}.cubin")
-
-
-def save_source(source: str) -> str:
-    """Write a rendered source to a file named by its hash; return the path (for error reports)."""
-    folder = os.path.join(tempfile.gettempdir(), "lsmgpu-kernels")
-    os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, hashlib.sha1(source.encode()).hexdigest()[:16] + ".cu")
-    Path(path).write_text(source)
-    return path
-
-
-def nvcc_compile(source: str, arch: str = "sm_90", options: tuple[str, ...] = CHECK_OPTIONS) -> bytes:
-    """Compile ``source`` to a cubin with nvcc (no GPU needed; CHECK_OPTIONS by default);
-    KernelCompileError on failure. A cubin the same nvcc (its ``--version``) built before from the
-    same source and options is read from the disk cache (cubin_path): tests check kernels alike."""
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        raise FileNotFoundError("nvcc is not on PATH")
-    cached = cubin_path(source, arch, (*options, _nvcc_version(nvcc)))
-    if os.path.isfile(cached):
-        return Path(cached).read_bytes()
-    src = save_source(source)
-    with tempfile.TemporaryDirectory(dir=os.path.dirname(cached)) as tmp:
-        out = os.path.join(tmp, "kernel.cubin")
-        run = subprocess.run([nvcc, "-cubin", f"-arch={arch}", *options, "-o", out, src],
-                             capture_output=True, text=True)
-        if run.returncode != 0:
-            raise KernelCompileError(f"nvcc failed on {src}:\n{run.stderr}", src)
-        os.replace(out, cached)          # whole: another process may read it at once
-    return Path(cached).read_bytes()
-
-
-@functools.lru_cache(maxsize=None)
-def _nvcc_version(nvcc: str) -> str:
-    """``nvcc --version``'s text: a compile check's cache key holds the compiler that built it."""
-    return subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout

@@ -102,7 +102,8 @@ def check_compiles(problem, neighbourhoods=(), *, arch: str = "sm_90") -> dict:
     {neighbourhood's repr: cubin bytes}. A compile error is a KernelCompileError whose message
     starts with the template lines nvcc's errors point at ("template.cu.j2 line 12: ...")."""
     from .errors import KernelCompileError
-    from .kernels import nvcc_compile, render
+    from .cubins import nvcc_compile
+    from .kernels import render
     built = {}
     for nb in (problem.neighbourhood, *neighbourhoods):
         bound = problem.with_neighbourhood(nb)

@@ -294,7 +294,8 @@ def test_the_gpu_trees_weights_come_back_from_their_ordered_keys():
 @pytest.mark.nvcc
 def test_the_spanning_tree_kernels_compile_for_sm90():
     """Borůvka's kernels (the ascent's spanning trees on the GPU) render and compile."""
-    from lsmgpu.kernels import nvcc_compile, render_skeleton
+    from lsmgpu.cubins import nvcc_compile
+    from lsmgpu.kernels import render_skeleton
     assert nvcc_compile(render_skeleton("boruvka.cu.j2"))
 
 
@@ -374,7 +375,8 @@ def test_a_failing_gpu_ascent_falls_back_to_scipy_announced(monkeypatch):
 @pytest.mark.parametrize("kind", ["real", "integer", "CEIL_2D", "ATT", "GEO", "matrix"])
 def test_the_exact_bound_kernel_compiles_for_sm90(kind):
     """Prim's kernel renders and compiles with the distances of every kind of TSP."""
-    from lsmgpu.kernels import nvcc_compile, render_skeleton
+    from lsmgpu.cubins import nvcc_compile
+    from lsmgpu.kernels import render_skeleton
     source = distance_kinds(20, kind).edge_distance().device_source()
     assert nvcc_compile(render_skeleton("prim.cu.j2", distance=source))
 

@@ -6,7 +6,8 @@ import pytest
 
 from lsmgpu import CandidateThreeOpt, Swap, TabuSearch, ThreeExchange
 from lsmgpu.errors import BackendFallback, BackendUnavailable, KernelCompileError
-from lsmgpu.kernels import KernelSpec, nvcc_compile, render, template_names
+from lsmgpu.cubins import nvcc_compile
+from lsmgpu.kernels import KernelSpec, render, template_names
 from lsmgpu.problems import PPP, QAP, TSP, GraphColoring, Weierstrass
 from lsmgpu.problems.candidates import quadrant_candidates
 from lsmgpu.problems.coloring import random_graph
@@ -217,19 +218,31 @@ def test_a_checked_kernel_is_read_back_from_the_cache(tmp_path, monkeypatch):
     """nvcc_compile keeps each cubin in the cache folder: the same source and options again are
     the same bytes without nvcc, other options build anew, and a failed build leaves nothing."""
     import subprocess
-    import lsmgpu.kernels as kernels
+    import lsmgpu.cubins as cubins
     monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
     source = render(QAP.from_file(QAP.shipped("tai12a")))
     first = nvcc_compile(source)
     builds = []
     run = subprocess.run
-    monkeypatch.setattr(kernels.subprocess, "run", lambda args, **kw: builds.append(args) or run(args, **kw))
+    monkeypatch.setattr(cubins.subprocess, "run", lambda args, **kw: builds.append(args) or run(args, **kw))
     assert nvcc_compile(source) == first and builds == []
     assert nvcc_compile(source, options=("-Werror", "all-warnings")) and len(builds) == 1
     files = sorted((tmp_path / "cubin").iterdir())
     with pytest.raises(KernelCompileError):
         nvcc_compile(source + "\nthis is not CUDA;")
     assert sorted((tmp_path / "cubin").iterdir()) == files and len(files) == 2
+
+
+@pytest.mark.nvcc
+def test_a_cache_folder_that_cannot_be_written_still_gives_the_cubin(tmp_path, monkeypatch):
+    """Where the cubin folder cannot be made (a file in its place), the compile check and
+    keep_cubin pass the cache over: the cubin comes back, nothing is raised, nothing is kept."""
+    from lsmgpu.cubins import keep_cubin
+    monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
+    (tmp_path / "cubin").write_bytes(b"not a folder")
+    assert nvcc_compile(render(QAP.from_file(QAP.shipped("tai12a"))))[:4] == b"\x7fELF"
+    keep_cubin(str(tmp_path / "cubin" / "k.cubin"), b"bytes")
+    assert (tmp_path / "cubin").read_bytes() == b"not a folder"
 
 
 def test_missing_template_is_a_clear_error(broken):

@@ -79,7 +79,7 @@ class WaveTuner:
         self.blocks = list(blocks) if blocks is not None else list(range(32, 1025, 32))
         self.max_threads = max_threads
         if cache == "default":
-            from ..kernels import cache_dir
+            from ..cubins import cache_dir
             cache = os.path.join(cache_dir(), "tuning.json")
         self.cache_path = cache
         self.memory: dict[str, tuple[int, int]] = {}

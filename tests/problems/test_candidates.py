@@ -368,7 +368,8 @@ def test_the_grid_covers_every_city_with_square_cells_of_about_two():
 @pytest.mark.nvcc
 def test_the_nearest_kernel_compiles_for_sm90():
     """The nearest-cities kernel renders and compiles for every pool size the lists use."""
-    from lsmgpu.kernels import nvcc_compile, render_skeleton
+    from lsmgpu.cubins import nvcc_compile
+    from lsmgpu.kernels import render_skeleton
     for pool in (10, 40):
         assert nvcc_compile(render_skeleton("nearest.cu.j2", POOL=pool))
 
@@ -451,6 +452,7 @@ def test_the_gpu_nearest_cities_refuse_bad_lists_before_any_gpu_work():
 @pytest.mark.nvcc
 def test_the_quadrant_kernel_compiles_for_sm90():
     """The quadrant picks' kernel renders and compiles for short and long lists (K < 4 included)."""
-    from lsmgpu.kernels import nvcc_compile, render_skeleton
+    from lsmgpu.cubins import nvcc_compile
+    from lsmgpu.kernels import render_skeleton
     for pool, k in ((32, 1), (40, 10), (64, 16)):
         assert nvcc_compile(render_skeleton("nearest.cu.j2", POOL=pool, K=k, PER=max(1, k // 4)))

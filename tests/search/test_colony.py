@@ -15,7 +15,8 @@ from lsmgpu.backends.colony import Construction, CpuColony, colony_for
 from lsmgpu.backends.pheromone import MatrixPheromone, SelectivePheromone, update_value
 from lsmgpu.backends.visited import TABUS
 from lsmgpu.encodings import Binary, Permutation
-from lsmgpu.kernels import nvcc_compile, render_skeleton
+from lsmgpu.cubins import nvcc_compile
+from lsmgpu.kernels import render_skeleton
 from lsmgpu.neighbourhoods import Swap, BitFlip
 from lsmgpu.problem import ColonyModel
 from lsmgpu.problems import QAP, TSP

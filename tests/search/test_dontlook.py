@@ -10,7 +10,8 @@ from lsmgpu.backends.cuda.dontlook import BLOCK, CHAIN_BLOCK
 from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, check_city, moves_per_city
 from lsmgpu.backends.dontlook_chains import WALK_TRIES
 from lsmgpu.backends.tour_steps import apply_steps
-from lsmgpu.kernels import nvcc_compile, render_skeleton
+from lsmgpu.cubins import nvcc_compile
+from lsmgpu.kernels import render_skeleton
 from lsmgpu.problems import QAP, TSP
 from lsmgpu.problems.candidates import quadrant_candidates
 

@@ -11,7 +11,8 @@ from lsmgpu import GeneticAlgorithm, Problem
 from lsmgpu.backends.crossover import JumpIndices, arx_privilege, construct, order_crossover, sequential_crossover
 from lsmgpu.backends.genetic import Breeding, CpuGenetic, children_of, genetic_for, migration
 from lsmgpu.encodings import Binary
-from lsmgpu.kernels import nvcc_compile, render_skeleton
+from lsmgpu.cubins import nvcc_compile
+from lsmgpu.kernels import render_skeleton
 from lsmgpu.neighbourhoods import BitFlip
 from lsmgpu.problems import TSP
 

@@ -12,7 +12,8 @@ from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, check_city
 from lsmgpu.backends.tour_steps import apply_steps
 from lsmgpu.backends.dontlook_chains import WALK_TRIES
 from lsmgpu.backends.lk import lk_check, lk_stage
-from lsmgpu.kernels import nvcc_compile, render_skeleton
+from lsmgpu.cubins import nvcc_compile
+from lsmgpu.kernels import render_skeleton
 from lsmgpu.problems import TSP
 
 from .test_dontlook import applied_change, assert_gpu_rows_equal_the_hosts, length, positions, tsp_of

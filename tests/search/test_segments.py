@@ -11,7 +11,8 @@ from lsmgpu.backends.cuda.dontlook import CHAIN_BLOCK
 from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, check_city
 from lsmgpu.backends.dontlook_chains import WALK_TRIES, KickRules
 from lsmgpu.backends.segments import FIXED_LENGTH, CpuSegmentChains, SegmentCut, fixed_end_source
-from lsmgpu.kernels import nvcc_compile, render_skeleton
+from lsmgpu.cubins import nvcc_compile
+from lsmgpu.kernels import render_skeleton
 from lsmgpu.problems import TSP
 from lsmgpu.problems.candidates import hilbert_tour, quadrant_candidates
 

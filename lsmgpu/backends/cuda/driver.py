@@ -18,7 +18,6 @@ import concurrent.futures
 import logging
 import os
 import struct
-import tempfile
 import threading
 from pathlib import Path
 
@@ -26,7 +25,7 @@ import numpy as np
 
 from ...budget import DeadlineReached, time_left
 from ...errors import BackendUnavailable, KernelCompileError, KernelLaunchError
-from ...kernels import cubin_path, save_source
+from ...cubins import cubin_path, keep_cubin, save_source
 from . import nvrtc
 
 log = logging.getLogger("lsmgpu")
@@ -189,7 +188,7 @@ def compile_module(source: str, arch: str) -> bytes:
 def _build(source: str, arch: str, path: str) -> bytes:
     """NVRTC in process where cuda-bindings is installed, else (or where NVRTC refuses the
     source: nvcc's message is the clearer one) nvcc through PyCUDA; the cubin then written to
-    ``path`` whole (a private file renamed)."""
+    ``path`` (:func:`keep_cubin`)."""
     cubin = None
     if nvrtc.available():
         try:
@@ -198,13 +197,7 @@ def _build(source: str, arch: str, path: str) -> bytes:
             log.info("NVRTC could not build %s (%s); building with nvcc", save_source(source), str(exc)[:200])
     if cubin is None:
         cubin = nvcc_to_cubin(source, arch=arch, no_extern_c=True, cache_dir=False, options=list(BUILD_OPTIONS))
-    try:
-        fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
-        with os.fdopen(fd, "wb") as f:
-            f.write(cubin)
-        os.replace(temporary, path)
-    except OSError:            # a read-only cache folder: the kernel is rebuilt next time
-        pass
+    keep_cubin(path, cubin)
     return cubin
 
 
