@@ -62,12 +62,9 @@ def parse_configs(text: str) -> list[tuple[str, dict]]:
 
 
 def option_value(text: str):
-    """A config's option text as what it reads as: None, a bool, an int, a float, a tuple of such
-    values separated by "/" (FocusedACO's kick sizes ``moves=128/192``), else the text."""
+    """A config's option text as what it reads as: None, a bool, an int, a float, else the text."""
     if text in ("None", "True", "False"):
         return {"None": None, "True": True, "False": False}[text]
-    if "/" in text:
-        return tuple(option_value(part) for part in text.split("/"))
     for kind in (int, float):
         try:
             return kind(text)

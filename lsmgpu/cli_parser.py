@@ -47,12 +47,6 @@ def _count(minimum: int):
     return parse
 
 
-def _moves(text: str):
-    """An argparse type: a count of at least 1, or such counts separated by commas (kick sizes)."""
-    counts = tuple(_count(1)(part) for part in text.split(","))
-    return counts[0] if len(counts) == 1 else counts
-
-
 def _candidates(text: str):
     """An argparse type: "alpha" or a count of at least 1."""
     return "alpha" if text.strip().lower() == "alpha" else _count(1)(text)
@@ -125,10 +119,9 @@ def parser() -> argparse.ArgumentParser:
     solve.add_argument("--colonies", type=_count(1), default=None, metavar="C",
                        help="faco: C independent colonies of --ants ants side by side, their bests merged by "
                             "partition crossover (default 1)")
-    solve.add_argument("--moves", type=_moves, default=None, metavar="M[,M2...]",
+    solve.add_argument("--moves", type=_count(1), default=None, metavar="M",
                        help="faco: cities an ant moves before its descent (default: the colony's, 128; 64 from "
-                            "10,000 cities without the LK chain, 192 from 30,000 with it); M,M2,...: kicks of "
-                            "these sizes mixed, ant k moving the (k mod count)-th")
+                            "10,000 cities without the LK chain, 192 from 30,000 with it)")
     solve.add_argument("--genes", type=_count(4), help="ga: population size (default: 2,048; 128 with local search)")
     solve.add_argument("--groups", type=_count(1), default=1, help="ga: island groups (default 1)")
     solve.add_argument("--local-search", choices=["auto", "tabu", "dontlook", "none"], default=None,

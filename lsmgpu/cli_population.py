@@ -34,11 +34,6 @@ FIVE_OPT_CITIES, FIVE_OPT_SECONDS, FIVE_OPT_DEPTH = range(2_000, 20_001), 15.0, 
 FIVE_OPT_RESTART_AFTER = 30
 
 
-def _moved(moves) -> str:
-    """FocusedACO's moved cities as the run's line says them: "128", or kick sizes "128/192"."""
-    return "/".join(map(str, moves)) if isinstance(moves, tuple) else str(moves)
-
-
 def _local_search(args):
     default = "none" if args.algorithm == "ga" else "auto"
     return {"none": None}.get(args.local_search or default, args.local_search or default)
@@ -106,7 +101,7 @@ def _options(args) -> tuple[dict, callable]:
     if name == FACO:
         return (dict(ants=args.ants, initial=args.initial_solution),
                 lambda s: (f"{s.colonies} colonies of " if s.colonies > 1 else "")
-                          + f"{s.ants} ants moving {_moved(s.moves)} cities each, "
+                          + f"{s.ants} ants moving {s.moves} cities each, "
                           + ("" if s.rules.chain_alone else "2-opt + Or-opt" + (" + Or-3opt" if s.rules.or3 else "")
                              + (" + LK3" if s.rules.lk else "") + " ")
                           + "descents" + _chain_depth(s.rules))

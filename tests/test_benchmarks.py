@@ -283,12 +283,11 @@ def test_segments_budget_runs_in_parts(tmp_path):
 
 def test_a_config_option_reads_as_none_a_bool_a_number_or_text():
     """segments/depth configs: "None" (e.g. restart_after=None), bools and numbers read as such,
-    values split by "/" as a tuple of them, the rest stays text, and a config's entries keep their order."""
+    the rest stays text, and a config's entries keep their order."""
     from benchmarks.segments import option_value, parse_configs
     assert [option_value(t) for t in ("None", "True", "False", "3", "0.5", "hilbert")] == [None, True, False, 3, 0.5,
                                                                                             "hilbert"]
     assert type(option_value("3")) is int and option_value("None") is None
-    assert option_value("128/192") == (128, 192) and option_value("2/x") == (2, "x")
     assert parse_configs("defaults:start=hilbert;faco:restart_after=None,moves=192") == [
         ("defaults", {"start": "hilbert"}), ("faco", {"restart_after": None, "moves": 192})]
 

@@ -152,7 +152,6 @@ def test_solve_runs_focused_aco_by_default_for_a_tsp_on_a_gpu(monkeypatch):
     (["--algorithm", "faco", "--colonies", "0"], "argument --colonies: must be at least 1"),
     (["--algorithm", "ils", "--moves", "16"], "--moves applies to --algorithm faco"),
     (["--algorithm", "faco", "--moves", "0"], "argument --moves: must be at least 1"),
-    (["--algorithm", "faco", "--moves", "16,x"], "argument --moves: must be an integer, got 'x'"),
 ])
 def test_solve_refuses_what_the_dontlook_chains_do_not_take(flags, message, capsys):
     """Solve refuses what the dontlook chains do not take."""
@@ -193,13 +192,6 @@ def test_solve_with_focused_aco_colonies(capsys):
     captured = capsys.readouterr()
     assert "FocusedACO on berlin52 (n = 52, 2 colonies of 4 ants moving 16 cities" in captured.err
     assert "gap to best known 7542: 0.00 %" in captured.out
-
-
-def test_solve_with_mixed_kick_sizes(capsys):
-    """`--moves 4,16`: half the ants move 4 cities, half 16, and the run's line says so."""
-    assert main(["solve", "berlin52", "--algorithm", "faco", "--ants", "4", "--moves", "4,16",
-                 "--iterations", "6", "--backend", "cpu", "--quiet"]) == 0
-    assert "4 ants moving 4/16 cities each" in capsys.readouterr().err
 
 
 def test_solve_time_counts_from_the_command_start(monkeypatch):

@@ -41,24 +41,13 @@ MAX_ITERATIONS = 2**31 - 1
 LANES = 32
 
 
-#: kick sizes the ants of one iteration may mix (the GPU's Focus holds this many)
-MOVE_KINDS = 4
-
-
 class FocusRules:
-    """An ant's walk: the random numbers' ``seed``, the moved cities it stops at (``moves``: a
-    count, or up to MOVE_KINDS counts, ant k stopping at moves[k % len(moves)]: kicks of several
-    sizes in one iteration, its best ant the next source whichever its size) and the steps it may
-    take (``walk``); the ants' ``colonies``, each of as many ants with its own source, best tour
-    and pheromone (ant k of colony k // (ants / colonies))."""
+    """An ant's walk: the random numbers' ``seed``, the moved cities it stops at (``moves``)
+    and the steps it may take (``walk``); the ants' ``colonies``, each of as many ants with its
+    own source, best tour and pheromone (ant k of colony k // (ants / colonies))."""
 
-    def __init__(self, seed: int, moves, walk: int, colonies: int = 1):
-        self.moves = tuple(int(m) for m in np.atleast_1d(moves))
-        self.seed, self.walk, self.colonies = int(seed), int(walk), int(colonies)
-
-    def moves_of(self, ant: int) -> int:
-        """The moved cities ant ``ant`` stops at."""
-        return self.moves[int(ant) % len(self.moves)]
+    def __init__(self, seed: int, moves: int, walk: int, colonies: int = 1):
+        self.seed, self.moves, self.walk, self.colonies = int(seed), int(moves), int(walk), int(colonies)
 
     def per_colony(self, ants: int, what: str) -> int:
         """The ants of a colony when ``ants`` ants make up the colonies (a clear refusal where
@@ -146,10 +135,9 @@ def focused_walk(x, pos, weights, candidates, rules: FocusRules, iteration: int,
     n = len(x)
     cur = int(x[int(counter_uniform(rules.seed, iteration, ant, 0) * n)])
     way, walked, moved, delta, touched = 1, 1, 0, 0.0, []
-    moves = rules.moves_of(ant)
     dist = lambda a, b: float(between(np.array([a]), np.array([b]))[0])       # noqa: E731
     for step in range(rules.walk):
-        if moved >= moves or walked > n - 3:
+        if moved >= rules.moves or walked > n - 3:
             break
         s = int(x[(pos[cur] + way) % n])
         cand = candidates[cur]

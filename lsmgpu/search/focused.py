@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backends.dontlook import CpuDontLook, again_from_every_city, dontlook_for
-from ..backends.focused import MAX_ITERATIONS, MOVE_KINDS, CpuFocusedAnts, FocusRules, trail_limits, trail_scale
+from ..backends.focused import MAX_ITERATIONS, CpuFocusedAnts, FocusRules, trail_limits, trail_scale
 from ..budget import time_left
 from ..validation import check_count, check_number
 from .dontlook import DontLookDescent, default_lk_depth
@@ -86,14 +86,9 @@ class FocusedParams:
 
     def __post_init__(self):
         owner = "FocusedACO"
-        if isinstance(self.moves, (list, tuple, np.ndarray)):
-            if not 1 <= len(self.moves) <= MOVE_KINDS:
-                raise ValueError(f"{owner}: `moves` must be a count or 1 to {MOVE_KINDS} counts, got {self.moves!r}")
-            counts = tuple(check_count(owner, "moves", m, 1, 2**31 - 1) for m in self.moves)
-            object.__setattr__(self, "moves", counts[0] if len(counts) == 1 else counts)
         for name, low, high in (("ants", 1, 2**20), ("moves", 1, 2**31 - 1), ("walk", 1, 2**31 - 1),
                                 ("restart_after", 1, 2**31 - 1), ("colonies", 1, 64)):
-            if getattr(self, name) is not None and not isinstance(getattr(self, name), tuple):
+            if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_count(owner, name, getattr(self, name), low, high))
         for name, ok, bounds in (("rho", lambda v: 0 < v < 1, "in (0, 1)"), ("p_best", lambda v: 0 < v < 1, "in (0, 1)"),
                                  ("beta", lambda v: v >= 0, ">= 0"),
@@ -119,9 +114,7 @@ class FocusedACO(PopulationSearch):
     moves              : cities an ant moves next to its walk (FACO's "minimum of new edges", here
                          counted per moved city, which brings up to three new edges; default 128;
                          without the LK chain 64 from 10,000 cities, with it 192 from
-                         30,000: MOVES); up to MOVE_KINDS counts mix kicks of those sizes, ant
-                         k moving moves[k % len(moves)] cities, the best ant of an iteration
-                         the next source whichever its size
+                         30,000: MOVES)
     rho                : evaporation (the pheromone keeps 1 - rho an iteration; default 0.5)
     p_best, beta       : MMAS's p_best for the trail limits over the candidate lists (0.1), the
                          distance's weight (1.0): the FACO paper's defaults

@@ -81,29 +81,6 @@ def test_the_walk_moves_cities_next_to_the_walk_and_measures_the_change(n, moves
             assert abs(int(pos[c]) - int(pos[v])) in (1, n - 1)
 
 
-def test_mixed_kick_sizes_give_each_ant_its_own():
-    """With ``moves`` (3, 40), ant k's walk is the walk with moves[k % 2] given alone: the same
-    tour, change and touched cities, the odd ants moving more cities than the even ones."""
-    problem = tsp_of("int-coords", 120, seed=3)
-    rules = rules_of(problem)
-    weights = np.random.default_rng(3).uniform(0.1, 1.0, size=rules.candidates.shape)
-    x = np.random.default_rng(4).permutation(120)
-    moved = []
-    for ant in range(8):
-        y, pos, delta, touched = walk_of(problem, rules, weights, x, 5, 2, ant, (3, 40))
-        y1, pos1, delta1, touched1 = walk_of(problem, rules, weights, x, 5, 2, ant, (3, 40)[ant % 2])
-        assert np.array_equal(y, y1) and delta == delta1 and touched == touched1
-        moved.append(len(touched) // 5)
-    assert max(moved[0::2]) <= 3 < min(moved[1::2])
-
-
-def test_the_gpu_focus_holds_as_many_kick_sizes_as_the_rules_allow():
-    """The kernel's Focus struct has room for MOVE_KINDS kick sizes (the host packs that many)."""
-    from lsmgpu.backends.focused import MOVE_KINDS
-    from lsmgpu.kernels import TEMPLATE_DIR
-    assert f"int moves[{MOVE_KINDS}];" in (TEMPLATE_DIR / "skeleton" / "focused.cu.j2").read_text()
-
-
 def test_pheromone_update_against_an_edge_model():
     """Pheromone update against an edge model."""
     problem = tsp_of("int-coords", 60, seed=6)
@@ -214,7 +191,6 @@ def test_the_default_moves_follow_the_size_and_the_lk_chain():
     assert moves(9_999) == 128 and moves(10_000) == 64 and moves(10_000, lk_depth=6) == 128
     assert moves(29_999, lk_depth=6) == 128 and moves(30_000, lk_depth=6) == 192
     assert moves(30_000) == 64 and moves(30_000, moves=100) == 100
-    assert moves(100, moves=[64, np.int64(192)]) == (64, 192) and moves(100, moves=[96]) == 96
 
 
 def test_seconds_and_target_stop_it():
@@ -308,8 +284,7 @@ def test_errors_name_what_is_wrong():
     for options, match in (({"ants": 0}, "ants"), ({"moves": 0}, "moves"), ({"rho": 1.0}, "rho"),
                            ({"p_best": 0}, "p_best"), ({"beta": -1}, "beta"), ({"beta": float("nan")}, "beta"),
                            ({"global_best_source": 1.5}, "global_best_source"), ({"walk": 0}, "walk"),
-                           ({"restart_after": 0}, "restart_after"), ({"moves": ()}, "1 to 4 counts"),
-                           ({"moves": (8, 0)}, "moves"), ({"moves": (1, 2, 3, 4, 5)}, "1 to 4 counts")):
+                           ({"restart_after": 0}, "restart_after")):
         with pytest.raises(ValueError, match=match):
             FocusedACO(problem, backend="cpu", **options)
     with pytest.raises(TypeError, match="ants"):
@@ -330,13 +305,12 @@ def test_errors_name_what_is_wrong():
                          [("int-coords", 300, 8, True, False, 1), ("real-coords", 120, 4, False, False, 1),
                           ("matrix", 90, 8, True, False, 1), ("int-coords", 9, 3, False, False, 1),
                           ("int-coords", 300, 8, True, True, 1), ("real-coords", 120, 4, False, True, 1),
-                          ("int-coords", 300, (8, 2, 5), True, False, 3), ("matrix", 90, (8, 30), True, True, 4),
-                          ("int-coords", 300, (2, 4, 8, 16), False, False, 1)])
+                          ("int-coords", 300, 8, True, False, 3), ("matrix", 90, 8, True, True, 4)])
 def test_gpu_ants_equal_the_hosts(kind, n, moves, or3, lk, colonies, share_rows, monkeypatch):
     """Tours, lengths, checks and pheromone equal the reference's over iterations that follow
     ants and the kept best (descents with and without Or-3opt moves; each ant's tour in its
     block's shared memory or in global memory; one colony, or several from their own sources,
-    each following its own ants and depositing on its own pheromone; kicks of mixed sizes)."""
+    each following its own ants and depositing on its own pheromone)."""
     from lsmgpu.backends.cuda import dontlook as cuda_dontlook
     monkeypatch.setattr(cuda_dontlook, "SHARE_ROWS", share_rows)
     problem = tsp_of(kind, n, seed=n)

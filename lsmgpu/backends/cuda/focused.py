@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..focused import MOVE_KINDS, CandidatePheromone
+from ..focused import CandidatePheromone
 from .dontlook import CHAIN_BLOCK, CudaDontLook
 from .driver import cuda, launch, pack, synchronize
 
@@ -52,10 +52,8 @@ class CudaFocusedAnts(CudaDontLook):
 
     def _focus(self, iteration: int = 0) -> bytes:
         f = self.focus
-        moves = (f.moves * MOVE_KINDS)[:MOVE_KINDS]
-        return pack(f"4PQiiii{MOVE_KINDS}i", int(self.source), int(self.source_pos), int(self.weights),
-                    int(self.source_lengths), f.seed % 2**64, int(iteration), f.walk, self.per_colony,
-                    len(f.moves), *moves)      # sizeof(Focus) = 72
+        return pack("4PQiiii", int(self.source), int(self.source_pos), int(self.weights), int(self.source_lengths),
+                    f.seed % 2**64, int(iteration), f.moves, f.walk, self.per_colony)      # sizeof(Focus) = 56
 
     def start(self, tour, length: float, tau: float, colony: int = 0) -> None:
         source, source_pos, best, best_pos = self._tours(colony)
