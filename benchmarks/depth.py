@@ -18,8 +18,9 @@ option of the search, e.g.
 moves=32) on
 the GPU, once for each of ``--depth-seeds``, one after another from a freshly read instance (the
 ascent inside the budget), kernels built before; LKH-3 in the configurations of ``--depth-lkh`` (defaults: its defaults; popmusic:
-CANDIDATE_SET_TYPE = POPMUSIC with INITIAL_PERIOD = 100; none: no LKH rows), each ``RUNS = 1``, ``TOTAL_TIME_LIMIT`` the budget, each in a process of
-its own on one core, all running while the GPU rows run. LKH's ascent cannot be interrupted:
+CANDIDATE_SET_TYPE = POPMUSIC with INITIAL_PERIOD = 100; none: no LKH rows), each ``RUNS = 1``, ``TOTAL_TIME_LIMIT`` the budget,
+once for each of ``--depth-seeds`` too (``SEED`` = seed + 1: seed 0 is LKH's default), each in a process of
+its own on one core, all running while the GPU rows run (``--depth-configs none``: LKH's rows alone). LKH's ascent cannot be interrupted:
 its wall time is reported as measured, and a run without a tour ``--depth-lkh-wait`` seconds after
 the GPU rows end is stopped and reported as such.
 Then a "depth-summary" row per budget and lsmgpu strategy (``depth_summary``): the mean over the
@@ -45,6 +46,7 @@ segmented descent of TourSegments without kicks (``_segmented_descent``).
 """
 from __future__ import annotations
 
+import itertools
 import multiprocessing
 import os
 import time
@@ -68,24 +70,27 @@ LKH_CONFIGS = {"LKH-3 defaults": "", "LKH-3 POPMUSIC": "CANDIDATE_SET_TYPE = POP
 LKH_NAMES = {"defaults": "LKH-3 defaults", "popmusic": "LKH-3 POPMUSIC"}
 
 
-def lkh_run(path: str, extra: str, seconds: float) -> tuple[np.ndarray, float]:
-    """One LKH-3 run (elkai's LKH with its own parameter text), single-threaded: (tour, wall seconds)."""
+def lkh_run(path: str, extra: str, seconds: float, seed: int = 0) -> tuple[np.ndarray, float]:
+    """One LKH-3 run (elkai's LKH with its own parameter text), single-threaded, its random numbers
+    from ``SEED = seed + 1`` (seed 0: LKH's default seed): (tour, wall seconds)."""
     import elkai._elkai as lkh
-    params = f"PROBLEM_FILE = :stdin:\nRUNS = 1\nTOTAL_TIME_LIMIT = {seconds}\nTRACE_LEVEL = 0\n{extra}"
+    params = (f"PROBLEM_FILE = :stdin:\nRUNS = 1\nTOTAL_TIME_LIMIT = {seconds}\nTRACE_LEVEL = 0\n"
+              f"SEED = {seed + 1}\n{extra}")
     t0 = time.perf_counter()
     tour = lkh.solve_problem(params, open(path).read())
     return np.array(tour, dtype=np.int64) - 1, time.perf_counter() - t0
 
 
 def start_lkh(jobs) -> tuple[ProcessPoolExecutor, dict]:
-    """LKH-3 runs for ``jobs`` [(path, extra, seconds)] in single-threaded processes, at most one
-    per core but one (left to the GPU's process); {(path, extra): future}."""
+    """LKH-3 runs for ``jobs`` [(path, extra, seconds, seed)] in single-threaded processes, at most
+    one per core but one (left to the GPU's process); {(path, extra, seed): future}."""
     pool = ProcessPoolExecutor(min(len(jobs), os.cpu_count() - 1), mp_context=multiprocessing.get_context("spawn"))
-    return pool, {(str(path), extra): pool.submit(lkh_run, str(path), extra, seconds) for path, extra, seconds in jobs}
+    return pool, {(str(path), extra, seed): pool.submit(lkh_run, str(path), extra, seconds, seed)
+                  for path, extra, seconds, seed in jobs}
 
 
 def collect_lkh(pool, futures, wait: float | None = None) -> dict:
-    """{(path, extra): (tour, seconds) or None}: each run's answer, or None for a run still going
+    """{(path, extra, seed): (tour, seconds) or None}: each run's answer, or None for a run still going
     ``wait`` seconds from now (its process is then ended)."""
     end = None if wait is None else time.perf_counter() + wait
     results = {}
@@ -111,7 +116,7 @@ def table_alpha(args, path_of, emit) -> list[dict]:
     """α-candidates and bounds against LKH-3's tours (see the module docstring)."""
     names = [name for name in args.depth_instances.split(",") if name]
     paths = [path_of("tsplib", name) for name in names]
-    pool, futures = start_lkh([(p, LKH_CONFIGS["LKH-3 POPMUSIC"], args.alpha_lkh_seconds) for p in paths])
+    pool, futures = start_lkh([(p, LKH_CONFIGS["LKH-3 POPMUSIC"], args.alpha_lkh_seconds, 0) for p in paths])
     measured = []
     for path in paths:                               # the ascents meanwhile (one core)
         problem = TSP.from_file(path)
@@ -125,7 +130,7 @@ def table_alpha(args, path_of, emit) -> list[dict]:
     tours = collect_lkh(pool, futures)
     rows = []
     for path, problem, table, ascent, seconds, exact, exact_s in measured:
-        tour, _ = tours[str(path), LKH_CONFIGS["LKH-3 POPMUSIC"]]
+        tour, _ = tours[str(path), LKH_CONFIGS["LKH-3 POPMUSIC"], 0]
         optimum = problem.best_known
         rows.append(dict(table="alpha", instance=problem.name, n=problem.n, device=args.meta["device"],
                          commit=args.meta["commit"], ascent_s=round(ascent.seconds, 2),
@@ -185,12 +190,13 @@ def table_depth(args, path_of, emit) -> list[dict]:
     """lsmgpu's TSP searches beside LKH-3 at equal wall time (see the module docstring)."""
     names = [name for name in args.depth_instances.split(",") if name]
     paths = [path_of("tsplib", name) for name in names]
-    configs = [(entry.split(":") + [""])[:2] + [entry.split(":")[2:]] for entry in args.depth_configs.split(",")]
+    configs = [(entry.split(":") + [""])[:2] + [entry.split(":")[2:]] for entry in args.depth_configs.split(",")
+               if entry != "none"]
     seeds = [int(seed) for seed in args.depth_seeds.split(",")]
     peers = {LKH_NAMES[name]: LKH_CONFIGS[LKH_NAMES[name]] for name in args.depth_lkh.split(",") if name != "none"}
     rows, tours = [], {}
     for seconds in (float(s) for s in args.depth_seconds.split(",")):
-        jobs = [(p, extra, seconds) for p in paths for extra in peers.values()]
+        jobs = [(p, extra, seconds, seed) for p in paths for extra in peers.values() for seed in seeds]
         pool, futures = start_lkh(jobs) if jobs else (None, {})
         for path in paths:
             for method, candidates, moves in configs:
@@ -217,20 +223,20 @@ def table_depth(args, path_of, emit) -> list[dict]:
         lkh = collect_lkh(pool, futures, args.depth_lkh_wait) if jobs else {}
         for path in paths if jobs else ():
             problem = TSP.from_file(path)
-            for label, extra in peers.items():
-                answer = lkh[str(path), extra]
+            for (label, extra), seed in itertools.product(peers.items(), seeds):
+                answer = lkh[str(path), extra, seed]
                 tour, wall = answer if answer is not None else (None, None)
                 if tour is not None and not np.array_equal(np.sort(tour), np.arange(problem.n)):
                     tour, status = None, f"no tour: LKH answered {len(tour)} cities"
                 else:
                     status = "its time limit" if tour is not None else f"no tour {args.depth_lkh_wait:g} s after lsmgpu's rows"
                 rows.append(dict(table="depth", instance=problem.name, n=problem.n, device=args.meta["device"],
-                                 commit=args.meta["commit"], strategy=f"{label} (1 core)", budget_s=seconds,
+                                 commit=args.meta["commit"], strategy=f"{label} (1 core)", seed=seed, budget_s=seconds,
                                  seconds=None if wall is None else round(wall, 2), iterations=None,
                                  gap_pct=None if tour is None else round(100 * problem.gap(problem.evaluate(tour)), 3),
                                  status=status, restarts=None))
                 if tour is not None:
-                    tours[f"{problem.name}|{label}|0|{seconds:g}"] = tour
+                    tours[f"{problem.name}|{label}|{seed}|{seconds:g}"] = tour
                 emit(rows[-1])
     for summary in depth_summary(rows):
         rows.append(summary)
@@ -243,16 +249,19 @@ def table_depth(args, path_of, emit) -> list[dict]:
 def depth_summary(rows) -> list[dict]:
     """The depth issue's 60 s target, read off ``rows`` (table "depth"): per budget and lsmgpu
     strategy, its gap averaged over the seeds on each instance, the mean of those over the
-    instances, LKH-3's (the better of its configurations on each instance, where every instance has
-    one), on how many instances lsmgpu's mean is at most LKH's, and whether the target holds (at
+    instances, LKH-3's (the better of its configurations on each instance, each averaged over its
+    seeds, where every instance has one), on how many instances lsmgpu's mean is at most LKH's, and whether the target holds (at
     most LKH's on every instance, the mean at most half of LKH's)."""
     summaries = []
     for budget in dict.fromkeys(row["budget_s"] for row in rows):
         measured = [row for row in rows if row["budget_s"] == budget and row["gap_pct"] is not None]
-        lkh = {}
+        runs: dict[tuple, list] = {}
         for row in measured:
             if row["strategy"].startswith("LKH-3"):
-                lkh[row["instance"]] = min(lkh.get(row["instance"], row["gap_pct"]), row["gap_pct"])
+                runs.setdefault((row["instance"], row["strategy"]), []).append(row["gap_pct"])
+        lkh = {}
+        for (instance, _), values in runs.items():
+            lkh[instance] = min(lkh.get(instance, np.inf), float(np.mean(values)))
         for strategy in dict.fromkeys(row["strategy"] for row in measured if not row["strategy"].startswith("LKH-3")):
             gaps: dict[str, list] = {}
             for row in measured:

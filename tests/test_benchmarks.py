@@ -203,6 +203,43 @@ def test_alpha_and_depth_tables_on_the_cpu(tmp_path):
         assert method in report
 
 
+def test_lkh_runs_once_for_each_seed_and_alone_without_configs(tmp_path):
+    """depth --depth-configs none: LKH-3's rows alone, a run for each of --depth-seeds (LKH's SEED
+    = seed + 1), each with a tour of the instance and its gap, no summary without lsmgpu rows."""
+    pytest.importorskip("elkai")
+    import json
+
+    import numpy as np
+
+    from benchmarks.__main__ import main
+    from lsmgpu.problems import load
+    kept = tmp_path / "tours.npz"
+    main(["depth", "--quick", "--backend", "cpu", "--depth-configs", "none", "--depth-lkh", "popmusic",
+          "--depth-seeds", "0,1", "--depth-tours", str(kept), "--out", str(tmp_path)])
+    written = json.loads((tmp_path / "results.json").read_text())["rows"]
+    assert [(row["strategy"], row["seed"]) for row in written] == [("LKH-3 POPMUSIC (1 core)", 0),
+                                                                   ("LKH-3 POPMUSIC (1 core)", 1)]
+    tours, problem = np.load(kept), load("eil51")
+    for row in written:
+        tour = tours[f"eil51|LKH-3 POPMUSIC|{row['seed']}|1"]
+        assert np.array_equal(np.sort(tour), np.arange(51))
+        assert round(100 * problem.gap(problem.evaluate(tour)), 3) == row["gap_pct"]
+
+
+def test_lkh_is_given_its_seed():
+    """lkh_run hands LKH-3 ``SEED = seed + 1`` in its parameter text (seed 0: LKH's default, 1)."""
+    from unittest import mock
+
+    from benchmarks.depth import lkh_run
+    from lsmgpu.problems import TSP
+    seen = []
+    fake = mock.Mock(solve_problem=lambda params, problem: seen.append(params) or list(range(1, 6)))
+    with mock.patch.dict("sys.modules", {"elkai": mock.Mock(_elkai=fake), "elkai._elkai": fake}):
+        for seed in (0, 4):
+            tour, _ = lkh_run(str(TSP.shipped("berlin52")), "", 1.0, seed)
+    assert "SEED = 1\n" in seen[0] and "SEED = 5\n" in seen[1] and list(tour) == [0, 1, 2, 3, 4]
+
+
 def test_depth_keeps_every_rows_tour_where_asked(tmp_path):
     """depth --depth-tours: one file with each row's tour under "instance|strategy|seed|budget",
     each a tour of the instance with its row's gap; a summary row per strategy over its two seeds."""
@@ -451,19 +488,20 @@ def test_lk_descent_alpha_rows_read_the_ascents_penalties(monkeypatch):
 
 def test_depth_summary_reads_the_target_off_the_rows():
     """depth-summary: per strategy and budget, each instance's gap averaged over its seeds, their
-    mean, LKH-3's better configuration per instance and its mean, on how many instances lsmgpu is at
-    most LKH's, and the target (at most LKH's everywhere, the mean at most half of LKH's)."""
+    mean, LKH-3's better configuration per instance (each averaged over its seeds) and its mean, on
+    how many instances lsmgpu is at most LKH's, and the target (at most LKH's everywhere, the mean at
+    most half of LKH's)."""
     from benchmarks.depth import depth_summary
 
     def row(instance, strategy, gap, budget=60.0):
         return dict(table="depth", instance=instance, strategy=strategy, budget_s=budget, gap_pct=gap)
     rows = [row("a", "FACO", 0.1), row("a", "FACO", 0.0), row("b", "FACO", 0.02), row("a", "LKH-3 POPMUSIC (1 core)", 0.08),
-            row("a", "LKH-3 defaults (1 core)", 0.06), row("b", "LKH-3 POPMUSIC (1 core)", 0.01), row("b", "LKH-3 defaults (1 core)", None),
+            row("a", "LKH-3 POPMUSIC (1 core)", 0.02), row("a", "LKH-3 defaults (1 core)", 0.06), row("b", "LKH-3 POPMUSIC (1 core)", 0.01), row("b", "LKH-3 defaults (1 core)", None),
             row("a", "FACO", 0.0, budget=15.0), row("b", "FACO", 0.0, budget=15.0),
             row("a", "ILS", 0.01), row("b", "ILS", 0.0)]
     faco, ils, short = depth_summary(rows)
     assert (faco["strategy"], faco["budget_s"], faco["instances"], faco["seeds"]) == ("FACO", 60.0, 2, 1)
-    assert faco["mean_gap_pct"] == 0.035 and faco["lkh_mean_gap_pct"] == 0.035           # (0.05 + 0.02) / 2, (0.06 + 0.01) / 2
+    assert faco["mean_gap_pct"] == 0.035 and faco["lkh_mean_gap_pct"] == 0.03            # (0.05 + 0.02) / 2, (0.05 + 0.01) / 2
     assert faco["at_most_lkh"] == "1 of 2" and faco["target_met"] is False
     assert ils["at_most_lkh"] == "2 of 2" and ils["mean_gap_pct"] == 0.005 and ils["target_met"] is True
     assert short["budget_s"] == 15.0 and short["lkh_mean_gap_pct"] is None and short["target_met"] is None
