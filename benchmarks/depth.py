@@ -46,12 +46,11 @@ segmented descent of TourSegments without kicks (``_segmented_descent``).
 """
 from __future__ import annotations
 
-import itertools
 import multiprocessing
 import os
 import time
 from contextlib import contextmanager
-from concurrent.futures import ProcessPoolExecutor, TimeoutError
+from concurrent.futures import ProcessPoolExecutor, TimeoutError, as_completed
 
 import numpy as np
 
@@ -89,20 +88,20 @@ def start_lkh(jobs) -> tuple[ProcessPoolExecutor, dict]:
                   for path, extra, seconds, seed in jobs}
 
 
-def collect_lkh(pool, futures, wait: float | None = None) -> dict:
-    """{(path, extra, seed): (tour, seconds) or None}: each run's answer, or None for a run still going
-    ``wait`` seconds from now (its process is then ended)."""
-    end = None if wait is None else time.perf_counter() + wait
-    results = {}
-    for key, future in futures.items():
-        try:
-            results[key] = future.result(None if end is None else max(0.0, end - time.perf_counter()))
-        except TimeoutError:
-            results[key] = None
-    for process in list(getattr(pool, "_processes", {}).values()):     # runs LKH cannot stop itself
-        process.terminate()
-    pool.shutdown(cancel_futures=True)
-    return results
+def collect_lkh(pool, futures, wait: float | None = None):
+    """((path, extra, seed), (tour, seconds) or None) for each run as it ends, so that a caller
+    can write its row at once; None for a run still going ``wait`` seconds from now (its process
+    is then ended)."""
+    keys = {future: key for key, future in futures.items()}
+    try:
+        for future in as_completed(keys, timeout=wait):
+            yield keys.pop(future), future.result()
+    except TimeoutError:
+        yield from ((key, None) for key in keys.values())
+    finally:
+        for process in list(getattr(pool, "_processes", {}).values()):     # runs LKH cannot stop itself
+            process.terminate()
+        pool.shutdown(cancel_futures=True)
 
 
 def coverage(tour: np.ndarray, table: np.ndarray) -> float:
@@ -127,7 +126,7 @@ def table_alpha(args, path_of, emit) -> list[dict]:
         t0 = time.perf_counter()
         exact = held_karp_bound(problem)
         measured.append((path, problem, table, ascent, seconds, exact, time.perf_counter() - t0))
-    tours = collect_lkh(pool, futures)
+    tours = dict(collect_lkh(pool, futures))
     rows = []
     for path, problem, table, ascent, seconds, exact, exact_s in measured:
         tour, _ = tours[str(path), LKH_CONFIGS["LKH-3 POPMUSIC"], 0]
@@ -220,24 +219,23 @@ def table_depth(args, path_of, emit) -> list[dict]:
                                      restarts=getattr(made, "restarts", None)))
                     tours[f"{problem.name}|{rows[-1]['strategy']}|{seed}|{seconds:g}"] = result.solution
                     emit(rows[-1])
-        lkh = collect_lkh(pool, futures, args.depth_lkh_wait) if jobs else {}
-        for path in paths if jobs else ():
-            problem = TSP.from_file(path)
-            for (label, extra), seed in itertools.product(peers.items(), seeds):
-                answer = lkh[str(path), extra, seed]
-                tour, wall = answer if answer is not None else (None, None)
-                if tour is not None and not np.array_equal(np.sort(tour), np.arange(problem.n)):
-                    tour, status = None, f"no tour: LKH answered {len(tour)} cities"
-                else:
-                    status = "its time limit" if tour is not None else f"no tour {args.depth_lkh_wait:g} s after lsmgpu's rows"
-                rows.append(dict(table="depth", instance=problem.name, n=problem.n, device=args.meta["device"],
-                                 commit=args.meta["commit"], strategy=f"{label} (1 core)", seed=seed, budget_s=seconds,
-                                 seconds=None if wall is None else round(wall, 2), iterations=None,
-                                 gap_pct=None if tour is None else round(100 * problem.gap(problem.evaluate(tour)), 3),
-                                 status=status, restarts=None))
-                if tour is not None:
-                    tours[f"{problem.name}|{label}|{seed}|{seconds:g}"] = tour
-                emit(rows[-1])
+        problems = {str(path): TSP.from_file(path) for path in paths} if jobs else {}
+        labels = {extra: label for label, extra in peers.items()}
+        for (path, extra, seed), answer in collect_lkh(pool, futures, args.depth_lkh_wait) if jobs else ():
+            problem, label = problems[path], labels[extra]
+            tour, wall = answer if answer is not None else (None, None)
+            if tour is not None and not np.array_equal(np.sort(tour), np.arange(problem.n)):
+                tour, status = None, f"no tour: LKH answered {len(tour)} cities"
+            else:
+                status = "its time limit" if tour is not None else f"no tour {args.depth_lkh_wait:g} s after lsmgpu's rows"
+            rows.append(dict(table="depth", instance=problem.name, n=problem.n, device=args.meta["device"],
+                             commit=args.meta["commit"], strategy=f"{label} (1 core)", seed=seed, budget_s=seconds,
+                             seconds=None if wall is None else round(wall, 2), iterations=None,
+                             gap_pct=None if tour is None else round(100 * problem.gap(problem.evaluate(tour)), 3),
+                             status=status, restarts=None))
+            if tour is not None:
+                tours[f"{problem.name}|{label}|{seed}|{seconds:g}"] = tour
+            emit(rows[-1])
     for summary in depth_summary(rows):
         rows.append(summary)
         emit(summary)

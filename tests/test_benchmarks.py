@@ -217,13 +217,27 @@ def test_lkh_runs_once_for_each_seed_and_alone_without_configs(tmp_path):
     main(["depth", "--quick", "--backend", "cpu", "--depth-configs", "none", "--depth-lkh", "popmusic",
           "--depth-seeds", "0,1", "--depth-tours", str(kept), "--out", str(tmp_path)])
     written = json.loads((tmp_path / "results.json").read_text())["rows"]
-    assert [(row["strategy"], row["seed"]) for row in written] == [("LKH-3 POPMUSIC (1 core)", 0),
-                                                                   ("LKH-3 POPMUSIC (1 core)", 1)]
+    assert sorted((row["strategy"], row["seed"]) for row in written) == [("LKH-3 POPMUSIC (1 core)", 0),
+                                                                         ("LKH-3 POPMUSIC (1 core)", 1)]
     tours, problem = np.load(kept), load("eil51")
     for row in written:
         tour = tours[f"eil51|LKH-3 POPMUSIC|{row['seed']}|1"]
         assert np.array_equal(np.sort(tour), np.arange(51))
         assert round(100 * problem.gap(problem.evaluate(tour)), 3) == row["gap_pct"]
+
+
+def test_lkh_answers_come_as_each_run_ends_and_late_runs_as_none():
+    """collect_lkh yields each run's answer as it ends (the quick one first, whatever the order
+    given), and None for a run still going ``wait`` seconds later; the pool is shut down after."""
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    from benchmarks.depth import collect_lkh
+    pool = ThreadPoolExecutor(2)
+    futures = {("slow", "", 0): pool.submit(time.sleep, 1.5), ("quick", "", 0): pool.submit(lambda: "tour")}
+    assert list(collect_lkh(pool, futures, wait=0.5)) == [(("quick", "", 0), "tour"), (("slow", "", 0), None)]
+    with pytest.raises(RuntimeError, match="shutdown"):
+        pool.submit(print)
 
 
 def test_lkh_is_given_its_seed():
