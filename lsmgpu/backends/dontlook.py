@@ -60,7 +60,7 @@ import numpy as np
 from .fallback import kernel_or_host
 from .kopt import KOPT_CANDIDATES, kopt_check
 from .lk import lk_check
-from .tour_steps import apply_checked, apply_steps
+from .tour_steps import apply_checked, apply_steps, edge_lengths
 
 __all__ = ["DontLookRules", "CpuDontLook", "again_from_every_city", "dontlook_for", "moves_per_city", "check_city",
            "improve_city", "enqueue", "interleaved", "wide_checks"]
@@ -163,7 +163,7 @@ def check_city(c: int, x: np.ndarray, pos: np.ndarray, rules: DontLookRules, bet
     cand = rules.candidates[c].astype(np.int64)
     pc, pcand = int(pos[c]), pos[cand]
     sign = np.array([1, -1])
-    dist = lambda a, b: between(*np.broadcast_arrays(a, b)).astype(np.float64)     # noqa: E731
+    dist = edge_lengths(between)
     # 2-opt: (dir, r)
     c2 = x[(pc + sign) % n]
     c4 = x[(pcand[None, :] + sign[:, None]) % n]

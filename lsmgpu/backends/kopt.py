@@ -38,7 +38,7 @@ from itertools import permutations, product
 
 import numpy as np
 
-from .tour_steps import apply_steps
+from .tour_steps import apply_steps, edge_lengths
 
 __all__ = ["kopt_check", "reversal_table", "KOPT_CANDIDATES", "STAGE_LEVELS"]
 
@@ -217,7 +217,7 @@ def kopt_check(c: int, x: np.ndarray, pos: np.ndarray, rules, between):
     """City c's improving 5-opt chain (module docstring): (delta, number, the 2-opt steps, the
     cities to queue) with number ``rules.moves`` (after the other moves'), or None where none
     improves. x and pos are left as they were."""
-    dist = lambda a, b: between(*np.broadcast_arrays(a, b)).astype(np.float64)     # noqa: E731
+    dist = edge_lengths(between)
     pi = rules.penalties
     cost = dist if pi is None else (lambda a, b: dist(a, b) + pi[a] + pi[b])         # noqa: E731
     cand = rules.candidates[:, :KOPT_CANDIDATES]

@@ -35,6 +35,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .tour_steps import edge_lengths
+
 __all__ = ["lk_check", "lk_stage"]
 
 
@@ -111,7 +113,7 @@ def _stage(c, x, pos, rules, dist, kept: _Kept | None):
 def lk_check(c: int, x: np.ndarray, pos: np.ndarray, rules, between):
     """City c's improving chain (module docstring): (delta, number, the 2-opt steps, the cities to
     queue) with number ``rules.moves`` (after the other moves'), or None where no chain improves."""
-    dist = lambda a, b: between(*np.broadcast_arrays(a, b)).astype(np.float64)     # noqa: E731
+    dist = edge_lengths(between)
     kept = None
     while True:
         close, depth, ok, gain, path = _stage(c, x, pos, rules, dist, kept)

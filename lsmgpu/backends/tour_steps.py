@@ -1,5 +1,5 @@
 """2-opt steps on an array tour with its positions: how every don't-look move, kick and LK chain
-is applied (lsmgpu/backends/dontlook.py). A step is named by the two edges it removes; the
+is applied (lsmgpu/backends/dontlook.py); and the moves' edge lengths (``edge_lengths``). A step is named by the two edges it removes; the
 reconnection that keeps a tour is then unique, whatever the array's orientation. It reverses the
 array between the edges' positions, or the rest of the cycle where that is shorter (ties: the
 inside), and updates the positions; the GPU's reverse() (templates/skeleton/dontlook.cu.j2) makes
@@ -9,7 +9,20 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["edge_position", "apply_steps", "apply_checked"]
+__all__ = ["edge_position", "apply_steps", "apply_checked", "edge_lengths"]
+
+
+def edge_lengths(between):
+    """``dist(a, b)``: the lengths of the edges (a, b) as floats, a and b broadcast against each
+    other first (``between`` takes arrays of one shape: EdgeDistance's contract). The moves' checks
+    call it for every candidate set, so it broadcasts by adding zeros, a few times cheaper than
+    np.broadcast_arrays on such small arrays."""
+    def dist(a, b):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            a, b = a + np.zeros_like(b), b + np.zeros_like(a)
+        return between(a, b).astype(np.float64)
+    return dist
 
 
 def edge_position(x, pos, a, b) -> int:
