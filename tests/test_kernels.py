@@ -54,14 +54,17 @@ def shipped_problems():
 @pytest.mark.nvcc
 @pytest.mark.parametrize("problem", shipped_problems(), ids=lambda p: p.name)
 def test_every_kernel_compiles_for_sm90(problem):
-    """Each problem's kernel compiles with every memory policy, and with host generation."""
+    """Each problem's kernel compiles to a cubin, and to PTX (the front end's errors and warnings;
+    the policies change loads, not shared memory) with every other memory policy, one lane, and
+    host generation."""
     names = list(problem.device_data())
     state = list(problem.solution_data(problem.encoding.random(np.random.default_rng(0))))
-    for policy in ("global", "readonly", "texture", "shared"):
-        assert nvcc_compile(render(problem, memory={n: policy for n in names}))
-    assert nvcc_compile(render(problem, lanes=1))      # what a batch that fills the GPU renders
+    assert nvcc_compile(render(problem, memory={n: "global" for n in names}))
+    for policy in ("readonly", "texture", "shared"):
+        assert b".entry" in nvcc_compile(render(problem, memory={n: policy for n in names}), ptx=True)
+    assert nvcc_compile(render(problem, lanes=1), ptx=True)      # what a batch that fills the GPU renders
     if problem.neighbourhood.static:
-        assert nvcc_compile(render(problem, memory={n: "global" for n in state}, generation="host"))
+        assert nvcc_compile(render(problem, memory={n: "global" for n in state}, generation="host"), ptx=True)
     else:
         with pytest.raises(ValueError, match="generation='host'"):
             render(problem, generation="host")
@@ -216,7 +219,7 @@ def test_cuda_syntax_error_reports_nvcc_stderr_and_source(broken):
 @pytest.mark.nvcc
 def test_a_checked_kernel_is_read_back_from_the_cache(tmp_path, monkeypatch):
     """nvcc_compile keeps each cubin in the cache folder: the same source and options again are
-    the same bytes without nvcc, other options build anew, and a failed build leaves nothing."""
+    the same bytes without nvcc, other options (or PTX) build anew, and a failed build leaves nothing."""
     import subprocess
     import lsmgpu.cubins as cubins
     monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
@@ -227,10 +230,11 @@ def test_a_checked_kernel_is_read_back_from_the_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(cubins.subprocess, "run", lambda args, **kw: builds.append(args) or run(args, **kw))
     assert nvcc_compile(source) == first and builds == []
     assert nvcc_compile(source, options=("-Werror", "all-warnings")) and len(builds) == 1
+    assert b".entry" in nvcc_compile(source, ptx=True) and len(builds) == 2
     files = sorted((tmp_path / "cubin").iterdir())
     with pytest.raises(KernelCompileError):
         nvcc_compile(source + "\nthis is not CUDA;")
-    assert sorted((tmp_path / "cubin").iterdir()) == files and len(files) == 2
+    assert sorted((tmp_path / "cubin").iterdir()) == files and len(files) == 3
 
 
 @pytest.mark.nvcc
