@@ -9,7 +9,7 @@ from lsmgpu.backends import resolve
 from lsmgpu.backends.cuda.dontlook import BLOCK, CHAIN_BLOCK
 from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, check_city, moves_per_city
 from lsmgpu.backends.dontlook_chains import WALK_TRIES
-from lsmgpu.backends.tour_steps import apply_steps
+from lsmgpu.backends.tour_steps import apply_steps, edge_lengths
 from lsmgpu.cubins import nvcc_compile
 from lsmgpu.kernels import render_skeleton
 from lsmgpu.problems import QAP, TSP
@@ -105,7 +105,7 @@ def third_level_draws(n: int, family, seed: int):
     ``family`` (_or3 or _lk3: deltas, legality, cities): (problem, rules, x, pos, c, cand, c2s, found)."""
     problem = tsp_of("int-coords", n, seed=seed)
     rules, between = rules_of(problem, k=6), problem.edge_distance().between
-    dist = lambda a, b: between(*np.broadcast_arrays(a, b)).astype(np.float64)     # noqa: E731
+    dist = edge_lengths(between)
     rng = np.random.default_rng(n)
     for _ in range(20):
         x = rng.permutation(n)
@@ -183,7 +183,7 @@ def test_every_or3opt_move_swaps_two_stretches(n):
     for problem, rules, x, pos, c, cand, c2, found in third_level_draws(n, _or3, n):
         deltas, ok, (c4s, c3s, c6s, c5s) = found
         between = problem.edge_distance().between
-        dist = lambda a, b: between(*np.broadcast_arrays(a, b)).astype(np.float64)     # noqa: E731
+        dist = edge_lengths(between)
         for d, r, r2 in np.ndindex(ok.shape):
             way = 1 - 2 * d
             read = x[(pos[c] + way * np.arange(n)) % n]                       # the tour from c going dir
