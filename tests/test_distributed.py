@@ -333,7 +333,7 @@ def test_one_tours_segments_over_two_actors():
     backend) run the segments' chains; the tour improves round after round, is a tour of its
     exact length, and the same seed gives the same tour."""
     from lsmgpu import RayTourSegments
-    problem = TSP(np.round(np.random.default_rng(3).uniform(0, 10_000, (800, 2))), name="uniform800")
+    problem = TSP(np.round(np.random.default_rng(3).uniform(0, 10_000, (400, 2))), name="uniform400")
     runs = [RayTourSegments(problem, seed=4, segment_cities=100, round_kicks=10, backend="cpu").run(iterations=3)
             for _ in range(2)]
     result = runs[0]
@@ -348,7 +348,7 @@ def test_one_tours_segments_over_two_actors_resume_from_a_checkpoint(tmp_path):
     the driver; the actors hold a round's chains only) and resumed ends with the uninterrupted
     run's tour."""
     from lsmgpu import RayTourSegments
-    problem = TSP(np.round(np.random.default_rng(3).uniform(0, 10_000, (800, 2))), name="uniform800")
+    problem = TSP(np.round(np.random.default_rng(3).uniform(0, 10_000, (400, 2))), name="uniform400")
     make = lambda: RayTourSegments(problem, seed=4, segment_cities=100, round_kicks=10, backend="cpu")  # noqa: E731
     whole = make().run(iterations=4)
     path = tmp_path / "segments.ckpt"
