@@ -63,7 +63,7 @@ def save_source(source: str) -> str:
 
 def nvcc_compile(source: str, arch: str = "sm_90", options: tuple[str, ...] = CHECK_OPTIONS, ptx: bool = False) -> bytes:
     """Compile ``source`` to a cubin with nvcc (no GPU needed; CHECK_OPTIONS by default);
-    KernelCompileError on failure. ``ptx``: stop at the PTX, before ptxas (the C++ front end's
+    KernelCompileError on failure. ``ptx``: the PTX instead, nvcc stopping before ptxas (the C++ front end's
     errors and warnings alone, in about half the time: for the variants of a kernel whose cubin is
     checked). A cubin the same nvcc (its ``--version``) built before from the same source and
     options is read from the disk cache (cubin_path): tests check kernels alike."""
@@ -76,14 +76,14 @@ def nvcc_compile(source: str, arch: str = "sm_90", options: tuple[str, ...] = CH
         return Path(cached).read_bytes()
     src = save_source(source)
     with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "kernel.cubin")
+        out = os.path.join(tmp, "kernel" + stage.replace("-", "."))
         run = subprocess.run([nvcc, stage, f"-arch={arch}", *options, "-o", out, src],
                              capture_output=True, text=True)
         if run.returncode != 0:
             raise KernelCompileError(f"nvcc failed on {src}:\n{run.stderr}", src)
-        cubin = Path(out).read_bytes()
-    keep_cubin(cached, cubin)
-    return cubin
+        built = Path(out).read_bytes()
+    keep_cubin(cached, built)
+    return built
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,9 +1,9 @@
 """2-opt steps on an array tour with its positions: how every don't-look move, kick and LK chain
-is applied (lsmgpu/backends/dontlook.py); and the moves' edge lengths (``edge_lengths``). A step is named by the two edges it removes; the
-reconnection that keeps a tour is then unique, whatever the array's orientation. It reverses the
-array between the edges' positions, or the rest of the cycle where that is shorter (ties: the
-inside), and updates the positions; the GPU's reverse() (templates/skeleton/dontlook.cu.j2) makes
-the same arrays.
+is applied (lsmgpu/backends/dontlook.py); and the moves' edge lengths (``edge_lengths``). A step
+is named by the two edges it removes; the reconnection that keeps a tour is then unique, whatever
+the array's orientation. It reverses the array between the edges' positions, or the rest of the
+cycle where that is shorter (ties: the inside), and updates the positions; the GPU's reverse()
+(templates/skeleton/dontlook.cu.j2) makes the same arrays.
 """
 from __future__ import annotations
 
