@@ -18,10 +18,11 @@ option of the search, e.g.
 moves=32) on
 the GPU, once for each of ``--depth-seeds``, one after another from a freshly read instance (the
 ascent inside the budget), kernels built before; LKH-3 in the configurations of ``--depth-lkh`` (defaults: its defaults; popmusic:
-CANDIDATE_SET_TYPE = POPMUSIC with INITIAL_PERIOD = 100; none: no LKH rows), each ``RUNS = 1``, ``TOTAL_TIME_LIMIT`` the budget,
-once for each of ``--depth-seeds`` too (``SEED`` = seed + 1: seed 0 is LKH's default), each in a process of
-its own on one core, all running while the GPU rows run (``--depth-configs none``: LKH's rows alone). LKH's ascent cannot be interrupted:
-its wall time is reported as measured, and a run without a tour ``--depth-lkh-wait`` seconds after
+CANDIDATE_SET_TYPE = POPMUSIC with INITIAL_PERIOD = 100; none: no LKH rows), each ``RUNS = 1``,
+``TOTAL_TIME_LIMIT`` the budget, once for each of ``--depth-seeds`` too (``SEED`` = seed + 1: seed 0
+is LKH's default), each in a process of its own on one core, all running while the GPU rows run
+(``--depth-configs none``: LKH's rows alone), each row written as its run ends. LKH's ascent cannot
+be interrupted: its wall time is reported as measured, and a run without a tour ``--depth-lkh-wait`` seconds after
 the GPU rows end is stopped and reported as such.
 Then a "depth-summary" row per budget and lsmgpu strategy (``depth_summary``): the mean over the
 instances of each one's gap averaged over the seeds, LKH-3's beside, and whether the depth issue's
@@ -248,8 +249,8 @@ def depth_summary(rows) -> list[dict]:
     """The depth issue's 60 s target, read off ``rows`` (table "depth"): per budget and lsmgpu
     strategy, its gap averaged over the seeds on each instance, the mean of those over the
     instances, LKH-3's (the better of its configurations on each instance, each averaged over its
-    seeds, where every instance has one), on how many instances lsmgpu's mean is at most LKH's, and whether the target holds (at
-    most LKH's on every instance, the mean at most half of LKH's)."""
+    seeds, where every instance has one), on how many instances lsmgpu's mean is at most LKH's, and
+    whether the target holds (at most LKH's on every instance, the mean at most half of LKH's)."""
     summaries = []
     for budget in dict.fromkeys(row["budget_s"] for row in rows):
         measured = [row for row in rows if row["budget_s"] == budget and row["gap_pct"] is not None]

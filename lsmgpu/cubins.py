@@ -61,11 +61,12 @@ def save_source(source: str) -> str:
     return path
 
 
-def nvcc_compile(source: str, arch: str = "sm_90", options: tuple[str, ...] = CHECK_OPTIONS, ptx: bool = False) -> bytes:
+def nvcc_compile(source: str, arch: str = "sm_90", options: tuple[str, ...] = CHECK_OPTIONS,
+                 ptx: bool = False) -> bytes:
     """Compile ``source`` to a cubin with nvcc (no GPU needed; CHECK_OPTIONS by default);
-    KernelCompileError on failure. ``ptx``: the PTX instead, nvcc stopping before ptxas (the C++ front end's
-    errors and warnings alone, in about half the time: for the variants of a kernel whose cubin is
-    checked). A cubin the same nvcc (its ``--version``) built before from the same source and
+    KernelCompileError on failure. ``ptx``: the PTX instead, nvcc stopping before ptxas (the C++
+    front end's errors and warnings alone, in about half the time: for the variants of a kernel
+    whose cubin is checked). A cubin the same nvcc (its ``--version``) built before from the same source and
     options is read from the disk cache (cubin_path): tests check kernels alike."""
     nvcc = shutil.which("nvcc")
     if nvcc is None:

@@ -510,7 +510,8 @@ def test_depth_summary_reads_the_target_off_the_rows():
     def row(instance, strategy, gap, budget=60.0):
         return dict(table="depth", instance=instance, strategy=strategy, budget_s=budget, gap_pct=gap)
     rows = [row("a", "FACO", 0.1), row("a", "FACO", 0.0), row("b", "FACO", 0.02), row("a", "LKH-3 POPMUSIC (1 core)", 0.08),
-            row("a", "LKH-3 POPMUSIC (1 core)", 0.02), row("a", "LKH-3 defaults (1 core)", 0.06), row("b", "LKH-3 POPMUSIC (1 core)", 0.01), row("b", "LKH-3 defaults (1 core)", None),
+            row("a", "LKH-3 POPMUSIC (1 core)", 0.02), row("a", "LKH-3 defaults (1 core)", 0.06),
+            row("b", "LKH-3 POPMUSIC (1 core)", 0.01), row("b", "LKH-3 defaults (1 core)", None),
             row("a", "FACO", 0.0, budget=15.0), row("b", "FACO", 0.0, budget=15.0),
             row("a", "ILS", 0.01), row("b", "ILS", 0.0)]
     faco, ils, short = depth_summary(rows)
