@@ -227,15 +227,19 @@ def test_lkh_runs_once_for_each_seed_and_alone_without_configs(tmp_path):
 
 
 def test_lkh_answers_come_as_each_run_ends_and_late_runs_as_none():
-    """collect_lkh yields each run's answer as it ends (the quick one first, whatever the order
+    """collect_lkh yields each run's answer as it ends (the ended one first, whatever the order
     given), and None for a run still going ``wait`` seconds later; the pool is shut down after."""
-    import time
+    import threading
     from concurrent.futures import ThreadPoolExecutor
 
     from benchmarks.depth import collect_lkh
-    pool = ThreadPoolExecutor(2)
-    futures = {("slow", "", 0): pool.submit(time.sleep, 1.5), ("quick", "", 0): pool.submit(lambda: "tour")}
-    assert list(collect_lkh(pool, futures, wait=0.5)) == [(("quick", "", 0), "tour"), (("slow", "", 0), None)]
+    pool, release = ThreadPoolExecutor(2), threading.Event()
+    futures = {("slow", "", 0): pool.submit(release.wait, 30), ("quick", "", 0): pool.submit(lambda: "tour")}
+    futures["quick", "", 0].result()
+    answers = collect_lkh(pool, futures, wait=0.2)
+    assert next(answers) == (("quick", "", 0), "tour") and next(answers) == (("slow", "", 0), None)
+    release.set()                    # the slow run may end now: the pool's shutdown waits for it
+    assert list(answers) == []
     with pytest.raises(RuntimeError, match="shutdown"):
         pool.submit(print)
 
