@@ -15,6 +15,10 @@ descend longest find the better tours: docs/benchmarks/tsp-depth.md, "Moved citi
 checks at 60 s").
 
     python -m benchmarks.probes.ant_tail .data/tsplib rl11849,u1817 192,448,3x448 20
+    python -m benchmarks.probes.ant_tail .data/tsplib rl11849,rl5915 448 20 256,512,1024
+
+The optional fifth argument lists the threads of an ant's block (``CudaFocusedAnts.block``) to time
+each configuration at (the ants are the same at every size: ties go to the lowest sequence).
 """
 from __future__ import annotations
 
@@ -90,12 +94,15 @@ def probe(problem, colonies: int, ants: int, iterations: int, backend: str = "cu
             "device": search.device}
 
 
-def main(folder: str, names: str, configs: str, iterations: int) -> None:
+def main(folder: str, names: str, configs: str, iterations: int, blocks: str | None = None) -> None:
+    from lsmgpu.backends.cuda.focused import CudaFocusedAnts
     for name in names.split(","):
         problem = TSP.from_file(Path(folder) / f"{name}.tsp")
         for config in configs.split(","):
-            print(probe(problem, *parse_config(config), iterations), flush=True)
+            for block in (int(b) for b in blocks.split(",")) if blocks else (CudaFocusedAnts.block,):
+                CudaFocusedAnts.block = block
+                print({"block": block, **probe(problem, *parse_config(config), iterations)}, flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]))
+    main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), *sys.argv[5:6])
