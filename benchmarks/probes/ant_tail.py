@@ -17,7 +17,7 @@ checks at 60 s").
     python -m benchmarks.probes.ant_tail .data/tsplib rl11849,u1817 192,448,3x448 20
     python -m benchmarks.probes.ant_tail .data/tsplib rl11849,rl5915 448 20 256,512,1024
 
-The optional fifth argument lists the threads of an ant's block (``CudaFocusedAnts.block``) to time
+The optional fifth argument lists the threads of an ant's block (``CudaFocusedAnts.kopt_block``, the 5-opt ants') to time
 each configuration at (the ants are the same at every size: ties go to the lowest sequence).
 """
 from __future__ import annotations
@@ -99,8 +99,8 @@ def main(folder: str, names: str, configs: str, iterations: int, blocks: str | N
     for name in names.split(","):
         problem = TSP.from_file(Path(folder) / f"{name}.tsp")
         for config in configs.split(","):
-            for block in (int(b) for b in blocks.split(",")) if blocks else (CudaFocusedAnts.block,):
-                CudaFocusedAnts.block = block
+            for block in (int(b) for b in blocks.split(",")) if blocks else (CudaFocusedAnts.kopt_block,):
+                CudaFocusedAnts.kopt_block = block
                 print({"block": block, **probe(problem, *parse_config(config), iterations)}, flush=True)
 
 

@@ -95,14 +95,14 @@ def test_wide_rounds_copy_the_tour_only_where_chains_keep_moves():
 @pytest.mark.parametrize("depth,shared", [(12, False), (100, True)])
 def test_the_chain_alone_kernel_compiles_for_sm90(depth, shared):
     """The descents' kernel with the chain alone (KO_ALONE), rows in global and shared memory."""
-    from lsmgpu.backends.cuda.dontlook import CHAIN_BLOCK
+    from lsmgpu.backends.cuda.dontlook import KOPT_CHAIN_BLOCK
     from lsmgpu.backends.dontlook_chains import WALK_TRIES
     from lsmgpu.cubins import nvcc_compile
     from lsmgpu.kernels import render_skeleton
     device = tsp_of("int-coords", 20).edge_distance().device_source()
     assert nvcc_compile(render_skeleton("dontlook.cu.j2", K=5, S=3, OR3=0, LK=0, LK_DEPTH=depth, LK_STAGE=3, LK_MOVE=5,
                                         KO_K=KOPT_CANDIDATES, KO_LEVELS=STAGE_LEVELS, KO_TABLE=reversal_table(),
-                                        KO_ALONE=1, BLOCK=CHAIN_BLOCK, DISTANCE=device, SHARED_ROWS=shared,
+                                        KO_ALONE=1, BLOCK=KOPT_CHAIN_BLOCK, DISTANCE=device, SHARED_ROWS=shared,
                                         WALK_TRIES=WALK_TRIES, SEGMENT_ROWS=0, TABLE_WIDTH=2))
 
 

@@ -313,21 +313,24 @@ def test_errors_name_what_is_wrong():
         DontLookILS(problem, backend="cpu").run(iterations=3 * 10**9)
 
 
-@pytest.mark.parametrize("n,rows,sms,per_block,per_sm,want", [
-    (2392, 256, 132, 232_448, 233_472, 8 * 2392),    # pr2392, 256 chains on an H100: 2 blocks an SM
-    (11849, 256, 132, 232_448, 233_472, 8 * 11849),  # rl11849: 2 x 94.8 KB
-    (18512, 256, 132, 232_448, 233_472, 0),          # d18512: 2 x 148 KB do not fit an SM
-    (18512, 132, 132, 232_448, 233_472, 8 * 18512),  # one chain an SM
-    (30000, 1, 132, 232_448, 233_472, 0)])           # beyond a block's shared memory
-def test_chains_keep_their_tours_in_shared_memory_where_every_chain_fits(n, rows, sms, per_block, per_sm, want):
-    """Chains keep their tours in shared memory where every chain fits, beside the block's own
-    shared memory, which a deep 5-opt chain's room enlarges."""
+@pytest.mark.parametrize("n,rows,sms,per_block,per_sm,most,want", [
+    (2392, 256, 132, 232_448, 233_472, 8, 8 * 2392),      # pr2392, 256 chains on an H100: 2 blocks an SM
+    (11849, 256, 132, 232_448, 233_472, 8, 8 * 11849),    # rl11849: 2 x 94.8 KB
+    (11849, 448, 132, 232_448, 233_472, 8, 0),            # 448 ants: 4 x 94.8 KB do not fit an SM
+    (11849, 448, 132, 232_448, 233_472, 2, 8 * 11849),    # ... but an SM's threads hold 2 blocks of 1,024
+    (18512, 256, 132, 232_448, 233_472, 8, 0),            # d18512: 2 x 148 KB do not fit an SM
+    (18512, 132, 132, 232_448, 233_472, 8, 8 * 18512),    # one chain an SM
+    (30000, 1, 132, 232_448, 233_472, 8, 0)])             # beyond a block's shared memory
+def test_chains_keep_their_tours_in_shared_memory_where_every_chain_fits(n, rows, sms, per_block, per_sm, most, want):
+    """Chains keep their tours in shared memory where every chain an SM holds at once fits (the
+    rows spread over the SMs, at most the blocks its threads hold), beside the block's own shared
+    memory, which a deep 5-opt chain's room enlarges."""
     from lsmgpu.backends.cuda.dontlook import BLOCK_SHARED, block_shared_bytes, shared_row_bytes
     from lsmgpu.backends.dontlook import DontLookRules
-    got = shared_row_bytes(n, rows, sms, per_block, per_sm)
+    got = shared_row_bytes(n, rows, sms, per_block, per_sm, BLOCK_SHARED, most)
     assert got == want
     if got:
-        assert got + BLOCK_SHARED <= per_block and -(-rows // sms) * (got + BLOCK_SHARED) <= per_sm
+        assert got + BLOCK_SHARED <= per_block and min(-(-rows // sms), most) * (got + BLOCK_SHARED) <= per_sm
     cand = np.zeros((n, 5), dtype=np.int32)
     beside = [block_shared_bytes(DontLookRules(cand, 3, lk_depth=depth, lk_move=5)) for depth in (0, 12, 400)]
     assert BLOCK_SHARED < beside[0] < beside[1] < beside[2]

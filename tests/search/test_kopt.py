@@ -245,14 +245,14 @@ def test_kopt_kernel_compiles_for_sm90(depth, shared, segments):
     """The descents' kernel with the 5-opt chain, one and several stages up to the deepest (its
     shared memory within the block's static 48 KB), tours in global or shared memory, the tour
     segments' rows."""
-    from lsmgpu.backends.cuda.dontlook import CHAIN_BLOCK
+    from lsmgpu.backends.cuda.dontlook import KOPT_CHAIN_BLOCK
     from lsmgpu.backends.dontlook_chains import WALK_TRIES
     from lsmgpu.cubins import nvcc_compile
     from lsmgpu.kernels import render_skeleton
     device = tsp_of("int-coords", 20).edge_distance().device_source()
     assert nvcc_compile(render_skeleton("dontlook.cu.j2", K=6, S=3, OR3=1, LK=1, LK_DEPTH=depth, LK_STAGE=3, LK_MOVE=5,
                                         KO_K=KOPT_CANDIDATES, KO_LEVELS=STAGE_LEVELS, KO_TABLE=reversal_table(),
-                                        BLOCK=CHAIN_BLOCK, DISTANCE=device, SHARED_ROWS=shared, WALK_TRIES=WALK_TRIES,
+                                        BLOCK=KOPT_CHAIN_BLOCK, DISTANCE=device, SHARED_ROWS=shared, WALK_TRIES=WALK_TRIES,
                                         SEGMENT_ROWS=segments, TABLE_WIDTH=2))
 
 

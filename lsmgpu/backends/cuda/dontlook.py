@@ -16,18 +16,20 @@ from ..dontlook import interleaved, wide_checks
 from ..dontlook_chains import WALK_TRIES
 from ..kopt import KOPT_CANDIDATES, STAGE_LEVELS, reversal_table
 from ..lk import lk_stage
-from .driver import DeviceBuffers, cuda, launch, load_module, pack, synchronize
+from .driver import DeviceBuffers, cuda, download, launch, load_module, pack, synchronize
 
-__all__ = ["CudaDontLook", "CudaChains", "dontlook_bytes", "BLOCK", "CHAIN_BLOCK"]
+__all__ = ["CudaDontLook", "CudaChains", "dontlook_bytes", "BLOCK", "CHAIN_BLOCK", "KOPT_CHAIN_BLOCK"]
 
 #: the share of the GPU's free memory the rows may take
 MEMORY_SHARE = 0.9
 #: threads a row of the descents (measured: docs/benchmarks.md, "Don't-look descents")
 BLOCK = 128
-#: threads a chain of the ILS and an ant of focused ACO: the same chains and ants as 128 threads,
-#: 10-20 % faster on 2,392-18,512 cities, 512 no better (benchmarks/probes/block_threads.py,
-#: docs/bench/issue21/block-threads-4f36e39.csv)
+#: threads a chain of the ILS and an ant of focused ACO: 10-20 % faster than 128 on 2,392-18,512
+#: cities, 512 no better (benchmarks/probes/block_threads.py, docs/bench/issue21/block-threads-4f36e39.csv)
 CHAIN_BLOCK = 256
+#: the same where its descent makes 5-opt chains (a stage's 10,000 sequences): ants' iterations 1.2-1.3
+#: times faster (benchmarks/probes/ant_tail.py; docs/benchmarks/tsp-depth.md, "An ant's threads")
+KOPT_CHAIN_BLOCK = 1024
 #: checks of every row a launch (a check takes a few microseconds)
 CHECKS = 4096
 #: threads of the block that applies a wide round's moves (its reversals)
@@ -85,12 +87,12 @@ def dontlook_bytes(rows: int, n: int, chains: bool = False, wide: int = 1, city_
 
 
 def shared_row_bytes(n: int, rows: int, multiprocessors: int, per_block: int, per_multiprocessor: int,
-                     beside: int = BLOCK_SHARED) -> int:
+                     beside: int = BLOCK_SHARED, resident_most: int = 2**31) -> int:
     """Shared memory for a chain's (or an ant's) tour and positions (8 n bytes) where every one of ``rows``
     has it at once (as many blocks an SM as spread the rows over the multiprocessors in
-    one wave, within the block's and the SM's shared memory, ``beside`` bytes more a block:
-    block_shared_bytes); 0 where not (global memory)."""
-    need, resident = 8 * n, -(-rows // multiprocessors)
+    one wave, at most ``resident_most``: the blocks an SM's threads hold; within the block's and the
+    SM's shared memory, ``beside`` bytes more a block: block_shared_bytes); 0 where not (global memory)."""
+    need, resident = 8 * n, min(-(-rows // multiprocessors), resident_most)
     fits = need + beside <= per_block and resident * (need + beside) <= per_multiprocessor
     return need if SHARE_ROWS and fits else 0
 
@@ -104,6 +106,8 @@ class CudaDontLook:
     what = "don't-look descent"
     #: threads a row
     block = BLOCK
+    #: threads a row where its descent makes 5-opt chains (None: ``block``)
+    kopt_block = None
 
     def city_array_bytes(self, n: int, k: int) -> int:
         """GPU memory beside the rows' that a subclass adds (its per-city arrays)."""
@@ -129,7 +133,8 @@ class CudaDontLook:
         return shared_row_bytes(self.n, self.rows, device.get_attribute(a.MULTIPROCESSOR_COUNT),
                                 device.get_attribute(a.MAX_SHARED_MEMORY_PER_BLOCK_OPTIN),
                                 device.get_attribute(a.MAX_SHARED_MEMORY_PER_MULTIPROCESSOR),
-                                block_shared_bytes(self.rules))
+                                block_shared_bytes(self.rules),
+                                device.get_attribute(a.MAX_THREADS_PER_MULTIPROCESSOR) // self.block)
 
     def _allow_shared(self, kernel) -> None:
         """``kernel`` may take the rows' shared memory: its static Shared struct and the rows' tours
@@ -145,6 +150,8 @@ class CudaDontLook:
         if self.wide > WIDEST:
             raise ValueError(f"{self.what}: a round checks at most {WIDEST} cities, not {self.wide}")
         self.device = options.device
+        if self.kopt_block and rules.lk_move == 5 and rules.lk_depth:
+            self.block = self.kopt_block
         table = distance.table
         fixed = table.nbytes + rules.candidates.nbytes + self.city_array_bytes(n, rules.k)
         need = dontlook_bytes(self.rows, n, chains, self.wide, wide_city_bytes(rules, n)) + fixed
@@ -212,11 +219,11 @@ class CudaDontLook:
             cuda.memcpy_htod(buffer, array)
         cuda.memset_d32(self.head, 0, B)
         cuda.memcpy_htod(self.count, np.full(B, n if cities is None else len(cities), np.int32))
-        cuda.memset_d32(self.made, 0, 2 * B)
-        cuda.memset_d32(self.checks, 0, 2 * B)
+        for counter in (self.made, self.checks):
+            cuda.memset_d32(counter, 0, 2 * B)
         if self.wide > 1:
-            cuda.memset_d32(self.popped, 0, B)
-            cuda.memset_d32(self.round, 0, B)
+            for counter in (self.popped, self.round):
+                cuda.memset_d32(counter, 0, B)
             cuda.memset_d32(self.stamp, 0xFFFFFFFF, B * n)
 
     def _tour_lengths(self, xs) -> np.ndarray:
@@ -228,7 +235,7 @@ class CudaDontLook:
         descents'): (moves made per row, moves evaluated per row, whether all finished)."""
         if not np.all(rows):
             raise ValueError("don't-look descent: every row of the population is descended together")
-        count, popped = np.empty(self.rows, np.int32), np.zeros(self.rows, np.int32)
+        popped = np.zeros(self.rows, np.int32)
         while True:
             if self.wide > 1:
                 self._wide_rounds()
@@ -237,13 +244,11 @@ class CudaDontLook:
                 launch(self.kernel, "dontlook descend", (self.rows, 1, 1), self.block,
                        self._rows_struct() + pack("q", CHECKS))
             synchronize("the don't-look descent", (self.rows,), (self.block,))
-            cuda.memcpy_dtoh(count, self.count)
+            count = download(self.count, self.rows, np.int32)
             finished = not count.any() and not popped.any()
             if finished or (deadline is not None and time.perf_counter() >= deadline):
                 break
-        made, checks = np.empty(self.rows, np.int64), np.empty(self.rows, np.int64)
-        cuda.memcpy_dtoh(made, self.made)
-        cuda.memcpy_dtoh(checks, self.checks)
+        made, checks = (download(buffer, self.rows, np.int64) for buffer in (self.made, self.checks))
         return made, checks * self.rules.moves, finished
 
     def _wide_rounds(self) -> None:
@@ -267,14 +272,10 @@ class CudaDontLook:
             cuda.memcpy_htod(positions, pos)
 
     def solutions(self) -> np.ndarray:
-        out = np.empty((self.rows, self.n), np.int32)
-        cuda.memcpy_dtoh(out, self.x)
-        return out
+        return download(self.x, (self.rows, self.n), np.int32)
 
     def values(self) -> np.ndarray:
-        out = np.empty(self.rows, np.float64)
-        cuda.memcpy_dtoh(out, self.current)
-        return out
+        return download(self.current, self.rows, np.float64)
 
     def close(self) -> None:
         self.buffers.close()
@@ -286,6 +287,7 @@ class CudaChains(CudaDontLook):
 
     what = "don't-look ILS"
     block = CHAIN_BLOCK
+    kopt_block = KOPT_CHAIN_BLOCK
     shares_rows = True
     descends_wide = False
 
@@ -319,9 +321,7 @@ class CudaChains(CudaDontLook):
         launch(self.chains_kernel, "don't-look ILS chains", (self.rows, 1, 1), self.block,
                self._rows_struct() + self._chains_struct() + pack("q", int(budget)), self.row_shared)
         synchronize("the don't-look ILS chains", (self.rows,), (self.block,))
-        idle = np.empty(self.rows, np.int32)
-        cuda.memcpy_dtoh(idle, self.idle)
-        return bool(idle.all())
+        return bool(download(self.idle, self.rows, np.int32).all())
 
     def adopt(self, sources) -> None:
         """Chain k goes on from chain sources[k]'s best tour where sources[k] >= 0 (no source adopts)."""
@@ -341,19 +341,14 @@ class CudaChains(CudaDontLook):
         cuda.memset_d8(int(self.queued) + n * k, 0, n)
         cuda.memset_d32(int(self.head) + 4 * k, 0, 1)
         cuda.memset_d32(int(self.count) + 4 * k, 0, 1)
-        kicks = np.empty(1, np.int32)
-        cuda.memcpy_dtoh(kicks, int(self.kicks) + 4 * k)
+        kicks = download(int(self.kicks) + 4 * k, 1, np.int32)
         cuda.memset_d32(int(self.idle) + 4 * k, int(kicks[0] >= self.kick_rules.limit), 1)
 
     def bests(self) -> np.ndarray:
-        out = np.empty(self.rows, np.float64)
-        cuda.memcpy_dtoh(out, self.best)
-        return out
+        return download(self.best, self.rows, np.float64)
 
     def best_solution(self, k: int) -> np.ndarray:
-        out = np.empty(self.n, np.int32)
-        cuda.memcpy_dtoh(out, int(self.best_x) + 4 * self.n * int(k))
-        return out
+        return download(int(self.best_x) + 4 * self.n * int(k), self.n, np.int32)
 
     def best_solutions(self, rows) -> np.ndarray:
         """The best tours of the chains ``rows``, in that order."""
@@ -371,11 +366,7 @@ class CudaChains(CudaDontLook):
         """Every chain's state between rounds, the device buffers read back as bytes (a checkpoint
         of these chains, read back into chains of the same shape on a GPU)."""
         synchronize("the don't-look ILS chains")
-        out = {}
-        for name, (buffer, row) in self._state_buffers().items():
-            out[name] = np.empty(self.rows * row, np.uint8)
-            cuda.memcpy_dtoh(out[name], buffer)
-        return out
+        return {name: download(buffer, self.rows * row, np.uint8) for name, (buffer, row) in self._state_buffers().items()}
 
     def load_memory(self, memory: dict) -> None:
         """Take back what ``memory()`` wrote; a chain is idle where it has made this run's kicks
@@ -391,7 +382,5 @@ class CudaChains(CudaDontLook):
 
     def counters(self) -> dict:
         """Per chain: kicks made, cities checked, improving moves applied."""
-        kicks, checks, made = np.empty(self.rows, np.int32), np.empty(self.rows, np.int64), np.empty(self.rows, np.int64)
-        for out, buffer in ((kicks, self.kicks), (checks, self.checks), (made, self.made)):
-            cuda.memcpy_dtoh(out, buffer)
-        return {"kicks": kicks.astype(np.int64), "checks": checks, "moves": made}
+        return {"kicks": download(self.kicks, self.rows, np.int32).astype(np.int64),
+                "checks": download(self.checks, self.rows, np.int64), "moves": download(self.made, self.rows, np.int64)}

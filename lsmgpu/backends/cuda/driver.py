@@ -30,7 +30,7 @@ from . import nvrtc
 
 log = logging.getLogger("lsmgpu")
 
-__all__ = ["cuda", "context", "device_name", "warm_up", "compile_module", "load_module", "launch", "synchronize", "pack",
+__all__ = ["cuda", "context", "device_name", "warm_up", "compile_module", "load_module", "launch", "synchronize", "pack", "download",
            "resident_threads"]
 
 try:
@@ -242,6 +242,13 @@ def synchronize(what: str, grid=(), block=()) -> None:
         cuda.Context.synchronize()
     except cuda.Error as exc:
         raise KernelLaunchError(f"{what}: {exc}", tuple(grid), tuple(block)) from None
+
+
+def download(buffer, shape, dtype) -> np.ndarray:
+    """A new host array of ``shape`` and ``dtype`` read from the device address ``buffer``."""
+    out = np.empty(shape, dtype)
+    cuda.memcpy_dtoh(out, buffer)
+    return out
 
 
 class DeviceBuffers:

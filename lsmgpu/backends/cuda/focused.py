@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..focused import CandidatePheromone
-from .dontlook import CHAIN_BLOCK, CudaDontLook
+from .dontlook import CHAIN_BLOCK, KOPT_CHAIN_BLOCK, CudaDontLook
 from .driver import cuda, launch, pack, synchronize
 
 __all__ = ["CudaFocusedAnts"]
@@ -19,6 +19,7 @@ class CudaFocusedAnts(CudaDontLook):
 
     what = "focused ant colony"
     block = CHAIN_BLOCK
+    kopt_block = KOPT_CHAIN_BLOCK
     shares_rows = True
     descends_wide = False
 
