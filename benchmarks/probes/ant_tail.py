@@ -17,8 +17,9 @@ checks at 60 s").
     python -m benchmarks.probes.ant_tail .data/tsplib rl11849,u1817 192,448,3x448 20
     python -m benchmarks.probes.ant_tail .data/tsplib rl11849,rl5915 448 20 256,512,1024
 
-The optional fifth argument lists the threads of an ant's block (``CudaFocusedAnts.kopt_block``, the 5-opt ants') to time
-each configuration at (the ants are the same at every size: ties go to the lowest sequence).
+The optional fifth argument lists the threads of an ant's block (``CudaFocusedAnts.kopt_block``, the
+5-opt ants') to time each configuration at (the ants are the same at every size: ties go to the
+lowest sequence).
 """
 from __future__ import annotations
 

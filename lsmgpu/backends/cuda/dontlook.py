@@ -366,7 +366,8 @@ class CudaChains(CudaDontLook):
         """Every chain's state between rounds, the device buffers read back as bytes (a checkpoint
         of these chains, read back into chains of the same shape on a GPU)."""
         synchronize("the don't-look ILS chains")
-        return {name: download(buffer, self.rows * row, np.uint8) for name, (buffer, row) in self._state_buffers().items()}
+        buffers = self._state_buffers().items()
+        return {name: download(buffer, self.rows * row, np.uint8) for name, (buffer, row) in buffers}
 
     def load_memory(self, memory: dict) -> None:
         """Take back what ``memory()`` wrote; a chain is idle where it has made this run's kicks

@@ -30,8 +30,8 @@ from . import nvrtc
 
 log = logging.getLogger("lsmgpu")
 
-__all__ = ["cuda", "context", "device_name", "warm_up", "compile_module", "load_module", "launch", "synchronize", "pack", "download",
-           "resident_threads"]
+__all__ = ["cuda", "context", "device_name", "warm_up", "compile_module", "load_module", "launch", "synchronize", "pack",
+           "download", "resident_threads"]
 
 try:
     import pycuda.driver as cuda
