@@ -33,10 +33,10 @@ def cache_dir() -> str:
     return path
 
 
-def cubin_path(source: str, arch: str, options: tuple[str, ...]) -> str:
-    """Where the disk cache keeps the cubin of (source, arch, options)."""
+def cubin_path(source: str, arch: str, options: tuple[str, ...], suffix: str = "cubin") -> str:
+    """Where the disk cache keeps the cubin (or, with ``suffix`` "ptx", the PTX) of (source, arch, options)."""
     key = hashlib.sha256("\0".join([source, arch, *options]).encode()).hexdigest()[:32]
-    return os.path.join(cache_dir(), "cubin", f"{key}-{arch}.cubin")
+    return os.path.join(cache_dir(), "cubin", f"{key}-{arch}.{suffix}")
 
 
 def keep_cubin(path: str, cubin: bytes) -> None:
@@ -72,12 +72,12 @@ def nvcc_compile(source: str, arch: str = "sm_90", options: tuple[str, ...] = CH
     if nvcc is None:
         raise FileNotFoundError("nvcc is not on PATH")
     stage = "-ptx" if ptx else "-cubin"
-    cached = cubin_path(source, arch, (stage, *options, _nvcc_version(nvcc)))
+    cached = cubin_path(source, arch, (stage, *options, _nvcc_version(nvcc)), stage[1:])
     if os.path.isfile(cached):
         return Path(cached).read_bytes()
     src = save_source(source)
     with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "kernel" + stage.replace("-", "."))
+        out = os.path.join(tmp, "kernel." + stage[1:])
         run = subprocess.run([nvcc, stage, f"-arch={arch}", *options, "-o", out, src],
                              capture_output=True, text=True)
         if run.returncode != 0:

@@ -218,8 +218,9 @@ def test_cuda_syntax_error_reports_nvcc_stderr_and_source(broken):
 
 @pytest.mark.nvcc
 def test_a_checked_kernel_is_read_back_from_the_cache(tmp_path, monkeypatch):
-    """nvcc_compile keeps each cubin in the cache folder: the same source and options again are
-    the same bytes without nvcc, other options (or PTX) build anew, and a failed build leaves nothing."""
+    """nvcc_compile keeps each cubin (a PTX check's PTX, named so) in the cache folder: the same source
+    and options again are the same bytes without nvcc, other options (or PTX) build anew, and a failed
+    build leaves nothing."""
     import subprocess
     import lsmgpu.cubins as cubins
     monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
@@ -232,6 +233,7 @@ def test_a_checked_kernel_is_read_back_from_the_cache(tmp_path, monkeypatch):
     assert nvcc_compile(source, options=("-Werror", "all-warnings")) and len(builds) == 1
     assert b".entry" in nvcc_compile(source, ptx=True) and len(builds) == 2
     files = sorted((tmp_path / "cubin").iterdir())
+    assert sorted(f.suffix for f in files) == [".cubin", ".cubin", ".ptx"]
     with pytest.raises(KernelCompileError):
         nvcc_compile(source + "\nthis is not CUDA;")
     assert sorted((tmp_path / "cubin").iterdir()) == files and len(files) == 3
