@@ -338,6 +338,19 @@ def test_chains_keep_their_tours_in_shared_memory_where_every_chain_fits(n, rows
     assert deep in (0, 8 * n) and (deep == 0 or -(-rows // sms) * (deep + beside[2]) <= per_sm)
 
 
+def test_chains_and_ants_of_5opt_chains_take_the_wider_block():
+    """The ILS chains and the focused ants run KOPT_CHAIN_BLOCK threads a block where their descent
+    makes 5-opt chains, CHAIN_BLOCK otherwise; the descents' own block stays BLOCK."""
+    from lsmgpu.backends.cuda.dontlook import BLOCK, CHAIN_BLOCK, KOPT_CHAIN_BLOCK, CudaChains, CudaDontLook
+    from lsmgpu.backends.cuda.focused import CudaFocusedAnts
+    from lsmgpu.backends.dontlook import DontLookRules
+    cand = np.zeros((20, 5), dtype=np.int32)
+    five, two, shallow = (DontLookRules(cand, 3, lk_depth=depth, lk_move=move) for depth, move in ((100, 5), (6, 2), (0, 5)))
+    for cls in (CudaChains, CudaFocusedAnts):
+        assert [cls.threads(rules) for rules in (five, two, shallow)] == [KOPT_CHAIN_BLOCK, CHAIN_BLOCK, CHAIN_BLOCK]
+    assert CudaDontLook.threads(five) == BLOCK and KOPT_CHAIN_BLOCK % 32 == 0 and KOPT_CHAIN_BLOCK <= 1024
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("walk", [0, [3, 0, 5, 0, 2, 1]])
 @pytest.mark.parametrize("share_rows", [True, False])

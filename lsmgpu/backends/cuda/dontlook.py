@@ -125,6 +125,12 @@ class CudaDontLook:
     #: chains and the focused ants run kernels of their own, one block a row)
     descends_wide = True
 
+    @classmethod
+    def threads(cls, rules) -> int:
+        """Threads a row's block under ``rules``: ``kopt_block`` where the descent makes 5-opt chains
+        and the class has one, else ``block``."""
+        return cls.kopt_block if cls.kopt_block and rules.lk_move == 5 and rules.lk_depth else cls.block
+
     def row_shared_bytes(self, device) -> int:
         """Shared memory a row's block keeps its tour in (0: the rows stay in global memory)."""
         if not self.shares_rows:
@@ -150,8 +156,7 @@ class CudaDontLook:
         if self.wide > WIDEST:
             raise ValueError(f"{self.what}: a round checks at most {WIDEST} cities, not {self.wide}")
         self.device = options.device
-        if self.kopt_block and rules.lk_move == 5 and rules.lk_depth:
-            self.block = self.kopt_block
+        self.block = self.threads(rules)
         table = distance.table
         fixed = table.nbytes + rules.candidates.nbytes + self.city_array_bytes(n, rules.k)
         need = dontlook_bytes(self.rows, n, chains, self.wide, wide_city_bytes(rules, n)) + fixed
