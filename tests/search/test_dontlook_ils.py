@@ -345,7 +345,8 @@ def test_chains_and_ants_of_5opt_chains_take_the_wider_block():
     from lsmgpu.backends.cuda.focused import CudaFocusedAnts
     from lsmgpu.backends.dontlook import DontLookRules
     cand = np.zeros((20, 5), dtype=np.int32)
-    five, two, shallow = (DontLookRules(cand, 3, lk_depth=depth, lk_move=move) for depth, move in ((100, 5), (6, 2), (0, 5)))
+    five, two, shallow = (DontLookRules(cand, 3, lk_depth=depth, lk_move=move)
+                          for depth, move in ((100, 5), (6, 2), (0, 5)))
     for cls in (CudaChains, CudaFocusedAnts):
         assert [cls.threads(rules) for rules in (five, two, shallow)] == [KOPT_CHAIN_BLOCK, CHAIN_BLOCK, CHAIN_BLOCK]
     assert CudaDontLook.threads(five) == BLOCK and KOPT_CHAIN_BLOCK % 32 == 0 and KOPT_CHAIN_BLOCK <= 1024
