@@ -18,6 +18,7 @@ otherwise), and the path maxima come from one binary-lifting table over the tree
 all O(n) graph edges costs O(n log n). The bound over the sparse graph can exceed the bound over
 the complete graph where the sparse tree misses an edge the complete one would take;
 problems/held_karp.py's exact bound is the minimum 1-tree over every pair at the ascent's π.
+scipy is imported where it is used, as in problems/candidates.py.
 """
 from __future__ import annotations
 
@@ -25,9 +26,6 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import breadth_first_order, connected_components, minimum_spanning_tree
-from scipy.spatial import Delaunay, QhullError
 
 from lsmgpu.budget import check_deadline
 
@@ -70,6 +68,7 @@ def sparse_graph(tsp, neighbours: int = GRAPH_NEIGHBOURS) -> tuple[np.ndarray, n
     """Edges (u, v), u < v, int64: the Delaunay triangulation (planar coordinates) together with
     every city's ``neighbours`` quadrant (planar) or nearest (GEO, matrix) neighbours; edges
     joining the graph's pieces are added where the lists alone leave it disconnected."""
+    from scipy.spatial import Delaunay, QhullError
     n = tsp.n
     u, v = _near_edges(tsp, neighbours)
     if tsp.coords is not None and tsp.weight_type != "GEO" and n >= 3:
@@ -114,6 +113,8 @@ def _unique_edges(n: int, u: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.
 def _connected(tsp, u, v) -> tuple[np.ndarray, np.ndarray]:
     """The graph with one edge from each piece's first city to the next piece's (clusters whose
     neighbour lists stay inside them), so that every spanning tree spans all cities."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
     n = tsp.n
     pieces, label = connected_components(coo_matrix((np.ones(len(u)), (u, v)), shape=(n, n)), directed=False)
     if pieces == 1:
@@ -142,6 +143,7 @@ class Graph:
     answers (lsmgpu/backends/cuda/spanning.py; ``close()`` frees it), else from scipy's Kruskal."""
 
     def __init__(self, n: int, u: np.ndarray, v: np.ndarray, on_gpu: bool = False):
+        from scipy.sparse import coo_matrix
         self.n, self.u, self.v = n, u, v
         self.keys = u * n + v
         if len(self.keys) > 1 and not np.all(np.diff(self.keys) > 0):
@@ -163,6 +165,7 @@ class Graph:
         """A minimum spanning tree's edges (ascending indices) under ``weight``."""
         if self.gpu is not None:
             return self.gpu.tree(weight)
+        from scipy.sparse.csgraph import minimum_spanning_tree
         self.matrix.data = weight + (1.0 - float(weight.min()))       # scipy drops zero weights
         tree = minimum_spanning_tree(self.matrix).tocoo()
         return np.sort(np.searchsorted(self.keys, np.minimum(tree.row, tree.col).astype(np.int64) * self.n
@@ -268,6 +271,8 @@ def _lifting(n: int, a: np.ndarray, b: np.ndarray, weight: np.ndarray):
     ``up[k][c]`` is c's ancestor 2^k edges up (the root its own), ``longest[k][c]`` the longest
     edge on the way there, and every city's depth; pointer jumping, vectorised over the cities
     (log n rounds)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import breadth_first_order
     adjacency = coo_matrix((np.ones(2 * len(a)), (np.r_[a, b], np.r_[b, a])), shape=(n, n)).tocsr()
     _, parent = breadth_first_order(adjacency, 0, directed=False, return_predecessors=True)
     parent = parent.astype(np.int64)
