@@ -17,14 +17,25 @@ from lsmgpu.parallel.board import Board  # noqa: E402
 from lsmgpu.parallel.ray_islands import RayIslands  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
+#: every test here on one xdist worker (setup.cfg's --dist loadgroup): one Ray on the machine at a
+#: time, started once; two (one a worker) ran these tests no sooner than one
+pytestmark = pytest.mark.xdist_group("ray")
 
 
 @pytest.fixture(scope="module", autouse=True)
 def local_ray():
-    ray.init(num_cpus=2, num_gpus=2, include_dashboard=False, log_to_driver=False,
-             runtime_env={"env_vars": {"PYTHONPATH": str(ROOT)}})
+    """Ray on this machine, its workers finding the tests' classes through PYTHONPATH inherited
+    from this process (a runtime_env's env_vars would keep actors off Ray's pre-started workers:
+    1.5-2.5 s more an islands run)."""
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), before]))
+    ray.init(num_cpus=2, num_gpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
+    if before is None:
+        os.environ.pop("PYTHONPATH")
+    else:
+        os.environ["PYTHONPATH"] = before
 
 
 @pytest.fixture
