@@ -148,6 +148,7 @@ def _quadrant_rows(coords, mine, others, k: int, per: int, pool: int) -> np.ndar
 def greedy_tour(coords, k: int = 10) -> np.ndarray:
     """Greedy edge matching: take candidate edges shortest first when both ends have degree < 2
     and no cycle closes early (union-find); join the fragments end to end, nearest first."""
+    from scipy.spatial import cKDTree
     coords = np.asarray(coords, dtype=np.float64)
     n = len(coords)
     cand = nearest_candidates(coords, min(k, n - 1))
@@ -183,7 +184,6 @@ def greedy_tour(coords, k: int = 10) -> np.ndarray:
     ends = np.flatnonzero(np.array(degree) < 2)
     slot = {int(c): s for s, c in enumerate(ends)}
     free, left = np.ones(len(ends), dtype=bool), len(ends)
-    from scipy.spatial import cKDTree
     active, tree = np.arange(len(ends)), cKDTree(coords[ends])
     tour, seen = [], bytearray(n)
     start = int(ends[0])
