@@ -331,6 +331,53 @@ def test_gpu_spanning_trees_equal_kruskals(kind):
 
 
 @pytest.mark.gpu
+def test_gpu_spanning_trees_are_kruskals_through_an_ascent(monkeypatch):
+    """Every tree of a Held-Karp ascent on 12,000 cities made on the GPU is Kruskal's over
+    (weight, index), its degrees and cheapest edges outside it too, through the ascent's first
+    30 trees. A thread's path halving could rewrite a root's hook after that root's own chase had
+    ended: on rl11849's ascent 1 to 14 trees in 63 came out otherwise from one call to the next
+    (docs/benchmarks/tsp-depth.md, "One seed, one run"); the roots found are written apart now."""
+    import lsmgpu.problems.alpha as alpha
+    tsp = random_tsp(12000, 3)
+    checked, own = [], Graph.tree_ends
+
+    def compared(graph, weight):
+        made = own(graph, weight)
+        if graph.gpu is not None and len(checked) < 30:
+            tree = kruskal(graph.n, graph.u, graph.v, weight)
+            assert np.array_equal(made[0], tree)
+            assert np.array_equal(made[1], np.bincount(np.r_[graph.u[tree], graph.v[tree]], minlength=graph.n))
+            checked.append(len(tree))
+        return made
+    monkeypatch.setattr(alpha.Graph, "tree_ends", compared)
+    ascent(tsp, period=40)
+    assert len(checked) == 30 and set(checked) == {tsp.n - 1}
+
+
+@pytest.mark.gpu
+def test_gpu_spanning_trees_are_kruskals_where_hooks_make_long_chains():
+    """A 400 x 400 grid whose row edges grow along each row (every city hooks onto the one before
+    it: chains of 400 hooks in the first round, chased by 400 threads at once) and whose column
+    edges tie in tens: the GPU's tree is Kruskal's over (weight, index), ten times over."""
+    from lsmgpu.backends.cuda.spanning import GpuSpanningTrees
+    side = 400
+    city = np.arange(side * side).reshape(side, side)
+    u = np.r_[city[:, :-1].ravel(), city[:-1, :].ravel()].astype(np.int64)
+    v = np.r_[city[:, 1:].ravel(), city[1:, :].ravel()].astype(np.int64)
+    order = np.argsort(u * side * side + v)
+    u, v = u[order], v[order]
+    rng = np.random.default_rng(8)
+    trees = GpuSpanningTrees(side * side, u, v)
+    try:
+        for _ in range(10):
+            row = v == u + 1
+            weight = np.where(row, (u % side).astype(np.float64), side + rng.integers(0, 10, len(u)))
+            assert np.array_equal(trees.tree(weight), kruskal(side * side, u, v, weight))
+    finally:
+        trees.close()
+
+
+@pytest.mark.gpu
 def test_the_ascent_on_the_gpu_gives_the_hosts_one_trees_and_bound(monkeypatch):
     """From GPU_TREES_FROM cities the ascent's trees come from the GPU: the same 1-trees as the
     host's under penalties without ties, and an ascent's bound within 0.1 % of the host's (ties

@@ -41,9 +41,9 @@ class GpuSpanningTrees:
         try:
             ends = (b.upload(np.asarray(u, dtype=np.int32)), b.upload(np.asarray(v, dtype=np.int32)))
             self.weight, self.in_tree, self.added = b.alloc(8 * self.m), b.alloc(self.m), b.alloc(4)
-            per_city = [b.alloc(size * self.n) for size in (4, 4, 8, 4)]       # comp, hook, best, best_edge
+            per_city = [b.alloc(size * self.n) for size in (4, 4, 8, 4, 4)]    # comp, hook, best, best_edge, root
             self.degree, self.best = per_city[1], per_city[2]                 # the hooks' and bests' room, reused
-            self.args = pack("PPPPPPPPPqq", *(int(a) for a in ends), int(self.weight),
+            self.args = pack("PPPPPPPPPPqq", *(int(a) for a in ends), int(self.weight),
                              *(int(a) for a in per_city), int(self.in_tree), int(self.added), self.n, self.m)
         except cuda.Error as exc:                   # out of memory, above all
             self.close()
