@@ -334,9 +334,10 @@ def test_gpu_spanning_trees_equal_kruskals(kind):
 def test_gpu_spanning_trees_are_kruskals_through_an_ascent(monkeypatch):
     """Every tree of a Held-Karp ascent on 12,000 cities made on the GPU is Kruskal's over
     (weight, index), its degrees and cheapest edges outside it too, through the ascent's first
-    30 trees. A thread's path halving could rewrite a root's hook after that root's own chase had
-    ended: on rl11849's ascent 1 to 14 trees in 63 came out otherwise from one call to the next
-    (docs/benchmarks/tsp-depth.md, "One seed, one run"); the roots found are written apart now."""
+    30 trees. (Borůvka's `jump` once let a thread's path halving rewrite a root's hook after that
+    root's own chase had ended, and rl11849's ascent then made 1 to 14 trees in 63 otherwise from
+    one call to the next: benchmarks/probes/tree_repeat.py. This test did not catch it on these
+    graphs; it holds the kernels to Kruskal's tree under an ascent's own weights.)"""
     import lsmgpu.problems.alpha as alpha
     tsp = random_tsp(12000, 3)
     checked, own = [], Graph.tree_ends
@@ -358,7 +359,8 @@ def test_gpu_spanning_trees_are_kruskals_through_an_ascent(monkeypatch):
 def test_gpu_spanning_trees_are_kruskals_where_hooks_make_long_chains():
     """A 400 x 400 grid whose row edges grow along each row (every city hooks onto the one before
     it: chains of 400 hooks in the first round, chased by 400 threads at once) and whose column
-    edges tie in tens: the GPU's tree is Kruskal's over (weight, index), ten times over."""
+    edges tie in tens: the GPU's tree is Kruskal's over (weight, index), ten times over (the most
+    concurrent chasing of hooks the rounds meet)."""
     from lsmgpu.backends.cuda.spanning import GpuSpanningTrees
     side = 400
     city = np.arange(side * side).reshape(side, side)
