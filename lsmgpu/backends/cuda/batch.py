@@ -20,7 +20,7 @@ import numpy as np
 from ...kernels import KernelSpec
 from ..base import DEVICE_STEP_LIMIT, TENURE_BLOCK, BatchChunk, BatchEvaluator
 from ..tuning import default_configuration
-from .driver import cuda, launch, pack, resident_threads, synchronize
+from .driver import cuda, download, launch, pack, resident_threads, synchronize
 from .program import DeviceArrays, Program, Refresh
 
 __all__ = ["CudaBatchEvaluator", "batch_lanes"]
@@ -191,25 +191,18 @@ class CudaBatchEvaluator(BatchEvaluator):
 
     def best_solutions(self) -> np.ndarray:
         """Each start's best solution (starts x n), as the GPU kept it."""
-        out = np.empty((self.starts, self.problem.n), self.sol_dtype)
-        cuda.memcpy_dtoh(out, self.best_x)
-        return out.astype(self.problem.encoding.dtype)
+        return download(self.best_x, (self.starts, self.problem.n), self.sol_dtype).astype(self.problem.encoding.dtype)
 
     def snapshot(self) -> dict:
         """The starts' state read back from the GPU (BatchEvaluator.snapshot)."""
         B, n = self.starts, self.problem.n
         shape = self.neighbourhood.tabu_shape()
-
-        def read(buffer, count, dtype):
-            out = np.empty(count, dtype)
-            cuda.memcpy_dtoh(out, buffer)
-            return out
-        return {"xs": read(self.xs, B * n, self.sol_dtype).reshape(B, n),
-                "best_x": read(self.best_x, B * n, self.sol_dtype).reshape(B, n),
-                "tabu": read(self.tabu, B * self.tabu_size, np.int32).reshape(B, *shape),
-                "tenures": read(self.tenure, B * TENURE_BLOCK, np.int32).reshape(B, TENURE_BLOCK),
-                "current": read(self.current, B, self.ftype), "best": read(self.best, B, self.ftype),
-                "active": read(self.active, B, np.int32).astype(bool), "since": read(self.since, B, np.int32)}
+        return {"xs": download(self.xs, B * n, self.sol_dtype).reshape(B, n),
+                "best_x": download(self.best_x, B * n, self.sol_dtype).reshape(B, n),
+                "tabu": download(self.tabu, B * self.tabu_size, np.int32).reshape(B, *shape),
+                "tenures": download(self.tenure, B * TENURE_BLOCK, np.int32).reshape(B, TENURE_BLOCK),
+                "current": download(self.current, B, self.ftype), "best": download(self.best, B, self.ftype),
+                "active": download(self.active, B, np.int32).astype(bool), "since": download(self.since, B, np.int32)}
 
     def restore(self, snapshot: dict) -> None:
         """A snapshot's state written to this evaluator's GPU memory, the solution-derived

@@ -20,7 +20,7 @@ from ...kernels import render_skeleton
 from ...problem import ColonyModel
 from ..colony import Construction
 from ..pheromone import MatrixPheromone, SelectivePheromone
-from .driver import DeviceBuffers, cuda, launch, load_module, pack, synchronize
+from .driver import DeviceBuffers, cuda, download, launch, load_module, pack, synchronize
 
 __all__ = ["CudaColony", "colony_bytes", "warps_for"]
 
@@ -258,9 +258,7 @@ class CudaColony:
         end.record()
         synchronize("construct", (self.blocks,), (self.threads,))
         self.kernel_seconds = end.time_since(start) / 1000.0
-        out = np.empty((self.ants, self.n), dtype=np.int32)
-        cuda.memcpy_dtoh(out, self.out)
-        return out
+        return download(self.out, (self.ants, self.n), np.int32)
 
     def _construct_by_steps(self, args: bytes, keep: float, add: float) -> None:
         """ACS-GPU (Skinderowicz 2016): every construction step one launch of all ants, then one of

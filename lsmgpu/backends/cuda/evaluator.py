@@ -22,7 +22,7 @@ import numpy as np
 from ...errors import KernelLaunchError
 from ..base import DEVICE_STEP_LIMIT, Evaluator, Query, Selection, select_in
 from ..tuning import default_configuration, tuning_key
-from .driver import cuda, launch, pack, synchronize
+from .driver import cuda, download, launch, pack, synchronize
 from .program import DeviceArrays, Program, Refresh
 
 __all__ = ["CudaEvaluator", "FIRST", "TABU", "ASPIRATION", "APPLY_ANY", "APPLY_IMPROVING"]
@@ -109,8 +109,7 @@ class CudaEvaluator(Evaluator):
         """The tabu matrix, read back from the GPU where the device keeps it (int32 stamps there)."""
         if self.tabu_gpu is None:
             return super().tabu_memory()
-        stamps = np.empty(self.neighbourhood.tabu_shape(), dtype=np.int32)
-        cuda.memcpy_dtoh(stamps, self.tabu_gpu)
+        stamps = download(self.tabu_gpu, self.neighbourhood.tabu_shape(), np.int32)
         return stamps.astype(np.int64)
 
     def set_tabu_memory(self, stamps):
@@ -370,6 +369,4 @@ class CudaEvaluator(Evaluator):
 
     def device_solution(self) -> np.ndarray:
         """The solution as the GPU holds it (to check the host mirror)."""
-        x = np.empty(self.problem.n, self.sol_dtype)
-        cuda.memcpy_dtoh(x, self.x_gpu)
-        return x
+        return download(self.x_gpu, self.problem.n, self.sol_dtype)

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..focused import CandidatePheromone
 from .dontlook import CHAIN_BLOCK, KOPT_CHAIN_BLOCK, CudaDontLook
-from .driver import cuda, launch, pack, synchronize
+from .driver import cuda, download, launch, pack, synchronize
 
 __all__ = ["CudaFocusedAnts"]
 
@@ -100,9 +100,7 @@ class CudaFocusedAnts(CudaDontLook):
 
     def pheromone(self, colony: int = 0) -> np.ndarray:
         """The colony's tau (n, K), read back."""
-        out = np.empty((self.n, self.rules.k))
-        cuda.memcpy_dtoh(out, int(self.tau) + out.nbytes * int(colony))
-        return out
+        return download(int(self.tau) + 8 * self.n * self.rules.k * int(colony), (self.n, self.rules.k), np.float64)
 
     def memory(self) -> dict:
         """What the ants keep between iterations, read back (as CpuFocusedAnts.memory)."""
@@ -128,17 +126,11 @@ class CudaFocusedAnts(CudaDontLook):
 
     def checked(self) -> int:
         """Cities the ants' descents have checked."""
-        checks = np.empty(self.rows, np.int64)
-        cuda.memcpy_dtoh(checks, self.checks)
-        return int(checks.sum())
+        return int(download(self.checks, self.rows, np.int64).sum())
 
     def tour(self, k: int) -> np.ndarray:
-        out = np.empty(self.n, np.int32)
-        cuda.memcpy_dtoh(out, int(self.x) + 4 * self.n * int(k))
-        return out
+        return download(int(self.x) + 4 * self.n * int(k), self.n, np.int32)
 
     def best_tour(self, colony: int = 0) -> np.ndarray:
         """The colony's best tour kept, read back."""
-        out = np.empty(self.n, np.int32)
-        cuda.memcpy_dtoh(out, self._tours(colony)[2])
-        return out
+        return download(self._tours(colony)[2], self.n, np.int32)

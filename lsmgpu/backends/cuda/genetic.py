@@ -12,7 +12,7 @@ import numpy as np
 
 from ...kernels import render_skeleton
 from ..genetic import Breeding, children_of
-from .driver import DeviceBuffers, cuda, launch, load_module, pack, synchronize
+from .driver import DeviceBuffers, cuda, download, launch, load_module, pack, synchronize
 
 __all__ = ["CudaGenetic", "genetic_bytes", "lanes_for"]
 
@@ -109,10 +109,8 @@ class CudaGenetic:
         cuda.memcpy_htod(self.values, host_values)
 
     def value_array(self) -> np.ndarray:
-        out = np.empty(self.b.genes, dtype=np.float64)
         synchronize("the generation")
-        cuda.memcpy_dtoh(out, self.values)
-        return out
+        return download(self.values, self.b.genes, np.float64)
 
     def copy_rows(self, dst, src) -> None:
         """Row src[k] copied to dst[k], in order (as CpuGenetic.copy_rows)."""

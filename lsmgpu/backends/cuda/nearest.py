@@ -13,7 +13,7 @@ import numpy as np
 
 from ...errors import KernelLaunchError
 from ...kernels import render_skeleton
-from .driver import DeviceBuffers, context, cuda, launch, load_module, pack, synchronize
+from .driver import DeviceBuffers, context, cuda, download, launch, load_module, pack, synchronize
 
 __all__ = ["nearest_on_gpu", "quadrant_on_gpu", "CITIES_A_CELL", "MAX_COUNT"]
 
@@ -92,6 +92,5 @@ def _run(buffers, module, coords, order, first, count, k, grid) -> np.ndarray:
         launch(module.get_function("quadrants"), "quadrant lists", blocks, BLOCK,
                pack("PPPq", int(buffers.upload(coords)), int(out), int(result), n))
     synchronize("nearest cities")
-    lists = np.empty((n, width), dtype=np.int32)
-    cuda.memcpy_dtoh(lists, result)
+    lists = download(result, (n, width), np.int32)
     return lists

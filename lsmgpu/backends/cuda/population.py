@@ -23,7 +23,7 @@ import time
 import numpy as np
 
 from ..tuning import default_configuration
-from .driver import cuda, launch, pack, resident_threads, synchronize
+from .driver import cuda, download, launch, pack, resident_threads, synchronize
 from .program import DeviceArrays, Program, Refresh
 from .batch import batch_lanes
 
@@ -143,14 +143,10 @@ class CudaPopulation:
             self._copy_state(self.home_state, self._main_state(), mask)
 
     def values(self) -> np.ndarray:
-        out = np.empty(self.rows, self.ftype)
-        cuda.memcpy_dtoh(out, self.current)
-        return out
+        return download(self.current, self.rows, self.ftype)
 
     def _download(self, buffer) -> np.ndarray:
-        out = np.empty((self.rows, self.n), self.sol_dtype)
-        cuda.memcpy_dtoh(out, buffer)
-        return out.astype(self.problem.encoding.dtype)
+        return download(buffer, (self.rows, self.n), self.sol_dtype).astype(self.problem.encoding.dtype)
 
     def solutions(self) -> np.ndarray:
         return self._download(self.xs)
@@ -325,8 +321,7 @@ class _Level:
             if deadline is not None and time.perf_counter() >= deadline:
                 finished = False
                 break
-        made = np.empty(self.rows, np.int32)
-        cuda.memcpy_dtoh(made, p.made)
+        made = download(p.made, self.rows, np.int32)
         return made.astype(np.int64), finished
 
 

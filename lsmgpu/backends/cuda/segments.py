@@ -9,7 +9,7 @@ from ...problem import EdgeDistance
 from ..dontlook import DontLookRules
 from ..segments import SegmentCut, fixed_end_source
 from .dontlook import CudaChains
-from .driver import cuda
+from .driver import cuda, download
 
 __all__ = ["CudaSegmentChains"]
 
@@ -41,6 +41,5 @@ class CudaSegmentChains(CudaChains):
 
     def best_solutions(self, rows) -> np.ndarray:
         """The best tours of the chains ``rows``, in that order (all of them read in one copy)."""
-        out = np.empty((self.rows, self.n), np.int32)
-        cuda.memcpy_dtoh(out, self.best_x)
+        out = download(self.best_x, (self.rows, self.n), np.int32)
         return out[np.asarray(rows, dtype=np.int64)]

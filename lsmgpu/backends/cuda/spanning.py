@@ -16,7 +16,7 @@ import numpy as np
 
 from ...errors import KernelLaunchError
 from ...kernels import render_skeleton
-from .driver import DeviceBuffers, context, cuda, launch, load_module, pack, synchronize
+from .driver import DeviceBuffers, context, cuda, download, launch, load_module, pack, synchronize
 
 __all__ = ["GpuSpanningTrees", "prim_length"]
 
@@ -70,8 +70,7 @@ class GpuSpanningTrees:
                     break
                 joined += int(added[0])
             synchronize("spanning trees")
-            mask = np.empty(self.m, dtype=np.uint8)
-            cuda.memcpy_dtoh(mask, self.in_tree)
+            mask = download(self.in_tree, self.m, np.uint8)
         except cuda.Error as exc:
             raise KernelLaunchError(f"spanning trees of {self.m:,} edges: {exc}") from exc
         return np.flatnonzero(mask)
@@ -84,9 +83,7 @@ class GpuSpanningTrees:
             self._launch("reset", self.n)
             self._launch("ends", self.m)
             synchronize("spanning trees (ends)")
-            degree, keys = np.empty(self.n, dtype=np.int32), np.empty(self.n, dtype=np.uint64)
-            cuda.memcpy_dtoh(degree, self.degree)
-            cuda.memcpy_dtoh(keys, self.best)
+            degree, keys = download(self.degree, self.n, np.int32), download(self.best, self.n, np.uint64)
         except cuda.Error as exc:
             raise KernelLaunchError(f"spanning trees of {self.m:,} edges: {exc}") from exc
         return degree.astype(np.int64), _weights(keys)
