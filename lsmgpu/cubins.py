@@ -39,25 +39,37 @@ def cubin_path(source: str, arch: str, options: tuple[str, ...], suffix: str = "
     return os.path.join(cache_dir(), "cubin", f"{key}-{arch}.{suffix}")
 
 
-def keep_cubin(path: str, cubin: bytes) -> None:
-    """Write ``cubin`` to ``path`` whole (a private file renamed); a cache folder that cannot be
-    written is passed over: the kernel is built again next time."""
+def _write_whole(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` through a private file renamed onto it: another process reading
+    ``path`` (nvcc, a test worker) sees the old file or the new one, never a part."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
     try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd, temporary = tempfile.mkstemp(dir=os.path.dirname(path), suffix=".tmp")
         with os.fdopen(fd, "wb") as f:
-            f.write(cubin)
+            f.write(data)
         os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def keep_cubin(path: str, cubin: bytes) -> None:
+    """Write ``cubin`` to ``path`` whole; a cache folder that cannot be written is passed over: the
+    kernel is built again next time."""
+    try:
+        _write_whole(path, cubin)
     except OSError:
         pass
 
 
 def save_source(source: str) -> str:
-    """Write a rendered source to a file named by its hash; return the path (for error reports)."""
-    folder = os.path.join(tempfile.gettempdir(), "lsmgpu-kernels")
-    os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, hashlib.sha1(source.encode()).hexdigest()[:16] + ".cu")
-    Path(path).write_text(source)
+    """Write a rendered source, whole, to a file named by its hash; return the path (nvcc's input
+    and error reports). Processes that render the same kernel at once share the file: written in
+    place, one could hand nvcc another's half-written file and cache what it built as the kernel's
+    (an empty PTX once, in a test worker)."""
+    path = os.path.join(tempfile.gettempdir(), "lsmgpu-kernels", hashlib.sha1(source.encode()).hexdigest()[:16] + ".cu")
+    _write_whole(path, source.encode())
     return path
 
 

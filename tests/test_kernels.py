@@ -251,6 +251,32 @@ def test_a_cache_folder_that_cannot_be_written_still_gives_the_cubin(tmp_path, m
     assert (tmp_path / "cubin").read_bytes() == b"not a folder"
 
 
+def test_a_saved_source_is_never_seen_in_part():
+    """save_source writes the file whole while others write and read it (xdist workers render the
+    same kernels at once): every read while four threads write it again finds all of the source,
+    never a part of it (an empty or half-written file compiles, to a PTX without the kernel)."""
+    import threading
+    from lsmgpu.cubins import save_source
+    source = "// a kernel of many lines\n" * 200_000 + "extern \"C\" __global__ void k() {}\n"
+    path, stop, seen = save_source(source), threading.Event(), []
+
+    def write():
+        while not stop.is_set():
+            save_source(source)
+    writers = [threading.Thread(target=write) for _ in range(4)]
+    for writer in writers:
+        writer.start()
+    try:
+        for _ in range(200):
+            with open(path) as f:
+                seen.append(len(f.read()))
+    finally:
+        stop.set()
+        for writer in writers:
+            writer.join()
+    assert set(seen) == {len(source)}
+
+
 def test_missing_template_is_a_clear_error(broken):
     """Missing template is a clear error."""
     problem = broken("")
