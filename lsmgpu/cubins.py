@@ -66,8 +66,8 @@ def keep_cubin(path: str, cubin: bytes) -> None:
 def save_source(source: str) -> str:
     """Write a rendered source, whole, to a file named by its hash; return the path (nvcc's input
     and error reports). Processes that render the same kernel at once share the file: written in
-    place, one could hand nvcc another's half-written file and cache what it built as the kernel's
-    (an empty PTX once, in a test worker)."""
+    place, one could hand nvcc another's half-written file, and nvcc builds an empty or cut source
+    into a module without the kernel, which the check would then cache as the kernel's."""
     path = os.path.join(tempfile.gettempdir(), "lsmgpu-kernels", hashlib.sha1(source.encode()).hexdigest()[:16] + ".cu")
     _write_whole(path, source.encode())
     return path

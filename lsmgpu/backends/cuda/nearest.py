@@ -92,5 +92,4 @@ def _run(buffers, module, coords, order, first, count, k, grid) -> np.ndarray:
         launch(module.get_function("quadrants"), "quadrant lists", blocks, BLOCK,
                pack("PPPq", int(buffers.upload(coords)), int(out), int(result), n))
     synchronize("nearest cities")
-    lists = download(result, (n, width), np.int32)
-    return lists
+    return download(result, (n, width), np.int32)
