@@ -61,9 +61,9 @@ class PartsACO(WatchedACO):
         alone, child, merged = 0, best, 0.0
         for k in np.argsort(lengths):
             ant = self.colony.tour(int(k)).astype(np.int64)
-            _, gain = partition_crossover(best, ant, between)
+            crossed, gain = partition_crossover(best, ant, between)
             alone += gain > 0
-            child, more = partition_crossover(child, ant, between)
+            child, more = (crossed, gain) if child is best else partition_crossover(child, ant, between)
             merged += more
         return {"iteration": self.iteration, "since_best": self.colony_since[0],
                 "best_gap_pct": round(100 * self.problem.gap(best_length), 4),
