@@ -9,7 +9,8 @@ probe builds such trials with the ants' own kernel: from the colony's best as th
 city may move, and the walk's weights are not the pheromone's but TRIAL_WEIGHT for a candidate
 edge of α 0 on the best tour and 1 for every other candidate (an open candidate chosen uniformly;
 none open: the tour's next city, LKH's last case). At the probed iterations it crosses the
-colony's best with the ants as they are and with the trials (ant_parts' columns), then the
+colony's best with the ants as they are and with the trials (ant_parts' columns, and how far
+they are from the best: the median gap above it, the median count of edges apart), then the
 colony goes on with its own ants.
 
     python -m benchmarks.probes.trial_parts .data/tsplib rl5915 80 30 10
@@ -66,9 +67,23 @@ class TrialParts(PartsACO):
 
     def _watch(self, build) -> np.ndarray:
         if self.iteration >= self.late and (self.iteration - self.late) % self.every == 0:
-            self.rows.append({"instance": self.problem.name, "ants": "trials", **self._parts(self._trials(build))})
-            print(self.rows[-1], flush=True)
-        return super()._watch(build)
+            for ants, make in (("ants", lambda: build(self.iteration)), ("trials", lambda: self._trials(build))):
+                lengths = make()                    # the ants' rows on the GPU are the last built's
+                self.rows.append({"instance": self.problem.name, "ants": ants, **self._spread(lengths),
+                                  **self._parts(lengths)})
+                print(self.rows[-1], flush=True)
+        return build(self.iteration)
+
+    def _spread(self, lengths: np.ndarray) -> dict:
+        """How far the ants (as built last) are from the colony's best: their median gap above it
+        and the median count of their edges it lacks."""
+        best = self.colony.best_tour(0).astype(np.int64)
+        best_length = float(self.problem.evaluate(best))
+        edges = set(map(frozenset, zip(best, np.roll(best, -1))))
+        apart = [sum(frozenset(e) not in edges for e in zip(ant, np.roll(ant, -1)))
+                 for ant in (self.colony.tour(k).astype(np.int64) for k in range(0, len(lengths), 8))]
+        return {"median_gap_above_best_pct": round(100 * float(np.median(lengths) - best_length) / best_length, 4),
+                "median_edges_apart": int(np.median(apart))}
 
     def _trials(self, build) -> np.ndarray:
         """The trials' lengths: the ants built from the colony's best with the trial weights and
@@ -95,7 +110,7 @@ def main(folder: str, names: str, iterations: int, late: int, every: int) -> Non
         problem = TSP.from_file(Path(folder) / f"{name}.tsp")
         search = TrialParts(problem, candidates="alpha", lk_depth=FIVE_OPT_DEPTH, lk_move=5, chain_alone=True,
                             restart_after=None, backend="cuda", seed=0)
-        search.late, search.every, search.probed_moves = late, every, []
+        search.late, search.every = late, every
         result = search.run(iterations=iterations)
         print({"instance": name, "iterations": result.iterations, "gap_pct": round(100 * problem.gap(result.fitness), 4),
                "ants": search.ants, "device": search.device}, flush=True)
