@@ -13,10 +13,17 @@ colony's best with the ants as they are and with the trials (ant_parts' columns,
 they are from the best: the median gap above it, the median count of edges apart), then the
 colony goes on with its own ants.
 
+With ``ascents`` (a list) the same runs are made with the α-lists of other ascents: ``100`` (the
+default period), ``half`` (LKH's initial period, n / 2) or a file of LKH-3's penalties (its
+``PI_FILE``: the lists then come from LKH's π on lsmgpu's graph), so that the trials' medians
+compare the candidate lists.
+
     python -m benchmarks.probes.trial_parts .data/tsplib rl5915 80 30 10
+    python -m benchmarks.probes.trial_parts .data/tsplib rl5915 31 30 30 100,half,rl5915.pi
 """
 from __future__ import annotations
 
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -24,7 +31,7 @@ import numpy as np
 
 from lsmgpu.backends.cuda.driver import cuda, download
 from lsmgpu.cli_population import FIVE_OPT_DEPTH
-from problems.alpha import pool_alpha
+from problems.alpha import ascent, pool_alpha
 from problems.tsp import TSP
 
 from .ant_parts import PartsACO
@@ -105,9 +112,31 @@ class TrialParts(PartsACO):
             colony.lengths[0] = length
 
 
-def main(folder: str, names: str, iterations: int, late: int, every: int) -> None:
-    for name in names.split(","):
+def read_pi(path: str, n: int) -> np.ndarray:
+    """LKH's PI_FILE (its dimension, then "city pi" lines, pi in hundredths: PRECISION 100) as π."""
+    pi = np.zeros(n)
+    for line in Path(path).read_text().split("\n")[1:]:
+        parts = line.split()
+        if len(parts) == 2 and parts[0] != "-1":
+            pi[int(parts[0]) - 1] = int(parts[1]) / 100.0
+    return pi
+
+
+def with_ascent(problem: TSP, which: str) -> None:
+    """Give ``problem`` the ascent ``which`` names (module docstring) before its α-lists are made."""
+    if which == "100":
+        problem._ascent = ascent(problem, 100)
+    elif which == "half":
+        problem._ascent = ascent(problem, problem.n // 2)
+    else:
+        problem._ascent = dataclasses.replace(ascent(problem, 100), pi=read_pi(which, problem.n))
+
+
+def main(folder: str, names: str, iterations: int, late: int, every: int, ascents: str = "100") -> None:
+    for name, which in ((name, which) for name in names.split(",") for which in ascents.split(",")):
         problem = TSP.from_file(Path(folder) / f"{name}.tsp")
+        with_ascent(problem, which)
+        print({"instance": name, "ascent": which, "seconds": round(problem._ascent.seconds, 2)}, flush=True)
         search = TrialParts(problem, candidates="alpha", lk_depth=FIVE_OPT_DEPTH, lk_move=5, chain_alone=True,
                             restart_after=None, backend="cuda", seed=0)
         search.late, search.every = late, every
@@ -117,4 +146,4 @@ def main(folder: str, names: str, iterations: int, late: int, every: int) -> Non
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]))
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), *sys.argv[6:7])
