@@ -15,7 +15,7 @@ its gap in the row.
 LK chain of up to D levels, ``lk_depth``, of 2-opt moves or with move5 of LKH's 5-opt basis
 moves (``lk_move=5``), with alone that chain alone (``chain_alone``); name=value: any other
 option of the search, e.g.
-moves=32) on
+moves=32, but ascent=P the instance's ``ascent_period``, P an integer or half) on
 the GPU, once for each of ``--depth-seeds``, one after another from a freshly read instance (the
 ascent inside the budget), kernels built before; LKH-3 in the configurations of ``--depth-lkh`` (defaults: its defaults; popmusic:
 CANDIDATE_SET_TYPE = POPMUSIC with INITIAL_PERIOD = 100; none: no LKH rows), each ``RUNS = 1``,
@@ -200,12 +200,13 @@ def table_depth(args, path_of, emit) -> list[dict]:
         pool, futures = start_lkh(jobs) if jobs else (None, {})
         for path in paths:
             for method, candidates, moves in configs:
-                warm = TSP.from_file(path)
                 search, chosen = SEARCHES[method], _search_options(moves)
+                instance = {"ascent_period": chosen.pop("ascent")} if "ascent" in chosen else {}
+                warm = TSP.from_file(path, **instance)
                 search(warm, backend=args.backend_choice, seed=0, candidates=_candidates(candidates, warm),
                        **chosen).run(iterations=1)
                 for seed in seeds:
-                    problem = TSP.from_file(path)           # fresh: its ascent runs inside the budget
+                    problem = TSP.from_file(path, **instance)       # fresh: its ascent runs inside the budget
                     t0 = time.perf_counter()
                     made = search(problem, backend=args.backend_choice, seed=seed,
                                   candidates=_candidates(candidates, problem), **chosen)
@@ -214,7 +215,7 @@ def table_depth(args, path_of, emit) -> list[dict]:
                     assert problem.evaluate(result.solution) == result.fitness
                     rows.append(dict(table="depth", instance=problem.name, n=problem.n, device=args.meta["device"],
                                      commit=args.meta["commit"],
-                                     strategy=f"{made.algorithm} ({candidates}{_label(chosen)})", seed=seed,
+                                     strategy=f"{made.algorithm} ({candidates}{_label(chosen | instance)})", seed=seed,
                                      budget_s=seconds, seconds=round(wall, 2), iterations=result.iterations,
                                      gap_pct=round(100 * problem.gap(result.fitness), 3), status=result.status,
                                      restarts=getattr(made, "restarts", None)))

@@ -96,6 +96,11 @@ class TSP(Problem):
     ``kick_window``: the ILS kick is a double bridge across the whole tour (None) or within
     that many consecutive positions (segment-local); "auto": local over 1,000 positions from
     10,000 cities on.
+    ``ascent_period``: the first period of the Held-Karp ascent behind the α-lists, the penalties
+    and the bound (problems/alpha.py): None for alpha.PERIOD (100 iterations), an integer, or
+    "half" for LKH's INITIAL_PERIOD, n // 2 (at least 100): about 1.25 n iterations against 248,
+    seconds at 10,000 cities, and lists under which the 5-opt descents land closer
+    (docs/benchmarks/tsp-depth.md, "The ascent's period and the descents").
     With the default neighbourhood and coordinates, ``IteratedLocalSearch(tsp)`` runs the
     configuration measured best (:meth:`default_ils`).
     """
@@ -107,7 +112,7 @@ class TSP(Problem):
 
     def __init__(self, coords=None, *, weight_type: str = "EUC_2D", matrix=None, name: str = "TSP",
                  best_known: int | None = None, neighbourhood=None, start: str = "auto",
-                 kick_window: int | str | None = "auto"):
+                 kick_window: int | str | None = "auto", ascent_period: int | str | None = None):
         if (coords is None) == (matrix is None):
             raise ValueError("TSP: give exactly one of `coords` and `matrix`")
         if start not in ("auto", "nearest", "greedy", "hilbert", "strips", "random"):
@@ -148,6 +153,11 @@ class TSP(Problem):
         if kick_window is not None and (not isinstance(kick_window, (int, np.integer)) or kick_window < 4):
             raise ValueError(f"TSP: `kick_window` must be an integer >= 4, None or 'auto', got {kick_window!r}")
         self.kick_window = kick_window
+        if isinstance(ascent_period, str) and ascent_period != "half":
+            raise ValueError(f"TSP: `ascent_period` must be an integer >= 1, 'half' or None, got {ascent_period!r}")
+        if ascent_period != "half":
+            ascent_period = check_count("TSP", "ascent_period", ascent_period, 1)
+        self.ascent_period = ascent_period
         c = self.coords
         #: coordinates are integers below 2^24 (exact in float32): the kernel then rounds lengths
         #: with exact integer tests instead of double square roots (decided once, not per load)
@@ -201,15 +211,25 @@ class TSP(Problem):
 
     def _alpha_lists(self, k: int) -> np.ndarray:
         if k not in self._alpha_tables:
-            self._alpha_tables[k], self._ascent = alpha_candidates(self, k, self._ascent)
+            self._alpha_tables[k], _ = alpha_candidates(self, k, self._held_karp_ascent())
         return self._alpha_tables[k].copy()
+
+    def _held_karp_ascent(self):
+        """The ascent of ``ascent_period`` (problems/alpha.py), made once per instance."""
+        if self._ascent is None:
+            self._ascent = ascent(self, self._period())
+        return self._ascent
+
+    def _period(self) -> int:
+        """The ascent's first period ``ascent_period`` names."""
+        if self.ascent_period is None:
+            return PERIOD
+        return max(PERIOD, self.n // 2) if self.ascent_period == "half" else self.ascent_period
 
     def penalties(self) -> np.ndarray:
         """The Held-Karp ascent's city penalties π (problems/alpha.py; the α-lists' ascent, run here
         where they have not been made): the 5-opt chain's gain criterion reads d(a, b) + π_a + π_b."""
-        if self._ascent is None:
-            self._ascent = ascent(self)
-        return self._ascent.pi
+        return self._held_karp_ascent().pi
 
     def uniform_length(self) -> float:
         """UNIFORM_TOUR sqrt(n A), A the cities' bounding box's area: the expected optimal length
@@ -239,10 +259,10 @@ class TSP(Problem):
         held_karp.py's held_karp_bound: on one core of the 2-core development machine 0.8 s at
         4,461 cities, 4 s at 18,512, most of it the ascent; its spanning trees on the GPU where one
         answers, 0.9 s at 18,512 cities and 4.8 s at 85,900 on the H100 machine). ``period``: the
-        ascent's first period (None: alpha.PERIOD, 100); a longer one is tighter and slower: LKH's
+        ascent's first period (None: the instance's ``ascent_period``); a longer one is tighter and slower: LKH's
         ``n // 2`` takes 0.04-0.28 points off the gap at 1,000-18,512 cities, for about 1.25 n
         iterations against 248 (docs/benchmarks/tsp-depth.md, "A longer ascent for the bound")."""
-        chosen = PERIOD if period is None else check_count("TSP.lower_bound", "period", period, 1)
+        chosen = self._period() if period is None else check_count("TSP.lower_bound", "period", period, 1)
         return int(np.ceil(held_karp_bound(self, chosen) - 1e-6))
 
     def colony_model(self, candidates: int | None = None) -> ColonyModel:

@@ -185,6 +185,25 @@ def test_a_longer_ascent_gives_a_tighter_lower_bound():
             tsp.lower_bound(period=bad)
 
 
+def test_the_instances_ascent_period_makes_its_lists_penalties_and_bound():
+    """TSP(ascent_period=...): the penalties, the α-lists and the bound are those of an ascent with
+    that first period ("half": n // 2, at least 100), the default's 100; anything else is refused,
+    named."""
+    path = TSP.shipped("kroA100")
+    for period, first in ((None, 100), (400, 400), ("half", 100)):
+        tsp = TSP.from_file(path, ascent_period=period)
+        run = ascent(tsp, first)
+        assert np.array_equal(tsp.penalties(), run.pi), period
+        assert np.array_equal(tsp.candidate_lists(5, "alpha"), alpha_candidates(tsp, 5, run)[0]), period
+        assert tsp.lower_bound() == tsp.lower_bound(period=first), period
+    assert TSP.from_file(path, ascent_period=400).lower_bound() > TSP.from_file(path).lower_bound()
+    big = TSP(np.random.default_rng(0).random((500, 2)) * 1000, ascent_period="half")
+    assert big._period() == 250
+    for bad, error in (("long", ValueError), (0, ValueError), (2.5, TypeError)):
+        with pytest.raises(error, match="TSP: `ascent_period`"):
+            TSP.from_file(path, ascent_period=bad)
+
+
 def test_alpha_candidates_are_the_smallest_alpha_neighbours():
     """Each row holds k distinct other cities of the pool (the ascent's graph and the quadrant
     neighbours), in order of α, and no pool neighbour left out has a smaller α."""
