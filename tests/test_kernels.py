@@ -251,12 +251,15 @@ def test_a_cache_folder_that_cannot_be_written_still_gives_the_cubin(tmp_path, m
     assert (tmp_path / "cubin").read_bytes() == b"not a folder"
 
 
-def test_a_saved_source_is_never_seen_in_part():
+def test_a_saved_source_is_never_seen_in_part(monkeypatch, tmp_path):
     """save_source writes the file whole while others write and read it (xdist workers render the
     same kernels at once): every read while four threads write it again finds all of the source,
-    never a part of it (an empty or half-written file compiles, to a PTX without the kernel)."""
+    never a part of it (an empty or half-written file compiles, to a PTX without the kernel). The
+    5 MB source goes to the test's own temporary folder."""
+    import tempfile
     import threading
     from lsmgpu.cubins import save_source
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     source = "// a kernel of many lines\n" * 200_000 + "extern \"C\" __global__ void k() {}\n"
     path, stop, seen = save_source(source), threading.Event(), []
 
@@ -274,7 +277,7 @@ def test_a_saved_source_is_never_seen_in_part():
         stop.set()
         for writer in writers:
             writer.join()
-    assert set(seen) == {len(source)}
+    assert set(seen) == {len(source)} and path.startswith(str(tmp_path))
 
 
 def test_missing_template_is_a_clear_error(broken):
