@@ -1,0 +1,109 @@
+"""Whose candidate lists and penalties make the 5-opt descent land close: lsmgpu's or LKH-3's.
+
+LKH-3 goes on improving a tour by trials: a walk that keeps the best tour's α-0 edges and takes
+random candidates elsewhere, then one Lin-Kernighan descent (benchmarks/probes/trial_parts.py
+builds such trials on the GPU). A trial pays only where its descent lands close to the best
+tour. On the CPU, from the same trial tours (a walk from LKH-3's tour after 100 trials, seeded
+by the trial's number), the probe descends with the CLI's 5-opt chain (FIVE_OPT_DEPTH levels
+alone) over each pair of candidate lists and penalties, and with LKH-3's own descent
+(``INITIAL_TOUR_FILE``, ``MAX_TRIALS = 1``), and prints each descent's gap above the tour it
+started from (first, how many of LKH-3's list entries each kind of lists shares). The lists and penalties:
+
+- ours: lsmgpu's 5 α-nearest and π (the default ascent, period 100);
+- half: the same from an ascent with LKH's first period, n / 2 (``TSP(ascent_period="half")``);
+- lkh: LKH-3's 5 α-nearest (its ``CANDIDATE_FILE``) and its π (``PI_FILE``);
+- lkh-lists: LKH-3's lists, lsmgpu's π;
+- lkh-pi: the 5 α-nearest that lsmgpu's pool and α give under LKH-3's π, with that π.
+
+    python -m benchmarks.probes.lists_descent .data/tsplib/rl1304.tsp 1,3,4,7 ours,half,lkh,lkh-lists,lkh-pi
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, again_from_every_city
+from lsmgpu.backends.focused import FocusRules, focused_walk
+from lsmgpu.cli_population import FIVE_OPT_DEPTH
+from problems.alpha import alpha_candidates, ascent
+from problems.tsp import TSP
+
+from .trial_parts import candidate_alpha, read_pi, trial_weights
+
+
+def lkh(path: str, extra: str) -> np.ndarray:
+    """LKH-3's tour (0-based) with its own parameter text plus ``extra`` (one run, 100 s at most)."""
+    import elkai._elkai as elkai
+    params = f"PROBLEM_FILE = :stdin:\nRUNS = 1\nTOTAL_TIME_LIMIT = 100\nTRACE_LEVEL = 0\n{extra}"
+    return np.array(elkai.solve_problem(params, Path(path).read_text()), np.int64) - 1
+
+
+def read_candidates(path: str, n: int, k: int = 5) -> np.ndarray:
+    """LKH's CANDIDATE_FILE ("city dad count (to alpha)*count" lines) as (n, k) 0-based lists, a
+    short row repeating its last."""
+    table = np.zeros((n, k), np.int64)
+    for line in Path(path).read_text().split("\n")[1:]:
+        parts = line.split()
+        if len(parts) < 3 or parts[0] == "-1":
+            continue
+        city, count = int(parts[0]) - 1, int(parts[2])
+        others = [int(parts[3 + 2 * j]) - 1 for j in range(count)]
+        table[city] = (others + others[-1:] * k)[:k]
+    return table
+
+
+def descend(problem: TSP, tour: np.ndarray, candidates: np.ndarray, pi: np.ndarray) -> float:
+    """The CLI's 5-opt chain alone over ``candidates`` with penalties ``pi``, from every city
+    until no chain improves: the length it ends at."""
+    rules = DontLookRules(candidates.astype(np.int32), 3, False, False, FIVE_OPT_DEPTH, 5, pi, True)
+    engine = CpuDontLook(rules, problem.edge_distance(), 1)
+    engine.load(tour[None, :])
+    made, _, _ = engine.descend(np.ones(1, bool))
+    again_from_every_city(engine, made)
+    return float(engine.values()[0])
+
+
+def main(path: str, trials: str, kinds: str) -> None:
+    problem = TSP.from_file(path)
+    n, folder = problem.n, tempfile.mkdtemp()
+    best = lkh(path, "MAX_TRIALS = 100\n")
+    length = float(problem.evaluate(best))
+    pi_file, candidate_file = os.path.join(folder, "pi"), os.path.join(folder, "candidates")
+    lkh(path, f"PI_FILE = {pi_file}\nCANDIDATE_FILE = {candidate_file}\nMAX_TRIALS = 1\n")
+    lkh_pi, lkh_lists = read_pi(pi_file, n), read_candidates(candidate_file, n)
+    ours = ascent(problem)
+    problem._ascent = ours
+    our_lists, _ = alpha_candidates(problem, 5, ours)
+    half = ascent(problem, max(100, n // 2))
+    made = {"ours": (our_lists, ours.pi), "half": (alpha_candidates(problem, 5, half)[0], half.pi),
+            "lkh": (lkh_lists, lkh_pi), "lkh-lists": (lkh_lists, ours.pi),
+            "lkh-pi": (alpha_candidates(problem, 5, dataclasses.replace(ours, pi=lkh_pi))[0], lkh_pi)}
+    share = lambda kind: round(float(np.mean([len(set(a) & set(b)) / 5 for a, b in zip(made[kind][0], lkh_lists)])), 3)  # noqa: E731
+    print({"instance": problem.name, "start_gap_pct": round(100 * problem.gap(length), 4),
+           "half_ascent_iterations": half.iterations,
+           "entries_shared_with_lkh_lists": {kind: share(kind) for kind in ("ours", "half", "lkh-pi")}}, flush=True)
+    weights = trial_weights(best, our_lists, candidate_alpha(problem, our_lists))
+    between = problem.edge_distance().between
+    for trial in (int(t) for t in trials.split(",") if t):
+        x = best.copy()
+        pos = np.empty(n, np.int64)
+        pos[x] = np.arange(n)
+        focused_walk(x, pos, weights, our_lists, FocusRules(trial, n, n), 0, 0, between)
+        row = {"trial": trial, "walk_above_pct": round(100 * (problem.evaluate(x) - length) / length, 2)}
+        tour_file = os.path.join(folder, "trial.tour")
+        Path(tour_file).write_text(f"TYPE : TOUR\nDIMENSION : {n}\nTOUR_SECTION\n"
+                                   + "\n".join(str(c + 1) for c in x) + "\n-1\nEOF\n")
+        lkh_descent = lkh(path, f"INITIAL_TOUR_FILE = {tour_file}\nMAX_TRIALS = 1\n")
+        row["LKH-3's descent"] = round(100 * (float(problem.evaluate(lkh_descent)) - length) / length, 4)
+        for kind in kinds.split(","):
+            row[kind] = round(100 * (descend(problem, x, *made[kind]) - length) / length, 4)
+        print(row, flush=True)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])
