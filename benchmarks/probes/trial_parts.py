@@ -122,20 +122,20 @@ def read_pi(path: str, n: int) -> np.ndarray:
     return pi
 
 
-def with_ascent(problem: TSP, which: str) -> None:
-    """Give ``problem`` the ascent ``which`` names (module docstring) before its α-lists are made."""
-    if which == "100":
-        problem._ascent = ascent(problem, 100)
-    elif which == "half":
-        problem._ascent = ascent(problem, problem.n // 2)
+def with_ascent(path: Path, which: str) -> TSP:
+    """The instance at ``path`` with the ascent ``which`` names (module docstring), made now."""
+    if which in ("100", "half"):
+        problem = TSP.from_file(path, ascent_period=100 if which == "100" else "half")
+        problem.penalties()
     else:
+        problem = TSP.from_file(path)
         problem._ascent = dataclasses.replace(ascent(problem, 100), pi=read_pi(which, problem.n))
+    return problem
 
 
 def main(folder: str, names: str, iterations: int, late: int, every: int, ascents: str = "100") -> None:
     for name, which in ((name, which) for name in names.split(",") for which in ascents.split(",")):
-        problem = TSP.from_file(Path(folder) / f"{name}.tsp")
-        with_ascent(problem, which)
+        problem = with_ascent(Path(folder) / f"{name}.tsp", which)
         print({"instance": name, "ascent": which, "seconds": round(problem._ascent.seconds, 2)}, flush=True)
         search = TrialParts(problem, candidates="alpha", lk_depth=FIVE_OPT_DEPTH, lk_move=5, chain_alone=True,
                             restart_after=None, backend="cuda", seed=0)
