@@ -98,9 +98,10 @@ class TSP(Problem):
     10,000 cities on.
     ``ascent_period``: the first period of the Held-Karp ascent behind the α-lists, the penalties
     and the bound (problems/alpha.py): None for alpha.PERIOD (100 iterations), an integer, or
-    "half" for LKH's INITIAL_PERIOD, n // 2 (at least 100): about 1.25 n iterations against 248,
-    seconds at 10,000 cities, and lists under which the 5-opt descents land closer
-    (docs/benchmarks/tsp-depth.md, "The ascent's period and the descents").
+    "half" for LKH's INITIAL_PERIOD, n // 2 (at least 100): about 1.25 n iterations against 248.
+    The 5-opt descents land closer over the longer ascent's lists, but it takes tens of seconds
+    at 6,000-12,000 cities (rl11849 gains at 60 s, rl5915 not; docs/benchmarks/tsp-depth.md,
+    "The ascent's period and the descents"), so the default stays 100.
     With the default neighbourhood and coordinates, ``IteratedLocalSearch(tsp)`` runs the
     configuration measured best (:meth:`default_ils`).
     """
@@ -259,9 +260,10 @@ class TSP(Problem):
         held_karp.py's held_karp_bound: on one core of the 2-core development machine 0.8 s at
         4,461 cities, 4 s at 18,512, most of it the ascent; its spanning trees on the GPU where one
         answers, 0.9 s at 18,512 cities and 4.8 s at 85,900 on the H100 machine). ``period``: the
-        ascent's first period (None: the instance's ``ascent_period``); a longer one is tighter and slower: LKH's
-        ``n // 2`` takes 0.04-0.28 points off the gap at 1,000-18,512 cities, for about 1.25 n
-        iterations against 248 (docs/benchmarks/tsp-depth.md, "A longer ascent for the bound")."""
+        ascent's first period (None: the instance's ``ascent_period``); a longer one is tighter and
+        slower: LKH's ``n // 2`` takes 0.04-0.28 points off the gap at 1,000-18,512 cities, for
+        about 1.25 n iterations against 248 (docs/benchmarks/tsp-depth.md, "A longer ascent for
+        the bound")."""
         chosen = self._period() if period is None else check_count("TSP.lower_bound", "period", period, 1)
         return int(np.ceil(held_karp_bound(self, chosen) - 1e-6))
 

@@ -141,8 +141,9 @@ def main(folder: str, names: str, iterations: int, late: int, every: int, ascent
                             restart_after=None, backend="cuda", seed=0)
         search.late, search.every = late, every
         result = search.run(iterations=iterations)
-        print({"instance": name, "iterations": result.iterations, "gap_pct": round(100 * problem.gap(result.fitness), 4),
-               "ants": search.ants, "device": search.device}, flush=True)
+        print({"instance": name, "iterations": result.iterations,
+               "gap_pct": round(100 * problem.gap(result.fitness), 4), "ants": search.ants, "device": search.device},
+              flush=True)
 
 
 if __name__ == "__main__":
