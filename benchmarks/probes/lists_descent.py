@@ -11,6 +11,7 @@ started from (first, how many of LKH-3's list entries each kind of lists shares)
 
 - ours: lsmgpu's 5 α-nearest and π (the default ascent, period 100);
 - half: the same from an ascent with LKH's first period, n / 2 (``TSP(ascent_period="half")``);
+- periodP: the same from an ascent with first period P;
 - lkh: LKH-3's 5 α-nearest (its ``CANDIDATE_FILE``) and its π (``PI_FILE``);
 - lkh-lists: LKH-3's lists, lsmgpu's π;
 - lkh-pi: the 5 α-nearest that lsmgpu's pool and α give under LKH-3's π, with that π.
@@ -83,14 +84,21 @@ def main(path: str, trials: str, kinds: str) -> None:
     made = {"ours": (our_lists, ours.pi), "half": (alpha_candidates(problem, 5, half)[0], half.pi),
             "lkh": (lkh_lists, lkh_pi), "lkh-lists": (lkh_lists, ours.pi),
             "lkh-pi": (alpha_candidates(problem, 5, dataclasses.replace(ours, pi=lkh_pi))[0], lkh_pi)}
+
     def share(kind: str) -> float:
         """The share of LKH-3's list entries that ``kind``'s lists hold too."""
         return round(float(np.mean([len(set(a) & set(b)) / 5 for a, b in zip(made[kind][0], lkh_lists)])), 3)
+
     print({"instance": problem.name, "start_gap_pct": round(100 * problem.gap(length), 4),
            "half_ascent_iterations": half.iterations,
            "entries_shared_with_lkh_lists": {kind: share(kind) for kind in ("ours", "half", "lkh-pi")}}, flush=True)
     weights = trial_weights(best, our_lists, candidate_alpha(problem, our_lists))
     between = problem.edge_distance().between
+    for kind in (kind for kind in kinds.split(",") if kind.startswith("period")):
+        run = ascent(problem, int(kind[len("period"):]))
+        made[kind] = (alpha_candidates(problem, 5, run)[0], run.pi)
+        print({"lists": kind, "ascent_iterations": run.iterations, "ascent_s": round(run.seconds, 2),
+               "entries_shared_with_lkh_lists": share(kind)}, flush=True)
     for trial in (int(t) for t in trials.split(",") if t):
         x = best.copy()
         pos = np.empty(n, np.int64)
