@@ -31,7 +31,7 @@ import numpy as np
 from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, again_from_every_city
 from lsmgpu.backends.focused import FocusRules, focused_walk
 from lsmgpu.cli_population import FIVE_OPT_DEPTH
-from problems.alpha import alpha_candidates, ascent
+from problems.alpha import alpha_candidates
 from problems.tsp import TSP
 
 from .trial_parts import candidate_alpha, read_pi, trial_weights
@@ -58,6 +58,12 @@ def read_candidates(path: str, n: int, k: int = 5) -> np.ndarray:
     return table
 
 
+def ascent_of(path: str, period):
+    """The ascent of ``TSP(ascent_period=period)`` on the instance at ``path`` (the instance's own
+    period rule)."""
+    return TSP.from_file(path, ascent_period=period)._held_karp_ascent()
+
+
 def descend(problem: TSP, tour: np.ndarray, candidates: np.ndarray, pi: np.ndarray) -> float:
     """The CLI's 5-opt chain alone over ``candidates`` with penalties ``pi``, from every city
     until no chain improves: the length it ends at."""
@@ -77,10 +83,9 @@ def main(path: str, trials: str, kinds: str) -> None:
     pi_file, candidate_file = os.path.join(folder, "pi"), os.path.join(folder, "candidates")
     lkh(path, f"PI_FILE = {pi_file}\nCANDIDATE_FILE = {candidate_file}\nMAX_TRIALS = 1\n")
     lkh_pi, lkh_lists = read_pi(pi_file, n), read_candidates(candidate_file, n)
-    ours = ascent(problem)
-    problem._ascent = ours
+    ours = problem._held_karp_ascent()               # the default period; candidate_alpha reads it
     our_lists, _ = alpha_candidates(problem, 5, ours)
-    half = ascent(problem, max(100, n // 2))
+    half = ascent_of(path, "half")
     made = {"ours": (our_lists, ours.pi), "half": (alpha_candidates(problem, 5, half)[0], half.pi),
             "lkh": (lkh_lists, lkh_pi), "lkh-lists": (lkh_lists, ours.pi),
             "lkh-pi": (alpha_candidates(problem, 5, dataclasses.replace(ours, pi=lkh_pi))[0], lkh_pi)}
@@ -95,7 +100,7 @@ def main(path: str, trials: str, kinds: str) -> None:
     weights = trial_weights(best, our_lists, candidate_alpha(problem, our_lists))
     between = problem.edge_distance().between
     for kind in (kind for kind in kinds.split(",") if kind.startswith("period")):
-        run = ascent(problem, int(kind[len("period"):]))
+        run = ascent_of(path, int(kind[len("period"):]))
         made[kind] = (alpha_candidates(problem, 5, run)[0], run.pi)
         print({"lists": kind, "ascent_iterations": run.iterations, "ascent_s": round(run.seconds, 2),
                "entries_shared_with_lkh_lists": share(kind)}, flush=True)

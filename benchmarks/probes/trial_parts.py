@@ -31,7 +31,7 @@ import numpy as np
 
 from lsmgpu.backends.cuda.driver import cuda, download
 from lsmgpu.cli_population import FIVE_OPT_DEPTH
-from problems.alpha import ascent, pool_alpha
+from problems.alpha import pool_alpha
 from problems.tsp import TSP
 
 from .ant_parts import PartsACO
@@ -129,7 +129,7 @@ def with_ascent(path: Path, which: str) -> TSP:
         problem.penalties()
     else:
         problem = TSP.from_file(path)
-        problem._ascent = dataclasses.replace(ascent(problem, 100), pi=read_pi(which, problem.n))
+        problem._ascent = dataclasses.replace(problem._held_karp_ascent(), pi=read_pi(which, problem.n))
     return problem
 
 
