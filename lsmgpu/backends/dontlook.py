@@ -81,19 +81,22 @@ class DontLookRules:
     ``chain_alone`` (5-opt chains only) a check is the chain alone, no other move evaluated first,
     as LKH's LK (whose 5-opt search holds the 2- and 3-opt moves). ``candidates`` and ``penalties``
     may be functions that make them (the α-nearest: their ascent then runs where the table is
-    first read, in the search's set-up and inside its time budget, not when the search is made)."""
+    first read, in the search's set-up and inside its time budget, not when the search is made).
+    ``bridges``: where the descent stands still, bridging moves (lsmgpu/backends/bridge.py), made
+    by FocusedACO's ants."""
 
     def __init__(self, candidates, segment: int, or3: bool = False, lk: bool = False, lk_depth: int = 0,
-                 lk_move: int = 2, penalties=None, chain_alone: bool = False):
+                 lk_move: int = 2, penalties=None, chain_alone: bool = False, bridges: bool = False):
         self._candidates = candidates if callable(candidates) else self._table(candidates)
         self.segment, self.or3, self.lk, self.lk_depth = int(segment), bool(or3), bool(lk), int(lk_depth)
         self.lk_move, self._penalties, self.chain_alone = int(lk_move), penalties, bool(chain_alone)
+        self.bridges = bool(bridges)
 
     def with_candidates(self, candidates) -> "DontLookRules":
         """The same moves over another candidate table (a tour segment's; without the penalties,
         which belong to the whole tour's cities)."""
         return DontLookRules(candidates, self.segment, self.or3, self.lk, self.lk_depth, self.lk_move,
-                             chain_alone=self.chain_alone)
+                             chain_alone=self.chain_alone, bridges=self.bridges)
 
     @property
     def penalties(self) -> np.ndarray | None:

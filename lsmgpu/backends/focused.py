@@ -15,7 +15,10 @@ p, q to between cur and s (an Or-opt move of one city, 2-opt steps ({p, v}, {cur
 ``moves`` such moves, ``walk`` steps, or with 3 cities left. The FACO paper's ant builds a new
 tour copying the source's stretches once it has made its moved cities; moving the cities in place
 keeps the rest of the tour the source's without copying it, and a GPU block a tour. The ant's tour
-then descends (lsmgpu.backends.dontlook, 2-opt and Or-opt) from its queued cities.
+then descends (lsmgpu.backends.dontlook, 2-opt and Or-opt) from its queued cities; with the
+rules' ``bridges``, where the descent stands still the ant's best bridging move (a double bridge
+over the candidates, lsmgpu/backends/bridge.py) is made and the descent goes on from its cities,
+until no bridging move shortens the tour.
 
 The pheromone, a colony's own: tau on each city's candidates only; an update keeps ``keep`` of it (at least
 tau_min), deposits ``deposit`` on the candidates that are the source's neighbours of their city,
@@ -29,6 +32,7 @@ import numpy as np
 
 from ..budget import check_deadline
 from ..neighbourhoods.crowns import counter_uniform
+from .bridge import find_bridge
 from .dontlook import enqueue, improve_city
 from .tour_steps import apply_steps
 
@@ -206,13 +210,27 @@ class CpuFocusedAnts:
                                           self.between)
             queue, queued = deque(), np.zeros(n, dtype=bool)
             enqueue(touched, queue, queued)
-            while queue:
-                c = queue.popleft()
-                queued[c] = False
-                self.checks[k] += 1
-                delta += improve_city(c, x, pos, self.rules, self.between, queue, queued) or 0.0
+            delta += self._descend(k, x, pos, queue, queued)
+            while self.rules.bridges:
+                bridge = find_bridge(x, pos, self.rules.candidates, self.between)
+                if bridge is None:
+                    break
+                x[:] = bridge.tour
+                pos[x] = np.arange(n)
+                enqueue(bridge.cities, queue, queued)
+                delta += self._descend(k, x, pos, queue, queued) - bridge.gain
             lengths[k] = self.lengths[colony] + delta
         return lengths
+
+    def _descend(self, k: int, x, pos, queue, queued) -> float:
+        """Ant k's descent from its queued cities until the queue is empty: its change of length."""
+        delta = 0.0
+        while queue:
+            c = queue.popleft()
+            queued[c] = False
+            self.checks[k] += 1
+            delta += improve_city(c, x, pos, self.rules, self.between, queue, queued) or 0.0
+        return delta
 
     def follow(self, k: int, length: float, colony: int = 0) -> None:
         self.source[colony] = self.best[colony] if k < 0 else self.x[k]

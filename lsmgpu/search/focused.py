@@ -26,7 +26,7 @@ import numpy as np
 from ..backends.dontlook import CpuDontLook, again_from_every_city, dontlook_for
 from ..backends.focused import MAX_ITERATIONS, CpuFocusedAnts, FocusRules, trail_limits, trail_scale
 from ..budget import time_left
-from ..validation import check_count, check_number
+from ..validation import check_count, check_flag, check_number
 from .dontlook import DontLookDescent, default_lk_depth
 from .partition import partition_crossover
 from .population import PopulationSearch
@@ -81,6 +81,7 @@ class FocusedParams:
     lk_depth: int | None = None
     lk_move: int = 2
     chain_alone: bool = False
+    bridges: bool = False
     restart_after: int | None = RESTART_AFTER
     colonies: int = 1
 
@@ -132,6 +133,10 @@ class FocusedACO(PopulationSearch):
                          chain's 2-opt moves, or 5, LKH's 5-opt basis moves; ``chain_alone`` the 5-opt
                          chain alone); the ants choose among the same candidates (at most 32 a city on
                          the GPU)
+    bridges            : where an ant's descent stands still, the best bridging move over the
+                         candidates (LKH's non-sequential Gain23 moves of the first kind: a double
+                         bridge, lsmgpu/backends/bridge.py) is made and the descent goes on, until
+                         none shortens the ant's tour (default False)
     initial            : the start tour (None: the problem's initial solution); it is descended
                          whole first, again from every city until a descent makes no move
     backend, seed, callbacks, history : as for every search
@@ -155,6 +160,7 @@ class FocusedACO(PopulationSearch):
         self.rules = DontLookDescent(params.candidates, segment=params.segment, or3=params.or3,
                                      lk=params.lk, lk_depth=default_lk_depth(params.lk_depth, self.backend),
                                      lk_move=params.lk_move, chain_alone=params.chain_alone).bound(problem)
+        self.rules.bridges = check_flag("FocusedACO", "bridges", params.bridges)     # the ants' own
         self.ants = default_ants(problem.n) if params.ants is None else params.ants
         self.colonies = params.colonies
         if self.backend.name == "cpu":              # on a GPU the ants' tours live there (its own check)

@@ -41,6 +41,8 @@ WIDEST = 2048
 #: a block's shared memory beside a chain's tour: its Shared struct and the system's reservation,
 #: without an LK chain's room (block_shared_bytes adds it)
 BLOCK_SHARED = 2048
+#: the bridging moves' room in a block's shared memory: a key for each of up to 32 warps
+BRIDGE_SHARED = 8 * 32
 #: ILS chains and focused ants keep their tours in shared memory during a launch where they fit
 #: (tests turn it off)
 SHARE_ROWS = True
@@ -59,9 +61,9 @@ def chain_room(rules) -> tuple[int, int]:
 def block_shared_bytes(rules) -> int:
     """A block's shared memory beside a row's tour under ``rules``: BLOCK_SHARED and the LK chain's
     room, 40 bytes a step (its removed edges, a 5-opt chain's undo and added edges, wide_apply's
-    undo) and 4 a city to queue."""
+    undo) and 4 a city to queue; with bridging moves, a key a warp (BRIDGE_SHARED)."""
     steps, touched = chain_room(rules)
-    return BLOCK_SHARED + 40 * steps + 4 * touched
+    return BLOCK_SHARED + 40 * steps + 4 * touched + (BRIDGE_SHARED if rules.bridges else 0)
 
 
 def keeps_moves(rules) -> bool:
@@ -170,7 +172,7 @@ class CudaDontLook:
         source = render_skeleton("dontlook.cu.j2", K=rules.k, S=rules.segment, OR3=int(rules.or3), LK=int(rules.lk),
                                  LK_DEPTH=rules.lk_depth, LK_STAGE=lk_stage(rules.lk_depth), LK_MOVE=rules.lk_move,
                                  KO_K=min(rules.k, KOPT_CANDIDATES), KO_LEVELS=STAGE_LEVELS, KO_TABLE=reversal_table(),
-                                 KO_ALONE=int(rules.chain_alone),
+                                 KO_ALONE=int(rules.chain_alone), BRIDGES=int(rules.bridges),
                                  BLOCK=self.block, DISTANCE=distance.device_source(), SHARED_ROWS=bool(self.row_shared),
                                  WALK_TRIES=WALK_TRIES, SEGMENT_ROWS=int(self.per_row_cities),
                                  TABLE_WIDTH=table.size // len(rules.candidates), WIDE_APPLY_BLOCK=WIDE_APPLY_BLOCK,
