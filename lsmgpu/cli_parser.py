@@ -147,6 +147,9 @@ def parser() -> argparse.ArgumentParser:
     solve.add_argument("--chain-alone", action=argparse.BooleanOptionalAction, default=None,
                        help="faco / dontlook-ils: with --lk-move 5, each check is the 5-opt chain alone, no 2-opt or "
                             "Or-opt move first (LKH's LK); default: on where the 5-opt chains are the default")
+    solve.add_argument("--bridges", action=argparse.BooleanOptionalAction, default=None,
+                       help="faco: where an ant's descent stands still, LKH's non-sequential bridging moves (double "
+                            "bridges over the candidates) until none shortens its tour (default: off)")
     solve.add_argument("--restart-after", type=_count(1), default=None, metavar="N",
                        help="faco: the colony starts again after N iterations without a better tour (default: "
                             f"{FIVE_OPT_RESTART_AFTER} with the default 5-opt chains, else the colony's own)")

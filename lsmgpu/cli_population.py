@@ -76,7 +76,7 @@ def _run_seconds(args) -> float | None:
 def options(args) -> tuple[dict, callable]:
     """The search's options from the flags, and what to say about a search built with them."""
     chosen, describe = _options(args)
-    for name in ("lk", "lk_depth", "lk_move", "chain_alone", "restart_after", "colonies", "moves"):
+    for name in ("lk", "lk_depth", "lk_move", "chain_alone", "bridges", "restart_after", "colonies", "moves"):
         if getattr(args, name) is not None:            # given: else the search's own default
             chosen[name] = getattr(args, name)
     if args.candidates is not None:
@@ -104,7 +104,7 @@ def _options(args) -> tuple[dict, callable]:
                           + f"{s.ants} ants moving {s.moves} cities each, "
                           + ("" if s.rules.chain_alone else "2-opt + Or-opt" + (" + Or-3opt" if s.rules.or3 else "")
                              + (" + LK3" if s.rules.lk else "") + " ")
-                          + "descents" + _chain_depth(s.rules))
+                          + "descents" + _chain_depth(s.rules) + (", bridging moves" if s.rules.bridges else ""))
     if name == SEGMENTS:
         return (dict(initial=args.initial_solution),
                 lambda s: f"{s.problem.n // s.m:,} segments of {s.m:,} cities, {s.round_kicks:,} kicks a round each, "

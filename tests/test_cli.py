@@ -151,6 +151,7 @@ def test_solve_runs_focused_aco_by_default_for_a_tsp_on_a_gpu(monkeypatch):
     (["--algorithm", "mmas", "--colonies", "2"], "--colonies applies to --algorithm faco"),
     (["--algorithm", "faco", "--colonies", "0"], "argument --colonies: must be at least 1"),
     (["--algorithm", "ils", "--moves", "16"], "--moves applies to --algorithm faco"),
+    (["--algorithm", "ils", "--bridges"], "--bridges applies to --algorithm faco"),
     (["--algorithm", "faco", "--moves", "0"], "argument --moves: must be at least 1"),
 ])
 def test_solve_refuses_what_the_dontlook_chains_do_not_take(flags, message, capsys):
@@ -191,6 +192,15 @@ def test_solve_with_focused_aco_colonies(capsys):
                  "--iterations", "30", "--backend", "cpu", "--quiet"]) == 0
     captured = capsys.readouterr()
     assert "FocusedACO on berlin52 (n = 52, 2 colonies of 4 ants moving 16 cities" in captured.err
+    assert "gap to best known 7542: 0.00 %" in captured.out
+
+
+def test_solve_with_focused_aco_bridges(capsys):
+    """`--bridges` gives the ants bridging moves, says so, and reaches berlin52's optimum."""
+    assert main(["solve", "berlin52", "--algorithm", "faco", "--ants", "8", "--bridges", "--iterations", "30",
+                 "--backend", "cpu", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "descents, bridging moves" in captured.err
     assert "gap to best known 7542: 0.00 %" in captured.out
 
 
