@@ -13,10 +13,20 @@ started from (first, how many of LKH-3's list entries each kind of lists shares)
 - half: the same from an ascent with LKH's first period, n / 2 (``TSP(ascent_period="half")``);
 - periodP: the same from an ascent with first period P;
 - lkh: LKH-3's 5 α-nearest (its ``CANDIDATE_FILE``) and its π (``PI_FILE``);
+- lkh-popmusic: the same from LKH-3's POPMUSIC configuration (its candidates and an ascent of first
+  period 100 over them, as in the depth benchmark's LKH rows);
+- ours-on-popmusic: lsmgpu's ascent (period 100) over the graph of LKH-3's POPMUSIC lists, its α-lists and π;
+- ours-on-tours: the same over the union of the edges of TOUR_GRAPH_RUNS tours of lsmgpu's own (FocusedACO
+  on the CPU, 16 ants, 20 iterations, seeds 0, 1, ...), a graph of good tours' edges as POPMUSIC's is;
 - lkh-lists: LKH-3's lists, lsmgpu's π;
-- lkh-pi: the 5 α-nearest that lsmgpu's pool and α give under LKH-3's π, with that π.
+- lkh-pi: the 5 α-nearest that lsmgpu's pool and α give under LKH-3's π, with that π;
+- lkh-nogain23: not a list but LKH-3's own descent without its non-sequential moves (``GAIN23 = NO``);
+- any of the lists with ``+bridges``: the same lists, the descent with the ants' bridging moves
+  (lsmgpu/backends/bridge.py) where the chain stands still.
 
     python -m benchmarks.probes.lists_descent .data/tsplib/rl1304.tsp 1,3,4,7 ours,half,lkh,lkh-lists,lkh-pi
+    python -m benchmarks.probes.lists_descent .data/tsplib/rl1304.tsp 1,2,3,4,5,6,7 \
+        ours,ours+bridges,half,half+bridges,lkh,lkh+bridges
 """
 from __future__ import annotations
 
@@ -28,13 +38,19 @@ from pathlib import Path
 
 import numpy as np
 
+from lsmgpu.backends.bridge import find_bridge
 from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, again_from_every_city
 from lsmgpu.backends.focused import FocusRules, focused_walk
 from lsmgpu.cli_population import FIVE_OPT_DEPTH
-from problems.alpha import alpha_candidates
+from problems.alpha import alpha_candidates, ascent
 from problems.tsp import TSP
 
+from ..depth import LKH_CONFIGS
 from .trial_parts import candidate_alpha, read_pi, trial_weights
+
+
+#: ours-on-tours: the tours whose edges make the ascent's graph
+TOUR_GRAPH_RUNS = 6
 
 
 def lkh(path: str, extra: str) -> np.ndarray:
@@ -64,15 +80,22 @@ def ascent_of(path: str, period):
     return TSP.from_file(path, ascent_period=period)._held_karp_ascent()
 
 
-def descend(problem: TSP, tour: np.ndarray, candidates: np.ndarray, pi: np.ndarray) -> float:
+def descend(problem: TSP, tour: np.ndarray, candidates: np.ndarray, pi: np.ndarray, bridges: bool = False) -> float:
     """The CLI's 5-opt chain alone over ``candidates`` with penalties ``pi``, from every city
-    until no chain improves: the length it ends at."""
+    until no chain improves (with ``bridges``, then the best bridging move and again, until none
+    shortens the tour: the ants' ``bridges``): the length it ends at."""
     rules = DontLookRules(candidates.astype(np.int32), 3, False, False, FIVE_OPT_DEPTH, 5, pi, True)
-    engine = CpuDontLook(rules, problem.edge_distance(), 1)
-    engine.load(tour[None, :])
-    made, _, _ = engine.descend(np.ones(1, bool))
-    again_from_every_city(engine, made)
-    return float(engine.values()[0])
+    while True:
+        engine = CpuDontLook(rules, problem.edge_distance(), 1)
+        engine.load(tour[None, :])
+        made, _, _ = engine.descend(np.ones(1, bool))
+        again_from_every_city(engine, made)
+        tour = engine.solutions()[0].astype(np.int64)
+        between = problem.edge_distance().between
+        bridge = find_bridge(tour, np.argsort(tour), rules.candidates, between) if bridges else None
+        if bridge is None:
+            return float(engine.values()[0])
+        tour = bridge.tour
 
 
 def main(path: str, trials: str, kinds: str) -> None:
@@ -83,11 +106,16 @@ def main(path: str, trials: str, kinds: str) -> None:
     pi_file, candidate_file = os.path.join(folder, "pi"), os.path.join(folder, "candidates")
     lkh(path, f"PI_FILE = {pi_file}\nCANDIDATE_FILE = {candidate_file}\nMAX_TRIALS = 1\n")
     lkh_pi, lkh_lists = read_pi(pi_file, n), read_candidates(candidate_file, n)
+    pop_pi_file, pop_candidate_file = os.path.join(folder, "pop-pi"), os.path.join(folder, "pop-candidates")
+    popmusic = LKH_CONFIGS["LKH-3 POPMUSIC"]
+    lkh(path, f"PI_FILE = {pop_pi_file}\nCANDIDATE_FILE = {pop_candidate_file}\nMAX_TRIALS = 1\n{popmusic}")
     ours = problem._held_karp_ascent()               # the default period; candidate_alpha reads it
     our_lists, _ = alpha_candidates(problem, 5, ours)
     half = ascent_of(path, "half")
     made = {"ours": (our_lists, ours.pi), "half": (alpha_candidates(problem, 5, half)[0], half.pi),
-            "lkh": (lkh_lists, lkh_pi), "lkh-lists": (lkh_lists, ours.pi),
+            "lkh": (lkh_lists, lkh_pi),
+            "lkh-popmusic": (read_candidates(pop_candidate_file, n), read_pi(pop_pi_file, n)),
+            "lkh-lists": (lkh_lists, ours.pi),
             "lkh-pi": (alpha_candidates(problem, 5, dataclasses.replace(ours, pi=lkh_pi))[0], lkh_pi)}
 
     def share(kind: str) -> float:
@@ -99,7 +127,26 @@ def main(path: str, trials: str, kinds: str) -> None:
            "entries_shared_with_lkh_lists": {kind: share(kind) for kind in ("ours", "half", "lkh-pi")}}, flush=True)
     weights = trial_weights(best, our_lists, candidate_alpha(problem, our_lists))
     between = problem.edge_distance().between
-    for kind in (kind for kind in kinds.split(",") if kind.startswith("period")):
+    if any(kind.startswith("ours-on-popmusic") for kind in kinds.split(",")):
+        pop = made["lkh-popmusic"][0]
+        key = np.unique(np.minimum(np.arange(n)[:, None], pop) * n + np.maximum(np.arange(n)[:, None], pop))
+        run = ascent(problem, graph=(key // n, key % n))
+        made["ours-on-popmusic"] = (alpha_candidates(problem, 5, run)[0], run.pi)
+        print({"lists": "ours-on-popmusic", "graph_edges": len(key), "ascent_iterations": run.iterations,
+               "entries_shared_with_lkh_lists": share("ours-on-popmusic")}, flush=True)
+    if any(kind.startswith("ours-on-tours") for kind in kinds.split(",")):
+        from lsmgpu import FocusedACO
+        tours = [FocusedACO(problem, backend="cpu", seed=seed, ants=16).run(iterations=20).solution
+                 for seed in range(TOUR_GRAPH_RUNS)]
+        a = np.concatenate(tours).astype(np.int64)
+        b = np.concatenate([np.roll(t, -1) for t in tours]).astype(np.int64)
+        key = np.unique(np.minimum(a, b) * n + np.maximum(a, b))
+        run = ascent(problem, graph=(key // n, key % n))
+        made["ours-on-tours"] = (alpha_candidates(problem, 5, run)[0], run.pi)
+        gaps = [round(100 * problem.gap(problem.evaluate(t)), 3) for t in tours]
+        print({"lists": "ours-on-tours", "graph_edges": len(key), "tour_gaps_pct": gaps,
+               "entries_shared_with_lkh_lists": share("ours-on-tours")}, flush=True)
+    for kind in dict.fromkeys(k.removesuffix("+bridges") for k in kinds.split(",") if k.startswith("period")):
         run = ascent_of(path, int(kind[len("period"):]))
         made[kind] = (alpha_candidates(problem, 5, run)[0], run.pi)
         print({"lists": kind, "ascent_iterations": run.iterations, "ascent_s": round(run.seconds, 2),
@@ -116,7 +163,12 @@ def main(path: str, trials: str, kinds: str) -> None:
         lkh_descent = lkh(path, f"INITIAL_TOUR_FILE = {tour_file}\nMAX_TRIALS = 1\n")
         row["LKH-3's descent"] = round(100 * (float(problem.evaluate(lkh_descent)) - length) / length, 4)
         for kind in kinds.split(","):
-            row[kind] = round(100 * (descend(problem, x, *made[kind]) - length) / length, 4)
+            if kind == "lkh-nogain23":
+                tour = lkh(path, f"INITIAL_TOUR_FILE = {tour_file}\nMAX_TRIALS = 1\nGAIN23 = NO\n")
+                row[kind] = round(100 * (float(problem.evaluate(tour)) - length) / length, 4)
+                continue
+            lists = kind.removesuffix("+bridges")
+            row[kind] = round(100 * (descend(problem, x, *made[lists], kind != lists) - length) / length, 4)
         print(row, flush=True)
 
 
