@@ -80,17 +80,14 @@ class DontLookRules:
     lengths plus the cities' ``penalties`` where given (the Held-Karp ascent's π); with
     ``chain_alone`` (5-opt chains only) a check is the chain alone, no other move evaluated first,
     as LKH's LK (whose 5-opt search holds the 2- and 3-opt moves). ``candidates`` and ``penalties``
-    may be functions that make them (the α-nearest: their ascent then runs where the table is
-    first read, in the search's set-up and inside its time budget, not when the search is made).
-    ``bridges``: where the descent stands still, bridging moves (lsmgpu/backends/bridge.py), made
-    by FocusedACO's ants."""
+    may be functions that make them (the α-nearest: their ascent runs where the table is first read,
+    inside the search's time budget); ``bridges``: the ants' bridging moves (lsmgpu/backends/bridge.py)."""
 
     def __init__(self, candidates, segment: int, or3: bool = False, lk: bool = False, lk_depth: int = 0,
                  lk_move: int = 2, penalties=None, chain_alone: bool = False, bridges: bool = False):
         self._candidates = candidates if callable(candidates) else self._table(candidates)
-        self.segment, self.or3, self.lk, self.lk_depth = int(segment), bool(or3), bool(lk), int(lk_depth)
-        self.lk_move, self._penalties, self.chain_alone = int(lk_move), penalties, bool(chain_alone)
-        self.bridges = bool(bridges)
+        self.segment, self.lk_depth, self.lk_move, self._penalties = int(segment), int(lk_depth), int(lk_move), penalties
+        self.or3, self.lk, self.chain_alone, self.bridges = bool(or3), bool(lk), bool(chain_alone), bool(bridges)
 
     def with_candidates(self, candidates) -> "DontLookRules":
         """The same moves over another candidate table (a tour segment's; without the penalties,
