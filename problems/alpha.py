@@ -31,7 +31,7 @@ from lsmgpu.budget import check_deadline
 
 from .candidates import on_gpu, quadrant_candidates
 
-__all__ = ["Ascent", "Graph", "alpha_candidates", "ascent", "pool_alpha", "sparse_graph"]
+__all__ = ["Ascent", "Graph", "alpha_candidates", "ascent", "pool_alpha", "sparse_graph", "tour_graph"]
 
 #: the ascent's graph: the triangulation's edges and each city's nearest in each quadrant (cities
 #: the triangulation leaves out, duplicates, stay joined); its spanning trees take most of the time
@@ -80,6 +80,16 @@ def sparse_graph(tsp, neighbours: int = GRAPH_NEIGHBOURS) -> tuple[np.ndarray, n
             pass
     u, v = _unique_edges(n, u, v)
     return _connected(tsp, u, v)
+
+
+def tour_graph(tsp, tours) -> tuple[np.ndarray, np.ndarray]:
+    """Edges (u, v), u < v, int64: every edge of the ``tours`` (rows of cities), pieces joined as in
+    sparse_graph. A graph of good tours' edges, as LKH's POPMUSIC candidate graph is one of good
+    subtours': over it the short ascent's α-lists descend far closer on the rl instances than over
+    the triangulation (benchmarks/probes/lists_descent.py; docs/benchmarks/tsp-depth.md, "The
+    ascent's graph decides")."""
+    tours = np.asarray(tours, dtype=np.int64)
+    return _connected(tsp, *_unique_edges(tsp.n, tours.ravel(), np.roll(tours, -1, axis=1).ravel()))
 
 
 def _near_edges(tsp, neighbours: int) -> tuple[np.ndarray, np.ndarray]:

@@ -26,7 +26,7 @@ from .candidates import greedy_tour, hilbert_tour, nearest_candidates, quadrant_
 from .distances import distance, geo_radians
 from .instances import shipped
 from .kicks import double_bridge, double_bridge_cuts, double_bridge_moves
-from .alpha import PERIOD, alpha_candidates, ascent
+from .alpha import PERIOD, alpha_candidates, ascent, tour_graph
 from .held_karp import held_karp_bound
 from .tsplib import COORDINATE_TYPES, read_optimum, read_tour, read_tsplib, write_tour
 
@@ -49,6 +49,16 @@ CLUSTER_CELL = 8
 #: ``start="auto"``: the greedy tour from this many cities on (with coordinates), the nearest-
 #: neighbour tour from a random city below (a different start for every seed)
 GREEDY_FROM = 5_000
+
+
+def _tours_of(n: int, tours) -> np.ndarray:
+    """``ascent_tours`` as an int64 (rows, n) array of tours of the n cities (a clear refusal otherwise)."""
+    table = np.atleast_2d(np.asarray(tours))
+    if table.ndim != 2 or table.shape[1] != n or table.dtype.kind not in "iu" or \
+            not all(np.array_equal(np.sort(row), np.arange(n)) for row in table):
+        raise ValueError(f"TSP: `ascent_tours` must be tours of the {n} cities (rows, each a permutation of "
+                         f"0 .. {n - 1}), got an array of shape {table.shape} and type {table.dtype}")
+    return table.astype(np.int64)
 
 
 def nearest_neighbour_tour(tsp: "TSP", start: int) -> np.ndarray:
@@ -102,6 +112,10 @@ class TSP(Problem):
     The 5-opt descents land closer over the longer ascent's lists, but it takes tens of seconds
     at 6,000-12,000 cities (rl11849 gains at 60 s, rl5915 not; docs/benchmarks/tsp-depth.md,
     "The ascent's period and the descents"), so the default stays 100.
+    ``ascent_tours``: tours of the instance (rows) whose edges make the ascent's graph instead of the
+    triangulation and quadrant neighbours (problems/alpha.py's tour_graph), for the α-lists and
+    the penalties (not the bound, whose ascent keeps its denser graph): lists as LKH's POPMUSIC
+    graph gives them; None: the triangulation's.
     With the default neighbourhood and coordinates, ``IteratedLocalSearch(tsp)`` runs the
     configuration measured best (:meth:`default_ils`).
     """
@@ -113,7 +127,8 @@ class TSP(Problem):
 
     def __init__(self, coords=None, *, weight_type: str = "EUC_2D", matrix=None, name: str = "TSP",
                  best_known: int | None = None, neighbourhood=None, start: str = "auto",
-                 kick_window: int | str | None = "auto", ascent_period: int | str | None = None):
+                 kick_window: int | str | None = "auto", ascent_period: int | str | None = None,
+                 ascent_tours=None):
         if (coords is None) == (matrix is None):
             raise ValueError("TSP: give exactly one of `coords` and `matrix`")
         if start not in ("auto", "nearest", "greedy", "hilbert", "strips", "random"):
@@ -159,6 +174,7 @@ class TSP(Problem):
         if ascent_period != "half":
             ascent_period = check_count("TSP", "ascent_period", ascent_period, 1)
         self.ascent_period = ascent_period
+        self.ascent_tours = None if ascent_tours is None else _tours_of(n, ascent_tours)
         c = self.coords
         #: coordinates are integers below 2^24 (exact in float32): the kernel then rounds lengths
         #: with exact integer tests instead of double square roots (decided once, not per load)
@@ -218,7 +234,8 @@ class TSP(Problem):
     def _held_karp_ascent(self):
         """The ascent of ``ascent_period`` (problems/alpha.py), made once per instance."""
         if self._ascent is None:
-            self._ascent = ascent(self, self._period())
+            graph = None if self.ascent_tours is None else tour_graph(self, self.ascent_tours)
+            self._ascent = ascent(self, self._period(), graph)
         return self._ascent
 
     def _period(self) -> int:

@@ -13,7 +13,7 @@ from scipy.sparse.csgraph import minimum_spanning_tree
 from lsmgpu.budget import DeadlineReached, deadline_scope
 from lsmgpu.problems import TSP
 from lsmgpu.problems.alpha import (Graph, _lifting, alpha_candidates, alpha_values, ascent, path_longest,
-                                   pool_alpha, sparse_graph)
+                                   pool_alpha, sparse_graph, tour_graph)
 from lsmgpu.problems.candidates import merged_candidates
 from lsmgpu.problems.held_karp import exact_bound
 
@@ -202,6 +202,30 @@ def test_the_instances_ascent_period_makes_its_lists_penalties_and_bound():
     for bad, error in (("long", ValueError), (0, ValueError), (2.5, TypeError)):
         with pytest.raises(error, match="TSP: `ascent_period`"):
             TSP.from_file(path, ascent_period=bad)
+
+
+def test_the_instances_ascent_tours_make_its_graph_lists_and_penalties():
+    """TSP(ascent_tours=...): the ascent runs over the union of the tours' edges (each edge once,
+    u < v, every tour edge there and no other), and the penalties and α-lists are that ascent's;
+    the bound keeps its own graph; tours that are not permutations of the cities are refused, named."""
+    path = TSP.shipped("kroA100")
+    plain = TSP.from_file(path)
+    rng = np.random.default_rng(3)
+    tours = np.stack([rng.permutation(plain.n) for _ in range(3)])
+    tsp = TSP.from_file(path, ascent_tours=tours)
+    u, v = tour_graph(tsp, tours)
+    assert np.all(u < v) and len(set(zip(u, v))) == len(u)
+    wanted = {tuple(sorted((int(t[i]), int(t[(i + 1) % plain.n])))) for t in tours for i in range(plain.n)}
+    assert set(zip(u.tolist(), v.tolist())) == wanted
+    run = ascent(tsp, 100, graph=(u, v))
+    assert np.array_equal(tsp.penalties(), run.pi)
+    assert np.array_equal(tsp.candidate_lists(5, "alpha"), alpha_candidates(tsp, 5, run)[0])
+    assert not np.array_equal(tsp.penalties(), plain.penalties())
+    assert tsp.lower_bound() == plain.lower_bound()
+    assert np.array_equal(TSP.from_file(path, ascent_tours=tours[0]).ascent_tours, tours[:1])
+    for bad in (tours[:, :50], np.zeros((2, plain.n), dtype=int), tours.astype(float)):
+        with pytest.raises(ValueError, match="TSP: `ascent_tours`"):
+            TSP.from_file(path, ascent_tours=bad)
 
 
 def test_alpha_candidates_are_the_smallest_alpha_neighbours():

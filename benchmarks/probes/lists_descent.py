@@ -17,7 +17,7 @@ started from (first, how many of LKH-3's list entries each kind of lists shares)
   period 100 over them, as in the depth benchmark's LKH rows);
 - ours-on-popmusic: lsmgpu's ascent (period 100) over the graph of LKH-3's POPMUSIC lists, its α-lists and π;
 - ours-on-tours: the same over the union of the edges of TOUR_GRAPH_RUNS tours of lsmgpu's own (FocusedACO
-  on the CPU, 16 ants, 20 iterations, seeds 0, 1, ...), a graph of good tours' edges as POPMUSIC's is;
+  on the CPU, 16 ants, 20 iterations, seeds 0, 1, ...; ``TSP(ascent_tours=)``), good tours' edges as POPMUSIC's are;
 - lkh-lists: LKH-3's lists, lsmgpu's π;
 - lkh-pi: the 5 α-nearest that lsmgpu's pool and α give under LKH-3's π, with that π;
 - lkh-nogain23: not a list but LKH-3's own descent without its non-sequential moves (``GAIN23 = NO``);
@@ -138,13 +138,10 @@ def main(path: str, trials: str, kinds: str) -> None:
         from lsmgpu import FocusedACO
         tours = [FocusedACO(problem, backend="cpu", seed=seed, ants=16).run(iterations=20).solution
                  for seed in range(TOUR_GRAPH_RUNS)]
-        a = np.concatenate(tours).astype(np.int64)
-        b = np.concatenate([np.roll(t, -1) for t in tours]).astype(np.int64)
-        key = np.unique(np.minimum(a, b) * n + np.maximum(a, b))
-        run = ascent(problem, graph=(key // n, key % n))
-        made["ours-on-tours"] = (alpha_candidates(problem, 5, run)[0], run.pi)
+        on_tours = TSP.from_file(path, ascent_tours=np.stack(tours))
+        made["ours-on-tours"] = (on_tours.candidate_lists(5, "alpha"), on_tours.penalties())
         gaps = [round(100 * problem.gap(problem.evaluate(t)), 3) for t in tours]
-        print({"lists": "ours-on-tours", "graph_edges": len(key), "tour_gaps_pct": gaps,
+        print({"lists": "ours-on-tours", "graph_edges": len(on_tours._held_karp_ascent().u), "tour_gaps_pct": gaps,
                "entries_shared_with_lkh_lists": share("ours-on-tours")}, flush=True)
     for kind in dict.fromkeys(k.removesuffix("+bridges") for k in kinds.split(",") if k.startswith("period")):
         run = ascent_of(path, int(kind[len("period"):]))
