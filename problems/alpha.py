@@ -86,8 +86,8 @@ def tour_graph(tsp, tours) -> tuple[np.ndarray, np.ndarray]:
     """Edges (u, v), u < v, int64: every edge of the ``tours`` (rows of cities), pieces joined as in
     sparse_graph. A graph of good tours' edges, as LKH's POPMUSIC candidate graph is one of good
     subtours': over it the short ascent's α-lists descend far closer on the rl instances than over
-    the triangulation (benchmarks/probes/lists_descent.py; docs/benchmarks/tsp-depth.md, "The
-    ascent's graph decides")."""
+    the triangulation (benchmarks/probes/lists_descent.py; docs/benchmarks/tsp-depth.md,
+    "Bridging moves")."""
     tours = np.asarray(tours, dtype=np.int64)
     return _connected(tsp, *_unique_edges(tsp.n, tours.ravel(), np.roll(tours, -1, axis=1).ravel()))
 

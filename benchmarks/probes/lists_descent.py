@@ -18,6 +18,8 @@ started from (first, how many of LKH-3's list entries each kind of lists shares)
 - ours-on-popmusic: lsmgpu's ascent (period 100) over the graph of LKH-3's POPMUSIC lists, its α-lists and π;
 - ours-on-tours: the same over the union of the edges of TOUR_GRAPH_RUNS tours of lsmgpu's own (FocusedACO
   on the CPU, 16 ants, 20 iterations, seeds 0, 1, ...; ``TSP(ascent_tours=)``), good tours' edges as POPMUSIC's are;
+- ours-on-ants: the same over the edges of the tours of one FocusedACO colony's ants (CPU, ANT_GRAPH_ANTS
+  ants, their last of ANT_GRAPH_ITERATIONS iterations);
 - lkh-lists: LKH-3's lists, lsmgpu's π;
 - lkh-pi: the 5 α-nearest that lsmgpu's pool and α give under LKH-3's π, with that π;
 - lkh-nogain23: not a list but LKH-3's own descent without its non-sequential moves (``GAIN23 = NO``);
@@ -51,6 +53,8 @@ from .trial_parts import candidate_alpha, read_pi, trial_weights
 
 #: ours-on-tours: the tours whose edges make the ascent's graph
 TOUR_GRAPH_RUNS = 6
+#: ours-on-ants: the ants of one colony's last iteration whose tours make the ascent's graph
+ANT_GRAPH_ANTS, ANT_GRAPH_ITERATIONS = 64, 10
 
 
 def lkh(path: str, extra: str) -> np.ndarray:
@@ -143,6 +147,15 @@ def main(path: str, trials: str, kinds: str) -> None:
         gaps = [round(100 * problem.gap(problem.evaluate(t)), 3) for t in tours]
         print({"lists": "ours-on-tours", "graph_edges": len(on_tours._held_karp_ascent().u), "tour_gaps_pct": gaps,
                "entries_shared_with_lkh_lists": share("ours-on-tours")}, flush=True)
+    if any(kind.startswith("ours-on-ants") for kind in kinds.split(",")):
+        from lsmgpu import FocusedACO
+        colony = FocusedACO(problem, backend="cpu", seed=0, ants=ANT_GRAPH_ANTS)
+        colony.run(iterations=ANT_GRAPH_ITERATIONS)
+        ants = np.stack([colony.colony.tour(k) for k in range(ANT_GRAPH_ANTS)])
+        on_ants = TSP.from_file(path, ascent_tours=ants)
+        made["ours-on-ants"] = (on_ants.candidate_lists(5, "alpha"), on_ants.penalties())
+        print({"lists": "ours-on-ants", "graph_edges": len(on_ants._held_karp_ascent().u),
+               "entries_shared_with_lkh_lists": share("ours-on-ants")}, flush=True)
     for kind in dict.fromkeys(k.removesuffix("+bridges") for k in kinds.split(",") if k.startswith("period")):
         run = ascent_of(path, int(kind[len("period"):]))
         made[kind] = (alpha_candidates(problem, 5, run)[0], run.pi)
