@@ -238,6 +238,13 @@ class TSP(Problem):
             self._ascent = ascent(self, self._period(), graph)
         return self._ascent
 
+    def alpha_over_tours(self, tours, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """The k α-nearest (int32, (n, k)) and the penalties of an ascent of the instance's period
+        over the edges of ``tours`` (tour_graph), as ``ascent_tours`` makes them, without keeping
+        them: FocusedACO's ``ant_lists`` makes them from its ants' tours inside a run."""
+        run = ascent(self, self._period(), tour_graph(self, _tours_of(self.n, tours)))
+        return alpha_candidates(self, k, run)[0], run.pi
+
     def _period(self) -> int:
         """The ascent's first period ``ascent_period`` names."""
         if self.ascent_period is None:

@@ -35,6 +35,9 @@ SEARCHES = [
      16),
     ("faco-colonies", lambda backend, **o: FocusedACO(tsp(), ants=3, colonies=2, seed=10, restart_after=2,
                                                       backend=backend, **o), 16),
+    ("faco-ant-lists", lambda backend, **o: FocusedACO(tsp(), ants=6, seed=10, ant_lists=3, backend=backend, **o), 12),
+    ("faco-ant-lists-late", lambda backend, **o: FocusedACO(tsp(), ants=6, seed=10, ant_lists=9, backend=backend, **o),
+     12),
     ("ga-short-tabu", lambda backend, **o: GeneticAlgorithm(tsp(), genes=16, seed=9, backend=backend,
                                                             local_search=ShortTabuSearch(20, tenure=(2, 6)), **o), 5),
 ]

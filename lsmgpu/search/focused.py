@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backends.dontlook import CpuDontLook, again_from_every_city, dontlook_for
+from ..backends.dontlook import CpuDontLook, DontLookRules, again_from_every_city, dontlook_for
 from ..backends.focused import MAX_ITERATIONS, CpuFocusedAnts, FocusRules, trail_limits, trail_scale
 from ..budget import time_left
 from ..validation import check_count, check_flag, check_number
@@ -82,12 +82,14 @@ class FocusedParams:
     lk_move: int = 2
     chain_alone: bool = False
     bridges: bool = False
+    ant_lists: int | None = None
     restart_after: int | None = RESTART_AFTER
     colonies: int = 1
 
     def __post_init__(self):
         owner = "FocusedACO"
         for name, low, high in (("ants", 1, 2**20), ("moves", 1, 2**31 - 1), ("walk", 1, 2**31 - 1),
+                                ("ant_lists", 1, 2**31 - 1),
                                 ("restart_after", 1, 2**31 - 1), ("colonies", 1, 64)):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_count(owner, name, getattr(self, name), low, high))
@@ -137,6 +139,11 @@ class FocusedACO(PopulationSearch):
                          candidates (LKH's non-sequential Gain23 moves of the first kind: a double
                          bridge, lsmgpu/backends/bridge.py) is made and the descent goes on, until
                          none shortens the ant's tour (default False)
+    ant_lists          : after this many iterations (None: never), the candidate lists become the
+                         α-nearest of an ascent over the edges of that iteration's ants' tours and
+                         the best (TSP.alpha_over_tours, inside the budget; the 5-opt chains' penalties
+                         its π), and the colonies start again from the best over them: good tours'
+                         edges make the ascent's graph as LKH's POPMUSIC candidates do (a TSP only)
     initial            : the start tour (None: the problem's initial solution); it is descended
                          whole first, again from every city until a descent makes no move
     backend, seed, callbacks, history : as for every search
@@ -147,7 +154,8 @@ class FocusedACO(PopulationSearch):
     algorithm = "FocusedACO"
     Params = FocusedParams
     iteration_unit = "colony iterations"
-    state_fields = ("tau_min", "tau_max", "focus_seed", "colony_best", "colony_since", "restarts")
+    state_fields = ("tau_min", "tau_max", "focus_seed", "colony_best", "colony_since", "restarts", "ant_lists_made",
+                    "evaluations_before")
     island_exchange_every = 100         # iterations of a few milliseconds
 
     def __init__(self, problem, *, params: FocusedParams | None = None, initial=None, backend="auto", seed=None,
@@ -161,6 +169,10 @@ class FocusedACO(PopulationSearch):
                                      lk=params.lk, lk_depth=default_lk_depth(params.lk_depth, self.backend),
                                      lk_move=params.lk_move, chain_alone=params.chain_alone).bound(problem)
         self.rules.bridges = check_flag("FocusedACO", "bridges", params.bridges)     # the ants' own
+        if params.ant_lists is not None and not callable(getattr(problem, "alpha_over_tours", None)):
+            raise ValueError(f"FocusedACO: `ant_lists` makes α-lists over tours of a TSP; {problem.name} has none")
+        self.ant_lists, self.ant_lists_made, self._given_rules = params.ant_lists, None, self.rules
+        self.evaluations_before = 0            # the checks of ants built before the last lists, as evaluations
         self.ants = default_ants(problem.n) if params.ants is None else params.ants
         self.colonies = params.colonies
         if self.backend.name == "cpu":              # on a GPU the ants' tours live there (its own check)
@@ -180,6 +192,7 @@ class FocusedACO(PopulationSearch):
             raise ValueError(f"FocusedACO: at most {MAX_ITERATIONS:,} iterations (a 32-bit counter on the GPU), "
                              f"got {self.budget.iterations:,}")
         self.restarts, self._whole = 0, None          # this run's: a search may run again
+        self.rules, self.ant_lists_made, self.evaluations_before = self._given_rules, None, 0
         source, length = self._descend_start(self.start_x)
         self.focus_seed = int(self.rng.integers(2**63))
         self._build_colony(distance)
@@ -236,6 +249,7 @@ class FocusedACO(PopulationSearch):
             raise ValueError(f"FocusedACO: the checkpoint holds {colonies} colonies of {ants} ants; this search has "
                              f"{self.colonies} of {self.ants} (give it the checkpointed run's `colonies` and `ants`)")
         self._whole = None
+        self.rules = self._given_rules if self.ant_lists_made is None else self._rules_over(*self.ant_lists_made)
         self._build_colony(self.problem.edge_distance())
         self.colony.load_memory(parts["ants"])
         self._start_seconds = time.perf_counter() - self.t0
@@ -247,7 +261,7 @@ class FocusedACO(PopulationSearch):
         """An iteration: every colony's ants from its source, then each colony's next source and
         its deposit."""
         lengths = self.colony.build(self.iteration)
-        self.evaluations = self.colony.checked() * self.rules.moves
+        self.evaluations = self.evaluations_before + self.colony.checked() * self.rules.moves
         bests = [colony * self.ants + int(np.argmin(lengths[colony * self.ants:(colony + 1) * self.ants]))
                  for colony in range(self.colonies)]
         for colony, k in enumerate(bests):
@@ -268,10 +282,34 @@ class FocusedACO(PopulationSearch):
             self.colony.deposit(1.0 - self.rho, 1.0 / trail_scale(self.colony.lengths[colony]), self.tau_min[colony],
                                 self.tau_max[colony], colony)
         self.iteration += 1
+        if self.iteration == self.ant_lists and self.ant_lists_made is None:
+            self._lists_from_ants()
         for colony in range(self.colonies):
             if self.restart_after is not None and self.colony_since[colony] >= self.restart_after:
                 improved = self._restart(colony) or improved
         self._finish_iteration(float(lengths.min()), improved)
+
+    def _lists_from_ants(self) -> None:
+        """``ant_lists``: the α-lists and penalties of an ascent over the edges of the ants' tours and
+        the best, the ants and the start's descent built again over them, every colony started again
+        from the best."""
+        tours = np.stack([self.colony.tour(k) for k in range(self.ants * self.colonies)] + [self.best_x])
+        self.ant_lists_made = self.problem.alpha_over_tours(tours, self.rules.k)
+        self.evaluations_before = self.evaluations
+        self.rules = self._rules_over(*self.ant_lists_made)
+        for part in (self.colony, self._whole):
+            if part is not None:
+                part.close()
+                self.parts.remove(part)
+        self._whole = None
+        self._build_colony(self.problem.edge_distance())
+        for colony in range(self.colonies):
+            self._start_colony(colony, self.best_x, self.best)
+
+    def _rules_over(self, lists: np.ndarray, pi: np.ndarray) -> DontLookRules:
+        """The given rules' moves over ``lists`` with penalties ``pi``."""
+        r = self._given_rules
+        return DontLookRules(lists, r.segment, r.or3, r.lk, r.lk_depth, r.lk_move, pi, r.chain_alone, r.bridges)
 
     def _restart(self, colony: int) -> bool:
         """The colony's best merged into the best so far by partition crossover, then a new

@@ -278,6 +278,35 @@ def test_no_restart_where_less_time_is_left_than_the_set_up_took(monkeypatch):
         assert result.fitness == problem.evaluate(result.solution)
 
 
+def test_ant_lists_make_the_lists_over_the_ants_tours(monkeypatch):
+    """``ant_lists=3``: at the third iteration the lists and penalties become those TSP.alpha_over_tours
+    makes from that iteration's ants' tours and the best (ants + 1 rows); the ants go on over them,
+    the evaluations go on growing, and the run's tour is valid; a second run starts over the given
+    lists; a problem without tours' α-lists is refused, named."""
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    asked = []
+    made_by = problem.alpha_over_tours
+    monkeypatch.setattr(problem, "alpha_over_tours", lambda tours, k: asked.append(tours.copy()) or made_by(tours, k))
+    search = FocusedACO(problem, backend="cpu", seed=1, ants=6, ant_lists=3)
+    given = search.rules.candidates.copy()
+    result = search.run(iterations=6)
+    assert len(asked) == 1 and asked[0].shape == (7, problem.n)
+    assert all(sorted(tour) == list(range(problem.n)) for tour in asked[0])
+    lists, pi = made_by(asked[0], given.shape[1])
+    assert np.array_equal(search.rules.candidates, lists) and np.array_equal(search.rules.penalties, pi)
+    assert not np.array_equal(lists, given)
+    assert result.fitness == problem.evaluate(result.solution) and result.iterations == 6
+    assert FocusedACO(problem, backend="cpu", seed=1, ants=6, ant_lists=3).run(iterations=3).evaluations < \
+        result.evaluations
+    asked.clear()
+    search.run(iterations=2)
+    assert np.array_equal(search.rules.candidates, given) and asked == []
+    class NoTourLists(TSP):
+        alpha_over_tours = None
+    with pytest.raises(ValueError, match="ant_lists"):
+        FocusedACO(NoTourLists(problem.coords), backend="cpu", ant_lists=3)
+
+
 def test_errors_name_what_is_wrong():
     """Errors name what is wrong."""
     problem = TSP.from_file(TSP.shipped("berlin52"))
