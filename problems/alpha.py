@@ -82,14 +82,18 @@ def sparse_graph(tsp, neighbours: int = GRAPH_NEIGHBOURS) -> tuple[np.ndarray, n
     return _connected(tsp, u, v)
 
 
-def tour_graph(tsp, tours) -> tuple[np.ndarray, np.ndarray]:
-    """Edges (u, v), u < v, int64: every edge of the ``tours`` (rows of cities), pieces joined as in
-    sparse_graph. A graph of good tours' edges, as LKH's POPMUSIC candidate graph is one of good
-    subtours': over it the short ascent's α-lists descend far closer on the rl instances than over
-    the triangulation (benchmarks/probes/lists_descent.py; docs/benchmarks/tsp-depth.md,
-    "Bridging moves")."""
+def tour_graph(tsp, tours, lists=None) -> tuple[np.ndarray, np.ndarray]:
+    """Edges (u, v), u < v, int64: every edge of the ``tours`` (rows of cities) and, where given, of
+    the candidate ``lists`` ((n, K): each city to its K), pieces joined as in sparse_graph. Good
+    tours' edges, as LKH's POPMUSIC candidate graph holds good subtours': over them the short
+    ascent's α-lists descend closer on the rl instances than over the triangulation
+    (benchmarks/probes/lists_descent.py; docs/benchmarks/tsp-depth.md, "Bridging moves")."""
     tours = np.asarray(tours, dtype=np.int64)
-    return _connected(tsp, *_unique_edges(tsp.n, tours.ravel(), np.roll(tours, -1, axis=1).ravel()))
+    u, v = tours.ravel(), np.roll(tours, -1, axis=1).ravel()
+    if lists is not None:
+        lists = np.asarray(lists, dtype=np.int64)
+        u, v = np.r_[u, np.repeat(np.arange(tsp.n), lists.shape[1])], np.r_[v, lists.ravel()]
+    return _connected(tsp, *_unique_edges(tsp.n, u, v))
 
 
 def _near_edges(tsp, neighbours: int) -> tuple[np.ndarray, np.ndarray]:

@@ -238,11 +238,13 @@ class TSP(Problem):
             self._ascent = ascent(self, self._period(), graph)
         return self._ascent
 
-    def alpha_over_tours(self, tours, k: int) -> tuple[np.ndarray, np.ndarray]:
+    def alpha_over_tours(self, tours, k: int, lists=None) -> tuple[np.ndarray, np.ndarray]:
         """The k α-nearest (int32, (n, k)) and the penalties of an ascent of the instance's period
-        over the edges of ``tours`` (tour_graph), as ``ascent_tours`` makes them, without keeping
-        them: FocusedACO's ``ant_lists`` makes them from its ants' tours inside a run."""
-        run = ascent(self, self._period(), tour_graph(self, _tours_of(self.n, tours)))
+        over the edges of ``tours`` (tour_graph) and of the candidate ``lists`` ((n, K), where
+        given), without keeping them: FocusedACO's ``ant_lists`` makes them from its ants' tours
+        and its lists inside a run (the lists' edges beside the tours': on rl1304 and rl1889 the
+        descents land closer than over either; docs/benchmarks/tsp-depth.md, "Bridging moves")."""
+        run = ascent(self, self._period(), tour_graph(self, _tours_of(self.n, tours), lists))
         return alpha_candidates(self, k, run)[0], run.pi
 
     def _period(self) -> int:

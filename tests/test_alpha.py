@@ -206,7 +206,8 @@ def test_the_instances_ascent_period_makes_its_lists_penalties_and_bound():
 
 def test_the_instances_ascent_tours_make_its_graph_lists_and_penalties():
     """TSP(ascent_tours=...): the ascent runs over the union of the tours' edges (each edge once,
-    u < v, every tour edge there and no other), and the penalties and α-lists are that ascent's;
+    u < v, every tour edge there and no other; with candidate lists, their edges too, as
+    alpha_over_tours takes them), and the penalties and α-lists are that ascent's;
     the bound keeps its own graph; tours that are not permutations of the cities are refused, named."""
     path = TSP.shipped("kroA100")
     plain = TSP.from_file(path)
@@ -217,6 +218,13 @@ def test_the_instances_ascent_tours_make_its_graph_lists_and_penalties():
     assert np.all(u < v) and len(set(zip(u, v))) == len(u)
     wanted = {tuple(sorted((int(t[i]), int(t[(i + 1) % plain.n])))) for t in tours for i in range(plain.n)}
     assert set(zip(u.tolist(), v.tolist())) == wanted
+    lists = plain.candidate_lists(5, "alpha")
+    lu, lv = tour_graph(tsp, tours, lists)
+    with_lists = wanted | {tuple(sorted((c, int(o)))) for c in range(plain.n) for o in lists[c]}
+    assert set(zip(lu.tolist(), lv.tolist())) == with_lists
+    made, pi = tsp.alpha_over_tours(tours, 5, lists)
+    run_lists = ascent(tsp, 100, graph=(lu, lv))
+    assert np.array_equal(made, alpha_candidates(tsp, 5, run_lists)[0]) and np.array_equal(pi, run_lists.pi)
     run = ascent(tsp, 100, graph=(u, v))
     assert np.array_equal(tsp.penalties(), run.pi)
     assert np.array_equal(tsp.candidate_lists(5, "alpha"), alpha_candidates(tsp, 5, run)[0])

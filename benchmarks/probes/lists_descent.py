@@ -20,6 +20,8 @@ started from (first, how many of LKH-3's list entries each kind of lists shares)
   on the CPU, 16 ants, 20 iterations, seeds 0, 1, ...; ``TSP(ascent_tours=)``), good tours' edges as POPMUSIC's are;
 - ours-on-ants: the same over the edges of the tours of one FocusedACO colony's ants (CPU, ANT_GRAPH_ANTS
   ants, their last of ANT_GRAPH_ITERATIONS iterations);
+- ours-plus-ants: the same over those ants' tours' edges and the edges of lsmgpu's own 5 α-nearest together
+  (``TSP.alpha_over_tours``, as ``FocusedACO(ant_lists=)`` makes them);
 - lkh-lists: LKH-3's lists, lsmgpu's π;
 - lkh-pi: the 5 α-nearest that lsmgpu's pool and α give under LKH-3's π, with that π;
 - lkh-nogain23: not a list but LKH-3's own descent without its non-sequential moves (``GAIN23 = NO``);
@@ -44,7 +46,7 @@ from lsmgpu.backends.bridge import find_bridge
 from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, again_from_every_city
 from lsmgpu.backends.focused import FocusRules, focused_walk
 from lsmgpu.cli_population import FIVE_OPT_DEPTH
-from problems.alpha import alpha_candidates, ascent
+from problems.alpha import alpha_candidates, ascent, tour_graph
 from problems.tsp import TSP
 
 from ..depth import LKH_CONFIGS
@@ -147,7 +149,7 @@ def main(path: str, trials: str, kinds: str) -> None:
         gaps = [round(100 * problem.gap(problem.evaluate(t)), 3) for t in tours]
         print({"lists": "ours-on-tours", "graph_edges": len(on_tours._held_karp_ascent().u), "tour_gaps_pct": gaps,
                "entries_shared_with_lkh_lists": share("ours-on-tours")}, flush=True)
-    if any(kind.startswith("ours-on-ants") for kind in kinds.split(",")):
+    if any(kind.startswith(("ours-on-ants", "ours-plus-ants")) for kind in kinds.split(",")):
         from lsmgpu import FocusedACO
         colony = FocusedACO(problem, backend="cpu", seed=0, ants=ANT_GRAPH_ANTS)
         colony.run(iterations=ANT_GRAPH_ITERATIONS)
@@ -156,6 +158,9 @@ def main(path: str, trials: str, kinds: str) -> None:
         made["ours-on-ants"] = (on_ants.candidate_lists(5, "alpha"), on_ants.penalties())
         print({"lists": "ours-on-ants", "graph_edges": len(on_ants._held_karp_ascent().u),
                "entries_shared_with_lkh_lists": share("ours-on-ants")}, flush=True)
+        made["ours-plus-ants"] = problem.alpha_over_tours(ants, 5, our_lists)
+        print({"lists": "ours-plus-ants", "graph_edges": len(tour_graph(problem, ants, our_lists)[0]),
+               "entries_shared_with_lkh_lists": share("ours-plus-ants")}, flush=True)
     for kind in dict.fromkeys(k.removesuffix("+bridges") for k in kinds.split(",") if k.startswith("period")):
         run = ascent_of(path, int(kind[len("period"):]))
         made[kind] = (alpha_candidates(problem, 5, run)[0], run.pi)

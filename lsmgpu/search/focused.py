@@ -140,10 +140,11 @@ class FocusedACO(PopulationSearch):
                          bridge, lsmgpu/backends/bridge.py) is made and the descent goes on, until
                          none shortens the ant's tour (default False)
     ant_lists          : after this many iterations (None: never), the candidate lists become the
-                         α-nearest of an ascent over the edges of that iteration's ants' tours and
-                         the best (TSP.alpha_over_tours, inside the budget; the 5-opt chains' penalties
-                         its π), and the colonies start again from the best over them: good tours'
-                         edges make the ascent's graph as LKH's POPMUSIC candidates do (a TSP only)
+                         α-nearest of an ascent over the edges of that iteration's ants' tours, the
+                         best and the lists themselves (TSP.alpha_over_tours, inside the budget; the
+                         5-opt chains' penalties its π), and the colonies start again from the best
+                         over them: good tours' edges in the ascent's graph, as LKH's POPMUSIC
+                         candidates are (a TSP only)
     initial            : the start tour (None: the problem's initial solution); it is descended
                          whole first, again from every city until a descent makes no move
     backend, seed, callbacks, history : as for every search
@@ -290,11 +291,11 @@ class FocusedACO(PopulationSearch):
         self._finish_iteration(float(lengths.min()), improved)
 
     def _lists_from_ants(self) -> None:
-        """``ant_lists``: the α-lists and penalties of an ascent over the edges of the ants' tours and
-        the best, the ants and the start's descent built again over them, every colony started again
+        """``ant_lists``: the α-lists and penalties of an ascent over the edges of the ants' tours, the
+        best and the current lists, the ants and the start's descent built again over them, every colony started again
         from the best."""
         tours = np.stack([self.colony.tour(k) for k in range(self.ants * self.colonies)] + [self.best_x])
-        self.ant_lists_made = self.problem.alpha_over_tours(tours, self.rules.k)
+        self.ant_lists_made = self.problem.alpha_over_tours(tours, self.rules.k, self.rules.candidates)
         self.evaluations_before = self.evaluations
         self.rules = self._rules_over(*self.ant_lists_made)
         for part in (self.colony, self._whole):

@@ -280,19 +280,21 @@ def test_no_restart_where_less_time_is_left_than_the_set_up_took(monkeypatch):
 
 def test_ant_lists_make_the_lists_over_the_ants_tours(monkeypatch):
     """``ant_lists=3``: at the third iteration the lists and penalties become those TSP.alpha_over_tours
-    makes from that iteration's ants' tours and the best (ants + 1 rows); the ants go on over them,
+    makes from that iteration's ants' tours and the best (ants + 1 rows) with the lists they had; the
+    ants go on over them,
     the evaluations go on growing, and the run's tour is valid; a second run starts over the given
     lists; a problem without tours' α-lists is refused, named."""
     problem = TSP.from_file(TSP.shipped("kroA100"))
     asked = []
     made_by = problem.alpha_over_tours
-    monkeypatch.setattr(problem, "alpha_over_tours", lambda tours, k: asked.append(tours.copy()) or made_by(tours, k))
+    monkeypatch.setattr(problem, "alpha_over_tours",
+                        lambda tours, k, lists: asked.append((tours.copy(), lists.copy())) or made_by(tours, k, lists))
     search = FocusedACO(problem, backend="cpu", seed=1, ants=6, ant_lists=3)
     given = search.rules.candidates.copy()
     result = search.run(iterations=6)
-    assert len(asked) == 1 and asked[0].shape == (7, problem.n)
-    assert all(sorted(tour) == list(range(problem.n)) for tour in asked[0])
-    lists, pi = made_by(asked[0], given.shape[1])
+    assert len(asked) == 1 and asked[0][0].shape == (7, problem.n) and np.array_equal(asked[0][1], given)
+    assert all(sorted(tour) == list(range(problem.n)) for tour in asked[0][0])
+    lists, pi = made_by(*asked[0][:1], given.shape[1], given)
     assert np.array_equal(search.rules.candidates, lists) and np.array_equal(search.rules.penalties, pi)
     assert not np.array_equal(lists, given)
     assert result.fitness == problem.evaluate(result.solution) and result.iterations == 6
