@@ -244,6 +244,12 @@ class TSP(Problem):
         given), without keeping them: FocusedACO's ``ant_lists`` makes them from its ants' tours
         and its lists inside a run (the lists' edges beside the tours': on rl1304 and rl1889 the
         descents land closer than over either; docs/benchmarks/tsp-depth.md, "Bridging moves")."""
+        if lists is not None:
+            lists = np.asarray(lists)
+            if lists.ndim != 2 or lists.shape[0] != self.n or lists.dtype.kind not in "iu" or \
+                    lists.min() < 0 or lists.max() >= self.n:
+                raise ValueError(f"TSP.alpha_over_tours: `lists` must be an ({self.n}, K) table of cities 0 .. "
+                                 f"{self.n - 1}, got an array of shape {lists.shape} and type {lists.dtype}")
         run = ascent(self, self._period(), tour_graph(self, _tours_of(self.n, tours), lists))
         return alpha_candidates(self, k, run)[0], run.pi
 

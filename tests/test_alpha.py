@@ -208,7 +208,8 @@ def test_the_instances_ascent_tours_make_its_graph_lists_and_penalties():
     """TSP(ascent_tours=...): the ascent runs over the union of the tours' edges (each edge once,
     u < v, every tour edge there and no other; with candidate lists, their edges too, as
     alpha_over_tours takes them), and the penalties and α-lists are that ascent's;
-    the bound keeps its own graph; tours that are not permutations of the cities are refused, named."""
+    the bound keeps its own graph; tours that are not permutations of the cities, and lists that are
+    not a table of its cities, are refused, named."""
     path = TSP.shipped("kroA100")
     plain = TSP.from_file(path)
     rng = np.random.default_rng(3)
@@ -234,6 +235,9 @@ def test_the_instances_ascent_tours_make_its_graph_lists_and_penalties():
     for bad in (tours[:, :50], np.zeros((2, plain.n), dtype=int), tours.astype(float)):
         with pytest.raises(ValueError, match="TSP: `ascent_tours`"):
             TSP.from_file(path, ascent_tours=bad)
+    for bad in (lists[:50], lists.astype(float), lists + plain.n):
+        with pytest.raises(ValueError, match="`lists`"):
+            tsp.alpha_over_tours(tours, 5, bad)
 
 
 def test_alpha_candidates_are_the_smallest_alpha_neighbours():

@@ -13,25 +13,7 @@ from lsmgpu.backends.focused import CpuFocusedAnts, FocusRules
 from lsmgpu.backends.kopt import KOPT_CANDIDATES, STAGE_LEVELS
 from lsmgpu.problems import TSP
 
-from .test_dontlook import length, positions, rules_of, tsp_of
-
-
-def tour_of_edges(n: int, edges: set) -> np.ndarray | None:
-    """The cycle the edge set makes from city 0, or None where it is not one tour of n cities."""
-    nbrs = {c: [] for c in range(n)}
-    for a, b in edges:
-        nbrs[a].append(b)
-        nbrs[b].append(a)
-    if any(len(v) != 2 for v in nbrs.values()):
-        return None
-    tour, prev, cur = [0], -1, 0
-    while True:
-        nxt = nbrs[cur][0] if nbrs[cur][0] != prev else nbrs[cur][1]
-        if nxt == 0:
-            break
-        tour.append(nxt)
-        prev, cur = cur, nxt
-    return np.array(tour) if len(tour) == n else None
+from .test_dontlook import cycle_of_edges, length, positions, rules_of, tsp_of
 
 
 def brute_force(problem, x, candidates):
@@ -68,7 +50,7 @@ def brute_force(problem, x, candidates):
                                 made.remove(tuple(sorted(e)))
                             for e in ((s2, s3), (s4, s1), (t2, t3), (t4, t1)):
                                 made.add(tuple(sorted(e)))
-                            found.append((gain, tour_of_edges(n, made)))
+                            found.append((gain, cycle_of_edges(n, made)))
     return found
 
 

@@ -115,20 +115,27 @@ def third_level_draws(n: int, family, seed: int):
         yield problem, rules, x, pos, c, cand, c2s, family(c, x, pos, rules, cand, c2s, dist(c, c2s)[:, None], dist)
 
 
-def is_tour(n: int, edges) -> bool:
-    """Whether the multiset of undirected edges is one Hamiltonian cycle of n cities."""
+def cycle_of_edges(n: int, edges) -> np.ndarray | None:
+    """The cycle the multiset of undirected edges makes from city 0, or None where it is not one
+    Hamiltonian cycle of n cities."""
     around = {c: [] for c in range(n)}
     for a, b in edges:
         around[a].append(b)
         around[b].append(a)
     if any(len(v) != 2 for v in around.values()):
-        return False
-    previous, city, steps = -1, 0, 0
+        return None
+    cycle, previous, city = [0], -1, 0
     while True:
         nxt = around[city][0] if around[city][0] != previous else around[city][1]
-        previous, city, steps = city, nxt, steps + 1
+        previous, city = city, nxt
         if city == 0:
-            return steps == n
+            return np.array(cycle) if len(cycle) == n else None
+        cycle.append(city)
+
+
+def is_tour(n: int, edges) -> bool:
+    """Whether the multiset of undirected edges is one Hamiltonian cycle of n cities."""
+    return cycle_of_edges(n, edges) is not None
 
 
 @pytest.mark.parametrize("n", [8, 11, 40])
