@@ -15,7 +15,7 @@ from .errors import BackendUnavailable, KernelCompileError
 from .cli_parser import (CLUSTERED, CLUSTERED_SEGMENTS_FROM, DEFAULT_ITERATIONS, DEFAULT_SECONDS, POLISH,
                          QAP_GPU_EXCHANGE, QAP_GPU_STARTS, SEGMENTS_FROM, parser)
 from .cli_population import (CHAINS, FACO, FIVE_OPT_DEPTH, FIVE_OPT_RESTART_AFTER, SEGMENTS, combined_result,
-                             five_opt_default, population, run_search)
+                             five_opt_ant_lists, five_opt_default, population, run_search)
 from .plotting import plot_result, pyplot
 from .progress import ProgressBar
 from .search import SEARCHES, PopulationSearch
@@ -69,7 +69,8 @@ def choose_method(args, problem) -> None:
     SEGMENTS_FROM cities (with coordinates; CLUSTERED_SEGMENTS_FROM where TSP.clustering() is
     CLUSTERED or more) the tour segments (focused ACO of FIVE_OPT_CITIES cities run for
     FIVE_OPT_SECONDS or more with the 5-opt chains alone over the α-nearest and restarts after
-    FIVE_OPT_RESTART_AFTER iterations: ``five_opt_default``;
+    FIVE_OPT_RESTART_AFTER iterations: ``five_opt_default``, in a run of ANT_LISTS_SECONDS or more
+    the candidate lists from the ants' tours after ANT_LISTS_AFTER iterations: ``five_opt_ant_lists``;
     islands of either over the GPUs
     with --gpus), on the CPU the don't-look ILS chain where the TSP has coordinates (none of them
     with --starts, --neighbourhood or --polish, which they do not take; with --checkpoint and
@@ -90,6 +91,7 @@ def choose_method(args, problem) -> None:
                 args.candidates, args.lk_depth, args.lk_move = "alpha", FIVE_OPT_DEPTH, 5
                 args.chain_alone = True if args.chain_alone is None else args.chain_alone
                 args.restart_after = FIVE_OPT_RESTART_AFTER if args.restart_after is None else args.restart_after
+                args.ant_lists = five_opt_ant_lists(args)
         elif problem.coords is not None:             # the chain's candidate lists come from them
             args.algorithm = CHAINS
     if args.algorithm is None:
@@ -126,7 +128,8 @@ def choose_method(args, problem) -> None:
     if args.chain_alone is not None and args.algorithm not in (FACO, CHAINS):
         raise ValueError(f"--chain-alone / --no-chain-alone apply to --algorithm {FACO} or {CHAINS}")
     if args.algorithm != FACO:
-        _refuse(args, ("--restart-after", "--colonies", "--moves", "--bridges"), f"applies to --algorithm {FACO}")
+        _refuse(args, ("--restart-after", "--colonies", "--moves", "--bridges", "--ant-lists"),
+                f"applies to --algorithm {FACO}")
     if args.candidates is not None and args.algorithm not in ("ils", "vns", "acs", "mmas", FACO, CHAINS, SEGMENTS):
         raise ValueError(f"--candidates applies to --algorithm ils, vns, acs, mmas, {FACO}, {CHAINS} or {SEGMENTS}")
     if args.starts is None:

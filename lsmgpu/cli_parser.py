@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import math
 
-from .cli_population import CHAINS_EXCHANGE, FIVE_OPT_CITIES, FIVE_OPT_DEPTH, FIVE_OPT_RESTART_AFTER, FIVE_OPT_SECONDS
+from .cli_population import (ANT_LISTS_AFTER, ANT_LISTS_SECONDS, CHAINS_EXCHANGE, FIVE_OPT_CITIES, FIVE_OPT_DEPTH,
+                             FIVE_OPT_RESTART_AFTER, FIVE_OPT_SECONDS)
 from .neighbourhoods import CandidateThreeOpt, OrOpt, candidate_polish
 from .search import SEARCHES, LocalSearch, searches_of
 
@@ -150,6 +151,11 @@ def parser() -> argparse.ArgumentParser:
     solve.add_argument("--bridges", action=argparse.BooleanOptionalAction, default=None,
                        help="faco: where an ant's descent stands still, LKH's non-sequential bridging moves (double "
                             "bridges over the candidates) until none shortens its tour (default: off)")
+    solve.add_argument("--ant-lists", type=_count(0), default=None, metavar="N",
+                       help="faco: after N iterations the candidate lists and penalties come from an ascent over the "
+                            "edges of the ants' tours, the best and the lists they had; the colonies start again from "
+                            f"the best (0: never; default: {ANT_LISTS_AFTER} with the default 5-opt chains and --seconds "
+                            f"{ANT_LISTS_SECONDS:g} or more, else never)")
     solve.add_argument("--restart-after", type=_count(1), default=None, metavar="N",
                        help="faco: the colony starts again after N iterations without a better tour (default: "
                             f"{FIVE_OPT_RESTART_AFTER} with the default 5-opt chains, else the colony's own)")

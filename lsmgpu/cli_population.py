@@ -13,7 +13,8 @@ from .search import SEARCHES
 from .search.loop import COMMON_OPTIONS
 
 __all__ = ["CHAINS_EXCHANGE", "FACO", "CHAINS", "SEGMENTS", "FIVE_OPT_CITIES", "FIVE_OPT_SECONDS", "FIVE_OPT_DEPTH",
-           "FIVE_OPT_RESTART_AFTER", "five_opt_default", "population"]
+           "FIVE_OPT_RESTART_AFTER", "ANT_LISTS_AFTER", "ANT_LISTS_SECONDS", "five_opt_default", "five_opt_ant_lists",
+           "population"]
 
 #: the don't-look ILS's islands' exchange when --exchange-every is not given (rounds)
 CHAINS_EXCHANGE = 50
@@ -32,6 +33,13 @@ FACO, CHAINS, SEGMENTS = "faco", "dontlook-ils", "segments"
 #: default's 0.131, lower on five of seven: tsp-depth.md, "Cold 15 s runs of the command"
 FIVE_OPT_CITIES, FIVE_OPT_SECONDS, FIVE_OPT_DEPTH = range(2_000, 20_001), 15.0, 100
 FIVE_OPT_RESTART_AFTER = 30
+#: with the 5-opt chains in a run of ANT_LISTS_SECONDS or more, focused ACO's candidate lists and
+#: penalties come from an ascent over its ants' tours after ANT_LISTS_AFTER iterations, unless
+#: --ant-lists is given. At 60 s (H200, c925acb) over one to three seeds the nine's mean 0.017 %
+#: against 0.027 % without (LKH-3 POPMUSIC 0.021 %): rl5915 0.013 against 0.090, u1817 the optimum,
+#: d15112 / d18512 0.016 / 0.013 against 0.018 / 0.015, rl11849 0.104 against 0.094 (two seeds):
+#: docs/benchmarks/tsp-depth.md, "The ants' tours as the ascent's graph". Not measured below 60 s.
+ANT_LISTS_AFTER, ANT_LISTS_SECONDS = 10, 60.0
 
 
 def _local_search(args):
@@ -65,6 +73,14 @@ def five_opt_default(args, problem) -> bool:
             and args.candidates is None and args.lk_depth is None and args.lk_move is None)
 
 
+def five_opt_ant_lists(args) -> int:
+    """--ant-lists for the default 5-opt chains: the flag where given, else ANT_LISTS_AFTER in a run
+    of ANT_LISTS_SECONDS or more (a resumed run: its checkpoint's budget), else 0 (never)."""
+    if args.ant_lists is not None:
+        return args.ant_lists
+    return ANT_LISTS_AFTER if (_run_seconds(args) or 0) >= ANT_LISTS_SECONDS else 0
+
+
 def _run_seconds(args) -> float | None:
     """The whole run's seconds: --seconds, else a resumed checkpoint's own, so that a resumed run
     picks what the checkpointed one did (None: no time budget, or DEFAULT_SECONDS applied later)."""
@@ -79,6 +95,8 @@ def options(args) -> tuple[dict, callable]:
     for name in ("lk", "lk_depth", "lk_move", "chain_alone", "bridges", "restart_after", "colonies", "moves"):
         if getattr(args, name) is not None:            # given: else the search's own default
             chosen[name] = getattr(args, name)
+    if args.ant_lists:                                 # 0: never, the search's own default
+        chosen["ant_lists"] = args.ant_lists
     if args.candidates is not None:
         chosen["candidates"] = args.candidates
         return chosen, lambda s: f"{describe(s)}, candidates {args.candidates}"
@@ -104,7 +122,9 @@ def _options(args) -> tuple[dict, callable]:
                           + f"{s.ants} ants moving {s.moves} cities each, "
                           + ("" if s.rules.chain_alone else "2-opt + Or-opt" + (" + Or-3opt" if s.rules.or3 else "")
                              + (" + LK3" if s.rules.lk else "") + " ")
-                          + "descents" + _chain_depth(s.rules) + (", bridging moves" if s.rules.bridges else ""))
+                          + "descents" + _chain_depth(s.rules) + (", bridging moves" if s.rules.bridges else "")
+                          + (f", candidate lists from the ants' tours after {s.ant_lists} iterations"
+                             if s.ant_lists else ""))
     if name == SEGMENTS:
         return (dict(initial=args.initial_solution),
                 lambda s: f"{s.problem.n // s.m:,} segments of {s.m:,} cities, {s.round_kicks:,} kicks a round each, "

@@ -152,6 +152,8 @@ def test_solve_runs_focused_aco_by_default_for_a_tsp_on_a_gpu(monkeypatch):
     (["--algorithm", "faco", "--colonies", "0"], "argument --colonies: must be at least 1"),
     (["--algorithm", "ils", "--moves", "16"], "--moves applies to --algorithm faco"),
     (["--algorithm", "ils", "--bridges"], "--bridges applies to --algorithm faco"),
+    (["--algorithm", "mmas", "--ant-lists", "3"], "--ant-lists applies to --algorithm faco"),
+    (["--algorithm", "faco", "--ant-lists", "-1"], "argument --ant-lists: must be at least 0"),
     (["--algorithm", "faco", "--moves", "0"], "argument --moves: must be at least 1"),
 ])
 def test_solve_refuses_what_the_dontlook_chains_do_not_take(flags, message, capsys):
@@ -202,6 +204,19 @@ def test_solve_with_focused_aco_bridges(capsys):
     captured = capsys.readouterr()
     assert "descents, bridging moves" in captured.err
     assert "gap to best known 7542: 0.00 %" in captured.out
+
+
+def test_solve_with_lists_from_the_ants_tours(capsys):
+    """`--ant-lists N` makes the ants' candidate lists over their tours after N iterations, says so,
+    and reaches berlin52's optimum; `--ant-lists 0` leaves the lists as they are."""
+    assert main(["solve", "berlin52", "--algorithm", "faco", "--ants", "8", "--ant-lists", "3", "--iterations", "30",
+                 "--backend", "cpu", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert "descents, candidate lists from the ants' tours after 3 iterations" in captured.err
+    assert "gap to best known 7542: 0.00 %" in captured.out
+    assert main(["solve", "berlin52", "--algorithm", "faco", "--ants", "8", "--ant-lists", "0", "--iterations", "2",
+                 "--backend", "cpu", "--quiet"]) == 0
+    assert "the ants' tours" not in capsys.readouterr().err
 
 
 def test_solve_time_counts_from_the_command_start(monkeypatch):

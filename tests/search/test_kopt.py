@@ -342,7 +342,9 @@ def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, t
     """`lsmgpu solve` on a GPU gives focused ACO the 5-opt chains alone over the α-nearest and
     restarts after FIVE_OPT_RESTART_AFTER iterations for a TSP of FIVE_OPT_CITIES cities run for
     FIVE_OPT_SECONDS or more (a resumed run: its checkpoint's budget) unless --candidates,
-    --lk-depth or --lk-move is given (--no-chain-alone and --restart-after kept); --lk-move,
+    --lk-depth or --lk-move is given (--no-chain-alone and --restart-after kept), with them the
+    candidate lists from the ants' tours after ANT_LISTS_AFTER iterations in a run of
+    ANT_LISTS_SECONDS or more (--ant-lists kept); --lk-move,
     --chain-alone and --restart-after are named where they do not apply, a chain alone without
     5-opt chains is refused, and a run with them says so."""
     import lsmgpu.cli as cli
@@ -369,21 +371,26 @@ def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, t
     seen = {}
     monkeypatch.setattr(cli, "cuda_available", lambda: (True, "a test GPU"))
     monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: seen.update(vars(args)))
-    five = ("alpha", defaults.FIVE_OPT_DEPTH, 5, True, defaults.FIVE_OPT_RESTART_AFTER)
-    none = (None,) * 5
+    five = ("alpha", defaults.FIVE_OPT_DEPTH, 5, True, defaults.FIVE_OPT_RESTART_AFTER, defaults.ANT_LISTS_AFTER)
+    none = (None,) * 6
+    below = f"{defaults.ANT_LISTS_SECONDS - 0.5:g}"
     for cities, flags, expected in ((range(52, 53), ["--seconds", "60"], five),
                                     (range(52, 53), ["--resume", str(saved)], five),
                                     (range(52, 53), ["--seconds", "60", "--no-chain-alone", "--restart-after", "7"],
-                                     five[:3] + (False, 7)),
-                                    (range(52, 53), ["--seconds", f"{defaults.FIVE_OPT_SECONDS:g}"], five),
+                                     five[:3] + (False, 7, defaults.ANT_LISTS_AFTER)),
+                                    (range(52, 53), ["--seconds", below], five[:5] + (0,)),
+                                    (range(52, 53), ["--seconds", below, "--ant-lists", "4"], five[:5] + (4,)),
+                                    (range(52, 53), ["--seconds", "60", "--ant-lists", "0"], five[:5] + (0,)),
+                                    (range(52, 53), ["--seconds", f"{defaults.FIVE_OPT_SECONDS:g}"], five[:5] + (0,)),
                                     (range(52, 53), ["--seconds", f"{defaults.FIVE_OPT_SECONDS - 0.5:g}"], none),
                                     (range(52, 53), [], none),
                                     (range(53, 60), ["--seconds", "60"], none),
-                                    (range(52, 53), ["--seconds", "60", "--lk-depth", "6"], (None, 6, None, None, None)),
+                                    (range(52, 53), ["--seconds", "60", "--lk-depth", "6"], (None, 6) + none[2:]),
                                     (range(52, 53), ["--seconds", "60", "--candidates", "8"], (8,) + none[1:])):
         monkeypatch.setattr(defaults, "FIVE_OPT_CITIES", cities)
         main(["solve", "berlin52", "--quiet"] + flags)
-        chosen = tuple(seen[k] for k in ("candidates", "lk_depth", "lk_move", "chain_alone", "restart_after"))
+        chosen = tuple(seen[k] for k in ("candidates", "lk_depth", "lk_move", "chain_alone", "restart_after",
+                                         "ant_lists"))
         assert seen["algorithm"] == "faco" and chosen == expected, flags
     assert main(["solve", "berlin52", "--quiet", "--resume", str(tmp_path / "none.ckpt")]) == 2
     assert "--resume: no checkpoint at" in capsys.readouterr().err
