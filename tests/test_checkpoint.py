@@ -153,6 +153,18 @@ def test_a_checkpoint_of_another_search_problem_or_version_is_refused(tmp_path):
         TabuSearch(QAP.from_file(QAP.shipped("tai12a"))).resume(tmp_path / "missing.ckpt")
 
 
+def test_a_checkpoint_without_a_field_of_the_search_is_refused_by_name(tmp_path):
+    """A checkpoint of this algorithm that lacks one of its state's fields (one written by another
+    version of lsmgpu) is refused, naming the field, not with a KeyError from inside."""
+    path = tmp_path / "run.ckpt"
+    FocusedACO(tsp(), ants=3, seed=1, backend="cpu").run(3, checkpoint=path)
+    payload = pickle.loads(path.read_bytes())
+    del payload["state"]["ant_lists_made"]
+    path.write_bytes(pickle.dumps(payload))
+    with pytest.raises(ValueError, match="FocusedACO: the checkpoint holds no ant_lists_made"):
+        FocusedACO(tsp(), ants=3, seed=1, backend="cpu").resume(path, iterations=6)
+
+
 def test_focused_aco_refuses_a_checkpoint_of_other_colonies_or_ants(tmp_path):
     """A FocusedACO checkpoint resumed by a search of other colonies or ants is refused, naming
     both."""

@@ -259,5 +259,11 @@ class Search:
         self.rng.bit_generator.state = state["rng"]
 
     def _set_fields(self, state: dict, names) -> None:
+        """The fields ``names`` from ``state``; ValueError naming those a checkpoint does not hold (one
+        written by another lsmgpu version of this algorithm)."""
+        missing = [name for name in names if name not in state]
+        if missing:
+            raise ValueError(f"{self.algorithm}: the checkpoint holds no {', '.join(missing)} (written by another "
+                             f"lsmgpu version; resume it with that version)")
         for name in names:
             setattr(self, name, copy.deepcopy(state[name]))
