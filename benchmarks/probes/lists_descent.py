@@ -22,6 +22,10 @@ started from (first, how many of LKH-3's list entries each kind of lists shares)
   ants, their last of ANT_GRAPH_ITERATIONS iterations);
 - ours-plus-ants: the same over those ants' tours' edges and the edges of lsmgpu's own 5 α-nearest together
   (``TSP.alpha_over_tours``, as ``FocusedACO(ant_lists=)`` makes them);
+- ours-plus-history: the same over the tours of that colony's ants in every one of its ANT_GRAPH_ITERATIONS iterations
+  and lsmgpu's own 5 α-nearest;
+- ours-plus-colonies: the same over the last ants of ANT_GRAPH_COLONIES colonies (seeds 0, 1, ...) and lsmgpu's own
+  5 α-nearest: more different tours than one colony's;
 - lkh-lists: LKH-3's lists, lsmgpu's π;
 - lkh-pi: the 5 α-nearest that lsmgpu's pool and α give under LKH-3's π, with that π;
 - lkh-nogain23: not a list but LKH-3's own descent without its non-sequential moves (``GAIN23 = NO``);
@@ -57,6 +61,8 @@ from .trial_parts import candidate_alpha, read_pi, trial_weights
 TOUR_GRAPH_RUNS = 6
 #: ours-on-ants: the ants of one colony's last iteration whose tours make the ascent's graph
 ANT_GRAPH_ANTS, ANT_GRAPH_ITERATIONS = 64, 10
+#: ours-plus-colonies: the colonies (seeds 0, 1, ...) whose last ants' tours make the graph
+ANT_GRAPH_COLONIES = 3
 
 
 def lkh(path: str, extra: str) -> np.ndarray:
@@ -104,6 +110,17 @@ def descend(problem: TSP, tour: np.ndarray, candidates: np.ndarray, pi: np.ndarr
         tour = bridge.tour
 
 
+def colony_ants(problem: TSP, seed: int) -> list[np.ndarray]:
+    """The tours of one FocusedACO colony's ANT_GRAPH_ANTS ants (CPU, ``seed``) after each of its
+    ANT_GRAPH_ITERATIONS iterations."""
+    from lsmgpu import FocusedACO
+    kept = []
+    FocusedACO(problem, backend="cpu", seed=seed, ants=ANT_GRAPH_ANTS,
+               callbacks=lambda s: kept.append(np.stack([s.colony.tour(k) for k in range(ANT_GRAPH_ANTS)]))
+               ).run(iterations=ANT_GRAPH_ITERATIONS)
+    return kept
+
+
 def main(path: str, trials: str, kinds: str) -> None:
     problem = TSP.from_file(path)
     n, folder = problem.n, tempfile.mkdtemp()
@@ -149,11 +166,15 @@ def main(path: str, trials: str, kinds: str) -> None:
         gaps = [round(100 * problem.gap(problem.evaluate(t)), 3) for t in tours]
         print({"lists": "ours-on-tours", "graph_edges": len(on_tours._held_karp_ascent().u), "tour_gaps_pct": gaps,
                "entries_shared_with_lkh_lists": share("ours-on-tours")}, flush=True)
-    if any(kind.startswith(("ours-on-ants", "ours-plus-ants")) for kind in kinds.split(",")):
-        from lsmgpu import FocusedACO
-        colony = FocusedACO(problem, backend="cpu", seed=0, ants=ANT_GRAPH_ANTS)
-        colony.run(iterations=ANT_GRAPH_ITERATIONS)
-        ants = np.stack([colony.colony.tour(k) for k in range(ANT_GRAPH_ANTS)])
+    if any(kind.startswith(("ours-on-ants", "ours-plus-")) for kind in kinds.split(",")):
+        colonies = ANT_GRAPH_COLONIES if "ours-plus-colonies" in kinds.split(",") else 1
+        history = [colony_ants(problem, seed) for seed in range(colonies)]
+        ants = history[0][-1]
+        for kind, tours in (("ours-plus-history", np.concatenate(history[0])),
+                            ("ours-plus-colonies", np.concatenate([h[-1] for h in history]))):
+            made[kind] = problem.alpha_over_tours(tours, 5, our_lists)
+            print({"lists": kind, "graph_edges": len(tour_graph(problem, tours, our_lists)[0]),
+                   "entries_shared_with_lkh_lists": share(kind)}, flush=True)
         on_ants = TSP.from_file(path, ascent_tours=ants)
         made["ours-on-ants"] = (on_ants.candidate_lists(5, "alpha"), on_ants.penalties())
         print({"lists": "ours-on-ants", "graph_edges": len(on_ants._held_karp_ascent().u),
