@@ -115,9 +115,10 @@ def colony_ants(problem: TSP, seed: int) -> list[np.ndarray]:
     ANT_GRAPH_ITERATIONS iterations."""
     from lsmgpu import FocusedACO
     kept = []
-    FocusedACO(problem, backend="cpu", seed=seed, ants=ANT_GRAPH_ANTS,
-               callbacks=lambda s: kept.append(np.stack([s.colony.tour(k) for k in range(ANT_GRAPH_ANTS)]))
-               ).run(iterations=ANT_GRAPH_ITERATIONS)
+    search = FocusedACO(problem, backend="cpu", seed=seed, ants=ANT_GRAPH_ANTS,
+                        callbacks=lambda _: kept.append(np.stack([search.colony.tour(k)
+                                                                  for k in range(ANT_GRAPH_ANTS)])))
+    search.run(iterations=ANT_GRAPH_ITERATIONS)
     return kept
 
 
