@@ -7,7 +7,8 @@ tour. On the CPU, from the same trial tours (a walk from LKH-3's tour after 100 
 by the trial's number), the probe descends with the CLI's 5-opt chain (FIVE_OPT_DEPTH levels
 alone) over each pair of candidate lists and penalties, and with LKH-3's own descent
 (``INITIAL_TOUR_FILE``, ``MAX_TRIALS = 1``), and prints each descent's gap above the tour it
-started from (first, how many of LKH-3's list entries each kind of lists shares). The lists and penalties:
+started from (first, how many of LKH-3's list entries each kind of lists shares, and how many of
+the edges of LKH-3's tour after 100 trials each holds). The lists and penalties:
 
 - ours: lsmgpu's 5 α-nearest and π (the default ascent, period 100);
 - half: the same from an ascent with LKH's first period, n / 2 (``TSP(ascent_period="half")``);
@@ -146,6 +147,12 @@ def main(path: str, trials: str, kinds: str) -> None:
         """The share of LKH-3's list entries that ``kind``'s lists hold too."""
         return round(float(np.mean([len(set(a) & set(b)) / 5 for a, b in zip(made[kind][0], lkh_lists)])), 3)
 
+    def covered(kind: str) -> float:
+        """The share of the edges of LKH-3's tour after 100 trials that ``kind``'s lists hold (either
+        end's list)."""
+        lists, after = made[kind][0], np.roll(best, -1)
+        return round(float(np.mean((lists[best] == after[:, None]).any(1) | (lists[after] == best[:, None]).any(1))), 4)
+
     print({"instance": problem.name, "start_gap_pct": round(100 * problem.gap(length), 4),
            "half_ascent_iterations": half.iterations,
            "entries_shared_with_lkh_lists": {kind: share(kind) for kind in ("ours", "half", "lkh-pi")}}, flush=True)
@@ -188,6 +195,7 @@ def main(path: str, trials: str, kinds: str) -> None:
         made[kind] = (alpha_candidates(problem, 5, run)[0], run.pi)
         print({"lists": kind, "ascent_iterations": run.iterations, "ascent_s": round(run.seconds, 2),
                "entries_shared_with_lkh_lists": share(kind)}, flush=True)
+    print({"best_tour_edges_in_lists": {kind: covered(kind) for kind in made}}, flush=True)
     for trial in (int(t) for t in trials.split(",") if t):
         x = best.copy()
         pos = np.empty(n, np.int64)
