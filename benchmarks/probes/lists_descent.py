@@ -27,6 +27,9 @@ the edges of LKH-3's tour after 100 trials each holds). The lists and penalties:
   and lsmgpu's own 5 α-nearest;
 - ours-plus-colonies: the same over the last ants of ANT_GRAPH_COLONIES colonies (seeds 0, 1, ...) and lsmgpu's own
   5 α-nearest: more different tours than one colony's;
+- ours-on-optima: the same over the edges of OPTIMA_RUNS local optima (don't-look 2-opt + Or-opt over
+  10 quadrant neighbours from random tours, seeded 0): POPMUSIC's kind of graph, many poor but different
+  local optima; ours-plus-optima: those with lsmgpu's own 5 α-nearest;
 - lkh-lists: LKH-3's lists, lsmgpu's π;
 - lkh-pi: the 5 α-nearest that lsmgpu's pool and α give under LKH-3's π, with that π;
 - lkh-nogain23: not a list but LKH-3's own descent without its non-sequential moves (``GAIN23 = NO``);
@@ -62,6 +65,8 @@ from .trial_parts import candidate_alpha, read_pi, trial_weights
 TOUR_GRAPH_RUNS = 6
 #: ours-on-ants: the ants of one colony's last iteration whose tours make the ascent's graph
 ANT_GRAPH_ANTS, ANT_GRAPH_ITERATIONS = 64, 10
+#: ours-on-optima: the local optima whose tours make the ascent's graph
+OPTIMA_RUNS = 50
 #: ours-plus-colonies: the colonies (seeds 0, 1, ...) whose last ants' tours make the graph
 ANT_GRAPH_COLONIES = 3
 
@@ -123,6 +128,18 @@ def colony_ants(problem: TSP, seed: int) -> list[np.ndarray]:
     return kept
 
 
+def local_optima(problem: TSP) -> np.ndarray:
+    """OPTIMA_RUNS don't-look 2-opt + Or-opt local optima over 10 quadrant neighbours, from random
+    tours (seed 0), as rows."""
+    rules = DontLookRules(problem.candidate_lists(10, "near").astype(np.int32), 3)
+    rng = np.random.default_rng(0)
+    engine = CpuDontLook(rules, problem.edge_distance(), OPTIMA_RUNS)
+    engine.load(np.stack([rng.permutation(problem.n) for _ in range(OPTIMA_RUNS)]))
+    made, _, _ = engine.descend(np.ones(OPTIMA_RUNS, bool))
+    again_from_every_city(engine, made)
+    return engine.solutions().astype(np.int64)
+
+
 def main(path: str, trials: str, kinds: str) -> None:
     problem = TSP.from_file(path)
     n, folder = problem.n, tempfile.mkdtemp()
@@ -174,7 +191,16 @@ def main(path: str, trials: str, kinds: str) -> None:
         gaps = [round(100 * problem.gap(problem.evaluate(t)), 3) for t in tours]
         print({"lists": "ours-on-tours", "graph_edges": len(on_tours._held_karp_ascent().u), "tour_gaps_pct": gaps,
                "entries_shared_with_lkh_lists": share("ours-on-tours")}, flush=True)
-    if any(kind.startswith(("ours-on-ants", "ours-plus-")) for kind in kinds.split(",")):
+    if any(kind.startswith(("ours-on-optima", "ours-plus-optima")) for kind in kinds.split(",")):
+        optima = local_optima(problem)
+        made["ours-on-optima"] = problem.alpha_over_tours(optima, 5)
+        made["ours-plus-optima"] = problem.alpha_over_tours(optima, 5, our_lists)
+        print({"lists": "optima", "gap_pct": round(float(np.mean([100 * problem.gap(problem.evaluate(t))
+                                                                   for t in optima])), 2),
+               "graph_edges": len(tour_graph(problem, optima)[0]),
+               "graph_edges_with_ours": len(tour_graph(problem, optima, our_lists)[0])}, flush=True)
+    if any(kind.startswith(("ours-on-ants", "ours-plus-ants", "ours-plus-history", "ours-plus-colonies"))
+           for kind in kinds.split(",")):
         colonies = ANT_GRAPH_COLONIES if "ours-plus-colonies" in kinds.split(",") else 1
         history = [colony_ants(problem, seed) for seed in range(colonies)]
         ants = history[0][-1]
