@@ -561,3 +561,27 @@ def test_the_ant_tail_probe_times_each_build_and_counts_each_ants_checks():
     row = ant_tail.probe(problem, 2, 3, 3, backend="cpu", warm_up=2, depth=6)
     assert row["timed"] == 3 and (row["colonies"], row["ants"]) == (2, 3)
     assert 0 <= row["checks_median"] <= row["checks_p99"] <= row["checks_most"] and row["gap_pct"] >= 0
+
+
+def test_lists_descent_graph_tours_are_local_optima_and_ants_tours(monkeypatch):
+    """lists_descent's graphs of tours: ``local_optima`` gives OPTIMA_RUNS different tours none of
+    which a further don't-look descent over the same moves shortens; ``colony_ants`` keeps
+    ANT_GRAPH_ANTS tours after each of ANT_GRAPH_ITERATIONS iterations."""
+    import numpy as np
+
+    from benchmarks.probes import lists_descent
+    from lsmgpu import DontLookDescent
+    from lsmgpu.parallel import improve
+    from lsmgpu.problems import TSP
+    problem = TSP.from_file(TSP.shipped("eil51"))
+    monkeypatch.setattr(lists_descent, "OPTIMA_RUNS", 4)
+    optima = lists_descent.local_optima(problem)
+    assert optima.shape == (4, 51) and all(sorted(t.tolist()) == list(range(51)) for t in optima)
+    assert len({tuple(t) for t in optima}) == 4
+    again = improve(problem, optima, DontLookDescent(10), backend="cpu")
+    assert np.array_equal(again.fitness, [problem.evaluate(t) for t in optima])
+    monkeypatch.setattr(lists_descent, "ANT_GRAPH_ANTS", 3)
+    monkeypatch.setattr(lists_descent, "ANT_GRAPH_ITERATIONS", 2)
+    history = lists_descent.colony_ants(problem, 0)
+    assert len(history) == 2 and all(ants.shape == (3, 51) for ants in history)
+    assert all(sorted(t.tolist()) == list(range(51)) for ants in history for t in ants)
