@@ -131,13 +131,11 @@ def colony_ants(problem: TSP, seed: int) -> list[np.ndarray]:
 def local_optima(problem: TSP) -> np.ndarray:
     """OPTIMA_RUNS don't-look 2-opt + Or-opt local optima over 10 quadrant neighbours, from random
     tours (seed 0), as rows."""
-    rules = DontLookRules(problem.candidate_lists(10, "near").astype(np.int32), 3)
+    from lsmgpu import DontLookDescent
+    from lsmgpu.parallel import improve
     rng = np.random.default_rng(0)
-    engine = CpuDontLook(rules, problem.edge_distance(), OPTIMA_RUNS)
-    engine.load(np.stack([rng.permutation(problem.n) for _ in range(OPTIMA_RUNS)]))
-    made, _, _ = engine.descend(np.ones(OPTIMA_RUNS, bool))
-    again_from_every_city(engine, made)
-    return engine.solutions().astype(np.int64)
+    tours = np.stack([rng.permutation(problem.n) for _ in range(OPTIMA_RUNS)])
+    return improve(problem, tours, DontLookDescent(10), backend="cpu").solutions.astype(np.int64)
 
 
 def main(path: str, trials: str, kinds: str) -> None:
