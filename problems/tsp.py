@@ -242,8 +242,9 @@ class TSP(Problem):
         """The k α-nearest (int32, (n, k)) and the penalties of an ascent of the instance's period
         over the edges of ``tours`` (tour_graph) and of the candidate ``lists`` ((n, K), where
         given), without keeping them: FocusedACO's ``ant_lists`` makes them from its ants' tours
-        and its lists inside a run (the lists' edges beside the tours': on rl1304 and rl1889 the
-        descents land closer than over either; docs/benchmarks/tsp-depth.md, "Bridging moves")."""
+        and its lists inside a run (the lists' edges beside the tours', so that no city is left with
+        fewer choices than the lists gave; docs/benchmarks/tsp-depth.md, "The ants' tours as the
+        ascent's graph")."""
         if lists is not None:
             lists = np.asarray(lists)
             if lists.ndim != 2 or lists.shape[0] != self.n or lists.dtype.kind not in "iu" or \
