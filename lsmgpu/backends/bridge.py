@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..budget import check_deadline
+
 __all__ = ["Bridge", "find_bridge", "apply_bridge"]
 
 
@@ -59,7 +61,9 @@ def _splits(x: np.ndarray, pos: np.ndarray, candidates: np.ndarray, dist):
 
 def find_bridge(x: np.ndarray, pos: np.ndarray, candidates: np.ndarray, between) -> Bridge | None:
     """The bridging move of largest gain on tour ``x`` (positions ``pos``) over ``candidates``
-    (module docstring), or None where none shortens the tour."""
+    (module docstring), or None where none shortens the tour. Inside a search whose time is up it
+    raises DeadlineReached between splits (a scan of a poor tour of 18,512 cities takes seconds
+    on the host)."""
     n = len(x)
     candidates = np.asarray(candidates, dtype=np.int64)
 
@@ -68,6 +72,7 @@ def find_bridge(x: np.ndarray, pos: np.ndarray, candidates: np.ndarray, between)
 
     best = None
     for way, q, rank, split in _splits(x, pos, candidates, dist):
+        check_deadline("the bridging move was found")
         s2 = int(x[(q + way) % n])
         s3 = int(candidates[s2, rank])
         stretch = ((pos[s3] - (q + way)) * way) % n + 1           # s2 .. s3 along the direction

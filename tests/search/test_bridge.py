@@ -101,6 +101,21 @@ def test_the_ants_descents_leave_no_bridging_move(lk_depth):
     assert lengths[True].mean() <= lengths[False].mean()
 
 
+def test_the_bridge_search_stops_at_the_deadline():
+    """Inside a search whose time is up, the bridge search raises DeadlineReached between its
+    splits rather than scanning on; outside one it finds the move."""
+    import time
+
+    from lsmgpu.budget import DeadlineReached, deadline_scope
+    problem = tsp_of("int-coords", 60, seed=3)
+    rules = rules_of(problem, k=5)
+    x = np.random.default_rng(3).permutation(60)
+    assert find_bridge(x, positions(x), rules.candidates, problem.edge_distance().between) is not None
+    with deadline_scope(time.perf_counter() - 1.0):
+        with pytest.raises(DeadlineReached, match="the bridging move was found"):
+            find_bridge(x, positions(x), rules.candidates, problem.edge_distance().between)
+
+
 def test_the_option_is_checked_and_runs():
     """``bridges`` must be a bool (named where not); a run with it returns a valid tour of its length."""
     problem = TSP.from_file(TSP.shipped("kroA100"))
