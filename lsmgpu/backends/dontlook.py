@@ -89,11 +89,11 @@ class DontLookRules:
         self.segment, self.lk_depth, self.lk_move, self._penalties = int(segment), int(lk_depth), int(lk_move), penalties
         self.or3, self.lk, self.chain_alone, self.bridges = bool(or3), bool(lk), bool(chain_alone), bool(bridges)
 
-    def with_candidates(self, candidates) -> "DontLookRules":
-        """The same moves over another candidate table (a tour segment's; without the penalties,
-        which belong to the whole tour's cities)."""
+    def with_candidates(self, candidates, penalties=None) -> "DontLookRules":
+        """The same moves over another candidate table with ``penalties`` (a tour segment's: none, its
+        cities' belong to the whole tour; FocusedACO's ``ant_lists``: those of the new lists' ascent)."""
         return DontLookRules(candidates, self.segment, self.or3, self.lk, self.lk_depth, self.lk_move,
-                             chain_alone=self.chain_alone, bridges=self.bridges)
+                             penalties, self.chain_alone, self.bridges)
 
     @property
     def penalties(self) -> np.ndarray | None:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backends.dontlook import CpuDontLook, DontLookRules, again_from_every_city, dontlook_for
+from ..backends.dontlook import CpuDontLook, again_from_every_city, dontlook_for
 from ..backends.focused import MAX_ITERATIONS, CpuFocusedAnts, FocusRules, trail_limits, trail_scale
 from ..budget import time_left
 from ..validation import check_count, check_flag, check_number
@@ -250,7 +250,8 @@ class FocusedACO(PopulationSearch):
             raise ValueError(f"FocusedACO: the checkpoint holds {colonies} colonies of {ants} ants; this search has "
                              f"{self.colonies} of {self.ants} (give it the checkpointed run's `colonies` and `ants`)")
         self._whole = None
-        self.rules = self._given_rules if self.ant_lists_made is None else self._rules_over(*self.ant_lists_made)
+        self.rules = self._given_rules if self.ant_lists_made is None else \
+            self._given_rules.with_candidates(*self.ant_lists_made)
         self._build_colony(self.problem.edge_distance())
         self.colony.load_memory(parts["ants"])
         self._start_seconds = time.perf_counter() - self.t0
@@ -297,7 +298,7 @@ class FocusedACO(PopulationSearch):
         tours = np.stack([self.colony.tour(k) for k in range(self.ants * self.colonies)] + [self.best_x])
         self.ant_lists_made = self.problem.alpha_over_tours(tours, self.rules.k, self.rules.candidates)
         self.evaluations_before = self.evaluations
-        self.rules = self._rules_over(*self.ant_lists_made)
+        self.rules = self._given_rules.with_candidates(*self.ant_lists_made)
         for part in (self.colony, self._whole):
             if part is not None:
                 part.close()
@@ -306,11 +307,6 @@ class FocusedACO(PopulationSearch):
         self._build_colony(self.problem.edge_distance())
         for colony in range(self.colonies):
             self._start_colony(colony, self.best_x, self.best)
-
-    def _rules_over(self, lists: np.ndarray, pi: np.ndarray) -> DontLookRules:
-        """The given rules' moves over ``lists`` with penalties ``pi``."""
-        r = self._given_rules
-        return DontLookRules(lists, r.segment, r.or3, r.lk, r.lk_depth, r.lk_move, pi, r.chain_alone, r.bridges)
 
     def _restart(self, colony: int) -> bool:
         """The colony's best merged into the best so far by partition crossover, then a new
