@@ -18,7 +18,7 @@ the edges of LKH-3's tour after 100 trials each holds). The lists and penalties:
   period 100 over them, as in the depth benchmark's LKH rows);
 - ours-on-popmusic: lsmgpu's ascent (period 100) over the graph of LKH-3's POPMUSIC lists, its α-lists and π;
 - ours-on-tours: the same over the union of the edges of TOUR_GRAPH_RUNS tours of lsmgpu's own (FocusedACO
-  on the CPU, 16 ants, 20 iterations, seeds 0, 1, ...; ``TSP(ascent_tours=)``), good tours' edges as POPMUSIC's are;
+  on the CPU, 16 ants, 20 iterations, seeds 0, 1, ...; ``TSP.alpha_over_tours``, the ascent ``TSP(ascent_tours=)`` runs), good tours' edges as POPMUSIC's are;
 - ours-on-ants: the same over the edges of the tours of one FocusedACO colony's ants (CPU, ANT_GRAPH_ANTS
   ants, their last of ANT_GRAPH_ITERATIONS iterations);
 - ours-plus-ants: the same over those ants' tours' edges and the edges of lsmgpu's own 5 α-nearest together
@@ -180,40 +180,31 @@ def main(path: str, trials: str, kinds: str) -> None:
         made["ours-on-popmusic"] = (alpha_candidates(problem, 5, run)[0], run.pi)
         print({"lists": "ours-on-popmusic", "graph_edges": len(key), "ascent_iterations": run.iterations,
                "entries_shared_with_lkh_lists": share("ours-on-popmusic")}, flush=True)
-    if any(kind.startswith("ours-on-tours") for kind in kinds.split(",")):
+    asked = {kind.removesuffix("+bridges") for kind in kinds.split(",")}
+    graphs = {}                                      # kind: (the tours whose edges make its graph, lists beside)
+    if "ours-on-tours" in asked:
         from lsmgpu import FocusedACO
-        tours = [FocusedACO(problem, backend="cpu", seed=seed, ants=16).run(iterations=20).solution
-                 for seed in range(TOUR_GRAPH_RUNS)]
-        on_tours = TSP.from_file(path, ascent_tours=np.stack(tours))
-        made["ours-on-tours"] = (on_tours.candidate_lists(5, "alpha"), on_tours.penalties())
-        gaps = [round(100 * problem.gap(problem.evaluate(t)), 3) for t in tours]
-        print({"lists": "ours-on-tours", "graph_edges": len(on_tours._held_karp_ascent().u), "tour_gaps_pct": gaps,
-               "entries_shared_with_lkh_lists": share("ours-on-tours")}, flush=True)
-    if any(kind.startswith(("ours-on-optima", "ours-plus-optima")) for kind in kinds.split(",")):
+        tours = np.stack([FocusedACO(problem, backend="cpu", seed=seed, ants=16).run(iterations=20).solution
+                          for seed in range(TOUR_GRAPH_RUNS)])
+        print({"tours": "ours-on-tours", "tour_gaps_pct": [round(100 * problem.gap(problem.evaluate(t)), 3)
+                                                           for t in tours]}, flush=True)
+        graphs["ours-on-tours"] = (tours, None)
+    if asked & {"ours-on-optima", "ours-plus-optima"}:
         optima = local_optima(problem)
-        made["ours-on-optima"] = problem.alpha_over_tours(optima, 5)
-        made["ours-plus-optima"] = problem.alpha_over_tours(optima, 5, our_lists)
-        print({"lists": "optima", "gap_pct": round(float(np.mean([100 * problem.gap(problem.evaluate(t))
-                                                                   for t in optima])), 2),
-               "graph_edges": len(tour_graph(problem, optima)[0]),
-               "graph_edges_with_ours": len(tour_graph(problem, optima, our_lists)[0])}, flush=True)
-    if any(kind.startswith(("ours-on-ants", "ours-plus-ants", "ours-plus-history", "ours-plus-colonies"))
-           for kind in kinds.split(",")):
-        colonies = ANT_GRAPH_COLONIES if "ours-plus-colonies" in kinds.split(",") else 1
-        history = [colony_ants(problem, seed) for seed in range(colonies)]
-        ants = history[0][-1]
-        for kind, tours in (("ours-plus-history", np.concatenate(history[0])),
-                            ("ours-plus-colonies", np.concatenate([h[-1] for h in history]))):
-            made[kind] = problem.alpha_over_tours(tours, 5, our_lists)
-            print({"lists": kind, "graph_edges": len(tour_graph(problem, tours, our_lists)[0]),
+        print({"tours": "optima", "gap_pct": round(float(np.mean([100 * problem.gap(problem.evaluate(t))
+                                                                   for t in optima])), 2)}, flush=True)
+        graphs.update({"ours-on-optima": (optima, None), "ours-plus-optima": (optima, our_lists)})
+    if asked & {"ours-on-ants", "ours-plus-ants", "ours-plus-history", "ours-plus-colonies"}:
+        history = [colony_ants(problem, seed) for seed in range(ANT_GRAPH_COLONIES if "ours-plus-colonies" in asked
+                                                                else 1)]
+        graphs.update({"ours-on-ants": (history[0][-1], None), "ours-plus-ants": (history[0][-1], our_lists),
+                       "ours-plus-history": (np.concatenate(history[0]), our_lists),
+                       "ours-plus-colonies": (np.concatenate([h[-1] for h in history]), our_lists)})
+    for kind, (tours, lists) in graphs.items():
+        if kind in asked:
+            made[kind] = problem.alpha_over_tours(tours, 5, lists)
+            print({"lists": kind, "graph_edges": len(tour_graph(problem, tours, lists)[0]),
                    "entries_shared_with_lkh_lists": share(kind)}, flush=True)
-        on_ants = TSP.from_file(path, ascent_tours=ants)
-        made["ours-on-ants"] = (on_ants.candidate_lists(5, "alpha"), on_ants.penalties())
-        print({"lists": "ours-on-ants", "graph_edges": len(on_ants._held_karp_ascent().u),
-               "entries_shared_with_lkh_lists": share("ours-on-ants")}, flush=True)
-        made["ours-plus-ants"] = problem.alpha_over_tours(ants, 5, our_lists)
-        print({"lists": "ours-plus-ants", "graph_edges": len(tour_graph(problem, ants, our_lists)[0]),
-               "entries_shared_with_lkh_lists": share("ours-plus-ants")}, flush=True)
     for kind in dict.fromkeys(k.removesuffix("+bridges") for k in kinds.split(",") if k.startswith("period")):
         run = ascent_of(path, int(kind[len("period"):]))
         made[kind] = (alpha_candidates(problem, 5, run)[0], run.pi)

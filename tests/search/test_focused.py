@@ -281,9 +281,8 @@ def test_no_restart_where_less_time_is_left_than_the_set_up_took(monkeypatch):
 def test_ant_lists_make_the_lists_over_the_ants_tours(monkeypatch):
     """``ant_lists=3``: at the third iteration the lists and penalties become those TSP.alpha_over_tours
     makes from that iteration's ants' tours and the best (ants + 1 rows) with the lists they had; the
-    ants go on over them,
-    the evaluations go on growing, and the run's tour is valid; a second run starts over the given
-    lists; a problem without tours' α-lists is refused, named."""
+    ants go on over them, the evaluations go on growing, and the run's tour is valid; a second run
+    starts over the given lists; a problem without tours' α-lists is refused, named."""
     problem = TSP.from_file(TSP.shipped("kroA100"))
     asked = []
     made_by = problem.alpha_over_tours
