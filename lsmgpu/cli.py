@@ -15,7 +15,7 @@ from .errors import BackendUnavailable, KernelCompileError
 from .cli_parser import (CLUSTERED, CLUSTERED_SEGMENTS_FROM, DEFAULT_ITERATIONS, DEFAULT_SECONDS, POLISH,
                          QAP_GPU_EXCHANGE, QAP_GPU_STARTS, SEGMENTS_FROM, parser)
 from .cli_population import (CHAINS, FACO, FIVE_OPT_DEPTH, FIVE_OPT_RESTART_AFTER, SEGMENTS, combined_result,
-                             five_opt_ant_lists, five_opt_default, population, run_search)
+                             five_opt_ant_lists, five_opt_default, five_opt_moves, population, run_search)
 from .plotting import plot_result, pyplot
 from .progress import ProgressBar
 from .search import SEARCHES, PopulationSearch
@@ -70,7 +70,8 @@ def choose_method(args, problem) -> None:
     CLUSTERED or more) the tour segments (focused ACO of FIVE_OPT_CITIES cities run for
     FIVE_OPT_SECONDS or more with the 5-opt chains alone over the α-nearest and restarts after
     FIVE_OPT_RESTART_AFTER iterations: ``five_opt_default``, in a run of ANT_LISTS_SECONDS or more
-    the candidate lists from the ants' tours after ANT_LISTS_AFTER iterations: ``five_opt_ant_lists``;
+    the candidate lists from the ants' tours after ANT_LISTS_AFTER iterations: ``five_opt_ant_lists``,
+    with them ANT_LISTS_MOVES moved cities from ANT_LISTS_MOVES_FROM cities: ``five_opt_moves``;
     islands of either over the GPUs
     with --gpus), on the CPU the don't-look ILS chain where the TSP has coordinates (none of them
     with --starts, --neighbourhood or --polish, which they do not take; with --checkpoint and
@@ -92,6 +93,7 @@ def choose_method(args, problem) -> None:
                 args.chain_alone = True if args.chain_alone is None else args.chain_alone
                 args.restart_after = FIVE_OPT_RESTART_AFTER if args.restart_after is None else args.restart_after
                 args.ant_lists = five_opt_ant_lists(args)
+                args.moves = five_opt_moves(args, problem)
         elif problem.coords is not None:             # the chain's candidate lists come from them
             args.algorithm = CHAINS
     if args.algorithm is None:

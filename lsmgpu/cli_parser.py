@@ -122,7 +122,8 @@ def parser() -> argparse.ArgumentParser:
                             "partition crossover (default 1)")
     solve.add_argument("--moves", type=_count(1), default=None, metavar="M",
                        help="faco: cities an ant moves before its descent (default: the colony's, 128; 64 from "
-                            "10,000 cities without the LK chain, 192 from 30,000 with it)")
+                            "10,000 cities without the LK chain, 192 from 30,000 with it, and from 10,000 with "
+                            "the ants' lists)")
     solve.add_argument("--genes", type=_count(4), help="ga: population size (default: 2,048; 128 with local search)")
     solve.add_argument("--groups", type=_count(1), default=1, help="ga: island groups (default 1)")
     solve.add_argument("--local-search", choices=["auto", "tabu", "dontlook", "none"], default=None,

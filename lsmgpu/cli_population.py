@@ -13,8 +13,8 @@ from .search import SEARCHES
 from .search.loop import COMMON_OPTIONS
 
 __all__ = ["CHAINS_EXCHANGE", "FACO", "CHAINS", "SEGMENTS", "FIVE_OPT_CITIES", "FIVE_OPT_SECONDS", "FIVE_OPT_DEPTH",
-           "FIVE_OPT_RESTART_AFTER", "ANT_LISTS_AFTER", "ANT_LISTS_SECONDS", "five_opt_default", "five_opt_ant_lists",
-           "population"]
+           "FIVE_OPT_RESTART_AFTER", "ANT_LISTS_AFTER", "ANT_LISTS_SECONDS", "ANT_LISTS_MOVES", "ANT_LISTS_MOVES_FROM",
+           "five_opt_default", "five_opt_ant_lists", "five_opt_moves", "population"]
 
 #: the don't-look ILS's islands' exchange when --exchange-every is not given (rounds)
 CHAINS_EXCHANGE = 50
@@ -40,6 +40,12 @@ FIVE_OPT_RESTART_AFTER = 30
 #: d15112 / d18512 0.016 / 0.013 against 0.018 / 0.015, rl11849 0.104 against 0.094 (two seeds):
 #: docs/benchmarks/tsp-depth.md, "The ants' tours as the ascent's graph". Not measured below 60 s.
 ANT_LISTS_AFTER, ANT_LISTS_SECONDS = 10, 60.0
+#: with the ants' lists, an ant moves ANT_LISTS_MOVES cities from ANT_LISTS_MOVES_FROM cities on, unless
+#: --moves is given (the search's own default: 128 below 30,000 cities). At 60 s (H200, ed7a43a) rl11849
+#: 0.042 / 0.042 / 0.023 % over three seeds against 128's 0.106 / 0.102, d15112 0.010 / 0.013 against
+#: 0.016 / 0.015, d18512 0.021 / 0.014 against 0.013 / 0.019; on rl5915 192 is behind (0.093 / 0.081
+#: against 0.011 / 0.002): tsp-depth.md, "More moved cities with the ants' lists"
+ANT_LISTS_MOVES, ANT_LISTS_MOVES_FROM = 192, 10_000
 
 
 def _local_search(args):
@@ -79,6 +85,14 @@ def five_opt_ant_lists(args) -> int:
     if args.ant_lists is not None:
         return args.ant_lists
     return ANT_LISTS_AFTER if (_run_seconds(args) or 0) >= ANT_LISTS_SECONDS else 0
+
+
+def five_opt_moves(args, problem) -> int | None:
+    """--moves for the default 5-opt chains: the flag where given, else ANT_LISTS_MOVES with the ants'
+    lists on a TSP of ANT_LISTS_MOVES_FROM cities or more, else None (the search's own default)."""
+    if args.moves is not None or not args.ant_lists or problem.n < ANT_LISTS_MOVES_FROM:
+        return args.moves
+    return ANT_LISTS_MOVES
 
 
 def _run_seconds(args) -> float | None:

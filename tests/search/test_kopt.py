@@ -344,7 +344,8 @@ def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, t
     FIVE_OPT_SECONDS or more (a resumed run: its checkpoint's budget) unless --candidates,
     --lk-depth or --lk-move is given (--no-chain-alone and --restart-after kept), with them the
     candidate lists from the ants' tours after ANT_LISTS_AFTER iterations in a run of
-    ANT_LISTS_SECONDS or more (--ant-lists kept); --lk-move,
+    ANT_LISTS_SECONDS or more (--ant-lists kept) and with the lists ANT_LISTS_MOVES moved cities from
+    ANT_LISTS_MOVES_FROM cities (--moves kept); --lk-move,
     --chain-alone and --restart-after are named where they do not apply, a chain alone without
     5-opt chains is refused, and a run with them says so."""
     import lsmgpu.cli as cli
@@ -392,6 +393,15 @@ def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, t
         chosen = tuple(seen[k] for k in ("candidates", "lk_depth", "lk_move", "chain_alone", "restart_after",
                                          "ant_lists"))
         assert seen["algorithm"] == "faco" and chosen == expected, flags
+    monkeypatch.setattr(defaults, "FIVE_OPT_CITIES", range(52, 53))
+    for moves_from, flags, moves in ((52, ["--seconds", "60"], defaults.ANT_LISTS_MOVES),
+                                     (53, ["--seconds", "60"], None),
+                                     (52, ["--seconds", "60", "--moves", "100"], 100),
+                                     (52, ["--seconds", below], None),
+                                     (52, ["--seconds", "60", "--ant-lists", "0"], None)):
+        monkeypatch.setattr(defaults, "ANT_LISTS_MOVES_FROM", moves_from)
+        main(["solve", "berlin52", "--quiet"] + flags)
+        assert seen["moves"] == moves, (moves_from, flags)
     assert main(["solve", "berlin52", "--quiet", "--resume", str(tmp_path / "none.ckpt")]) == 2
     assert "--resume: no checkpoint at" in capsys.readouterr().err
 
