@@ -43,6 +43,8 @@ __all__ = ["FocusRules", "CandidatePheromone", "trail_limits", "trail_scale", "w
 MAX_ITERATIONS = 2**31 - 1
 #: lanes of the GPU's warp that weighs a city's candidates (at most this many candidates)
 LANES = 32
+#: a CPU ant's descent checks the run's deadline every this many city checks
+DEADLINE_CHECKS = 16
 
 
 class FocusRules:
@@ -223,9 +225,13 @@ class CpuFocusedAnts:
         return lengths
 
     def _descend(self, k: int, x, pos, queue, queued) -> float:
-        """Ant k's descent from its queued cities until the queue is empty: its change of length."""
+        """Ant k's descent from its queued cities until the queue is empty: its change of length.
+        The run's deadline is checked every DEADLINE_CHECKS checks: one ant's descent with deep
+        chains takes up to seconds on the CPU (the ant is dropped; the run returns its best)."""
         delta = 0.0
         while queue:
+            if self.checks[k] % DEADLINE_CHECKS == 0:
+                check_deadline("the ant's descent ended")
             c = queue.popleft()
             queued[c] = False
             self.checks[k] += 1

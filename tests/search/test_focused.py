@@ -2,6 +2,8 @@
 the walk against its definition (cities moved next to the current one, the change re-measured),
 the pheromone update against a per-edge model, the search's contract and errors; on the GPU, the
 kernel's ants equal the host's, tour by tour."""
+from collections import deque
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -137,6 +139,31 @@ def test_ants_lengths_are_their_tours_and_the_source_deposits():
     ants.follow(-1, lengths[4])           # the kept best, not ant 4's new tour
     assert length(problem, ants.source[0]) == lengths[4] and ants.lengths[0] == lengths[4]
 
+
+
+def test_a_cpu_ants_descent_stops_at_the_deadline():
+    """Inside a search whose time is up, a CPU ant's descent raises DeadlineReached from among its
+    checks (one descent with deep chains takes seconds on the CPU) rather than running to its end;
+    outside one it descends to the length its tour has."""
+    import time
+
+    from lsmgpu.backends.dontlook import enqueue
+    from lsmgpu.budget import DeadlineReached, deadline_scope
+    problem = tsp_of("int-coords", 150, seed=2)
+    ants = CpuFocusedAnts(rules_of(problem, k=5), FocusRules(3, 8, 10**6), problem.edge_distance(), 2, beta=1.0)
+    x = np.random.default_rng(4).permutation(150)
+    for passed, checks in ((True, 0), (False, 1)):
+        tour, pos = x.copy(), positions(x)
+        queue, queued = deque(), np.zeros(150, dtype=bool)
+        enqueue(np.arange(150), queue, queued)
+        ants.checks[:] = checks
+        if passed:
+            with deadline_scope(time.perf_counter() - 1.0), pytest.raises(DeadlineReached, match="descent"):
+                ants._descend(0, tour, pos, queue, queued)
+            assert np.array_equal(tour, x)
+        else:
+            delta = ants._descend(0, tour, pos, queue, queued)
+            assert delta < 0 and length(problem, tour) == length(problem, x) + delta
 
 def test_each_colony_walks_its_own_source_and_pheromone():
     """Three colonies of two ants: ant k of colony c walks and descends as ant k of a lone colony
