@@ -30,7 +30,7 @@ from collections import deque
 
 import numpy as np
 
-from ..budget import check_deadline
+from ..budget import DeadlineReached, check_deadline
 from ..neighbourhoods.crowns import counter_uniform
 from .bridge import find_bridge
 from .dontlook import enqueue, improve_city
@@ -175,9 +175,11 @@ class CpuFocusedAnts:
     colony)`` keeps ant k's tour as the colony's best, ``adopt_best(tour, colony)`` a given one;
     ``deposit(..., colony)`` updates the colony's pheromone from its source
     (CandidatePheromone.update). ``lengths`` holds the sources' lengths.
+    An iteration is cut at the run's deadline (``cut_at_deadline``): its finished ants are kept.
     """
 
     name = "cpu"
+    cut_at_deadline = True
 
     def __init__(self, rules, focus: FocusRules, distance, ants: int, beta: float, device: str = ""):
         self.rules, self.focus, self.between = rules, focus, distance.between
@@ -197,10 +199,21 @@ class CpuFocusedAnts:
         self.pheromone_states[colony].fill(tau)
 
     def build(self, iteration: int) -> np.ndarray:
-        """Every ant's walk from its colony's source and its descent: the ants' tour lengths."""
+        """Every ant's walk from its colony's source and its descent: the ants' tour lengths. At the
+        run's deadline the ants not finished get length inf (they are not followed), so that the
+        iteration ends with the ants that did finish; DeadlineReached where a colony has none."""
+        lengths = np.full(self.ants, np.inf)
+        try:
+            self._build_into(lengths, iteration)
+        except DeadlineReached:
+            if np.isinf(lengths.reshape(-1, self.per_colony)).all(axis=1).any():
+                raise
+        return lengths
+
+    def _build_into(self, lengths: np.ndarray, iteration: int) -> None:
+        """``build``'s ants one after another, each length written as the ant finishes."""
         n = self.x.shape[1]
         weights = [state.weights() for state in self.pheromone_states]
-        lengths = np.empty(self.ants)
         for k in range(self.ants):
             check_deadline("every ant had moved")
             colony = k // self.per_colony
@@ -222,7 +235,6 @@ class CpuFocusedAnts:
                 enqueue(bridge.cities, queue, queued)
                 delta += self._descend(k, x, pos, queue, queued) - bridge.gain
             lengths[k] = self.lengths[colony] + delta
-        return lengths
 
     def _descend(self, k: int, x, pos, queue, queued) -> float:
         """Ant k's descent from its queued cities until the queue is empty: its change of length.

@@ -141,6 +141,43 @@ def test_ants_lengths_are_their_tours_and_the_source_deposits():
 
 
 
+def test_a_cpu_iteration_cut_at_the_deadline_keeps_its_finished_ants(monkeypatch):
+    """At the deadline among a CPU iteration's ants, the ants that finished keep their tours'
+    lengths and the rest get inf (never followed); where a colony has no finished ant the
+    deadline propagates. A CPU focused ACO runs to the deadline instead of stopping where an
+    iteration as long as the last would not fit; another colony stops there."""
+    import lsmgpu.backends.focused as focused
+    from lsmgpu.budget import DeadlineReached
+    problem = tsp_of("int-coords", 80, seed=5)
+    source = np.random.default_rng(2).permutation(80)
+    for colonies, finished, cut in ((1, 2, False), (2, 4, False), (2, 2, True)):
+        calls = []
+
+        def deadline_after(before, finished=finished):
+            calls.append(before)
+            if before == "every ant had moved" and calls.count(before) > finished:
+                raise DeadlineReached(f"the time budget ended before {before}")
+        ants = CpuFocusedAnts(rules_of(problem), FocusRules(3, 8, 10**6, colonies=colonies), problem.edge_distance(),
+                              6, beta=1.0)
+        for colony in range(colonies):
+            ants.start(source, length(problem, source), 0.5, colony=colony)
+        monkeypatch.setattr(focused, "check_deadline", deadline_after)
+        if cut:
+            with pytest.raises(DeadlineReached):
+                ants.build(1)
+            continue
+        lengths = ants.build(1)
+        assert [length(problem, ants.tour(k)) for k in range(finished)] == list(lengths[:finished])
+        assert np.isinf(lengths[finished:]).all()
+    monkeypatch.undo()
+    search = FocusedACO(TSP.from_file(TSP.shipped("berlin52")), backend="cpu", seed=0, ants=4)
+    search.run(iterations=1, seconds=100)
+    search._iteration_took = 1000.0
+    assert not search._no_time_for_another()
+    monkeypatch.setattr(CpuFocusedAnts, "cut_at_deadline", False)
+    assert search._no_time_for_another() and search.status == "seconds"
+
+
 def test_a_cpu_ants_descent_stops_at_the_deadline():
     """Inside a search whose time is up, a CPU ant's descent raises DeadlineReached from among its
     checks (one descent with deep chains takes seconds on the CPU) rather than running to its end;
