@@ -9,7 +9,8 @@ seeded run with an iteration budget that is resumed ends exactly as the uninterr
 
 The file is a pickle (read only checkpoints you trust, as with any pickle) of a dict with a
 format name and version, the lsmgpu version, the algorithm, the problem's fingerprint, the
-budget, the elapsed seconds and the search's state. It is written to a temporary file beside
+search's options (its Params' plain values: numbers, strings, flags, None, tuples), the budget, the
+elapsed seconds and the search's state. A search resumed with other options is refused by name. It is written to a temporary file beside
 the target and moved over it (``os.replace``), so a crash while writing keeps the previous
 checkpoint whole.
 """
@@ -19,7 +20,7 @@ import hashlib
 import os
 import pickle
 import time
-from dataclasses import asdict
+from dataclasses import asdict, is_dataclass
 from importlib import metadata
 from pathlib import Path
 
@@ -29,7 +30,7 @@ from .budget import Budget
 from .validation import check_seconds
 
 __all__ = ["DEFAULT_EVERY", "FORMAT", "VERSION", "Checkpointer", "checkpoint_budget", "checkpoint_iteration",
-           "problem_fingerprint", "read_checkpoint", "write_checkpoint"]
+           "problem_fingerprint", "read_checkpoint", "search_options", "write_checkpoint"]
 
 FORMAT = "lsmgpu-checkpoint"
 #: raised when the file's layout changes; a checkpoint of another version is refused
@@ -61,7 +62,8 @@ def write_checkpoint(path, search, state: dict, budget: Budget, elapsed: float) 
     """Write ``state`` of ``search`` to ``path`` atomically (a temporary file moved over it)."""
     payload = {"format": FORMAT, "version": VERSION, "lsmgpu": _lsmgpu_version(), "algorithm": search.algorithm,
                "problem": search.problem.name, "fingerprint": problem_fingerprint(search.problem),
-               "budget": asdict(budget), "elapsed": float(elapsed), "state": state}
+               "options": search_options(search), "budget": asdict(budget), "elapsed": float(elapsed),
+               "state": state}
     path = Path(path)
     temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
@@ -75,13 +77,37 @@ def write_checkpoint(path, search, state: dict, budget: Budget, elapsed: float) 
             temporary.unlink()
 
 
+def search_options(search) -> dict:
+    """The plain values (None, flags, numbers, strings, tuples of them) of ``search``'s Params: what a
+    checkpoint keeps to refuse a resume by a search built otherwise (tables and local-search
+    objects are not compared)."""
+    params = getattr(search, "params", None)
+    if not is_dataclass(params):
+        return {}
+    return {name: value for name, value in asdict(params).items() if _plain(value)}
+
+
+def _plain(value) -> bool:
+    """None, a flag, a number, a string, or a tuple of them."""
+    if isinstance(value, tuple):
+        return all(_plain(v) for v in value)
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
 def read_checkpoint(path, search) -> dict:
     """The checkpoint at ``path`` for ``search``, or ValueError naming what does not match (the
-    file's format or version, the algorithm, the problem)."""
+    file's format or version, the algorithm, the problem, the options the checkpoint keeps)."""
     payload = _payload(path, search.algorithm)
     if payload["fingerprint"] != problem_fingerprint(search.problem):
         raise ValueError(f"{search.algorithm}: {str(path)!r} is a checkpoint of problem {payload['problem']!r}, not of "
                          f"{search.problem.name!r} (or of another instance of that name)")
+    kept, own = payload.get("options", {}), search_options(search)
+    differ = [name for name in kept if name in own and kept[name] != own[name]]
+    if differ:
+        raise ValueError(f"{search.algorithm}: {str(path)!r} was written by a run with "
+                         + ", ".join(f"{name}={kept[name]!r}" for name in differ) + "; this search has "
+                         + ", ".join(f"{name}={own[name]!r}" for name in differ)
+                         + " (build it with the checkpointed run's options)")
     return payload
 
 

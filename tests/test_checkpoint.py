@@ -2,6 +2,7 @@
 both backends), the file is written atomically, and a checkpoint of another search, problem or
 version is refused naming the mismatch."""
 import pickle
+import re
 
 import numpy as np
 import pytest
@@ -110,7 +111,7 @@ def test_checkpoints_are_written_every_period(tmp_path):
 
     def look(state):
         if path.exists():
-            seen.append(read_checkpoint(path, TabuSearch(QAP.from_file(QAP.shipped("tai12a"))))["state"]["iteration"])
+            seen.append(read_checkpoint(path, SEARCHES[0][1]("cpu"))["state"]["iteration"])
 
     SEARCHES[0][1]("cpu", callbacks=look).run(10, checkpoint=path, checkpoint_every=0)
     assert seen == list(range(1, 10))
@@ -167,12 +168,40 @@ def test_a_checkpoint_without_a_field_of_the_search_is_refused_by_name(tmp_path)
 
 def test_focused_aco_refuses_a_checkpoint_of_other_colonies_or_ants(tmp_path):
     """A FocusedACO checkpoint resumed by a search of other colonies or ants is refused, naming
-    both."""
+    both: by the options the checkpoint keeps, and in a checkpoint without them (an older
+    lsmgpu's) by the colonies' arrays."""
     path = tmp_path / "run.ckpt"
     FocusedACO(tsp(), ants=3, colonies=2, seed=1, backend="cpu").run(3, checkpoint=path)
+    for options, named in ((dict(ants=3), "with colonies=2; this search has colonies=1"),
+                           (dict(ants=2, colonies=3), "with ants=3, colonies=2; this search has ants=2, colonies=3")):
+        with pytest.raises(ValueError, match=named):
+            FocusedACO(tsp(), seed=1, backend="cpu", **options).resume(path, iterations=6)
+    payload = pickle.loads(path.read_bytes())
+    del payload["options"]
+    path.write_bytes(pickle.dumps(payload))
     for options in (dict(ants=3), dict(ants=2, colonies=3)):
         with pytest.raises(ValueError, match="holds 2 colonies of 3 ants; this search has"):
             FocusedACO(tsp(), seed=1, backend="cpu", **options).resume(path, iterations=6)
+
+
+def test_a_checkpoint_resumed_by_a_search_of_other_options_is_refused(tmp_path):
+    """Every search's checkpoint keeps its plain options: a resume by a search built with other
+    values (where they would fail deep inside, as the genetic algorithm's population or the
+    chains' count, or go on silently with other settings) names each one; the same options
+    resume."""
+    path = tmp_path / "run.ckpt"
+    qap = QAP.from_file(QAP.shipped("tai12a"))
+    for make, own, other, named in (
+            (lambda **o: GeneticAlgorithm(tsp(), seed=8, backend="cpu", **o), dict(genes=16), dict(genes=32),
+             "genes=16; this search has genes=32"),
+            (lambda **o: TabuSearch(qap, seed=3, backend="cpu", **o), {}, dict(tenure=(4, 9)),
+             "tenure=None; this search has tenure=(4, 9)"),
+            (lambda **o: FocusedACO(tsp(), ants=4, seed=1, backend="cpu", **o), {}, dict(moves=12),
+             "moves=None; this search has moves=12")):
+        make(**own).run(2, checkpoint=path)
+        with pytest.raises(ValueError, match=f"was written by a run with {re.escape(named)}"):
+            make(**other).resume(path, iterations=4)
+        assert make(**own).resume(path, iterations=4).iterations == 4
 
 
 def test_bad_checkpoint_options_are_refused(tmp_path):
