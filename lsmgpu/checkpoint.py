@@ -30,7 +30,7 @@ from .budget import Budget
 from .validation import check_seconds
 
 __all__ = ["DEFAULT_EVERY", "FORMAT", "VERSION", "Checkpointer", "checkpoint_budget", "checkpoint_iteration",
-           "problem_fingerprint", "read_checkpoint", "search_options", "write_checkpoint"]
+           "checkpoint_options", "problem_fingerprint", "read_checkpoint", "search_options", "write_checkpoint"]
 
 FORMAT = "lsmgpu-checkpoint"
 #: raised when the file's layout changes; a checkpoint of another version is refused
@@ -120,6 +120,12 @@ def checkpoint_budget(path, owner: str) -> dict:
     """The budget (Budget's fields) the checkpoint at ``path`` was written with, whatever its
     algorithm: what a resumed run goes on with where it is given none (errors name ``owner``)."""
     return _payload(path, owner, any_algorithm=True)["budget"]
+
+
+def checkpoint_options(path, owner: str) -> dict:
+    """The plain options (``search_options``) the checkpoint at ``path`` keeps, whatever its
+    algorithm ({} for a file written before checkpoints kept them; errors name ``owner``)."""
+    return dict(_payload(path, owner, any_algorithm=True).get("options", {}))
 
 
 def _payload(path, owner: str, any_algorithm: bool = False) -> dict:

@@ -14,8 +14,9 @@ from .backends import cuda_available
 from .errors import BackendUnavailable, KernelCompileError
 from .cli_parser import (CLUSTERED, CLUSTERED_SEGMENTS_FROM, DEFAULT_ITERATIONS, DEFAULT_SECONDS, POLISH,
                          QAP_GPU_EXCHANGE, QAP_GPU_STARTS, SEGMENTS_FROM, parser)
-from .cli_population import (CHAINS, FACO, FIVE_OPT_DEPTH, FIVE_OPT_RESTART_AFTER, SEGMENTS, combined_result,
-                             five_opt_ant_lists, five_opt_default, five_opt_moves, population, run_search)
+from .cli_population import (CHAINS, FACO, FIVE_OPT_DEPTH, FIVE_OPT_OPTIONS, FIVE_OPT_RESTART_AFTER, SEGMENTS,
+                             combined_result, five_opt_ant_lists, five_opt_default, five_opt_moves, population,
+                             resumed_five_opt, run_search)
 from .plotting import plot_result, pyplot
 from .progress import ProgressBar
 from .search import SEARCHES, PopulationSearch
@@ -88,12 +89,15 @@ def choose_method(args, problem) -> None:
             if cut and problem.n < CLUSTERED_SEGMENTS_FROM and problem.clustering() >= CLUSTERED:
                 cut = False                          # focused ACO holds its lead further on clustered cities
             args.algorithm = SEGMENTS if cut else FACO
+            given = {name for name in FIVE_OPT_OPTIONS if getattr(args, name) is not None}
             if args.algorithm == FACO and five_opt_default(args, problem):
                 args.candidates, args.lk_depth, args.lk_move = "alpha", FIVE_OPT_DEPTH, 5
                 args.chain_alone = True if args.chain_alone is None else args.chain_alone
                 args.restart_after = FIVE_OPT_RESTART_AFTER if args.restart_after is None else args.restart_after
                 args.ant_lists = five_opt_ant_lists(args)
                 args.moves = five_opt_moves(args, problem)
+            if args.algorithm == FACO and args.resume:
+                resumed_five_opt(args, given)
         elif problem.coords is not None:             # the chain's candidate lists come from them
             args.algorithm = CHAINS
     if args.algorithm is None:

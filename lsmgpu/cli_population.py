@@ -8,13 +8,14 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from .checkpoint import checkpoint_budget
+from .checkpoint import checkpoint_budget, checkpoint_options
 from .search import SEARCHES
 from .search.loop import COMMON_OPTIONS
 
 __all__ = ["CHAINS_EXCHANGE", "FACO", "CHAINS", "SEGMENTS", "FIVE_OPT_CITIES", "FIVE_OPT_SECONDS", "FIVE_OPT_DEPTH",
            "FIVE_OPT_RESTART_AFTER", "ANT_LISTS_AFTER", "ANT_LISTS_SECONDS", "ANT_LISTS_MOVES", "ANT_LISTS_MOVES_FROM",
-           "five_opt_default", "five_opt_ant_lists", "five_opt_moves", "population"]
+           "FIVE_OPT_OPTIONS", "five_opt_default", "five_opt_ant_lists", "five_opt_moves", "resumed_five_opt",
+           "population"]
 
 #: the don't-look ILS's islands' exchange when --exchange-every is not given (rounds)
 CHAINS_EXCHANGE = 50
@@ -33,6 +34,8 @@ FACO, CHAINS, SEGMENTS = "faco", "dontlook-ils", "segments"
 #: default's 0.131, lower on five of seven: tsp-depth.md, "Cold 15 s runs of the command"
 FIVE_OPT_CITIES, FIVE_OPT_SECONDS, FIVE_OPT_DEPTH = range(2_000, 20_001), 15.0, 100
 FIVE_OPT_RESTART_AFTER = 30
+#: the flags (and FocusedACO's options of the same names) the 5-opt defaults set
+FIVE_OPT_OPTIONS = ("candidates", "lk_depth", "lk_move", "chain_alone", "restart_after", "ant_lists", "moves")
 #: with the 5-opt chains in a run of ANT_LISTS_SECONDS or more, focused ACO's candidate lists and
 #: penalties come from an ascent over its ants' tours after ANT_LISTS_AFTER iterations, unless
 #: --ant-lists is given. At 60 s (H200, c925acb) over one to three seeds the nine's mean 0.017 %
@@ -93,6 +96,16 @@ def five_opt_moves(args, problem) -> int | None:
     if args.moves is not None or not args.ant_lists or problem.n < ANT_LISTS_MOVES_FROM:
         return args.moves
     return ANT_LISTS_MOVES
+
+
+def resumed_five_opt(args, given: set) -> None:
+    """A resumed run's 5-opt options that the flags do not give (``given``: those they do) taken
+    from its checkpoint, where it keeps them: the run goes on as it was built, whichever budget
+    the defaults would pick now (the checkpoint refuses other values)."""
+    kept = checkpoint_options(args.resume, "--resume")
+    for name in FIVE_OPT_OPTIONS:
+        if name not in given and name in kept:
+            setattr(args, name, kept[name])
 
 
 def _run_seconds(args) -> float | None:

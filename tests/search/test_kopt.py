@@ -4,6 +4,7 @@ against a brute force that checks each closing's edges for one cycle, descents e
 5-opt chain improves, the option checked and named, the GPU kernel's table and room, and on a GPU
 the descents, chains and ants equal to the reference's."""
 import math
+import pickle
 import warnings
 
 import numpy as np
@@ -345,7 +346,8 @@ def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, t
     --lk-depth or --lk-move is given (--no-chain-alone and --restart-after kept), with them the
     candidate lists from the ants' tours after ANT_LISTS_AFTER iterations in a run of
     ANT_LISTS_SECONDS or more (--ant-lists kept) and with the lists ANT_LISTS_MOVES moved cities from
-    ANT_LISTS_MOVES_FROM cities (--moves kept); --lk-move,
+    ANT_LISTS_MOVES_FROM cities (--moves kept); a resumed run takes the options its checkpoint
+    keeps where no flag gives them (one that keeps none: as its budget decides); --lk-move,
     --chain-alone and --restart-after are named where they do not apply, a chain alone without
     5-opt chains is refused, and a run with them says so."""
     import lsmgpu.cli as cli
@@ -366,9 +368,12 @@ def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, t
                          (["--algorithm", "faco", "--chain-alone"], "`chain_alone` needs chains of 5-opt moves")):
         assert main(["solve", "berlin52", "--backend", "cpu", "--iterations", "1"] + flags) != 0
         assert named in capsys.readouterr().err
-    saved = tmp_path / "faco.ckpt"
+    saved, kept = tmp_path / "faco.ckpt", tmp_path / "faco-kept.ckpt"
     FocusedACO(TSP.from_file(TSP.shipped("berlin52")), backend="cpu", seed=1, ants=4).run(
-        iterations=1, seconds=60, checkpoint=str(saved))
+        iterations=1, seconds=60, checkpoint=str(kept))
+    payload = pickle.loads(kept.read_bytes())
+    del payload["options"]                              # as an older lsmgpu wrote it: the budget decides
+    saved.write_bytes(pickle.dumps(payload))
     seen = {}
     monkeypatch.setattr(cli, "cuda_available", lambda: (True, "a test GPU"))
     monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: seen.update(vars(args)))
@@ -377,6 +382,9 @@ def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, t
     below = f"{defaults.ANT_LISTS_SECONDS - 0.5:g}"
     for cities, flags, expected in ((range(52, 53), ["--seconds", "60"], five),
                                     (range(52, 53), ["--resume", str(saved)], five),
+                                    (range(52, 53), ["--resume", str(kept)], (None, None, 2, False, 300, None)),
+                                    (range(52, 53), ["--resume", str(kept), "--restart-after", "7"],
+                                     (None, None, 2, False, 7, None)),
                                     (range(52, 53), ["--seconds", "60", "--no-chain-alone", "--restart-after", "7"],
                                      five[:3] + (False, 7, defaults.ANT_LISTS_AFTER)),
                                     (range(52, 53), ["--seconds", below], five[:5] + (0,)),
