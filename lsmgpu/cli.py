@@ -14,9 +14,7 @@ from .backends import cuda_available
 from .errors import BackendUnavailable, KernelCompileError
 from .cli_parser import (CLUSTERED, CLUSTERED_SEGMENTS_FROM, DEFAULT_ITERATIONS, DEFAULT_SECONDS, POLISH,
                          QAP_GPU_EXCHANGE, QAP_GPU_STARTS, SEGMENTS_FROM, parser)
-from .cli_population import (CHAINS, FACO, FIVE_OPT_DEPTH, FIVE_OPT_OPTIONS, FIVE_OPT_RESTART_AFTER, SEGMENTS,
-                             combined_result, five_opt_ant_lists, five_opt_default, five_opt_moves, population,
-                             resumed_five_opt, run_search)
+from .cli_population import CHAINS, FACO, SEGMENTS, choose_five_opt, combined_result, population, run_search
 from .plotting import plot_result, pyplot
 from .progress import ProgressBar
 from .search import SEARCHES, PopulationSearch
@@ -69,10 +67,8 @@ def choose_method(args, problem) -> None:
     type and backend (docs/benchmarks.md, "Defaults"): for a TSP on a GPU focused ACO, from
     SEGMENTS_FROM cities (with coordinates; CLUSTERED_SEGMENTS_FROM where TSP.clustering() is
     CLUSTERED or more) the tour segments (focused ACO of FIVE_OPT_CITIES cities run for
-    FIVE_OPT_SECONDS or more with the 5-opt chains alone over the α-nearest and restarts after
-    FIVE_OPT_RESTART_AFTER iterations: ``five_opt_default``, in a run of ANT_LISTS_SECONDS or more
-    the candidate lists from the ants' tours after ANT_LISTS_AFTER iterations: ``five_opt_ant_lists``,
-    with them ANT_LISTS_MOVES moved cities from ANT_LISTS_MOVES_FROM cities: ``five_opt_moves``;
+    FIVE_OPT_SECONDS or more with the 5-opt chains alone over the α-nearest, restarts, the ants'
+    lists and their moved cities: ``choose_five_opt``;
     islands of either over the GPUs
     with --gpus), on the CPU the don't-look ILS chain where the TSP has coordinates (none of them
     with --starts, --neighbourhood or --polish, which they do not take; with --checkpoint and
@@ -89,15 +85,8 @@ def choose_method(args, problem) -> None:
             if cut and problem.n < CLUSTERED_SEGMENTS_FROM and problem.clustering() >= CLUSTERED:
                 cut = False                          # focused ACO holds its lead further on clustered cities
             args.algorithm = SEGMENTS if cut else FACO
-            given = {name for name in FIVE_OPT_OPTIONS if getattr(args, name) is not None}
-            if args.algorithm == FACO and five_opt_default(args, problem):
-                args.candidates, args.lk_depth, args.lk_move = "alpha", FIVE_OPT_DEPTH, 5
-                args.chain_alone = True if args.chain_alone is None else args.chain_alone
-                args.restart_after = FIVE_OPT_RESTART_AFTER if args.restart_after is None else args.restart_after
-                args.ant_lists = five_opt_ant_lists(args)
-                args.moves = five_opt_moves(args, problem)
-            if args.algorithm == FACO and args.resume:
-                resumed_five_opt(args, given)
+            if args.algorithm == FACO:
+                choose_five_opt(args, problem)
         elif problem.coords is not None:             # the chain's candidate lists come from them
             args.algorithm = CHAINS
     if args.algorithm is None:

@@ -2,7 +2,7 @@
 faco``): each builds its search's options from the parsed flags, says what runs, and returns its
 SearchResult; with --gpus or --address one search per GPU as islands over Ray
 (lsmgpu.parallel.ray_islands). lsmgpu.cli has checked the flags that do not apply; it asks
-``five_opt_default`` whether focused ACO takes the 5-opt chains."""
+``choose_five_opt`` for focused ACO's 5-opt options."""
 from __future__ import annotations
 
 import dataclasses
@@ -14,7 +14,7 @@ from .search.loop import COMMON_OPTIONS
 
 __all__ = ["CHAINS_EXCHANGE", "FACO", "CHAINS", "SEGMENTS", "FIVE_OPT_CITIES", "FIVE_OPT_SECONDS", "FIVE_OPT_DEPTH",
            "FIVE_OPT_RESTART_AFTER", "ANT_LISTS_AFTER", "ANT_LISTS_SECONDS", "ANT_LISTS_MOVES", "ANT_LISTS_MOVES_FROM",
-           "FIVE_OPT_OPTIONS", "five_opt_default", "five_opt_ant_lists", "five_opt_moves", "resumed_five_opt",
+           "FIVE_OPT_OPTIONS", "five_opt_default", "five_opt_ant_lists", "five_opt_moves", "choose_five_opt",
            "population"]
 
 #: the don't-look ILS's islands' exchange when --exchange-every is not given (rounds)
@@ -98,11 +98,20 @@ def five_opt_moves(args, problem) -> int | None:
     return ANT_LISTS_MOVES
 
 
-def resumed_five_opt(args, given: set) -> None:
-    """A resumed run's 5-opt options that the flags do not give (``given``: those they do) taken
-    from its checkpoint, where it keeps them: the run goes on as it was built, whichever budget
-    the defaults would pick now (the checkpoint refuses other values)."""
-    kept = checkpoint_options(args.resume, "--resume")
+def choose_five_opt(args, problem) -> None:
+    """Focused ACO's 5-opt options where the flags do not give them: where ``five_opt_default``
+    says so, the 5-opt chains of FIVE_OPT_DEPTH levels alone over the α-nearest, restarts after
+    FIVE_OPT_RESTART_AFTER iterations, ``five_opt_ant_lists`` and ``five_opt_moves``; a resumed run
+    takes those its checkpoint keeps, so that it goes on as it was built whichever budget the
+    defaults would pick now (the checkpoint refuses other values)."""
+    given = {name for name in FIVE_OPT_OPTIONS if getattr(args, name) is not None}
+    if five_opt_default(args, problem):
+        args.candidates, args.lk_depth, args.lk_move = "alpha", FIVE_OPT_DEPTH, 5
+        args.chain_alone = True if args.chain_alone is None else args.chain_alone
+        args.restart_after = FIVE_OPT_RESTART_AFTER if args.restart_after is None else args.restart_after
+        args.ant_lists = five_opt_ant_lists(args)
+        args.moves = five_opt_moves(args, problem)
+    kept = checkpoint_options(args.resume, "--resume") if args.resume else {}
     for name in FIVE_OPT_OPTIONS:
         if name not in given and name in kept:
             setattr(args, name, kept[name])

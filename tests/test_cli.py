@@ -5,6 +5,7 @@ import sys
 import numpy as np
 import pytest
 
+from lsmgpu import FocusedACO
 from lsmgpu.cli import main
 from lsmgpu.problems import QAP, TSP
 from lsmgpu.problems.qap import read_solution
@@ -127,11 +128,13 @@ def test_solve_picks_the_measured_default_per_problem_type_and_backend(monkeypat
     assert _chosen(monkeypatch, ["tai12a", "--algorithm", "hc"])["seconds"] == 10.0   # or its local optimum
 
 
-def test_solve_runs_focused_aco_by_default_for_a_tsp_on_a_gpu(monkeypatch):
+def test_solve_runs_focused_aco_by_default_for_a_tsp_on_a_gpu(monkeypatch, tmp_path):
     """A TSP on a GPU: focused ACO, unless flags ask for starts or a neighbourhood; --chains only
     with the don't-look ILS chains, and their flags refused where they do not apply."""
     assert _chosen(monkeypatch, ["berlin52"], gpu=True)["algorithm"] == "faco"
-    for flags in (["--checkpoint", "run.ckpt"], ["--resume", "run.ckpt"]):     # checkpointed and resumed alike
+    saved = str(tmp_path / "run.ckpt")
+    FocusedACO(TSP.from_file(TSP.shipped("berlin52")), backend="cpu", seed=1, ants=4).run(1, checkpoint=saved)
+    for flags in (["--checkpoint", "run.ckpt"], ["--resume", saved]):          # checkpointed and resumed alike
         assert _chosen(monkeypatch, ["berlin52", *flags], gpu=True)["algorithm"] == "faco"
     for flags in (["--starts", "4"], ["--neighbourhood", "2opt-candidates"], ["--polish", "oropt"]):
         assert _chosen(monkeypatch, ["berlin52", *flags], gpu=True)["algorithm"] == "ils"
