@@ -9,10 +9,10 @@ seeded run with an iteration budget that is resumed ends exactly as the uninterr
 
 The file is a pickle (read only checkpoints you trust, as with any pickle) of a dict with a
 format name and version, the lsmgpu version, the algorithm, the problem's fingerprint, the
-search's options (its Params' plain values: numbers, strings, flags, None, tuples), the budget, the
-elapsed seconds and the search's state. A search resumed with other options is refused by name. It is written to a temporary file beside
-the target and moved over it (``os.replace``), so a crash while writing keeps the previous
-checkpoint whole.
+search's options (its Params' plain values: numbers, strings, flags, None, tuples), the budget,
+the elapsed seconds and the search's state; a search resumed with other options is refused by
+name. It is written to a temporary file beside the target and moved over it (``os.replace``), so
+a crash while writing keeps the previous checkpoint whole.
 """
 from __future__ import annotations
 
