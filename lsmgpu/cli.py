@@ -262,8 +262,9 @@ def _report(args, problem, result) -> int:
     if (reference := getattr(args, "reference_value", None)) is not None:
         print(f"gap to reference {reference:.10g}: {100 * _gap(args, problem)(result.fitness):.2f} %")
     where = f"{result.backend} ({result.device})" if result.device else result.backend
-    note = " (the budget went to the set-up and the first descent)" if (
-        result.iterations == 0 and result.status == "seconds" and result.evaluations) else ""
+    note = "" if result.iterations or result.status != "seconds" else (
+        " (the budget went to the set-up and the first descent)" if result.evaluations else
+        " (the budget ended in the set-up or the first iteration)")
     print(f"{result.iterations} iterations{note}, {result.evaluations:,} evaluations, {result.seconds:.2f} s "
           f"on {where}, stopped by {result.status}")
     if args.out:

@@ -375,3 +375,21 @@ def test_solve_shows_the_gap_to_a_reference(tmp_path, monkeypatch, capsys):
         assert "--reference" in capsys.readouterr().err
     with pytest.raises(ValueError, match="Euclidean"):
         TSP(np.ones((5, 2)) * np.arange(5)[:, None], weight_type="GEO").uniform_length()
+
+
+def test_a_run_the_budget_ended_before_its_first_iteration_says_where(monkeypatch, capsys):
+    """A run stopped by seconds at iteration 0 says where the budget went: into the set-up and the
+    first descent where it evaluated moves, else into the set-up or the first iteration (a focused
+    ant colony's cut iteration counts nothing); a run that made iterations says neither."""
+    import dataclasses
+
+    import lsmgpu.cli as cli
+    done = FocusedACO(TSP.from_file(TSP.shipped("berlin52")), backend="cpu", seed=1, ants=4).run(1)
+    for changes, said in ((dict(iterations=0, evaluations=5, status="seconds"), "0 iterations (the budget went to "
+                           "the set-up and the first descent), 5 evaluations"),
+                          (dict(iterations=0, evaluations=0, status="seconds"), "0 iterations (the budget ended in "
+                           "the set-up or the first iteration), 0 evaluations"),
+                          (dict(iterations=1, evaluations=0, status="seconds"), "1 iterations, 0 evaluations")):
+        monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: dataclasses.replace(done, **changes))
+        assert main(["solve", "berlin52", "--backend", "cpu", "--quiet"]) == 0
+        assert said in capsys.readouterr().out
