@@ -565,7 +565,8 @@ def test_the_ant_tail_probe_times_each_build_and_counts_each_ants_checks():
 
 def test_lists_descent_graph_tours_are_local_optima_and_ants_tours(monkeypatch):
     """lists_descent's graphs of tours: ``local_optima`` gives OPTIMA_RUNS different tours none of
-    which a further don't-look descent over the same moves shortens; ``colony_ants`` keeps
+    which a further don't-look descent over the same moves shortens, from random tours and from
+    nearest-neighbour tours; ``colony_ants`` keeps
     ANT_GRAPH_ANTS tours after each of ANT_GRAPH_ITERATIONS iterations."""
     import numpy as np
 
@@ -580,6 +581,11 @@ def test_lists_descent_graph_tours_are_local_optima_and_ants_tours(monkeypatch):
     assert len({tuple(t) for t in optima}) == 4
     again = improve(problem, optima, DontLookDescent(10), backend="cpu")
     assert np.array_equal(again.fitness, [problem.evaluate(t) for t in optima])
+    nn = lists_descent.local_optima(problem, "nn")
+    assert nn.shape == (4, 51) and all(sorted(t.tolist()) == list(range(51)) for t in nn)
+    again = improve(problem, nn, DontLookDescent(10), backend="cpu")
+    assert np.array_equal(again.fitness, [problem.evaluate(t) for t in nn])
+    assert len({tuple(t) for t in nn}) > 1
     monkeypatch.setattr(lists_descent, "ANT_GRAPH_ANTS", 3)
     monkeypatch.setattr(lists_descent, "ANT_GRAPH_ITERATIONS", 2)
     history = lists_descent.colony_ants(problem, 0)
