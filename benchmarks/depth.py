@@ -17,7 +17,9 @@ moves (``lk_move=5``), with alone that chain alone (``chain_alone``); name=value
 option of the search, e.g.
 moves=32, but ascent=P the instance's ``ascent_period``, P an integer or half) on
 the GPU, once for each of ``--depth-seeds``, one after another from a freshly read instance (the
-ascent inside the budget), kernels built before; LKH-3 in the configurations of ``--depth-lkh`` (defaults: its defaults; popmusic:
+ascent inside the budget), kernels built before; the entries "command" and "command:cold": ``lsmgpu
+solve`` itself with the command's defaults, in a process of its own, its wall time from the
+process's start (the second with an empty kernel cache; ``command_row``); LKH-3 in the configurations of ``--depth-lkh`` (defaults: its defaults; popmusic:
 CANDIDATE_SET_TYPE = POPMUSIC with INITIAL_PERIOD = 100; none: no LKH rows), each ``RUNS = 1``,
 ``TOTAL_TIME_LIMIT`` the budget, once for each of ``--depth-seeds`` too (``SEED`` = seed + 1: seed 0
 is LKH's default), each in a process of its own on one core, all running while the GPU rows run
@@ -49,6 +51,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
+import subprocess
+import sys
+import tempfile
 import time
 from contextlib import contextmanager
 from concurrent.futures import ProcessPoolExecutor, TimeoutError, as_completed
@@ -200,6 +206,13 @@ def table_depth(args, path_of, emit) -> list[dict]:
         pool, futures = start_lkh(jobs) if jobs else (None, {})
         for path in paths:
             for method, candidates, moves in configs:
+                if method == "command":                    # `lsmgpu solve` itself, its own defaults
+                    for seed in seeds:
+                        row, tour = command_row(args, path, seconds, seed, cold=candidates == "cold")
+                        rows.append(row)
+                        tours[f"{row['instance']}|{row['strategy']}|{seed}|{seconds:g}"] = tour
+                        emit(row)
+                    continue
                 search, chosen = SEARCHES[method], _search_options(moves)
                 instance = {"ascent_period": chosen.pop("ascent")} if "ascent" in chosen else {}
                 warm = TSP.from_file(path, **instance)
@@ -244,6 +257,35 @@ def table_depth(args, path_of, emit) -> list[dict]:
     if args.depth_tours:
         np.savez_compressed(args.depth_tours, **tours)
     return rows
+
+
+def command_row(args, path, seconds: float, seed: int, cold: bool) -> tuple[dict, np.ndarray]:
+    """One run of ``lsmgpu solve PATH --seconds S --seed SEED`` in a process of its own, as a user
+    runs it (the interpreter's start, the instance's reading, the method the command picks, kernel
+    builds: all inside its wall time; ``cold``: an empty kernel cache), and its tour (written with
+    --out, checked against the length the command printed)."""
+    problem = TSP.from_file(path)
+    with tempfile.TemporaryDirectory() as folder:
+        out = os.path.join(folder, "tour")
+        env = dict(os.environ, **({"LSMGPU_CACHE": os.path.join(folder, "cache")} if cold else {}))
+        t0 = time.perf_counter()
+        done = subprocess.run([sys.executable, "-c", "import sys; from lsmgpu.cli import main; sys.exit(main())",
+                               "solve", str(path), "--seconds", f"{seconds:g}", "--seed", str(seed), "--out", out,
+                               "--backend", args.backend_choice, "--quiet"], capture_output=True, text=True, env=env)
+        wall = time.perf_counter() - t0
+        if done.returncode != 0:
+            raise RuntimeError(f"lsmgpu solve {path} exited {done.returncode}: {done.stderr.strip()[-500:]}")
+        tour = problem.read_solution(out)
+    printed = re.search(r"best fitness: (\S+)", done.stdout)
+    iterations = re.search(r"^([\d,]+) iterations", done.stdout, re.MULTILINE)
+    assert printed and float(printed.group(1)) == problem.evaluate(tour), done.stdout
+    said = re.search(r"^(\w+) on ", done.stderr, re.MULTILINE)
+    return (dict(table="depth", instance=problem.name, n=problem.n, device=args.meta["device"],
+                 commit=args.meta["commit"], strategy=f"lsmgpu solve ({said.group(1) if said else 'its default'}"
+                 + (", cold cache)" if cold else ")"), seed=seed, budget_s=seconds, seconds=round(wall, 2),
+                 iterations=int(iterations.group(1).replace(",", "")) if iterations else None,
+                 gap_pct=round(100 * problem.gap(problem.evaluate(tour)), 3),
+                 status=re.search(r"stopped by (\w+)", done.stdout).group(1), restarts=None), tour)
 
 
 def depth_summary(rows) -> list[dict]:

@@ -591,3 +591,21 @@ def test_lists_descent_graph_tours_are_local_optima_and_ants_tours(monkeypatch):
     history = lists_descent.colony_ants(problem, 0)
     assert len(history) == 2 and all(ants.shape == (3, 51) for ants in history)
     assert all(sorted(t.tolist()) == list(range(51)) for ants in history for t in ants)
+
+
+def test_the_depth_table_runs_the_command_itself():
+    """``command_row``: ``lsmgpu solve`` in a process of its own, as a user runs it; its row's gap
+    is that of the tour it wrote (checked against the length it printed), its iterations and
+    stop criterion as it said them, the strategy the method it picked."""
+    from types import SimpleNamespace
+
+    from benchmarks.depth import command_row
+    from lsmgpu.problems import TSP
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    args = SimpleNamespace(meta=dict(device="test", commit="test"), backend_choice="cpu")
+    for cold in (False, True):
+        row, tour = command_row(args, TSP.shipped("kroA100"), 1.0, 3, cold=cold)
+        assert sorted(tour.tolist()) == list(range(problem.n))
+        assert row["gap_pct"] == round(100 * problem.gap(problem.evaluate(tour)), 3)
+        assert row["strategy"] == "lsmgpu solve (DontLookILS" + (", cold cache)" if cold else ")")
+        assert row["iterations"] >= 0 and row["status"] in ("seconds", "target") and row["seconds"] > 0
