@@ -29,8 +29,8 @@ import numpy as np
 from .budget import Budget
 from .validation import check_seconds
 
-__all__ = ["DEFAULT_EVERY", "FORMAT", "VERSION", "Checkpointer", "checkpoint_budget", "checkpoint_iteration",
-           "checkpoint_options", "problem_fingerprint", "read_checkpoint", "search_options", "write_checkpoint"]
+__all__ = ["DEFAULT_EVERY", "FORMAT", "VERSION", "Checkpointer", "checkpoint_iteration",
+           "checkpoint_settings", "problem_fingerprint", "read_checkpoint", "search_options", "write_checkpoint"]
 
 FORMAT = "lsmgpu-checkpoint"
 #: raised when the file's layout changes; a checkpoint of another version is refused
@@ -116,16 +116,12 @@ def checkpoint_iteration(path, algorithm: str) -> int:
     return int(_payload(path, algorithm)["state"]["iteration"])
 
 
-def checkpoint_budget(path, owner: str) -> dict:
-    """The budget (Budget's fields) the checkpoint at ``path`` was written with, whatever its
-    algorithm: what a resumed run goes on with where it is given none (errors name ``owner``)."""
-    return _payload(path, owner, any_algorithm=True)["budget"]
-
-
-def checkpoint_options(path, owner: str) -> dict:
-    """The plain options (``search_options``) the checkpoint at ``path`` keeps, whatever its
-    algorithm ({} for a file written before checkpoints kept them; errors name ``owner``)."""
-    return dict(_payload(path, owner, any_algorithm=True).get("options", {}))
+def checkpoint_settings(path, owner: str) -> tuple[dict, dict]:
+    """The budget (Budget's fields) and the plain options (``search_options``; {} for a file written
+    before checkpoints kept them) of the checkpoint at ``path``, whatever its algorithm, from one
+    read: what a resumed run goes on with where it is given none (errors name ``owner``)."""
+    payload = _payload(path, owner, any_algorithm=True)
+    return payload["budget"], dict(payload.get("options", {}))
 
 
 def _payload(path, owner: str, any_algorithm: bool = False) -> dict:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from .checkpoint import checkpoint_budget, checkpoint_options
+from .checkpoint import checkpoint_settings
 from .search import SEARCHES
 from .search.loop import COMMON_OPTIONS
 
@@ -74,20 +74,20 @@ def _chain_depth(rules) -> str:
             + (" alone" if rules.chain_alone else ""))
 
 
-def five_opt_default(args, problem) -> bool:
+def five_opt_default(args, problem, seconds: float | None) -> bool:
     """Whether focused ACO on a GPU takes the 5-opt chains over the α-nearest by default: a TSP with
-    coordinates of FIVE_OPT_CITIES cities, a run of FIVE_OPT_SECONDS or more, none of --candidates,
-    --lk-depth, --lk-move given."""
-    return (problem.n in FIVE_OPT_CITIES and problem.coords is not None and (_run_seconds(args) or 0) >= FIVE_OPT_SECONDS
+    coordinates of FIVE_OPT_CITIES cities, a run of FIVE_OPT_SECONDS or more (``seconds``, the
+    run's: ``choose_five_opt``), none of --candidates, --lk-depth, --lk-move given."""
+    return (problem.n in FIVE_OPT_CITIES and problem.coords is not None and (seconds or 0) >= FIVE_OPT_SECONDS
             and args.candidates is None and args.lk_depth is None and args.lk_move is None)
 
 
-def five_opt_ant_lists(args) -> int:
+def five_opt_ant_lists(args, seconds: float | None) -> int:
     """--ant-lists for the default 5-opt chains: the flag where given, else ANT_LISTS_AFTER in a run
-    of ANT_LISTS_SECONDS or more (a resumed run: its checkpoint's budget), else 0 (never)."""
+    of ANT_LISTS_SECONDS or more, else 0 (never)."""
     if args.ant_lists is not None:
         return args.ant_lists
-    return ANT_LISTS_AFTER if (_run_seconds(args) or 0) >= ANT_LISTS_SECONDS else 0
+    return ANT_LISTS_AFTER if (seconds or 0) >= ANT_LISTS_SECONDS else 0
 
 
 def five_opt_moves(args, problem) -> int | None:
@@ -101,28 +101,23 @@ def five_opt_moves(args, problem) -> int | None:
 def choose_five_opt(args, problem) -> None:
     """Focused ACO's 5-opt options where the flags do not give them: where ``five_opt_default``
     says so, the 5-opt chains of FIVE_OPT_DEPTH levels alone over the α-nearest, restarts after
-    FIVE_OPT_RESTART_AFTER iterations, ``five_opt_ant_lists`` and ``five_opt_moves``; a resumed run
-    takes those its checkpoint keeps, so that it goes on as it was built whichever budget the
-    defaults would pick now (the checkpoint refuses other values)."""
+    FIVE_OPT_RESTART_AFTER iterations, ``five_opt_ant_lists`` and ``five_opt_moves``, for the run's
+    seconds (--seconds, else a resumed checkpoint's own; None: no budget, or DEFAULT_SECONDS applied
+    later); a resumed run takes those its checkpoint keeps, so that it goes on as it was built
+    whichever budget the defaults would pick now (the checkpoint refuses other values). The
+    checkpoint is read once."""
     given = {name for name in FIVE_OPT_OPTIONS if getattr(args, name) is not None}
-    if five_opt_default(args, problem):
+    budget, kept = checkpoint_settings(args.resume, "--resume") if args.resume else ({"seconds": None}, {})
+    seconds = args.seconds if args.seconds is not None else budget["seconds"]
+    if five_opt_default(args, problem, seconds):
         args.candidates, args.lk_depth, args.lk_move = "alpha", FIVE_OPT_DEPTH, 5
         args.chain_alone = True if args.chain_alone is None else args.chain_alone
         args.restart_after = FIVE_OPT_RESTART_AFTER if args.restart_after is None else args.restart_after
-        args.ant_lists = five_opt_ant_lists(args)
+        args.ant_lists = five_opt_ant_lists(args, seconds)
         args.moves = five_opt_moves(args, problem)
-    kept = checkpoint_options(args.resume, "--resume") if args.resume else {}
     for name in FIVE_OPT_OPTIONS:
         if name not in given and name in kept:
             setattr(args, name, kept[name])
-
-
-def _run_seconds(args) -> float | None:
-    """The whole run's seconds: --seconds, else a resumed checkpoint's own, so that a resumed run
-    picks what the checkpointed one did (None: no time budget, or DEFAULT_SECONDS applied later)."""
-    if args.seconds is not None:
-        return args.seconds
-    return None if args.resume is None else checkpoint_budget(args.resume, "--resume")["seconds"]
 
 
 def options(args) -> tuple[dict, callable]:
