@@ -259,15 +259,24 @@ def table_depth(args, path_of, emit) -> list[dict]:
     return rows
 
 
+def cold_caches(folder: str) -> dict:
+    """The environment of a run that finds no kernel built before: lsmgpu's cache and CUDA's compute
+    cache (``CUDA_CACHE_PATH``, ~/.nv/ComputeCache by default: on the H200 machine the one cache
+    written outside lsmgpu's, and a second process with an empty lsmgpu cache built the 5-opt chains'
+    kernels in 0.16 s instead of 35-43 s, so NVRTC keeps its builds there by all signs; tsp-depth.md,
+    "The command's first minute"), each an empty folder under ``folder``."""
+    return {"LSMGPU_CACHE": os.path.join(folder, "cache"), "CUDA_CACHE_PATH": os.path.join(folder, "cuda-cache")}
+
+
 def command_row(args, path, seconds: float, seed: int, cold: bool) -> tuple[dict, np.ndarray]:
     """One run of ``lsmgpu solve PATH --seconds S --seed SEED`` in a process of its own, as a user
     runs it (the interpreter's start, the instance's reading, the method the command picks, kernel
-    builds: all inside its wall time; ``cold``: an empty kernel cache), and its tour (written with
-    --out, checked against the length the command printed)."""
+    builds: all inside its wall time; ``cold``: ``cold_caches``), and its tour (written with --out,
+    checked against the length the command printed)."""
     problem = TSP.from_file(path)
     with tempfile.TemporaryDirectory() as folder:
         out = os.path.join(folder, "tour")
-        env = dict(os.environ, **({"LSMGPU_CACHE": os.path.join(folder, "cache")} if cold else {}))
+        env = dict(os.environ, **(cold_caches(folder) if cold else {}))
         t0 = time.perf_counter()
         done = subprocess.run([sys.executable, "-c", "import sys; from lsmgpu.cli import main; sys.exit(main())",
                                "solve", str(path), "--seconds", f"{seconds:g}", "--seed", str(seed), "--out", out,

@@ -267,6 +267,10 @@ def _report(args, problem, result) -> int:
         " (the budget ended in the set-up or the first iteration)")
     print(f"{result.iterations} iterations{note}, {result.evaluations:,} evaluations, {result.seconds:.2f} s "
           f"on {where}, stopped by {result.status}")
+    if result.backend == "cuda":
+        from .backends.cuda.driver import build_note
+        if said := build_note(result.seconds):
+            print(f"lsmgpu: {said}", file=sys.stderr)
     if args.out:
         problem.write_solution(result.solution, args.out)
         print(f"solution written to {args.out}")

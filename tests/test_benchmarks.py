@@ -599,9 +599,11 @@ def test_the_depth_table_runs_the_command_itself():
     stop criterion as it said them, the strategy the method it picked."""
     from types import SimpleNamespace
 
-    from benchmarks.depth import command_row
+    from benchmarks.depth import cold_caches, command_row
     from lsmgpu.problems import TSP
     problem = TSP.from_file(TSP.shipped("kroA100"))
+    caches = cold_caches("/tmp/run")             # lsmgpu's and CUDA's (NVRTC's) caches, both fresh
+    assert caches == {"LSMGPU_CACHE": "/tmp/run/cache", "CUDA_CACHE_PATH": "/tmp/run/cuda-cache"}
     args = SimpleNamespace(meta=dict(device="test", commit="test"), backend_choice="cpu")
     for cold in (False, True):
         row, tour = command_row(args, TSP.shipped("kroA100"), 1.0, 3, cold=cold)

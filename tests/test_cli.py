@@ -393,3 +393,22 @@ def test_a_run_the_budget_ended_before_its_first_iteration_says_where(monkeypatc
         monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: dataclasses.replace(done, **changes))
         assert main(["solve", "berlin52", "--backend", "cpu", "--quiet"]) == 0
         assert said in capsys.readouterr().out
+
+
+def test_a_gpu_run_whose_kernel_builds_took_long_says_so(monkeypatch, capsys):
+    """A GPU run that waited BUILD_NOTE_SECONDS or more for its kernel builds (a first run of its
+    configuration on the machine) says how much of its time they took and where they are kept; a
+    run that waited less, or a CPU run, says nothing of builds."""
+    import dataclasses
+
+    import lsmgpu.cli as cli
+    from lsmgpu.backends.cuda import driver
+    done = FocusedACO(TSP.from_file(TSP.shipped("berlin52")), backend="cpu", seed=1, ants=4).run(1)
+    on_gpu = dataclasses.replace(done, backend="cuda", device="a GPU", seconds=60.0)
+    for backend_result, waited, said in ((on_gpu, 42.9, True), (on_gpu, 0.5, False), (done, 42.9, False)):
+        monkeypatch.setattr(driver, "_build_wait", [waited])
+        monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: backend_result)
+        assert main(["solve", "berlin52", "--backend", "cpu", "--quiet"]) == 0
+        err = capsys.readouterr().err
+        assert ("lsmgpu: 42.9 s of the run's 60.0 s went to building its GPU kernels, kept in " in err) == said
+        assert ("building" in err) == said

@@ -129,6 +129,28 @@ def test_a_cubin_on_disk_is_loaded_without_nvcc(monkeypatch, fake_cuda, tmp_path
 
 
 
+def test_the_wait_for_kernel_builds_is_counted_for_the_command_s_note(monkeypatch, fake_cuda, tmp_path):
+    """The seconds a process waits for a build add up (a cubin read from the disk cache adds
+    nothing); ``build_note`` says them from BUILD_NOTE_SECONDS on, naming the cache folder."""
+    import time
+    monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
+    monkeypatch.setattr(driver, "nvcc_to_cubin", lambda source, **options: time.sleep(0.2) or b"built")
+    monkeypatch.setattr(driver, "_cubins", {})
+    monkeypatch.setattr(driver, "_build_wait", [0.0])
+    monkeypatch.setattr(driver, "BUILD_NOTE_SECONDS", 0.3)
+    driver.compile_module("// one kernel", "sm_90")
+    assert 0.2 <= driver._build_wait[0] < 0.3 and driver.build_note(10.0) is None
+    driver.compile_module("// another kernel", "sm_90")
+    assert 0.4 <= driver._build_wait[0]
+    monkeypatch.setattr(driver, "_cubins", {})
+    waited = driver._build_wait[0]
+    driver.compile_module("// one kernel", "sm_90")               # from the disk: no wait counted
+    assert driver._build_wait[0] == waited
+    note = driver.build_note(10.0)
+    assert note.startswith(f"{waited:.1f} s of the run's 10.0 s went to building its GPU kernels, kept in ")
+    assert note.endswith(str(tmp_path / "cubin") + " for the next run of this configuration")
+
+
 class FakeNvrtc:
     """cuda-bindings' nvrtc module as compile_cubin calls it: compiles sources without "bad"."""
 
