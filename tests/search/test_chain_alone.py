@@ -106,6 +106,34 @@ def test_the_chain_alone_kernel_compiles_for_sm90(depth, shared):
                                         WALK_TRIES=WALK_TRIES, SEGMENT_ROWS=0, TABLE_WIDTH=2))
 
 
+@pytest.mark.nvcc
+@pytest.mark.parametrize("shared", [False, True])
+def test_each_gpu_class_builds_only_its_own_kernels(shared):
+    """A descent's, the chains' and the focused ants' builds of dontlook.cu.j2 each hold the
+    kernels their class launches (its ``kernels``, the template's KERNELS) and no other, and
+    compile; without KERNELS the source holds all seven (the compile checks' sources)."""
+    import re
+
+    from lsmgpu.backends.cuda.dontlook import KOPT_CHAIN_BLOCK, CudaChains, CudaDontLook
+    from lsmgpu.backends.cuda.focused import CudaFocusedAnts
+    from lsmgpu.backends.dontlook_chains import WALK_TRIES
+    from lsmgpu.cubins import nvcc_compile
+    from lsmgpu.kernels import render_skeleton
+    device = tsp_of("int-coords", 20).edge_distance().device_source()
+    options = dict(K=5, S=3, OR3=0, LK=0, LK_DEPTH=100, LK_STAGE=3, LK_MOVE=5, KO_K=KOPT_CANDIDATES,
+                   KO_LEVELS=STAGE_LEVELS, KO_TABLE=reversal_table(), KO_ALONE=1, BLOCK=KOPT_CHAIN_BLOCK,
+                   DISTANCE=device, SHARED_ROWS=shared, WALK_TRIES=WALK_TRIES, SEGMENT_ROWS=0, TABLE_WIDTH=2)
+
+    def built(source):
+        return re.findall(r'extern "C" __global__ void (?:__launch_bounds__\([^)]*\) )?(\w+)\(', source)
+    assert built(render_skeleton("dontlook.cu.j2", **options)) == [
+        "descend", "wide_examine", "wide_apply", "chains", "adopt", "focused", "focused_pheromone"]
+    for cls in (CudaDontLook, CudaChains, CudaFocusedAnts):
+        source = render_skeleton("dontlook.cu.j2", **options, KERNELS=cls.kernels)
+        assert built(source) == list(cls.kernels)
+        assert nvcc_compile(source)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("n,depth,rows", [(300, 12, 4), (500, 100, 1), (400, 40, 1), (200, 4, 3)])
 def test_gpu_descents_of_the_chain_alone_equal_the_hosts(n, depth, rows):

@@ -127,6 +127,9 @@ class CudaDontLook:
     #: chains and the focused ants run kernels of their own, one block a row)
     descends_wide = True
 
+    #: the kernels of dontlook.cu.j2 this class launches, the only ones its build compiles (KERNELS)
+    kernels = ("descend", "wide_examine", "wide_apply")
+
     @classmethod
     def threads(cls, rules) -> int:
         """Threads a row's block under ``rules``: ``kopt_block`` where the descent makes 5-opt chains
@@ -176,9 +179,9 @@ class CudaDontLook:
                                  BLOCK=self.block, DISTANCE=distance.device_source(), SHARED_ROWS=bool(self.row_shared),
                                  WALK_TRIES=WALK_TRIES, SEGMENT_ROWS=int(self.per_row_cities),
                                  TABLE_WIDTH=table.size // len(rules.candidates), WIDE_APPLY_BLOCK=WIDE_APPLY_BLOCK,
-                                 MAX_WIDE=WIDEST)
+                                 MAX_WIDE=WIDEST, KERNELS=self.kernels)
         self.module = load_module(source, "sm_%d%d" % device.compute_capability())
-        self.kernel = self.module.get_function("descend")
+        self.kernel = self.module.get_function("descend") if "descend" in self.kernels else None
         self.buffers = DeviceBuffers()
         B = self.rows
         self.x, self.pos, self.queue = (self.buffers.alloc(B * n * 4) for _ in range(3))
@@ -297,6 +300,7 @@ class CudaChains(CudaDontLook):
     kopt_block = KOPT_CHAIN_BLOCK
     shares_rows = True
     descends_wide = False
+    kernels = ("descend", "chains", "adopt")
 
     def __init__(self, rules, kicks, distance, rows: int, options):
         super().__init__(rules, distance, rows, options, chains=True)

@@ -22,6 +22,7 @@ class CudaFocusedAnts(CudaDontLook):
     kopt_block = KOPT_CHAIN_BLOCK
     shares_rows = True
     descends_wide = False
+    kernels = ("focused", "focused_pheromone")
 
     def city_array_bytes(self, n: int, k: int) -> int:
         """Each colony's source and best tours with their positions (4 n ints), tau and weights
