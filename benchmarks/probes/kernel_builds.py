@@ -9,16 +9,19 @@ focused ACO builds a descent's source twice and the ants' once inside its budget
 nvrtc (where cuda-bindings is installed; the default there) builds in process, as the runs do;
 nvcc runs the compiler on PATH (no GPU needed). Every build is a first one: each repeat's source
 differs by a comment, so that no cache (lsmgpu's, or CUDA's compute cache where NVRTC keeps its
-builds) holds it.
+builds) holds it. Each class's kernels are checked against the same kernels of the whole build:
+their machine code (the cubin's ``.text.NAME`` sections) is the same byte for byte, or DIFFERENT.
 """
 from __future__ import annotations
 
 import os
 import statistics
+import struct
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 from lsmgpu.backends.cuda import nvrtc
 from lsmgpu.backends.cuda.dontlook import KOPT_CHAIN_BLOCK, CudaChains, CudaDontLook
@@ -45,29 +48,48 @@ def five_opt_source(kernels) -> str:
                            **({} if kernels is None else {"KERNELS": kernels}))
 
 
-def build_seconds(source: str, builder: str) -> float:
-    """One build of ``source`` for sm_90 with BUILD_OPTIONS: its seconds."""
+def build(source: str, builder: str) -> tuple[float, bytes]:
+    """One build of ``source`` for sm_90 with BUILD_OPTIONS: its seconds and its cubin."""
     t0 = time.perf_counter()
     if builder == "nvrtc":
-        nvrtc.compile_cubin(source, "sm_90", BUILD_OPTIONS)
+        cubin = nvrtc.compile_cubin(source, "sm_90", BUILD_OPTIONS)
     else:
         with tempfile.TemporaryDirectory() as folder:
             path = os.path.join(folder, "kernel.cu")
             with open(path, "w") as f:
                 f.write(source)
             subprocess.run(["nvcc", "-cubin", "-arch=sm_90", *BUILD_OPTIONS, "-o", path + ".cubin", path], check=True)
-    return time.perf_counter() - t0
+            cubin = Path(path + ".cubin").read_bytes()
+    return time.perf_counter() - t0, cubin
+
+
+def kernel_code(cubin: bytes) -> dict[str, bytes]:
+    """Each kernel's machine code in ``cubin``: its ELF section ``.text.NAME``."""
+    (offset,) = struct.unpack_from("<Q", cubin, 0x28)                    # e_shoff
+    size, count, names = struct.unpack_from("<HHH", cubin, 0x3A)        # e_shentsize, e_shnum, e_shstrndx
+    headers = [struct.unpack_from("<IIQQQQIIQQ", cubin, offset + i * size) for i in range(count)]
+    strings = headers[names][4]
+
+    def name(header) -> str:
+        at = strings + header[0]
+        return cubin[at:cubin.index(b"\0", at)].decode()
+    return {name(h)[len(".text."):]: cubin[h[4]:h[4] + h[5]] for h in headers if name(h).startswith(".text.")}
 
 
 def main() -> None:
     repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     builder = sys.argv[2] if len(sys.argv) > 2 else ("nvrtc" if nvrtc.available() else "nvcc")
     print(f"builder {builder}, {repeats} first builds each")
+    whole = None
     for label, kernels in BUILDS:
         source = five_opt_source(kernels)
-        times = [build_seconds(source + f"\n// repeat {r}\n", builder) for r in range(repeats)]
-        print(f"{label:20s} median {statistics.median(times):6.2f} s   " + " ".join(f"{t:.2f}" for t in times),
-              flush=True)
+        builds = [build(source + f"\n// repeat {r}\n", builder) for r in range(repeats)]
+        code = kernel_code(builds[0][1])
+        whole = whole or code
+        same = ", ".join(f"{k} {'the same' if code[k] == whole[k] else 'DIFFERENT'}" for k in code)
+        times = [seconds for seconds, _ in builds]
+        print(f"{label:20s} median {statistics.median(times):6.2f} s   " + " ".join(f"{t:.2f}" for t in times)
+              + f"   machine code against the whole build's: {same}", flush=True)
 
 
 if __name__ == "__main__":
