@@ -195,9 +195,9 @@ def compile_module(source: str, arch: str) -> bytes:
 def build_note(seconds: float) -> str | None:
     """What the command says after a run of ``seconds`` in which this process waited
     BUILD_NOTE_SECONDS or more for kernel builds (None otherwise): a first run of a configuration
-    on a machine builds its kernels inside its budget (the 5-opt chains' three: 35-43 s on the H200
-    machine, docs/benchmarks/tsp-depth.md, "The command's first minute"), a later one reads them
-    from the cache."""
+    on a machine builds its kernels inside its budget (focused ACO's 5-opt chains: tens of seconds on
+    the H200 machine, docs/benchmarks/tsp-depth.md, "The command's first minute"), a later one reads
+    them from the cache."""
     if _build_wait[0] < BUILD_NOTE_SECONDS:
         return None
     return (f"{_build_wait[0]:.1f} s of the run's {seconds:.1f} s went to building its GPU kernels, kept in "
