@@ -593,6 +593,26 @@ def test_lists_descent_graph_tours_are_local_optima_and_ants_tours(monkeypatch):
     assert all(sorted(t.tolist()) == list(range(51)) for ants in history for t in ants)
 
 
+def test_the_lists_probe_s_chain_descent_ends_where_no_chain_improves():
+    """benchmarks.probes.lists_descent: ``chain_descent`` returns a tour and its length, shorter
+    than the start, where a second descent finds nothing; ``descend`` without bridges ends at the
+    same length, with them at most there."""
+    import numpy as np
+
+    from benchmarks.probes import lists_descent
+    from lsmgpu.problems import TSP
+    from problems.alpha import alpha_candidates
+    problem = TSP.from_file(TSP.shipped("eil51"))
+    ascent = problem._held_karp_ascent()
+    lists, _ = alpha_candidates(problem, 5, ascent)
+    start = np.random.default_rng(3).permutation(problem.n)
+    tour, length = lists_descent.chain_descent(problem, start, lists, ascent.pi)
+    assert sorted(tour.tolist()) == list(range(51)) and length == problem.evaluate(tour) < problem.evaluate(start)
+    assert lists_descent.chain_descent(problem, tour, lists, ascent.pi)[1] == length
+    assert lists_descent.descend(problem, start, lists, ascent.pi) == length
+    assert lists_descent.descend(problem, start, lists, ascent.pi, bridges=True) <= length
+
+
 def test_the_depth_table_runs_the_command_itself():
     """``command_row``: ``lsmgpu solve`` in a process of its own, as a user runs it; its row's gap
     is that of the tour it wrote (checked against the length it printed), its iterations and

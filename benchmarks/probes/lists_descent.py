@@ -32,6 +32,9 @@ the edges of LKH-3's tour after 100 trials each holds). The lists and penalties:
   local optima; ours-plus-optima: those with lsmgpu's own 5 α-nearest;
 - ours-on-nn-optima, ours-plus-nn-optima: the same from OPTIMA_RUNS nearest-neighbour tours from random cities
   (local optima closer than the random tours': 8.8 % above on rl1304 against 10.9, and more alike);
+- ours-on-kopt-optima, ours-plus-kopt-optima: KOPT_OPTIMA_RUNS of those nearest-neighbour optima descended
+  further by the 5-opt chain (the descent below) over lsmgpu's own 5 α-nearest and π: good tours far
+  apart, as POPMUSIC's are, where the ants' tours are good but alike;
 - lkh-lists: LKH-3's lists, lsmgpu's π;
 - lkh-pi: the 5 α-nearest that lsmgpu's pool and α give under LKH-3's π, with that π;
 - lkh-nogain23: not a list but LKH-3's own descent without its non-sequential moves (``GAIN23 = NO``);
@@ -71,6 +74,8 @@ ANT_GRAPH_ANTS, ANT_GRAPH_ITERATIONS = 64, 10
 OPTIMA_RUNS = 50
 #: ours-plus-colonies: the colonies (seeds 0, 1, ...) whose last ants' tours make the graph
 ANT_GRAPH_COLONIES = 3
+#: ours-on-kopt-optima: the nearest-neighbour optima descended by the 5-opt chain (a CPU descent each)
+KOPT_OPTIMA_RUNS = 20
 
 
 def lkh(path: str, extra: str) -> np.ndarray:
@@ -100,21 +105,26 @@ def ascent_of(path: str, period):
     return TSP.from_file(path, ascent_period=period)._held_karp_ascent()
 
 
-def descend(problem: TSP, tour: np.ndarray, candidates: np.ndarray, pi: np.ndarray, bridges: bool = False) -> float:
+def chain_descent(problem: TSP, tour: np.ndarray, candidates: np.ndarray, pi: np.ndarray) -> tuple[np.ndarray, float]:
     """The CLI's 5-opt chain alone over ``candidates`` with penalties ``pi``, from every city
-    until no chain improves (with ``bridges``, then the best bridging move and again, until none
-    shortens the tour: the ants' ``bridges``): the length it ends at."""
+    until no chain improves: the tour it ends at and its length."""
     rules = DontLookRules(candidates.astype(np.int32), 3, False, False, FIVE_OPT_DEPTH, 5, pi, True)
+    engine = CpuDontLook(rules, problem.edge_distance(), 1)
+    engine.load(tour[None, :])
+    made, _, _ = engine.descend(np.ones(1, bool))
+    again_from_every_city(engine, made)
+    return engine.solutions()[0].astype(np.int64), float(engine.values()[0])
+
+
+def descend(problem: TSP, tour: np.ndarray, candidates: np.ndarray, pi: np.ndarray, bridges: bool = False) -> float:
+    """``chain_descent`` (with ``bridges``, then the best bridging move and again, until none
+    shortens the tour: the ants' ``bridges``): the length it ends at."""
+    between = problem.edge_distance().between
     while True:
-        engine = CpuDontLook(rules, problem.edge_distance(), 1)
-        engine.load(tour[None, :])
-        made, _, _ = engine.descend(np.ones(1, bool))
-        again_from_every_city(engine, made)
-        tour = engine.solutions()[0].astype(np.int64)
-        between = problem.edge_distance().between
-        bridge = find_bridge(tour, np.argsort(tour), rules.candidates, between) if bridges else None
+        tour, length = chain_descent(problem, tour, candidates, pi)
+        bridge = find_bridge(tour, np.argsort(tour), candidates.astype(np.int32), between) if bridges else None
         if bridge is None:
-            return float(engine.values()[0])
+            return length
         tour = bridge.tour
 
 
@@ -202,6 +212,12 @@ def main(path: str, trials: str, kinds: str) -> None:
             print({"tours": kind, "gap_pct": round(float(np.mean([100 * problem.gap(problem.evaluate(t))
                                                                  for t in optima])), 2)}, flush=True)
             graphs.update({kind: (optima, None), kind.replace("-on-", "-plus-"): (optima, our_lists)})
+    if asked & {"ours-on-kopt-optima", "ours-plus-kopt-optima"}:
+        descended = np.stack([chain_descent(problem, x, our_lists, ours.pi)[0]
+                              for x in local_optima(problem, "nn")[:KOPT_OPTIMA_RUNS]])
+        print({"tours": "ours-on-kopt-optima", "gap_pct": [round(100 * problem.gap(problem.evaluate(x)), 2)
+                                                           for x in descended]}, flush=True)
+        graphs.update({"ours-on-kopt-optima": (descended, None), "ours-plus-kopt-optima": (descended, our_lists)})
     if asked & {"ours-on-ants", "ours-plus-ants", "ours-plus-history", "ours-plus-colonies"}:
         history = [colony_ants(problem, seed) for seed in range(ANT_GRAPH_COLONIES if "ours-plus-colonies" in asked
                                                                 else 1)]
