@@ -271,8 +271,9 @@ def cold_caches(folder: str) -> dict:
 def command_row(args, path, seconds: float, seed: int, cold: bool) -> tuple[dict, np.ndarray]:
     """One run of ``lsmgpu solve PATH --seconds S --seed SEED`` in a process of its own, as a user
     runs it (the interpreter's start, the instance's reading, the method the command picks, kernel
-    builds: all inside its wall time; ``cold``: ``cold_caches``), and its tour (written with --out,
-    checked against the length the command printed)."""
+    builds: all inside its wall time; ``cold``: ``cold_caches``; ``kernel_build_s`` the seconds the
+    command says its builds took, None where it says nothing: under a second), and its tour (written
+    with --out, checked against the length the command printed)."""
     problem = TSP.from_file(path)
     with tempfile.TemporaryDirectory() as folder:
         out = os.path.join(folder, "tour")
@@ -289,12 +290,14 @@ def command_row(args, path, seconds: float, seed: int, cold: bool) -> tuple[dict
     iterations = re.search(r"^([\d,]+) iterations", done.stdout, re.MULTILINE)
     assert printed and float(printed.group(1)) == problem.evaluate(tour), done.stdout
     said = re.search(r"^(\w+) on ", done.stderr, re.MULTILINE)
+    built = re.search(r"lsmgpu: ([\d.]+) s of the run's", done.stderr)      # the build note: 1 s or more
     return (dict(table="depth", instance=problem.name, n=problem.n, device=args.meta["device"],
                  commit=args.meta["commit"], strategy=f"lsmgpu solve ({said.group(1) if said else 'its default'}"
                  + (", cold cache)" if cold else ")"), seed=seed, budget_s=seconds, seconds=round(wall, 2),
                  iterations=int(iterations.group(1).replace(",", "")) if iterations else None,
                  gap_pct=round(100 * problem.gap(problem.evaluate(tour)), 3),
-                 status=re.search(r"stopped by (\w+)", done.stdout).group(1), restarts=None), tour)
+                 status=re.search(r"stopped by (\w+)", done.stdout).group(1), restarts=None,
+                 kernel_build_s=float(built.group(1)) if built else None), tour)
 
 
 def depth_summary(rows) -> list[dict]:

@@ -631,3 +631,32 @@ def test_the_depth_table_runs_the_command_itself():
         assert row["gap_pct"] == round(100 * problem.gap(problem.evaluate(tour)), 3)
         assert row["strategy"] == "lsmgpu solve (DontLookILS" + (", cold cache)" if cold else ")")
         assert row["iterations"] >= 0 and row["status"] in ("seconds", "target") and row["seconds"] > 0
+        assert row["kernel_build_s"] is None                    # no kernel built on the CPU: no note
+
+
+def test_the_command_s_row_keeps_its_build_note(monkeypatch):
+    """``command_row`` reads the seconds the command's build note gives (a GPU run that waited a
+    second or more for its kernels) into ``kernel_build_s``."""
+    import subprocess
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from benchmarks import depth
+    from lsmgpu.problems import TSP
+    path = TSP.shipped("kroA100")
+    problem = TSP.from_file(path)
+
+    def command(argv, **options):
+        out = argv[argv.index("--out") + 1]
+        problem.write_solution(np.random.default_rng(0).permutation(problem.n), out)
+        length = problem.evaluate(problem.read_solution(out))
+        return SimpleNamespace(returncode=0, stdout=f"best fitness: {length}\n3 iterations, 5 evaluations, 60.00 s "
+                               "on cuda (a GPU), stopped by seconds\n",
+                               stderr="FocusedACO on kroA100 (...)\nlsmgpu: 42.9 s of the run's 60.0 s went to building "
+                               "its GPU kernels, kept in /c/cubin for the next run of this configuration\n")
+    monkeypatch.setattr(subprocess, "run", command)
+    args = SimpleNamespace(meta=dict(device="test", commit="test"), backend_choice="cuda")
+    row, _ = depth.command_row(args, path, 60.0, 0, cold=True)
+    assert row["kernel_build_s"] == 42.9 and row["iterations"] == 3
+    assert row["strategy"] == "lsmgpu solve (FocusedACO, cold cache)"
