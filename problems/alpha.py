@@ -339,28 +339,30 @@ def alpha_values(n: int, u, v, weight, tree: OneTree, at=None) -> np.ndarray:
     return np.maximum(alpha, 0.0)
 
 
-def pool_alpha(tsp, run: Ascent) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def pool_alpha(tsp, run: Ascent, within_graph: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The edges the α-candidates are chosen from (u < v: the ascent's graph and every city's
-    GRAPH_NEIGHBOURS quadrant or nearest neighbours), their lengths and their α at the ascent's
-    penalties."""
+    GRAPH_NEIGHBOURS quadrant or nearest neighbours; ``within_graph``: the graph's alone), their
+    lengths and their α at the ascent's penalties."""
     n, u, v = tsp.n, run.u, run.v
     weight = run.length + run.pi[u] + run.pi[v]
     tree = Graph(n, u, v).one_tree(weight)
-    near_u, near_v = _near_edges(tsp, GRAPH_NEIGHBOURS)
+    near_u, near_v = (np.zeros(0, np.int64),) * 2 if within_graph else _near_edges(tsp, GRAPH_NEIGHBOURS)
     pu, pv = _unique_edges(n, np.r_[u, near_u], np.r_[v, near_v])
     length = tsp.dist(pu, pv).astype(np.float64)
     return pu, pv, length, alpha_values(n, u, v, weight, tree, (pu, pv, length + run.pi[pu] + run.pi[pv]))
 
 
-def alpha_candidates(tsp, k: int = 5, run: Ascent | None = None) -> tuple[np.ndarray, Ascent]:
+def alpha_candidates(tsp, k: int = 5, run: Ascent | None = None,
+                     within_graph: bool = False) -> tuple[np.ndarray, Ascent]:
     """(n, k) int32: every city's k neighbours of smallest α (ties: the shorter edge first) among
-    the ascent's graph and its GRAPH_NEIGHBOURS quadrant (or nearest) neighbours, after the
-    ascent (``run``, or a new one); and the Ascent. A city with fewer than k such neighbours
-    repeats its last one (the searches skip a candidate already tried)."""
+    the ascent's graph and its GRAPH_NEIGHBOURS quadrant (or nearest) neighbours (``within_graph``:
+    among the graph's edges alone, as LKH-3 orders its POPMUSIC candidates, the edges of good
+    tours), after the ascent (``run``, or a new one); and the Ascent. A city with fewer than k such
+    neighbours repeats its last one (the searches skip a candidate already tried)."""
     n = tsp.n
     k = min(int(k), n - 1)
     run = ascent(tsp) if run is None else run
-    pu, pv, length, alpha = pool_alpha(tsp, run)
+    pu, pv, length, alpha = pool_alpha(tsp, run, within_graph)
     city, other = np.r_[pu, pv], np.r_[pv, pu]
     order = np.lexsort((np.r_[length, length], np.r_[alpha, alpha], city))
     city, other = city[order], other[order]

@@ -238,13 +238,14 @@ class TSP(Problem):
             self._ascent = ascent(self, self._period(), graph)
         return self._ascent
 
-    def alpha_over_tours(self, tours, k: int, lists=None) -> tuple[np.ndarray, np.ndarray]:
+    def alpha_over_tours(self, tours, k: int, lists=None, within_graph: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """The k α-nearest (int32, (n, k)) and the penalties of an ascent of the instance's period
         over the edges of ``tours`` (tour_graph) and of the candidate ``lists`` ((n, K), where
         given), without keeping them: FocusedACO's ``ant_lists`` makes them from its ants' tours
         and its lists inside a run (the lists' edges beside the tours', so that no city is left with
         fewer choices than the lists gave; docs/benchmarks/tsp-depth.md, "The ants' tours as the
-        ascent's graph")."""
+        ascent's graph"). ``within_graph``: the k chosen among that graph's edges alone (LKH-3's
+        POPMUSIC lists; ``alpha_candidates``), not among the quadrant neighbours beside."""
         if lists is not None:
             lists = np.asarray(lists)
             if lists.ndim != 2 or lists.shape[0] != self.n or lists.dtype.kind not in "iu" or \
@@ -252,7 +253,7 @@ class TSP(Problem):
                 raise ValueError(f"TSP.alpha_over_tours: `lists` must be an ({self.n}, K) table of cities 0 .. "
                                  f"{self.n - 1}, got an array of shape {lists.shape} and type {lists.dtype}")
         run = ascent(self, self._period(), tour_graph(self, _tours_of(self.n, tours), lists))
-        return alpha_candidates(self, k, run)[0], run.pi
+        return alpha_candidates(self, k, run, within_graph)[0], run.pi
 
     def _period(self) -> int:
         """The ascent's first period ``ascent_period`` names."""

@@ -35,6 +35,9 @@ the edges of LKH-3's tour after 100 trials each holds). The lists and penalties:
 - ours-on-kopt-optima, ours-plus-kopt-optima: KOPT_OPTIMA_RUNS of those nearest-neighbour optima descended
   further by the 5-opt chain (the descent below) over lsmgpu's own 5 α-nearest and π: good tours far
   apart, as POPMUSIC's are, where the ants' tours are good but alike;
+- any of the graph kinds above (ours-on-popmusic, ours-on-tours, the ants', the optima's) with ``-within``:
+  the 5 chosen among the graph's edges alone (``alpha_candidates(within_graph=True)``, LKH-3's POPMUSIC
+  lists: good tours' edges ordered by α), not among the quadrant neighbours beside;
 - lkh-lists: LKH-3's lists, lsmgpu's π;
 - lkh-pi: the 5 α-nearest that lsmgpu's pool and α give under LKH-3's π, with that π;
 - lkh-nogain23: not a list but LKH-3's own descent without its non-sequential moves (``GAIN23 = NO``);
@@ -48,6 +51,7 @@ the edges of LKH-3's tour after 100 trials each holds). The lists and penalties:
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import os
 import sys
 import tempfile
@@ -190,16 +194,19 @@ def main(path: str, trials: str, kinds: str) -> None:
            "entries_shared_with_lkh_lists": {kind: share(kind) for kind in ("ours", "half", "lkh-pi")}}, flush=True)
     weights = trial_weights(best, our_lists, candidate_alpha(problem, our_lists))
     between = problem.edge_distance().between
-    if any(kind.startswith("ours-on-popmusic") for kind in kinds.split(",")):
+    asked = {kind.removesuffix("+bridges") for kind in kinds.split(",")}
+    wanted = {kind.removesuffix("-within") for kind in asked}          # a graph's kind, with "-within" or not
+    if "ours-on-popmusic" in wanted:
         pop = made["lkh-popmusic"][0]
         key = np.unique(np.minimum(np.arange(n)[:, None], pop) * n + np.maximum(np.arange(n)[:, None], pop))
         run = ascent(problem, graph=(key // n, key % n))
-        made["ours-on-popmusic"] = (alpha_candidates(problem, 5, run)[0], run.pi)
-        print({"lists": "ours-on-popmusic", "graph_edges": len(key), "ascent_iterations": run.iterations,
-               "entries_shared_with_lkh_lists": share("ours-on-popmusic")}, flush=True)
-    asked = {kind.removesuffix("+bridges") for kind in kinds.split(",")}
+        for kind, within in (("ours-on-popmusic", False), ("ours-on-popmusic-within", True)):
+            if kind in asked:
+                made[kind] = (alpha_candidates(problem, 5, run, within)[0], run.pi)
+                print({"lists": kind, "graph_edges": len(key), "ascent_iterations": run.iterations,
+                       "entries_shared_with_lkh_lists": share(kind)}, flush=True)
     graphs = {}                                      # kind: (the tours whose edges make its graph, lists beside)
-    if "ours-on-tours" in asked:
+    if "ours-on-tours" in wanted:
         from lsmgpu import FocusedACO
         tours = np.stack([FocusedACO(problem, backend="cpu", seed=seed, ants=16).run(iterations=20).solution
                           for seed in range(TOUR_GRAPH_RUNS)])
@@ -207,26 +214,27 @@ def main(path: str, trials: str, kinds: str) -> None:
                                                            for t in tours]}, flush=True)
         graphs["ours-on-tours"] = (tours, None)
     for starts, kind in (("random", "ours-on-optima"), ("nn", "ours-on-nn-optima")):
-        if asked & {kind, kind.replace("-on-", "-plus-")}:
+        if wanted & {kind, kind.replace("-on-", "-plus-")}:
             optima = local_optima(problem, starts)
             print({"tours": kind, "gap_pct": round(float(np.mean([100 * problem.gap(problem.evaluate(t))
                                                                  for t in optima])), 2)}, flush=True)
             graphs.update({kind: (optima, None), kind.replace("-on-", "-plus-"): (optima, our_lists)})
-    if asked & {"ours-on-kopt-optima", "ours-plus-kopt-optima"}:
+    if wanted & {"ours-on-kopt-optima", "ours-plus-kopt-optima"}:
         descended = np.stack([chain_descent(problem, x, our_lists, ours.pi)[0]
                               for x in local_optima(problem, "nn")[:KOPT_OPTIMA_RUNS]])
         print({"tours": "ours-on-kopt-optima", "gap_pct": [round(100 * problem.gap(problem.evaluate(x)), 2)
                                                            for x in descended]}, flush=True)
         graphs.update({"ours-on-kopt-optima": (descended, None), "ours-plus-kopt-optima": (descended, our_lists)})
-    if asked & {"ours-on-ants", "ours-plus-ants", "ours-plus-history", "ours-plus-colonies"}:
-        history = [colony_ants(problem, seed) for seed in range(ANT_GRAPH_COLONIES if "ours-plus-colonies" in asked
+    if wanted & {"ours-on-ants", "ours-plus-ants", "ours-plus-history", "ours-plus-colonies"}:
+        history = [colony_ants(problem, seed) for seed in range(ANT_GRAPH_COLONIES if "ours-plus-colonies" in wanted
                                                                 else 1)]
         graphs.update({"ours-on-ants": (history[0][-1], None), "ours-plus-ants": (history[0][-1], our_lists),
                        "ours-plus-history": (np.concatenate(history[0]), our_lists),
                        "ours-plus-colonies": (np.concatenate([h[-1] for h in history]), our_lists)})
-    for kind, (tours, lists) in graphs.items():
+    for (base, (tours, lists)), within in itertools.product(graphs.items(), (False, True)):
+        kind = base + ("-within" if within else "")
         if kind in asked:
-            made[kind] = problem.alpha_over_tours(tours, 5, lists)
+            made[kind] = problem.alpha_over_tours(tours, 5, lists, within)
             print({"lists": kind, "graph_edges": len(tour_graph(problem, tours, lists)[0]),
                    "entries_shared_with_lkh_lists": share(kind)}, flush=True)
     for kind in dict.fromkeys(k.removesuffix("+bridges") for k in kinds.split(",") if k.startswith("period")):
