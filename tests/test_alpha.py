@@ -204,6 +204,29 @@ def test_the_instances_ascent_period_makes_its_lists_penalties_and_bound():
             TSP.from_file(path, ascent_period=bad)
 
 
+def test_lists_within_the_graph_are_its_edges_ordered_by_alpha():
+    """alpha_candidates(within_graph=True) (and alpha_over_tours's): every city's k of smallest α
+    among the ascent's graph's own edges (a graph of three tours' edges: LKH-3's POPMUSIC kind),
+    in that order, where the default also takes quadrant neighbours outside the graph."""
+    tsp = TSP.from_file(TSP.shipped("kroA100"))
+    rng = np.random.default_rng(5)
+    tours = np.stack([rng.permutation(tsp.n) for _ in range(3)])
+    u, v = tour_graph(tsp, tours)
+    run = ascent(tsp, 100, graph=(u, v))
+    edges = set(zip(u.tolist(), v.tolist()))
+    within, _ = alpha_candidates(tsp, 5, run, within_graph=True)
+    assert all(tuple(sorted((c, int(o)))) in edges for c in range(tsp.n) for o in within[c])
+    pu, pv, length, alpha = pool_alpha(tsp, run, within_graph=True)
+    assert set(zip(pu.tolist(), pv.tolist())) == edges
+    value = {(int(a), int(b)): (x, d) for a, b, x, d in zip(pu, pv, alpha, length)}
+    for c in range(tsp.n):
+        ranked = [value[tuple(sorted((c, int(o))))] for o in dict.fromkeys(within[c].tolist())]
+        assert ranked == sorted(ranked)
+    plain, _ = alpha_candidates(tsp, 5, run)
+    assert any(tuple(sorted((c, int(o)))) not in edges for c in range(tsp.n) for o in plain[c])
+    assert np.array_equal(tsp.alpha_over_tours(tours, 5, within_graph=True)[0], within)
+
+
 def test_the_instances_ascent_tours_make_its_graph_lists_and_penalties():
     """TSP(ascent_tours=...): the ascent runs over the union of the tours' edges (each edge once,
     u < v, every tour edge there and no other; with candidate lists, their edges too, as
