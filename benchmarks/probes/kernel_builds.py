@@ -6,10 +6,11 @@ focused ACO builds a descent's source twice and the ants' once inside its budget
 
     python -m benchmarks.probes.kernel_builds [REPEATS] [nvcc|nvrtc]
 
-nvrtc (where cuda-bindings is installed; the default there) builds in process, as the runs do;
-nvcc runs the compiler on PATH (no GPU needed). Every build is a first one: each repeat's source
-differs by a comment, so that no cache (lsmgpu's, or CUDA's compute cache where NVRTC keeps its
-builds) holds it. Each class's kernels are checked against the same kernels of the whole build:
+nvrtc (where cuda-bindings is installed; the default there) builds with NVRTC as the runs do, each
+build in a process of its own with an empty CUDA compute cache (``CUDA_CACHE_PATH``: NVRTC keeps its
+builds there, keyed on more than the source's text, so a changed comment still hits it); nvcc runs
+the compiler on PATH (no GPU needed), each repeat's source differing by a comment. Every build is a
+first one. Each class's kernels are checked against the same kernels of the whole build:
 their machine code (the cubin's ``.text.NAME`` sections) is the same byte for byte, or DIFFERENT.
 """
 from __future__ import annotations
@@ -50,17 +51,28 @@ def five_opt_source(kernels) -> str:
 
 def build(source: str, builder: str) -> tuple[float, bytes]:
     """One build of ``source`` for sm_90 with BUILD_OPTIONS: its seconds and its cubin."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "kernel.cu")
+        with open(path, "w") as f:
+            f.write(source)
+        if builder == "nvrtc":
+            env = {**os.environ, "CUDA_CACHE_PATH": os.path.join(folder, "compute-cache")}
+            done = subprocess.run([sys.executable, "-m", __spec__.name, "--nvrtc-build", path], env=env, check=True,
+                                  capture_output=True, text=True)
+            return float(done.stdout), Path(path + ".cubin").read_bytes()
+        t0 = time.perf_counter()
+        subprocess.run(["nvcc", "-cubin", "-arch=sm_90", *BUILD_OPTIONS, "-o", path + ".cubin", path], check=True)
+        return time.perf_counter() - t0, Path(path + ".cubin").read_bytes()
+
+
+def nvrtc_build(path: str) -> None:
+    """The child of an NVRTC build: builds the source at ``path`` into ``path``.cubin, prints its seconds."""
+    source = Path(path).read_text()
     t0 = time.perf_counter()
-    if builder == "nvrtc":
-        cubin = nvrtc.compile_cubin(source, "sm_90", BUILD_OPTIONS)
-    else:
-        with tempfile.TemporaryDirectory() as folder:
-            path = os.path.join(folder, "kernel.cu")
-            with open(path, "w") as f:
-                f.write(source)
-            subprocess.run(["nvcc", "-cubin", "-arch=sm_90", *BUILD_OPTIONS, "-o", path + ".cubin", path], check=True)
-            cubin = Path(path + ".cubin").read_bytes()
-    return time.perf_counter() - t0, cubin
+    cubin = nvrtc.compile_cubin(source, "sm_90", BUILD_OPTIONS)
+    seconds = time.perf_counter() - t0
+    Path(path + ".cubin").write_bytes(cubin)
+    print(seconds)
 
 
 def kernel_code(cubin: bytes) -> dict[str, bytes]:
@@ -77,6 +89,8 @@ def kernel_code(cubin: bytes) -> dict[str, bytes]:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--nvrtc-build"]:
+        return nvrtc_build(sys.argv[2])
     repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     builder = sys.argv[2] if len(sys.argv) > 2 else ("nvrtc" if nvrtc.available() else "nvcc")
     print(f"builder {builder}, {repeats} first builds each")
