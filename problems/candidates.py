@@ -282,16 +282,3 @@ def strip_tour(coords: np.ndarray) -> np.ndarray:
     strip = np.minimum(((x - x.min()) / span * strips).astype(np.int64), strips - 1)
     key_y = np.where(strip % 2 == 0, y, -y)
     return np.lexsort((key_y, strip)).astype(np.int32)
-
-
-def turned_hilbert_tours(coords, count: int, rng: np.random.Generator) -> np.ndarray:
-    """``count`` Hilbert-curve tours (hilbert_tour) of the cities turned by random angles about
-    their centre, as rows: tours far apart from one another, each in milliseconds (starts whose
-    descents give the graph of FocusedACO's ``list_optima``)."""
-    coords = np.asarray(coords, dtype=np.float64)
-    centred = coords - coords.mean(axis=0)
-    tours = []
-    for angle in rng.uniform(0, 2 * np.pi, count):
-        c, s = np.cos(angle), np.sin(angle)
-        tours.append(hilbert_tour(centred @ np.array([[c, s], [-s, c]])))
-    return np.stack(tours).astype(np.int32)

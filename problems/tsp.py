@@ -22,8 +22,7 @@ from lsmgpu.problem import ColonyModel, DeviceArray, EdgeDistance, Problem
 from lsmgpu.budget import check_deadline, time_left
 from lsmgpu.validation import INT32_MAX, check_count, check_number, check_points, check_size, check_square
 
-from .candidates import (greedy_tour, hilbert_tour, nearest_candidates, quadrant_candidates, strip_tour,
-                         turned_hilbert_tours)
+from .candidates import greedy_tour, hilbert_tour, nearest_candidates, quadrant_candidates, strip_tour
 from .distances import distance, geo_radians
 from .instances import shipped
 from .kicks import double_bridge, double_bridge_cuts, double_bridge_moves
@@ -430,15 +429,6 @@ class TSP(Problem):
         if start == "hilbert":
             return hilbert_tour(self.coords)
         return nearest_neighbour_tour(self, int(rng.integers(self.n)))
-
-    def scattered_tours(self, count: int, rng: np.random.Generator) -> np.ndarray:
-        """``count`` start tours far apart from one another, as rows: Hilbert-curve tours of the
-        cities turned by random angles (turned_hilbert_tours), nearest-neighbour tours from random
-        cities where there are no coordinates."""
-        count = check_count("TSP.scattered_tours", "count", count, 1, 2**20)
-        if self.coords is not None:
-            return turned_hilbert_tours(self.coords, count, rng)
-        return np.stack([nearest_neighbour_tour(self, int(c)) for c in rng.integers(self.n, size=count)])
 
     def perturb(self, tour, rng, strength):
         for _ in range(strength):

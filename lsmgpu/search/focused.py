@@ -83,14 +83,13 @@ class FocusedParams:
     chain_alone: bool = False
     bridges: bool = False
     ant_lists: int | None = None
-    list_optima: int | None = None
     restart_after: int | None = RESTART_AFTER
     colonies: int = 1
 
     def __post_init__(self):
         owner = "FocusedACO"
         for name, low, high in (("ants", 1, 2**20), ("moves", 1, 2**31 - 1), ("walk", 1, 2**31 - 1),
-                                ("ant_lists", 1, 2**31 - 1), ("list_optima", 1, 1024),
+                                ("ant_lists", 1, 2**31 - 1),
                                 ("restart_after", 1, 2**31 - 1), ("colonies", 1, 64)):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_count(owner, name, getattr(self, name), low, high))
@@ -146,11 +145,6 @@ class FocusedACO(PopulationSearch):
                          5-opt chains' penalties its π), and the colonies start again from the best
                          over them: good tours' edges in the ascent's graph, as LKH's POPMUSIC
                          candidates are (a TSP only)
-    list_optima        : with ``ant_lists``, that ascent's graph is instead the edges of this many
-                         local optima far apart and the best's, the k chosen among them alone:
-                         scattered start tours (TSP.scattered_tours) descended together as the
-                         start is, inside the budget (None: the ants' tours; docs/benchmarks/
-                         tsp-depth.md, "Lists from optima far apart")
     initial            : the start tour (None: the problem's initial solution); it is descended
                          whole first, again from every city until a descent makes no move
     backend, seed, callbacks, history : as for every search
@@ -178,10 +172,6 @@ class FocusedACO(PopulationSearch):
         self.rules.bridges = check_flag("FocusedACO", "bridges", params.bridges)     # the ants' own
         if params.ant_lists is not None and not callable(getattr(problem, "alpha_over_tours", None)):
             raise ValueError(f"FocusedACO: `ant_lists` makes α-lists over tours of a TSP; {problem.name} has none")
-        if params.list_optima is not None and params.ant_lists is None:
-            raise ValueError("FocusedACO: `list_optima` says which tours `ant_lists` makes its lists over; "
-                             "give `ant_lists` too")
-        self.list_optima = params.list_optima
         self.ant_lists, self.ant_lists_made, self._given_rules = params.ant_lists, None, self.rules
         self.evaluations_before = 0            # the checks of ants built before the last lists, as evaluations
         self.ants = default_ants(problem.n) if params.ants is None else params.ants
@@ -311,12 +301,8 @@ class FocusedACO(PopulationSearch):
         """``ant_lists``: the α-lists and penalties of an ascent over the edges of the ants' tours, the
         best and the current lists, the ants and the start's descent built again over them, every colony started again
         from the best."""
-        if self.list_optima is None:
-            tours = np.stack([self.colony.tour(k) for k in range(self.ants * self.colonies)] + [self.best_x])
-            self.ant_lists_made = self.problem.alpha_over_tours(tours, self.rules.k, self.rules.candidates)
-        else:
-            tours = np.concatenate([self._scattered_optima(), self.best_x[None, :]])
-            self.ant_lists_made = self.problem.alpha_over_tours(tours, self.rules.k, within_graph=True)
+        tours = np.stack([self.colony.tour(k) for k in range(self.ants * self.colonies)] + [self.best_x])
+        self.ant_lists_made = self.problem.alpha_over_tours(tours, self.rules.k, self.rules.candidates)
         self.evaluations_before = self.evaluations
         self.rules = self._given_rules.with_candidates(*self.ant_lists_made)
         for part in (self.colony, self._whole):
@@ -327,21 +313,6 @@ class FocusedACO(PopulationSearch):
         self._build_colony(self.problem.edge_distance())
         for colony in range(self.colonies):
             self._start_colony(colony, self.best_x, self.best)
-
-    def _scattered_optima(self) -> np.ndarray:
-        """``list_optima`` scattered start tours descended together over the lists, each as the
-        start is (from every city, again until no move), until the deadline: the tours, as rows."""
-        count = self.list_optima
-        optima = dontlook_for(self.backend, "dontlook", CpuDontLook, self.rules, self.problem.edge_distance(), count,
-                              announce="FocusedACO", what="the lists' optima")
-        try:
-            optima.load(self.problem.scattered_tours(count, self.rng))
-            deadline = None if self.budget.seconds is None else self.t0 + self.budget.seconds
-            made, _, _ = optima.descend(np.ones(count, bool), deadline=deadline)
-            again_from_every_city(optima, made, deadline=deadline)
-            return optima.solutions()
-        finally:
-            optima.close()
 
     def _restart(self, colony: int) -> bool:
         """The colony's best merged into the best so far by partition crossover, then a new

@@ -372,49 +372,6 @@ def test_ant_lists_make_the_lists_over_the_ants_tours(monkeypatch):
         FocusedACO(NoTourLists(problem.coords), backend="cpu", ant_lists=3)
 
 
-def test_list_optima_make_the_lists_within_optima_far_apart(monkeypatch):
-    """``ant_lists=2, list_optima=3``: the lists' ascent runs over three descended scattered tours
-    and the best (4 rows), the k chosen within their edges alone: each of the three a local optimum
-    of the lists the search had (a descent from every city makes no move), far apart (no two alike),
-    every new list's city joined to its own by an edge of those tours; the run goes on over them to
-    a valid tour. ``list_optima`` without ``ant_lists`` is refused, named."""
-    from lsmgpu.backends.dontlook import CpuDontLook
-    problem = TSP.from_file(TSP.shipped("kroA100"))
-    asked = []
-    made_by = problem.alpha_over_tours
-    monkeypatch.setattr(problem, "alpha_over_tours", lambda tours, k, lists=None, within_graph=False:
-                        asked.append((tours.copy(), lists, within_graph)) or made_by(tours, k, lists, within_graph))
-    search = FocusedACO(problem, backend="cpu", seed=1, ants=6, ant_lists=2, list_optima=3)
-    given = search.rules
-    result = search.run(iterations=4)
-    (tours, lists, within), = asked
-    assert tours.shape == (4, problem.n) and lists is None and within
-    assert all(sorted(tour) == list(range(problem.n)) for tour in tours)
-    assert len({tuple(np.roll(t, -int(np.argmin(t)))) for t in tours[:3]}) == 3
-    again = CpuDontLook(given, problem.edge_distance(), 3)
-    again.load(tours[:3])
-    made, _, _ = again.descend(np.ones(3, bool))
-    assert not made.any()
-    edges = {frozenset(e) for t in tours for e in zip(t, np.roll(t, -1))}
-    assert all(frozenset((a, b)) in edges for a, row in enumerate(search.rules.candidates) for b in row)
-    assert result.fitness == problem.evaluate(result.solution) and result.iterations == 4
-    with pytest.raises(ValueError, match="list_optima"):
-        FocusedACO(problem, backend="cpu", list_optima=3)
-
-
-def test_scattered_tours_are_tours_far_apart():
-    """TSP.scattered_tours: ``count`` tours (rows) of every city, no two alike, from coordinates and
-    from a matrix alone (nearest-neighbour tours); a count below 1 is refused, named."""
-    problem = TSP.from_file(TSP.shipped("kroA100"))
-    rng = np.random.default_rng(0)
-    for tsp in (problem, TSP(matrix=problem.dist(*np.indices((problem.n, problem.n))))):
-        tours = tsp.scattered_tours(5, rng)
-        assert tours.shape == (5, tsp.n) and all(sorted(t) == list(range(tsp.n)) for t in tours)
-        assert len({tuple(np.roll(t, -int(np.argmin(t)))) for t in tours}) == 5
-    with pytest.raises(ValueError, match="count"):
-        problem.scattered_tours(0, rng)
-
-
 def test_errors_name_what_is_wrong():
     """Errors name what is wrong."""
     problem = TSP.from_file(TSP.shipped("berlin52"))
