@@ -19,6 +19,7 @@ from __future__ import annotations
 import sys
 import time
 from collections import deque
+from importlib.util import find_spec
 
 import numpy as np
 
@@ -109,11 +110,9 @@ def several_starts(data: str, name: str, count: int, depths: str = "12") -> None
 
 
 def main(data: str, names: str) -> None:
-    try:
+    lkh_trials = None                      # LKH-3's rows where elkai is installed
+    if find_spec("elkai") is not None:
         from benchmarks.probes.lkh_from_tour import lkh_trials
-        import elkai  # noqa: F401
-    except ImportError:
-        lkh_trials = None
     print("instance | greedy % | descent | gap % | host s")
     for name in names.split(","):
         path = f"{data}/{name}.tsp"

@@ -56,7 +56,7 @@ def lkh_trials(path: str, trials: int, start: np.ndarray | None, extra: str = ""
 
 def main(tours_file: str, data: str, trials: int = 100) -> None:
     tours = np.load(tours_file)
-    print(f"instance | lsmgpu's tour | gap % | LKH-3, 1 trial from it | "
+    print("instance | lsmgpu's tour | gap % | LKH-3, 1 trial from it | "
           + " | ".join(f"{trials} trials from it, {name} (s)" for name, _ in TRIALS)
           + f" | {trials} trials from LKH's own start (s)")
     for key in tours.keys():
