@@ -6,14 +6,13 @@ import numpy as np
 import pytest
 
 from lsmgpu import FocusedACO
-from lsmgpu.backends import resolve
 from lsmgpu.backends.bridge import find_bridge
 from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules
 from lsmgpu.backends.focused import CpuFocusedAnts, FocusRules
 from lsmgpu.backends.kopt import KOPT_CANDIDATES, STAGE_LEVELS
 from lsmgpu.problems import TSP
 
-from .test_dontlook import cycle_of_edges, length, positions, rules_of, tsp_of
+from .test_dontlook import assert_gpu_ants_equal_the_hosts, cycle_of_edges, length, positions, rules_of, tsp_of
 
 
 def brute_force(problem, x, candidates):
@@ -163,27 +162,10 @@ def test_gpu_ants_with_bridges_equal_the_hosts(kind, n, moves, lk_depth, share_r
     else:
         rules = rules_of(problem, k=5, or3=True, lk_depth=lk_depth)
         rules.bridges = True
-    distance, B = problem.edge_distance(), 12
-    focus = FocusRules(17, moves, 10**6)
-    host = CpuFocusedAnts(rules, focus, distance, B, beta=2.0)
-    gpu = resolve("cuda").focused_ants(rules, focus, distance, B, 2.0)
-    try:
-        source = np.random.default_rng(n).permutation(n)
-        if lk_depth == "5-opt alone":
-            descent = CpuDontLook(rules, distance, 1)
-            descent.load(source[None, :])
-            descent.descend(np.ones(1, bool))
-            source = descent.solutions()[0]
-        for side in (host, gpu):
-            side.start(source, float(length(problem, source)), 0.3)
-        for iteration in range(4):
-            lengths = host.build(iteration)
-            assert np.array_equal(gpu.build(iteration), lengths)
-            assert all(np.array_equal(gpu.tour(k), host.tour(k)) for k in range(B))
-            assert gpu.checked() == host.checked()
-            k = int(np.argmin(lengths))
-            for side in (host, gpu):
-                side.follow(k, lengths[k])
-                side.deposit(0.6, 1.0 / lengths[k], 0.2 / lengths[k], 3.0 / lengths[k])
-    finally:
-        gpu.close()
+    source = np.random.default_rng(n).permutation(n)
+    if lk_depth == "5-opt alone":
+        descent = CpuDontLook(rules, problem.edge_distance(), 1)
+        descent.load(source[None, :])
+        descent.descend(np.ones(1, bool))
+        source = descent.solutions()[0]
+    assert_gpu_ants_equal_the_hosts(problem, rules, FocusRules(17, moves, 10**6), 12, source, 4, deposit=True)

@@ -51,6 +51,31 @@ def assert_gpu_rows_equal_the_hosts(rules, distance, xs, launch_checks=(None,), 
             rows.close()
 
 
+def assert_gpu_ants_equal_the_hosts(problem, rules, focus, ants, source, iterations, deposit=False):
+    """``ants`` focused ants on the GPU and in the NumPy reference, both started from ``source``, over
+    ``iterations``: each iteration the same lengths, tours and checks; both then follow the
+    iteration's best (and deposit on it, with ``deposit``)."""
+    from lsmgpu.backends.focused import CpuFocusedAnts
+    distance = problem.edge_distance()
+    host = CpuFocusedAnts(rules, focus, distance, ants, beta=2.0)
+    gpu = resolve("cuda").focused_ants(rules, focus, distance, ants, 2.0)
+    try:
+        for side in (host, gpu):
+            side.start(source, float(length(problem, source)), 0.3)
+        for iteration in range(iterations):
+            lengths = host.build(iteration)
+            assert np.array_equal(gpu.build(iteration), lengths)
+            assert all(np.array_equal(gpu.tour(k), host.tour(k)) for k in range(ants))
+            assert gpu.checked() == host.checked()
+            k = int(np.argmin(lengths))
+            for side in (host, gpu):
+                side.follow(k, lengths[k])
+                if deposit:
+                    side.deposit(0.6, 1.0 / lengths[k], 0.2 / lengths[k], 3.0 / lengths[k])
+    finally:
+        gpu.close()
+
+
 def length(problem, x):
     return int(problem.dist(x, np.roll(x, -1)).sum())
 

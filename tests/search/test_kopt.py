@@ -17,7 +17,8 @@ from lsmgpu.backends.kopt import KOPT_CANDIDATES, STAGE_LEVELS, _stage, kopt_che
 from lsmgpu.backends.tour_steps import edge_lengths
 from lsmgpu.errors import BackendFallback
 
-from .test_dontlook import applied_change, assert_gpu_rows_equal_the_hosts, positions, tsp_of
+from .test_dontlook import (applied_change, assert_gpu_ants_equal_the_hosts, assert_gpu_rows_equal_the_hosts, positions,
+                            tsp_of)
 from .test_lk import assert_descents_end_where_nothing_improves, local_optima
 
 
@@ -294,7 +295,7 @@ def assert_gpu_chains_and_ants_equal_the_hosts(problem, rules, rounds: int) -> N
     on the GPU from random tours of ``problem``: the same tours, lengths and counters as the host's."""
     from lsmgpu.backends import resolve
     from lsmgpu.backends.dontlook_chains import CpuChains, KickRules, kick_spans
-    from lsmgpu.backends.focused import CpuFocusedAnts, FocusRules
+    from lsmgpu.backends.focused import FocusRules
     n, distance, B = problem.n, problem.edge_distance(), 4
     xs = np.stack([np.random.default_rng(r).permutation(n) for r in range(B)]).astype(np.int32)
     kicks = KickRules(11, kick_spans(n, 20, B, 4.0), 25, 0)
@@ -307,21 +308,7 @@ def assert_gpu_chains_and_ants_equal_the_hosts(problem, rules, rounds: int) -> N
             assert np.array_equal(chains.solutions(), host.solutions()) and np.array_equal(chains.bests(), host.bests())
     finally:
         chains.close()
-    focus = FocusRules(17, 8, 10**6)
-    host, ants = CpuFocusedAnts(rules, focus, distance, B, beta=2.0), resolve("cuda").focused_ants(rules, focus, distance, B, 2.0)
-    try:
-        source = xs[0]
-        for side in (host, ants):
-            side.start(source, float(problem.evaluate(source)), 0.3)
-        for iteration in range(3):
-            lengths = host.build(iteration)
-            assert np.array_equal(ants.build(iteration), lengths)
-            assert all(np.array_equal(ants.tour(b), host.tour(b)) for b in range(B)) and ants.checked() == host.checked()
-            best = int(np.argmin(lengths))
-            for side in (host, ants):
-                side.follow(best, lengths[best])
-    finally:
-        ants.close()
+    assert_gpu_ants_equal_the_hosts(problem, rules, FocusRules(17, 8, 10**6), B, xs[0], 3)
 
 
 @pytest.mark.gpu

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from lsmgpu import DontLookDescent, DontLookILS, FocusedACO, TourSegments
-from lsmgpu.backends import resolve
 from lsmgpu.backends.cuda.dontlook import CHAIN_BLOCK
 from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, check_city
 from lsmgpu.backends.tour_steps import apply_steps
@@ -16,7 +15,8 @@ from lsmgpu.cubins import nvcc_compile
 from lsmgpu.kernels import render_skeleton
 from lsmgpu.problems import TSP
 
-from .test_dontlook import applied_change, assert_gpu_rows_equal_the_hosts, length, positions, tsp_of
+from .test_dontlook import (applied_change, assert_gpu_ants_equal_the_hosts, assert_gpu_rows_equal_the_hosts, length,
+                            positions, tsp_of)
 from .test_dontlook import rules_of as dontlook_rules
 
 
@@ -221,23 +221,12 @@ def test_gpu_ants_with_chains_equal_the_hosts(share_rows, monkeypatch):
     """Focused ants that walk, then descend with the LK chain on 1,200 cities: tours and lengths
     equal the reference's (an ant's walk queues its step's cities, a chain its own)."""
     from lsmgpu.backends.cuda import dontlook as cuda_dontlook
-    from lsmgpu.backends.focused import CpuFocusedAnts, FocusRules
+    from lsmgpu.backends.focused import FocusRules
     monkeypatch.setattr(cuda_dontlook, "SHARE_ROWS", share_rows)
     problem = tsp_of("int-coords", 1200, seed=4)
-    rules, distance, B = rules_of(problem, k=10, depth=6, or3=True), problem.edge_distance(), 8
-    focus = FocusRules(5, 16, 10**6)
-    host = CpuFocusedAnts(rules, focus, distance, B, beta=2.0)
-    gpu = resolve("cuda").focused_ants(rules, focus, distance, B, 2.0)
-    try:
-        source = local_optima(problem, rules, rows=1)[0]
-        for side in (host, gpu):
-            side.start(source, float(length(problem, source)), 0.3)
-        for iteration in range(2):
-            lengths = host.build(iteration)
-            assert np.array_equal(gpu.build(iteration), lengths)
-            assert all(np.array_equal(gpu.tour(k), host.tour(k)) for k in range(B))
-    finally:
-        gpu.close()
+    rules = rules_of(problem, k=10, depth=6, or3=True)
+    source = local_optima(problem, rules, rows=1)[0]
+    assert_gpu_ants_equal_the_hosts(problem, rules, FocusRules(5, 16, 10**6), 8, source, 2)
 
 
 def test_the_chain_is_on_by_default_on_a_gpu_only():
