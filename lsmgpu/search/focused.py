@@ -195,6 +195,7 @@ class FocusedACO(PopulationSearch):
         self.restarts, self._whole = 0, None          # this run's: a search may run again
         self.rules, self.ant_lists_made, self.evaluations_before = self._given_rules, None, 0
         source, length = self._descend_start(self.start_x)
+        self._record(source, length)        # before the ants' build: a deadline inside it returns this tour
         self.focus_seed = int(self.rng.integers(2**63))
         self._build_colony(distance)
         C = self.colonies
@@ -202,7 +203,6 @@ class FocusedACO(PopulationSearch):
         self.tau_min, self.tau_max = [0.0] * C, [0.0] * C
         for colony in range(C):
             self._start_colony(colony, source, length)
-        self._record(source, length)
         self._start_seconds = time.perf_counter() - self.t0      # what a restart's start may take, at most
 
     def _start_colony(self, colony: int, source, length: float) -> None:

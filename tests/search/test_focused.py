@@ -372,6 +372,28 @@ def test_ant_lists_make_the_lists_over_the_ants_tours(monkeypatch):
         FocusedACO(NoTourLists(problem.coords), backend="cpu", ant_lists=3)
 
 
+def test_a_deadline_in_the_ants_build_returns_the_descended_start(monkeypatch):
+    """The budget ending while the ants' kernels build (a machine's first run: the start's
+    descent built and run, the ants' build cut by the deadline) returns the descended start
+    tour, not the start before its descent, with status "seconds"."""
+    from lsmgpu.backends.dontlook import CpuDontLook, again_from_every_city
+    from lsmgpu.budget import DeadlineReached
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    search = FocusedACO(problem, backend="cpu", seed=2, ants=6)
+
+    def cut(distance):
+        raise DeadlineReached("the time budget ran out while nvcc built a kernel")
+    monkeypatch.setattr(search, "_build_colony", cut)
+    result = search.run(seconds=100)
+    descent = CpuDontLook(search.rules, problem.edge_distance(), 1)
+    descent.load(search.start_x[None, :])
+    made, _, _ = descent.descend(np.ones(1, bool))
+    again_from_every_city(descent, made)
+    assert result.status == "seconds" and result.iterations == 0
+    assert result.fitness == descent.values()[0] < problem.evaluate(search.start_x)
+    assert np.array_equal(result.solution, descent.solutions()[0])
+
+
 def test_errors_name_what_is_wrong():
     """Errors name what is wrong."""
     problem = TSP.from_file(TSP.shipped("berlin52"))
