@@ -6,7 +6,8 @@ backend and instance size. The target: an overrun of at most max(0.5 s, 10 % of 
 Each row runs in a child process with a hard limit (``--overrun-kill``, default 60 s past S), so a
 search that ignores its budget shows as killed instead of stalling the table; the child reads the
 instance first (reading is not part of the search's budget: ``lsmgpu solve --time`` counts it).
-A cold row empties the kernel cache (``LSMGPU_CACHE`` pointed at a new folder) first.
+A cold row empties the kernel caches first: lsmgpu's (``LSMGPU_CACHE``) and CUDA's compute cache,
+where NVRTC keeps its builds (``CUDA_CACHE_PATH``; depth.cold_caches).
 
     python -m benchmarks overrun --overrun-instances kroA100,pr1002,rl5915,tai50a --overrun-seconds 1,5
 """
@@ -19,6 +20,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from .depth import cold_caches
 
 #: the searches as the command line builds them by default, by their command-line names
 #: (multistart: 8 tabu starts); faco and dontlook-ils improve tours only
@@ -54,13 +57,13 @@ def allowance(seconds: float) -> float:
 
 def overrun_row(name: str, path: Path, backend: str, seconds: float, kill: float, cache: str | None = None) -> dict:
     """One row: the search built and run in a child process, timed from its constructor's call;
-    ``cache`` "cold": an empty kernel cache, "warm": the cache a run of the same search filled
+    ``cache`` "cold": empty kernel caches (cold_caches), "warm": the cache a run of the same search filled
     (a folder per search and instance, filled by an untimed run first)."""
     row = dict(table="overrun", search=name, instance=path.stem, backend=backend, cache=cache or "-",
                seconds_asked=seconds)
     env = dict(os.environ)
     if cache == "cold":
-        env["LSMGPU_CACHE"] = tempfile.mkdtemp(prefix="lsmgpu-cold-")
+        env.update(cold_caches(tempfile.mkdtemp(prefix="lsmgpu-cold-")))
     elif cache == "warm":
         env["LSMGPU_CACHE"] = str(Path(tempfile.gettempdir()) / f"lsmgpu-warm-{name}-{path.stem}")
         if not Path(env["LSMGPU_CACHE"]).exists():
