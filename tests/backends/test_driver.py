@@ -131,10 +131,18 @@ def test_a_cubin_on_disk_is_loaded_without_nvcc(monkeypatch, fake_cuda, tmp_path
 
 def test_the_wait_for_kernel_builds_is_counted_for_the_command_s_note(monkeypatch, fake_cuda, tmp_path):
     """The seconds a process waits for a build add up (a cubin read from the disk cache adds
-    nothing); ``build_note`` says them from BUILD_NOTE_SECONDS on, naming the cache folder."""
-    import time
+    nothing); ``build_note`` says them from BUILD_NOTE_SECONDS on, naming the cache folder. The
+    driver's clock is a stand-in that each build moves on by 0.2 s, so no figure depends on the
+    machine's speed."""
+    from types import SimpleNamespace
+    clock = SimpleNamespace(now=0.0)
+    monkeypatch.setattr(driver, "time", SimpleNamespace(perf_counter=lambda: clock.now))
+
+    def nvcc(source, **options):
+        clock.now += 0.2
+        return b"built"
     monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
-    monkeypatch.setattr(driver, "nvcc_to_cubin", lambda source, **options: time.sleep(0.2) or b"built")
+    monkeypatch.setattr(driver, "nvcc_to_cubin", nvcc)
     monkeypatch.setattr(driver, "_cubins", {})
     monkeypatch.setattr(driver, "_build_wait", [0.0])
     monkeypatch.setattr(driver, "BUILD_NOTE_SECONDS", 0.3)
