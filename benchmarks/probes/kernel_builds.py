@@ -38,13 +38,14 @@ BUILDS = (("all seven kernels", None), ("CudaDontLook", CudaDontLook.kernels), (
           ("CudaFocusedAnts", CudaFocusedAnts.kernels))
 
 
-def five_opt_source(kernels) -> str:
+def five_opt_source(kernels, shared: bool = True) -> str:
     """dontlook.cu.j2 as focused ACO's 5-opt default renders it (chains of 100 levels alone over the
-    5 α-nearest, rows in shared memory), with ``kernels`` (None: all)."""
+    5 α-nearest, rows in shared memory, or in global memory where not ``shared``), with ``kernels``
+    (None: all)."""
     device = TSP.from_file(TSP.shipped("berlin52")).edge_distance().device_source()
     return render_skeleton("dontlook.cu.j2", K=5, S=3, OR3=0, LK=0, LK_DEPTH=100, LK_STAGE=3, LK_MOVE=5,
                            KO_K=KOPT_CANDIDATES, KO_LEVELS=STAGE_LEVELS, KO_TABLE=reversal_table(), KO_ALONE=1,
-                           BLOCK=KOPT_CHAIN_BLOCK, DISTANCE=device, SHARED_ROWS=True, WALK_TRIES=WALK_TRIES,
+                           BLOCK=KOPT_CHAIN_BLOCK, DISTANCE=device, SHARED_ROWS=shared, WALK_TRIES=WALK_TRIES,
                            SEGMENT_ROWS=0, TABLE_WIDTH=2,
                            **({} if kernels is None else {"KERNELS": kernels}))
 

@@ -111,26 +111,20 @@ def test_the_chain_alone_kernel_compiles_for_sm90(depth, shared):
 def test_each_gpu_class_builds_only_its_own_kernels(shared):
     """A descent's, the chains' and the focused ants' builds of dontlook.cu.j2 each hold the
     kernels their class launches (its ``kernels``, the template's KERNELS) and no other, and
-    compile; without KERNELS the source holds all seven (the compile checks' sources)."""
+    compile; without KERNELS the source holds all seven (the compile checks' sources). The sources
+    are the kernel-builds probe's (benchmarks/probes/kernel_builds.py)."""
     import re
 
-    from lsmgpu.backends.cuda.dontlook import KOPT_CHAIN_BLOCK, CudaChains, CudaDontLook
-    from lsmgpu.backends.cuda.focused import CudaFocusedAnts
-    from lsmgpu.backends.dontlook_chains import WALK_TRIES
+    from benchmarks.probes.kernel_builds import BUILDS, five_opt_source
     from lsmgpu.cubins import nvcc_compile
-    from lsmgpu.kernels import render_skeleton
-    device = tsp_of("int-coords", 20).edge_distance().device_source()
-    options = dict(K=5, S=3, OR3=0, LK=0, LK_DEPTH=100, LK_STAGE=3, LK_MOVE=5, KO_K=KOPT_CANDIDATES,
-                   KO_LEVELS=STAGE_LEVELS, KO_TABLE=reversal_table(), KO_ALONE=1, BLOCK=KOPT_CHAIN_BLOCK,
-                   DISTANCE=device, SHARED_ROWS=shared, WALK_TRIES=WALK_TRIES, SEGMENT_ROWS=0, TABLE_WIDTH=2)
 
     def built(source):
         return re.findall(r'extern "C" __global__ void (?:__launch_bounds__\([^)]*\) )?(\w+)\(', source)
-    assert built(render_skeleton("dontlook.cu.j2", **options)) == [
+    assert built(five_opt_source(None, shared)) == [
         "descend", "wide_examine", "wide_apply", "chains", "adopt", "focused", "focused_pheromone"]
-    for cls in (CudaDontLook, CudaChains, CudaFocusedAnts):
-        source = render_skeleton("dontlook.cu.j2", **options, KERNELS=cls.kernels)
-        assert built(source) == list(cls.kernels)
+    for _, kernels in BUILDS[1:]:
+        source = five_opt_source(kernels, shared)
+        assert built(source) == list(kernels)
         assert nvcc_compile(source)
 
 
