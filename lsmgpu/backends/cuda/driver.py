@@ -186,11 +186,11 @@ def compile_module(source: str, arch: str) -> bytes:
     far, and the build goes on in the background into the disk cache, for the next run."""
     key = (source, arch)
     if key not in _cubins:
-        path = cubin_path(source, arch, BUILD_OPTIONS)
-        if os.path.isfile(path):
+        path, ahead = cubin_path(source, arch, BUILD_OPTIONS), _building.pop(key, None)
+        if ahead is None and os.path.isfile(path):
             _cubins[key] = Path(path).read_bytes()
             return _cubins[key]
-        future = _building.pop(key, None) or _builder().submit(_build, source, arch, path)
+        future = ahead or _builder().submit(_build, source, arch, path)
         left, started = time_left(), time.perf_counter()
         try:
             _cubins[key] = future.result(timeout=None if left is None else max(0.0, left))
