@@ -194,9 +194,12 @@ class FocusedACO(PopulationSearch):
                              f"got {self.budget.iterations:,}")
         self.restarts, self._whole = 0, None          # this run's: a search may run again
         self.rules, self.ant_lists_made, self.evaluations_before = self._given_rules, None, 0
+        self.focus_seed = int(self.rng.integers(2**63))
+        prebuild = getattr(self.backend, "prebuild_focused_ants", None)
+        if prebuild is not None:                    # the ants' kernels build beside the start's descent
+            prebuild(self.rules, self._focus_rules(), distance, self.ants * self.colonies, self.beta)
         source, length = self._descend_start(self.start_x)
         self._record(source, length)        # before the ants' build: a deadline inside it returns this tour
-        self.focus_seed = int(self.rng.integers(2**63))
         self._build_colony(distance)
         C = self.colonies
         self.colony_best, self.colony_since = [0.0] * C, [0] * C
@@ -232,11 +235,15 @@ class FocusedACO(PopulationSearch):
 
     def _build_colony(self, distance) -> None:
         """The ants on the backend, their walks keyed by ``focus_seed``."""
-        focus = FocusRules(self.focus_seed, self.moves, self.walk, self.colonies)
-        self.colony = dontlook_for(self.backend, "focused_ants", CpuFocusedAnts, self.rules, focus, distance,
-                                   self.ants * self.colonies, self.beta, announce="FocusedACO", what="the ants")
+        self.colony = dontlook_for(self.backend, "focused_ants", CpuFocusedAnts, self.rules, self._focus_rules(),
+                                   distance, self.ants * self.colonies, self.beta, announce="FocusedACO",
+                                   what="the ants")
         self.parts.append(self.colony)
         self.device = getattr(self.colony, "device", "")
+
+    def _focus_rules(self) -> FocusRules:
+        """The ants' walks' rules, keyed by ``focus_seed``."""
+        return FocusRules(self.focus_seed, self.moves, self.walk, self.colonies)
 
     def _part_states(self) -> dict:
         return {**super()._part_states(), "ants": self.colony.memory()}

@@ -159,6 +159,36 @@ def test_the_wait_for_kernel_builds_is_counted_for_the_command_s_note(monkeypatc
     assert note.endswith(str(tmp_path / "cubin") + " for the next run of this configuration")
 
 
+def test_a_build_started_ahead_is_the_one_compile_module_waits_for(monkeypatch, fake_cuda, tmp_path):
+    """``prebuild`` starts a build in the background and returns at once; compile_module of that
+    source then waits for it (one build, its cubin) and counts only its wait; a source held in
+    memory or on disk is not built again ahead."""
+    import threading
+    import time
+    monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
+    builds, release = [], threading.Event()
+
+    def nvcc(source, **options):
+        builds.append(source)
+        release.wait(5)
+        return b"built " + source.encode()
+    monkeypatch.setattr(driver, "nvcc_to_cubin", nvcc)
+    monkeypatch.setattr(driver, "_cubins", {})
+    monkeypatch.setattr(driver, "_building", {})
+    monkeypatch.setattr(driver, "_build_wait", [0.0])
+    started = time.perf_counter()
+    driver.prebuild("// ants", "sm_90")
+    assert time.perf_counter() - started < 1 and ("// ants", "sm_90") in driver._building
+    release.set()
+    driver._building[("// ants", "sm_90")].result()       # built and on disk first: still taken from the build
+    assert driver.compile_module("// ants", "sm_90") == b"built // ants"
+    assert builds == ["// ants"] and driver._building == {} and driver._build_wait[0] < 5
+    driver.prebuild("// ants", "sm_90")                           # in memory: nothing started
+    monkeypatch.setattr(driver, "_cubins", {})
+    driver.prebuild("// ants", "sm_90")                           # on disk: nothing started
+    assert builds == ["// ants"] and driver._building == {}
+
+
 class FakeNvrtc:
     """cuda-bindings' nvrtc module as compile_cubin calls it: compiles sources without "bad"."""
 

@@ -15,7 +15,7 @@ from lsmgpu.backends.focused import (CandidatePheromone, CpuFocusedAnts, FocusRu
 from lsmgpu.neighbourhoods.crowns import counter_uniform
 from lsmgpu.problems import QAP, TSP
 
-from .test_dontlook import length, positions, rules_of, tsp_of
+from .test_dontlook import assert_gpu_ants_equal_the_hosts, length, positions, rules_of, tsp_of
 
 
 def test_warp_scan_is_an_inclusive_prefix_sum():
@@ -392,6 +392,61 @@ def test_a_deadline_in_the_ants_build_returns_the_descended_start(monkeypatch):
     assert result.status == "seconds" and result.iterations == 0
     assert result.fitness == descent.values()[0] < problem.evaluate(search.start_x)
     assert np.array_equal(result.solution, descent.solutions()[0])
+
+
+def test_the_ants_kernels_build_beside_the_start_s_descent():
+    """A backend that builds ahead (``prebuild_focused_ants``, the CUDA backend's) is asked for the
+    ants' kernels before the start's descent is built, with the rules, focus, ants and beta the
+    ants are then made with; the run goes on as on the host (the same tour as the CPU's, the
+    descent's options given: a backend other than the CPU chains 2-opt moves by default)."""
+    from lsmgpu.backends.cpu import CpuBackend
+    from lsmgpu.backends.dontlook import CpuDontLook
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+
+    class Recording(CpuBackend):
+        """The host's descents and ants as a backend's kernels, each call recorded in order."""
+        name = "recording"
+
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def prebuild_focused_ants(self, rules, focus, distance, ants, beta):
+            self.calls.append(("prebuild", rules, focus, ants, beta))
+
+        def dontlook(self, rules, distance, rows):
+            self.calls.append(("dontlook",))
+            return CpuDontLook(rules, distance, rows)
+
+        def focused_ants(self, rules, focus, distance, ants, beta):
+            self.calls.append(("focused_ants", rules, focus, ants, beta))
+            return CpuFocusedAnts(rules, focus, distance, ants, beta=beta)
+    backend = Recording()
+    result = FocusedACO(problem, backend=backend, seed=4, ants=6, lk_depth=0).run(iterations=3)
+    assert [call[0] for call in backend.calls] == ["prebuild", "dontlook", "focused_ants"]
+    (_, rules, focus, ants, beta), (_, *made) = backend.calls[0], backend.calls[2]
+    assert made[0] is rules and vars(made[1]) == vars(focus) and made[2:] == [ants, beta]
+    expected = FocusedACO(problem, backend="cpu", seed=4, ants=6, lk_depth=0).run(iterations=3)
+    assert result.fitness == expected.fitness and np.array_equal(result.solution, expected.solution)
+
+
+@pytest.mark.gpu
+def test_gpu_ants_take_the_module_built_ahead(monkeypatch, tmp_path):
+    """CudaFocusedAnts.prebuild renders the source the ants then load: with every cache empty, the
+    build started ahead is the one their constructor takes (one build, none left under way), and
+    the ants walk and descend as the reference's."""
+    from lsmgpu.backends.cuda import driver
+    monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
+    for held in ("_cubins", "_modules", "_building"):
+        monkeypatch.setattr(driver, held, {})
+    builds, build = [], driver._build
+    monkeypatch.setattr(driver, "_build", lambda *args: builds.append(args[0]) or build(*args))
+    problem = tsp_of("int-coords", 300, seed=2)
+    rules, focus = rules_of(problem, or3=True, lk=True), FocusRules(5, 8, 10**6)
+    resolve("cuda").prebuild_focused_ants(rules, focus, problem.edge_distance(), 8, 2.0)
+    assert len(driver._building) == 1
+    assert_gpu_ants_equal_the_hosts(problem, rules, focus, 8, np.random.default_rng(2).permutation(300), 2)
+    assert driver._building == {} and len(builds) == 1
 
 
 def test_errors_name_what_is_wrong():

@@ -111,6 +111,11 @@ class CudaBackend:
         (lsmgpu.backends.focused)."""
         return CudaFocusedAnts(rules, focus, distance, ants, beta, self)
 
+    def prebuild_focused_ants(self, rules, focus, distance, ants: int, beta: float) -> None:
+        """Starts building the kernels ``focused_ants`` of the same arguments will load, in the
+        background (CudaFocusedAnts.prebuild)."""
+        CudaFocusedAnts.prebuild(rules, focus, distance, ants, beta, self)
+
     def genetic(self, breeding, n: int, distance) -> CudaGenetic:
         """A genetic algorithm's population of ``n``-item permutations breeding on the GPU
         (lsmgpu.backends.genetic); ``distance``: the problem's EdgeDistance or None."""

@@ -3,8 +3,7 @@ arrays (lsmgpu/backends/dontlook.py holds the rules and the NumPy reference the 
 
 Each row's tour, positions and queue of cities to check stay on the GPU; a launch runs up to
 CHECKS checks of every row (one block a row), and the host looks at the queues between launches
-(the deadline, the end).
-"""
+(the deadline, the end)."""
 from __future__ import annotations
 
 import time
@@ -103,7 +102,6 @@ class CudaDontLook:
     """``rows`` tours descended by don't-look bits on the GPU."""
 
     name = "cuda"
-
     #: what the memory refusal names
     what = "don't-look descent"
     #: threads a row
@@ -153,15 +151,16 @@ class CudaDontLook:
         if self.row_shared:
             kernel.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.row_shared)
 
-    def __init__(self, rules, distance, rows: int, options, chains: bool = False):
+    def _lay_out(self, rules, distance, rows: int, options, chains: bool = False) -> tuple[str, str]:
+        """Sets what the module's source reads (rows, cities, a round's cities, threads, shared memory;
+        the GPU memory it needs checked, none taken): the source and arch, for load_module or prebuild."""
         self.rules, self.between, self.rows = rules, distance.between, int(rows)
         self.n = n = len(rules.candidates) // (self.rows if self.per_row_cities else 1)
         #: the cities a row checks at once, one block each (the NumPy reference's ``wide``)
         self.wide = wide_checks(self.rows, n) if self.descends_wide else 1
         if self.wide > WIDEST:
             raise ValueError(f"{self.what}: a round checks at most {WIDEST} cities, not {self.wide}")
-        self.device = options.device
-        self.block = self.threads(rules)
+        self.device, self.block = options.device, self.threads(rules)
         table = distance.table
         fixed = table.nbytes + rules.candidates.nbytes + self.city_array_bytes(n, rules.k)
         need = dontlook_bytes(self.rows, n, chains, self.wide, wide_city_bytes(rules, n)) + fixed
@@ -180,10 +179,13 @@ class CudaDontLook:
                                  WALK_TRIES=WALK_TRIES, SEGMENT_ROWS=int(self.per_row_cities),
                                  TABLE_WIDTH=table.size // len(rules.candidates), WIDE_APPLY_BLOCK=WIDE_APPLY_BLOCK,
                                  MAX_WIDE=WIDEST, KERNELS=self.kernels)
-        self.module = load_module(source, "sm_%d%d" % device.compute_capability())
+        return source, "sm_%d%d" % device.compute_capability()
+
+    def __init__(self, rules, distance, rows: int, options, chains: bool = False):
+        self.module = load_module(*self._lay_out(rules, distance, rows, options, chains))
         self.kernel = self.module.get_function("descend") if "descend" in self.kernels else None
         self.buffers = DeviceBuffers()
-        B = self.rows
+        n, B, table = self.n, self.rows, distance.table
         self.x, self.pos, self.queue = (self.buffers.alloc(B * n * 4) for _ in range(3))
         self.queued = self.buffers.alloc(B * n)
         self.head, self.count = self.buffers.alloc(B * 4), self.buffers.alloc(B * 4)

@@ -48,6 +48,8 @@ _contexts: dict[int, object] = {}
 _context_lock = threading.Lock()
 _cubins: dict[tuple, bytes] = {}
 _modules: dict[tuple, object] = {}
+#: builds started ahead (prebuild) that no compile_module has taken yet: (source, arch) -> Future
+_building: dict[tuple, concurrent.futures.Future] = {}
 _BUILDER: concurrent.futures.ThreadPoolExecutor | None = None
 #: the seconds this process has waited for kernel builds (cubins read from the caches aside)
 _build_wait = [0.0]
@@ -163,6 +165,17 @@ def resident_threads(device) -> int:
         device.get_attribute(attribute.MAX_THREADS_PER_MULTIPROCESSOR)
 
 
+def prebuild(source: str, arch: str) -> None:
+    """Starts building ``source`` in the builder's threads where no build of it is held (in memory,
+    on disk or under way); compile_module then waits for that build rather than starting its own.
+    NVRTC builds side by side (cuda-bindings releases the GIL): a search builds its next kernels
+    while its first ones build and run."""
+    key = (source, arch)
+    path = cubin_path(source, arch, BUILD_OPTIONS)
+    if key not in _cubins and key not in _building and not os.path.isfile(path):
+        _building[key] = _builder().submit(_build, source, arch, path)
+
+
 def compile_module(source: str, arch: str) -> bytes:
     """The cubin of ``source``: cached in memory and as a file in lsmgpu's cache folder (a new
     process, or a new instance of a kind already built, runs no compiler, not even
@@ -173,11 +186,11 @@ def compile_module(source: str, arch: str) -> bytes:
     far, and the build goes on in the background into the disk cache, for the next run."""
     key = (source, arch)
     if key not in _cubins:
-        path = cubin_path(source, arch, BUILD_OPTIONS)
-        if os.path.isfile(path):
+        path, ahead = cubin_path(source, arch, BUILD_OPTIONS), _building.pop(key, None)
+        if ahead is None and os.path.isfile(path):
             _cubins[key] = Path(path).read_bytes()
             return _cubins[key]
-        future = _builder().submit(_build, source, arch, path)
+        future = ahead or _builder().submit(_build, source, arch, path)
         left, started = time_left(), time.perf_counter()
         try:
             _cubins[key] = future.result(timeout=None if left is None else max(0.0, left))

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..focused import CandidatePheromone
 from .dontlook import CHAIN_BLOCK, KOPT_CHAIN_BLOCK, CudaDontLook
-from .driver import cuda, download, launch, pack, synchronize
+from .driver import cuda, download, launch, pack, prebuild, synchronize
 
 __all__ = ["CudaFocusedAnts"]
 
@@ -29,10 +29,25 @@ class CudaFocusedAnts(CudaDontLook):
         (2 n k doubles); eta (n k doubles)."""
         return self.focus.colonies * (16 * n + 16 * n * k) + 8 * n * k
 
-    def __init__(self, rules, focus, distance, ants: int, beta: float, options):
+    def _lay_out(self, rules, distance, ants: int, options, chains: bool = False) -> tuple[str, str]:
+        """CudaDontLook's, the colonies' ants per colony and a warp's candidates checked first
+        (``focus`` set before: the memory the colonies' arrays need depends on it)."""
         if rules.k > 32:
             raise ValueError(f"{self.what}: a warp weighs a city's candidates, at most 32; the rules have {rules.k}")
-        self.focus, self.per_colony = focus, focus.per_colony(int(ants), self.what)
+        self.per_colony = self.focus.per_colony(int(ants), self.what)
+        return super()._lay_out(rules, distance, ants, options, chains)
+
+    @classmethod
+    def prebuild(cls, rules, focus, distance, ants: int, beta: float, options) -> None:
+        """Starts building the module that ``cls(rules, focus, distance, ants, beta, options)`` loads
+        in the background (driver.prebuild), so that a first run builds the ants' kernels beside
+        its start's descent rather than after it; nothing on the GPU is taken."""
+        layout = cls.__new__(cls)
+        layout.focus = focus
+        prebuild(*layout._lay_out(rules, distance, ants, options))
+
+    def __init__(self, rules, focus, distance, ants: int, beta: float, options):
+        self.focus = focus
         super().__init__(rules, distance, ants, options)
         self.ants = self.rows
         self.kernel, self.pheromone_kernel = (self.module.get_function(f) for f in ("focused", "focused_pheromone"))
