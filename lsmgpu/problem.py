@@ -300,16 +300,16 @@ class Problem:
         without a file (defined interactively) are skipped."""
         import inspect
         dirs = []
-        for cls in type(self).__mro__:
-            if not issubclass(cls, Problem) or cls is Problem:
-                continue
+        for cls in (c for c in type(self).__mro__ if issubclass(c, Problem) and c is not Problem):
             try:
                 folder = Path(inspect.getfile(cls)).parent
-            except TypeError:
+            except TypeError:                          # defined interactively: no file
                 continue
-            if folder not in dirs:
-                dirs.append(folder)
+            dirs += [folder] if folder not in dirs else []
         return dirs
+
+    #: whether ``initial_solution`` draws another start for each seed (else MultiStart warns: one start for all)
+    start_is_drawn = True
 
     def initial_solution(self, rng: np.random.Generator) -> np.ndarray:
         """A start solution; by default uniformly random."""

@@ -416,10 +416,20 @@ class TSP(Problem):
             total += np.where(first[:, c], change, 0)
         return total
 
+    def _start_kind(self) -> str:
+        """The start tour's kind, "auto" resolved (greedy from GREEDY_FROM cities with coordinates)."""
+        if self.start != "auto":
+            return self.start
+        return "greedy" if self.n > GREEDY_FROM and self.coords is not None else "nearest"
+
+    @property
+    def start_is_drawn(self) -> bool:
+        """The nearest-neighbour and random starts are drawn from the seed; greedy, strips and
+        Hilbert tours are one tour whatever the seed."""
+        return self._start_kind() in ("nearest", "random")
+
     def initial_solution(self, rng):
-        start = self.start
-        if start == "auto":
-            start = "greedy" if self.n > GREEDY_FROM and self.coords is not None else "nearest"
+        start = self._start_kind()
         if start == "random":
             return self.encoding.random(rng)
         if start == "strips":

@@ -76,6 +76,14 @@ def test_same_starts_as_the_sequential_run(qap):
     assert len(devices) == 2 and all(d.startswith("cpu:") and "CUDA_VISIBLE_DEVICES" in d for d in devices)
 
 
+def test_starts_over_ray_that_would_all_begin_from_one_tour_are_announced():
+    """RayMultiStart warns, as MultiStart does, where the problem's start is one solution whatever
+    the seed (TSP's greedy tour): its starts would begin from one solution."""
+    greedy = TSP(TSP.from_file(TSP.shipped("kroA100")).coords, start="greedy")
+    with pytest.warns(UserWarning, match="RayMultiStart: .* the 4 starts begin from one solution"):
+        RayMultiStart(HillClimbing, greedy, starts=4, seed=0, backend="cpu")
+
+
 def test_a_dead_actor_start_is_rerun(qap, tmp_path):
     """The start whose worker dies is rerun on the other actor; no start is dropped."""
     problem = CrashOnce(qap.a, qap.b, name="crash-once")

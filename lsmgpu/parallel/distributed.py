@@ -31,7 +31,7 @@ from ..errors import BackendUnavailable
 from ..result import SearchResult
 from ..search.loop import Search
 from ..validation import check_options
-from .seeds import search_class, spawn_seeds
+from .seeds import search_class, spawn_seeds, warn_one_start
 
 __all__ = ["RayDriver", "RayMultiStart", "actor_device", "ray_connected", "ray_module"]
 
@@ -150,6 +150,7 @@ class RayMultiStart(RayDriver, Search):
         check_options("RayMultiStart", self.search, options, taken=("problem", "seed", "initial"))
         self.problem, self.options = problem, options
         self.seeds = spawn_seeds(seed, starts)
+        warn_one_start("RayMultiStart", problem, starts)
         if workers is not None and (not isinstance(workers, int) or workers < 1):
             raise ValueError(f"RayMultiStart: `workers` must be an integer >= 1, got {workers!r}")
         if batch is not None and (not isinstance(batch, int) or batch < 1):

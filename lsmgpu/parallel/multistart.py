@@ -23,7 +23,7 @@ from ..search.loop import Search
 from ..validation import check_count, check_flag, check_host_memory, check_options
 from .batch import BatchTabuSearch
 from .drivers import batch_driver
-from .seeds import search_class, spawn_seeds, start_solutions
+from .seeds import search_class, spawn_seeds, start_solutions, warn_one_start
 
 __all__ = ["MultiStart", "spawn_seeds", "search_class"]
 
@@ -59,6 +59,8 @@ class MultiStart(Search):
                       taken=("problem", "seed"))
         self.problem, self.options = problem, options
         self.initial = start_solutions(problem, initial, starts)
+        if initial is None:
+            warn_one_start("MultiStart", problem, starts)
         for name in ISLAND_OPTIONS:
             check_count("MultiStart", name, options.get(name), 1)
         self.seeds = spawn_seeds(seed, starts)

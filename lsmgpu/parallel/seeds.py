@@ -3,6 +3,7 @@
 whichever machine or process runs it."""
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -10,7 +11,7 @@ import numpy as np
 from ..search import SEARCHES, LocalSearch, search_class as named_search, searches_of
 from ..validation import check_count, check_seed
 
-__all__ = ["spawn_seeds", "search_class", "SpawnedSeeds", "start_solutions"]
+__all__ = ["spawn_seeds", "search_class", "SpawnedSeeds", "start_solutions", "warn_one_start"]
 
 
 class SpawnedSeeds(Sequence):
@@ -72,3 +73,12 @@ def start_solutions(problem, initial, starts: int):
         raise ValueError(f"MultiStart: `initial` must be one solution or one per start ({starts} x n), "
                          f"got shape {array.shape}")
     return np.stack([problem.encoding.validate(x) for x in array])
+
+
+def warn_one_start(who: str, problem, starts: int) -> None:
+    """Say so where ``starts`` searches that draw their own start would all begin from one
+    solution: the problem's start is the same whatever the seed (TSP's greedy tour, its default
+    from 5,000 cities), so a deterministic search would run one run ``starts`` times."""
+    if starts > 1 and not problem.start_is_drawn:
+        warnings.warn(f"{who}: {problem.name}'s start solution is the same for every seed, so the {starts} starts "
+                      f"begin from one solution (TSP: start='nearest' or 'random' draws one per seed)", stacklevel=3)

@@ -167,19 +167,21 @@ def test_neighbourhood_objects_accepted():
 def test_large_instance_starts(rng):
     """Beyond 5,000 cities `auto` takes the greedy start (up to it the nearest neighbour from a
     seeded city); greedy, Hilbert and strip starts are valid tours far shorter than random ones,
-    greedy the shortest."""
+    greedy the shortest, and say they are one tour whatever the seed (start_is_drawn)."""
     pts = rng.uniform(0, 1e5, (5_001, 2))
     lengths = {}
     for start in ("auto", "greedy", "hilbert", "strips"):
         tsp = TSP(pts, neighbourhood="2opt", start=start)
         tour = tsp.initial_solution(rng)
         assert np.array_equal(np.sort(tour), np.arange(5_001)), start
+        assert not tsp.start_is_drawn and np.array_equal(tsp.initial_solution(np.random.default_rng(9)), tour), start
         lengths[start] = tsp.evaluate(tour)
     assert lengths["auto"] == lengths["greedy"] < min(lengths["hilbert"], lengths["strips"])
     assert lengths["hilbert"] < 0.05 * TSP(pts).evaluate(rng.permutation(5_001))
     smaller = TSP(pts[:5_000])
     assert not np.array_equal(smaller.initial_solution(np.random.default_rng(1)),
                               smaller.initial_solution(np.random.default_rng(2)))      # nearest, seeded
+    assert smaller.start_is_drawn and TSP(pts, start="random").start_is_drawn
     with pytest.raises(ValueError, match="start"):
         TSP(pts[:10], start="spiral")
     with pytest.raises(ValueError, match="coordinates"):

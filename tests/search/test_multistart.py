@@ -1,10 +1,12 @@
 """Multi-start: spawned seeds, equality with single runs, budgets."""
+import warnings
+
 import numpy as np
 import pytest
 
 from lsmgpu import HillClimbing, TabuSearch
 from lsmgpu.parallel.multistart import MultiStart, spawn_seeds
-from lsmgpu.problems import QAP
+from lsmgpu.problems import QAP, TSP
 
 
 @pytest.fixture
@@ -67,3 +69,18 @@ def test_a_combined_result_is_the_best_run_with_the_counters_summed(qap):
     assert "3 of 4 ran" in combined.summary()
     empty = SearchResult.combined([None, None], 0.1, "interrupted", 1, algorithm="TabuSearch", problem="tai12a")
     assert empty.solution is None and np.isnan(empty.fitness) and empty.runs == (None, None)
+
+
+def test_starts_that_would_all_begin_from_one_tour_are_announced():
+    """Where the problem's start is one solution whatever the seed (TSP's greedy tour, its "auto"
+    start from 5,000 cities), MultiStart warns that its starts begin from one solution; starts
+    drawn per seed (the nearest-neighbour tour) or given pass without a word."""
+    greedy = TSP(TSP.from_file(TSP.shipped("kroA100")).coords, start="greedy")
+    with pytest.warns(UserWarning, match="MultiStart: .* the 3 starts begin from one solution"):
+        MultiStart(HillClimbing, greedy, starts=3, seed=0, backend="cpu")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        MultiStart(HillClimbing, TSP(greedy.coords), starts=3, seed=0, backend="cpu")
+        MultiStart(HillClimbing, greedy, starts=3, seed=0, backend="cpu",
+                   initial=greedy.start_solution(np.random.default_rng(0)))
+        MultiStart(HillClimbing, greedy, starts=1, seed=0, backend="cpu")
