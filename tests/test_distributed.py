@@ -80,7 +80,7 @@ def test_starts_over_ray_that_would_all_begin_from_one_tour_are_announced():
     """RayMultiStart warns, as MultiStart does, where the problem's start is one solution whatever
     the seed (TSP's greedy tour): its starts would begin from one solution."""
     greedy = TSP(TSP.from_file(TSP.shipped("kroA100")).coords, start="greedy")
-    with pytest.warns(UserWarning, match="RayMultiStart: .* the 4 starts begin from one solution"):
+    with pytest.warns(UserWarning, match="RayMultiStart: .* the 4 HillClimbing starts begin from one solution"):
         RayMultiStart(HillClimbing, greedy, starts=4, seed=0, backend="cpu")
 
 

@@ -150,7 +150,7 @@ class RayMultiStart(RayDriver, Search):
         check_options("RayMultiStart", self.search, options, taken=("problem", "seed", "initial"))
         self.problem, self.options = problem, options
         self.seeds = spawn_seeds(seed, starts)
-        warn_one_start("RayMultiStart", problem, starts)
+        warn_one_start("RayMultiStart", self.search, problem, starts)
         if workers is not None and (not isinstance(workers, int) or workers < 1):
             raise ValueError(f"RayMultiStart: `workers` must be an integer >= 1, got {workers!r}")
         if batch is not None and (not isinstance(batch, int) or batch < 1):

@@ -60,7 +60,7 @@ class MultiStart(Search):
         self.problem, self.options = problem, options
         self.initial = start_solutions(problem, initial, starts)
         if initial is None:
-            warn_one_start("MultiStart", problem, starts)
+            warn_one_start("MultiStart", self.search, problem, starts)
         for name in ISLAND_OPTIONS:
             check_count("MultiStart", name, options.get(name), 1)
         self.seeds = spawn_seeds(seed, starts)

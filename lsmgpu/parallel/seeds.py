@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..search import SEARCHES, LocalSearch, search_class as named_search, searches_of
+from ..search import SEARCHES, IteratedLocalSearch, LocalSearch, search_class as named_search, searches_of
 from ..validation import check_count, check_seed
 
 __all__ = ["spawn_seeds", "search_class", "SpawnedSeeds", "start_solutions", "warn_one_start"]
@@ -75,10 +75,12 @@ def start_solutions(problem, initial, starts: int):
     return np.stack([problem.encoding.validate(x) for x in array])
 
 
-def warn_one_start(who: str, problem, starts: int) -> None:
-    """Say so where ``starts`` searches that draw their own start would all begin from one
-    solution: the problem's start is the same whatever the seed (TSP's greedy tour, its default
-    from 5,000 cities), so a deterministic search would run one run ``starts`` times."""
-    if starts > 1 and not problem.start_is_drawn:
-        warnings.warn(f"{who}: {problem.name}'s start solution is the same for every seed, so the {starts} starts "
-                      f"begin from one solution (TSP: start='nearest' or 'random' draws one per seed)", stacklevel=3)
+def warn_one_start(who: str, search: type, problem, starts: int) -> None:
+    """Say so where ``starts`` descents (tabu search, hill climbing) that draw their own start
+    would all begin from one solution: the problem's start is the same whatever the seed (TSP's
+    greedy tour, its default from 5,000 cities), so the starts would make one run, or nearly, N
+    times. Iterated local searches are not warned about: their kicks, drawn from each seed, part them."""
+    if starts > 1 and not problem.start_is_drawn and not issubclass(search, IteratedLocalSearch):
+        warnings.warn(f"{who}: {problem.name}'s start solution is the same for every seed, so the {starts} "
+                      f"{search.__name__} starts begin from one solution (TSP: start='nearest' or 'random' "
+                      f"draws one per seed)", stacklevel=3)

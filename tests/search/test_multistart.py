@@ -73,14 +73,18 @@ def test_a_combined_result_is_the_best_run_with_the_counters_summed(qap):
 
 def test_starts_that_would_all_begin_from_one_tour_are_announced():
     """Where the problem's start is one solution whatever the seed (TSP's greedy tour, its "auto"
-    start from 5,000 cities), MultiStart warns that its starts begin from one solution; starts
-    drawn per seed (the nearest-neighbour tour) or given pass without a word."""
+    start from 5,000 cities), MultiStart warns that its descents (hill climbing, tabu search) begin
+    from one solution; starts drawn per seed (the nearest-neighbour tour) or given, one start, and
+    iterated local searches (their kicks part them) pass without a word."""
     greedy = TSP(TSP.from_file(TSP.shipped("kroA100")).coords, start="greedy")
-    with pytest.warns(UserWarning, match="MultiStart: .* the 3 starts begin from one solution"):
+    with pytest.warns(UserWarning, match="MultiStart: .* the 3 HillClimbing starts begin from one solution"):
         MultiStart(HillClimbing, greedy, starts=3, seed=0, backend="cpu")
+    with pytest.warns(UserWarning, match="the 2 TabuSearch starts begin from one solution"):
+        MultiStart("tabu", greedy, starts=2, seed=0, backend="cpu")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         MultiStart(HillClimbing, TSP(greedy.coords), starts=3, seed=0, backend="cpu")
         MultiStart(HillClimbing, greedy, starts=3, seed=0, backend="cpu",
                    initial=greedy.start_solution(np.random.default_rng(0)))
         MultiStart(HillClimbing, greedy, starts=1, seed=0, backend="cpu")
+        MultiStart("ils", greedy, starts=3, seed=0, backend="cpu")
