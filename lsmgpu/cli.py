@@ -168,7 +168,9 @@ def _load_problem(args):
     path = resolve_path(args.instance)
     if args.colors is not None and path.suffix != ".col":
         raise ValueError(f"--colors applies to a DIMACS .col graph, not to {path.name}")
-    options = {}
+    if args.start is not None and path.suffix != ".tsp":
+        raise ValueError(f"--start applies to a TSPLIB .tsp, not to {path.name}")
+    options = {} if args.start is None else {"start": args.start}     # TSP checks the kind's name
     if path.suffix == ".tsp" and args.neighbourhood:
         options["neighbourhood"] = args.neighbourhood
     elif path.suffix == ".col":

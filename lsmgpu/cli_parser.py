@@ -167,6 +167,10 @@ def parser() -> argparse.ArgumentParser:
     solve.add_argument("--polish", choices=sorted(POLISH) + ["none"], default=None,
                        help="ILS over a TSP's candidate lists: end each descent where this neighbourhood does not "
                             "improve either (default oropt+3opt: Or-opt, then candidate 3-opt)")
+    solve.add_argument("--start", metavar="KIND",
+                       help="TSP start tour: auto (the default: the nearest-neighbour tour from a city drawn from the "
+                            "seed up to 5,000 cities, the greedy tour beyond), nearest, greedy, hilbert, strips or "
+                            "random; --starts of tabu or hc begin from one tour unless it is drawn (nearest, random)")
     solve.add_argument("--colors", type=_count(2), help="number of colours, for a DIMACS .col graph")
     stop = solve.add_argument_group("stopping criteria (the first to fire ends the run)")
     stop.add_argument("--iterations", type=_count(0),

@@ -1,6 +1,7 @@
 """The lsmgpu command, end to end on shipped instances."""
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -61,6 +62,32 @@ def test_solve_dimacs_graph(tmp_path, capsys):
     assert "best fitness: 0" in capsys.readouterr().out
     assert main(["solve", str(path)]) == 2
     assert "--colors" in capsys.readouterr().err
+
+
+def test_the_tsp_start_tour_is_chosen_with_start(tmp_path, capsys):
+    """--start sets a TSP's start tour (hill climbing with no iteration writes it back: the greedy
+    tour); many tabu starts from one tour are warned about, from drawn tours not; a bad kind or a
+    non-TSP instance exits 2 naming it."""
+    from lsmgpu.problems.candidates import greedy_tour
+    out, path = tmp_path / "k.tour", str(TSP.shipped("kroA100"))
+    assert main(["solve", path, "--algorithm", "hc", "--start", "greedy", "--iterations", "0", "--backend", "cpu",
+                 "--out", str(out), "--quiet"]) == 0
+    lines = out.read_text().split("\n")
+    tour = np.array([int(v) - 1 for v in lines[lines.index("TOUR_SECTION") + 1:lines.index("-1")]])
+    problem = TSP.from_file(path)
+    assert problem.evaluate(tour) == problem.evaluate(greedy_tour(problem.coords))
+    with pytest.warns(UserWarning, match="the 3 TabuSearch starts begin from one solution"):
+        assert main(["solve", path, "--start", "greedy", "--algorithm", "tabu", "--starts", "3", "--iterations", "5", "--backend", "cpu",
+                     "--quiet"]) == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        assert main(["solve", path, "--start", "nearest", "--algorithm", "tabu", "--starts", "3", "--iterations", "5", "--backend", "cpu",
+                     "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["solve", path, "--start", "spiral", "--backend", "cpu"]) == 2
+    assert "spiral" in capsys.readouterr().err
+    assert main(["solve", "chr12a", "--start", "greedy", "--backend", "cpu"]) == 2
+    assert "--start applies to a TSPLIB .tsp" in capsys.readouterr().err
 
 
 def test_solve_many_starts(capsys):

@@ -82,5 +82,5 @@ def warn_one_start(who: str, search: type, problem, starts: int) -> None:
     times. Iterated local searches are not warned about: their kicks, drawn from each seed, part them."""
     if starts > 1 and not problem.start_is_drawn and not issubclass(search, IteratedLocalSearch):
         warnings.warn(f"{who}: {problem.name}'s start solution is the same for every seed, so the {starts} "
-                      f"{search.__name__} starts begin from one solution (TSP: start='nearest' or 'random' "
-                      f"draws one per seed)", stacklevel=3)
+                      f"{search.__name__} starts begin from one solution (TSP: start='nearest' or 'random', "
+                      f"the command's --start, draws one per seed)", stacklevel=3)
