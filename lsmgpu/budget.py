@@ -10,9 +10,22 @@ from dataclasses import dataclass
 
 from .validation import check_count, check_number, check_seconds
 
-__all__ = ["Budget", "DeadlineReached", "deadline_scope", "time_left", "check_deadline"]
+__all__ = ["Budget", "DeadlineReached", "RunScope", "deadline_scope", "time_left", "count_build_wait",
+           "check_deadline"]
 
-_DEADLINE: contextvars.ContextVar = contextvars.ContextVar("lsmgpu_deadline", default=None)
+
+@dataclass
+class RunScope:
+    """The running search's deadline (a time.perf_counter() value, or None) and the seconds it has
+    waited for kernel builds (its result's ``timings["build"]``); ``outer``: the scope of the run
+    that started this one (a multi-start's), which counts its builds too."""
+
+    deadline: float | None
+    outer: "RunScope | None" = None
+    build_seconds: float = 0.0
+
+
+_SCOPE: contextvars.ContextVar = contextvars.ContextVar("lsmgpu_run_scope", default=None)
 
 
 class DeadlineReached(Exception):
@@ -22,18 +35,28 @@ class DeadlineReached(Exception):
 
 @contextmanager
 def deadline_scope(deadline: float | None):
-    """Within it, :func:`time_left` counts down to ``deadline`` (a time.perf_counter() value)."""
-    token = _DEADLINE.set(deadline)
+    """Within it, :func:`time_left` counts down to ``deadline`` (a time.perf_counter() value) and
+    :func:`count_build_wait` adds to the RunScope it yields (and to the scopes around it)."""
+    scope = RunScope(deadline, _SCOPE.get())
+    token = _SCOPE.set(scope)
     try:
-        yield
+        yield scope
     finally:
-        _DEADLINE.reset(token)
+        _SCOPE.reset(token)
 
 
 def time_left() -> float | None:
     """Seconds left to the running search's deadline (None: no time budget, or no search)."""
-    deadline = _DEADLINE.get()
-    return None if deadline is None else deadline - time.perf_counter()
+    scope = _SCOPE.get()
+    return None if scope is None or scope.deadline is None else scope.deadline - time.perf_counter()
+
+
+def count_build_wait(seconds: float) -> None:
+    """``seconds`` that the running search (and each run around it) waited for a kernel build."""
+    scope = _SCOPE.get()
+    while scope is not None:
+        scope.build_seconds += seconds
+        scope = scope.outer
 
 
 @dataclass(frozen=True)

@@ -271,7 +271,7 @@ def _report(args, problem, result) -> int:
           f"on {where}, stopped by {result.status}")
     if result.backend == "cuda":
         from .backends.cuda.driver import build_note
-        if said := build_note(result.seconds):
+        if said := build_note(result):
             print(f"lsmgpu: {said}", file=sys.stderr)
     if args.out:
         problem.write_solution(result.solution, args.out)

@@ -28,7 +28,8 @@ class SearchResult:
     iteration);
     ``improvements`` holds (iteration, seconds, best fitness) each time the best improved;
     ``timings`` holds seconds per phase (``evaluate``, ``select``, ``apply``, ``transfer``,
-    ``host``) as measured by the backend; ``work`` what the search made (moves, kicks, ant
+    ``host``) as measured by the backend, and ``build``: the seconds the run waited for its GPU
+    kernels' first builds, where it did; ``work`` what the search made (moves, kicks, ant
     tours, children), counted in its own unit.
 
     A run of many starts or islands (MultiStart, RayMultiStart, RayIslands) returns one too,

@@ -429,12 +429,10 @@ def test_a_gpu_run_whose_kernel_builds_took_long_says_so(monkeypatch, capsys):
     import dataclasses
 
     import lsmgpu.cli as cli
-    from lsmgpu.backends.cuda import driver
     done = FocusedACO(TSP.from_file(TSP.shipped("berlin52")), backend="cpu", seed=1, ants=4).run(1)
-    on_gpu = dataclasses.replace(done, backend="cuda", device="a GPU", seconds=60.0)
-    for backend_result, waited, said in ((on_gpu, 42.9, True), (on_gpu, 0.5, False), (done, 42.9, False)):
-        monkeypatch.setattr(driver, "_build_wait", [waited])
-        monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: backend_result)
+    for backend, waited, said in (("cuda", 42.9, True), ("cuda", 0.5, False), ("cpu", 42.9, False)):
+        ran = dataclasses.replace(done, backend=backend, device="a GPU", seconds=60.0, timings={"build": waited})
+        monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: ran)
         assert main(["solve", "berlin52", "--backend", "cpu", "--quiet"]) == 0
         err = capsys.readouterr().err
         assert ("lsmgpu: 42.9 s of the run's 60.0 s went to building its GPU kernels, kept in " in err) == said

@@ -182,9 +182,10 @@ class Search:
         """``begin()``, then iterations until a stop criterion fires; the one place that turns the
         deadline and Ctrl-C into a status and writes the checkpoints."""
         self.status, self.best_x, self._stop_request = None, None, None
+        scope = None
         try:
             try:
-                with deadline_scope(None if budget.seconds is None else t0 + budget.seconds):
+                with deadline_scope(None if budget.seconds is None else t0 + budget.seconds) as scope:
                     begin()
                     self.status = self.status or self._stop_request or self._budget_spent()
                     while self.status is None:
@@ -210,6 +211,8 @@ class Search:
             if self.best_x is not None:
                 self._last_look()
             result = self.result()
+            if scope is not None and scope.build_seconds:      # the seconds kernel builds held it up
+                result = dataclasses.replace(result, timings={**result.timings, "build": scope.build_seconds})
         finally:
             self._release()
         self.callbacks.on_end(result)

@@ -3,6 +3,7 @@ waits fail the way CUDA does; every failure becomes a KernelLaunchError naming t
 import pytest
 
 from lsmgpu.backends.cuda import driver
+from lsmgpu.budget import deadline_scope
 from lsmgpu.errors import KernelLaunchError
 
 
@@ -129,11 +130,12 @@ def test_a_cubin_on_disk_is_loaded_without_nvcc(monkeypatch, fake_cuda, tmp_path
 
 
 
-def test_the_wait_for_kernel_builds_is_counted_for_the_command_s_note(monkeypatch, fake_cuda, tmp_path):
-    """The seconds a process waits for a build add up (a cubin read from the disk cache adds
-    nothing); ``build_note`` says them from BUILD_NOTE_SECONDS on, naming the cache folder. The
-    driver's clock is a stand-in that each build moves on by 0.2 s, so no figure depends on the
-    machine's speed."""
+def test_the_wait_for_kernel_builds_is_counted_for_the_run_and_its_note(monkeypatch, fake_cuda, tmp_path):
+    """The seconds a run waits for builds add up in its scope and the scopes around it (a
+    multi-start's; a cubin read from the disk cache adds nothing, a build outside any run counts
+    nowhere); ``build_note`` says a result's ``timings["build"]`` from BUILD_NOTE_SECONDS on,
+    naming the cache folder. The driver's clock is a stand-in that each build moves on by 0.2 s, so
+    no figure depends on the machine's speed."""
     from types import SimpleNamespace
     clock = SimpleNamespace(now=0.0)
     monkeypatch.setattr(driver, "time", SimpleNamespace(perf_counter=lambda: clock.now))
@@ -144,18 +146,21 @@ def test_the_wait_for_kernel_builds_is_counted_for_the_command_s_note(monkeypatc
     monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
     monkeypatch.setattr(driver, "nvcc_to_cubin", nvcc)
     monkeypatch.setattr(driver, "_cubins", {})
-    monkeypatch.setattr(driver, "_build_wait", [0.0])
     monkeypatch.setattr(driver, "BUILD_NOTE_SECONDS", 0.3)
-    driver.compile_module("// one kernel", "sm_90")
-    assert 0.2 <= driver._build_wait[0] < 0.3 and driver.build_note(10.0) is None
-    driver.compile_module("// another kernel", "sm_90")
-    assert 0.4 <= driver._build_wait[0]
-    monkeypatch.setattr(driver, "_cubins", {})
-    waited = driver._build_wait[0]
-    driver.compile_module("// one kernel", "sm_90")               # from the disk: no wait counted
-    assert driver._build_wait[0] == waited
-    note = driver.build_note(10.0)
-    assert note.startswith(f"{waited:.1f} s of the run's 10.0 s went to building its GPU kernels, kept in ")
+    driver.compile_module("// outside any run", "sm_90")
+    with deadline_scope(None) as outer:
+        with deadline_scope(None) as first:
+            driver.compile_module("// one kernel", "sm_90")
+        with deadline_scope(None) as second:
+            driver.compile_module("// another kernel", "sm_90")
+            monkeypatch.setattr(driver, "_cubins", {})
+            driver.compile_module("// one kernel", "sm_90")           # from the disk: no wait counted
+    assert first.build_seconds == pytest.approx(0.2) and second.build_seconds == pytest.approx(0.2)
+    assert outer.build_seconds == pytest.approx(0.4)
+    assert driver.build_note(SimpleNamespace(seconds=10.0, timings={"build": 0.2})) is None
+    assert driver.build_note(SimpleNamespace(seconds=10.0, timings={})) is None
+    note = driver.build_note(SimpleNamespace(seconds=10.0, timings={"build": outer.build_seconds}))
+    assert note.startswith("0.4 s of the run's 10.0 s went to building its GPU kernels, kept in ")
     assert note.endswith(str(tmp_path / "cubin") + " for the next run of this configuration")
 
 
@@ -175,14 +180,14 @@ def test_a_build_started_ahead_is_the_one_compile_module_waits_for(monkeypatch, 
     monkeypatch.setattr(driver, "nvcc_to_cubin", nvcc)
     monkeypatch.setattr(driver, "_cubins", {})
     monkeypatch.setattr(driver, "_building", {})
-    monkeypatch.setattr(driver, "_build_wait", [0.0])
     started = time.perf_counter()
     driver.prebuild("// ants", "sm_90")
     assert time.perf_counter() - started < 1 and ("// ants", "sm_90") in driver._building
     release.set()
     driver._building[("// ants", "sm_90")].result()       # built and on disk first: still taken from the build
-    assert driver.compile_module("// ants", "sm_90") == b"built // ants"
-    assert builds == ["// ants"] and driver._building == {} and driver._build_wait[0] < 5
+    with deadline_scope(None) as scope:
+        assert driver.compile_module("// ants", "sm_90") == b"built // ants"
+    assert builds == ["// ants"] and driver._building == {} and scope.build_seconds < 5
     driver.prebuild("// ants", "sm_90")                           # in memory: nothing started
     monkeypatch.setattr(driver, "_cubins", {})
     driver.prebuild("// ants", "sm_90")                           # on disk: nothing started

@@ -104,6 +104,22 @@ def test_ctrl_c_returns_best_so_far(qap):
     assert result.fitness == qap.evaluate(result.solution)
 
 
+def test_a_run_s_result_counts_the_seconds_its_kernel_builds_held_it_up(qap, monkeypatch):
+    """The seconds a run waited for kernel builds (the driver's count_build_wait, here at its
+    start and in its iterations) are its result's ``timings["build"]``; a multi-start's result counts
+    those of all its starts; a run that built nothing has no "build" entry."""
+    from lsmgpu.budget import count_build_wait
+    from lsmgpu.parallel.multistart import MultiStart
+    assert "build" not in TabuSearch(qap, seed=0, backend="cpu").run(5).timings
+    start, step = TabuSearch._start, TabuSearch.step
+    monkeypatch.setattr(TabuSearch, "_start", lambda self: (count_build_wait(1.5), start(self))[1])
+    monkeypatch.setattr(TabuSearch, "step", lambda self: (count_build_wait(0.25), step(self))[1])
+    result = TabuSearch(qap, seed=0, backend="cpu").run(4)
+    assert result.timings["build"] == 1.5 + 4 * 0.25 and len(result.timings) > 1       # the phases kept
+    starts = MultiStart(TabuSearch, qap, starts=3, seed=0, batch=False, backend="cpu").run(4)
+    assert starts.timings["build"] == 3 * (1.5 + 4 * 0.25)
+
+
 def test_step_api_matches_run(qap):
     """start/step/result reproduces run()."""
     search = TabuSearch(qap, seed=5, backend="cpu")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...budget import DeadlineReached, time_left
+from ...budget import DeadlineReached, count_build_wait, time_left
 from ...errors import BackendUnavailable, KernelCompileError, KernelLaunchError
 from ...cubins import cache_dir, cubin_path, keep_cubin, save_source
 from . import nvrtc
@@ -51,8 +51,6 @@ _modules: dict[tuple, object] = {}
 #: builds started ahead (prebuild) that no compile_module has taken yet: (source, arch) -> Future
 _building: dict[tuple, concurrent.futures.Future] = {}
 _BUILDER: concurrent.futures.ThreadPoolExecutor | None = None
-#: the seconds this process has waited for kernel builds (cubins read from the caches aside)
-_build_wait = [0.0]
 #: the command says where the builds took this long or longer (build_note)
 BUILD_NOTE_SECONDS = 1.0
 
@@ -201,19 +199,20 @@ def compile_module(source: str, arch: str) -> bytes:
             path = save_source(source)
             raise KernelCompileError(f"nvcc failed on {path}:\n{exc.stderr or exc}", path) from None
         finally:
-            _build_wait[0] += time.perf_counter() - started
+            count_build_wait(time.perf_counter() - started)
     return _cubins[key]
 
 
-def build_note(seconds: float) -> str | None:
-    """What the command says after a run of ``seconds`` in which this process waited
-    BUILD_NOTE_SECONDS or more for kernel builds (None otherwise): a first run of a configuration
-    on a machine builds its kernels inside its budget (focused ACO's 5-opt chains: tens of seconds on
-    the H200 machine, docs/benchmarks/tsp-depth.md, "The command's first minute"), a later one reads
-    them from the cache."""
-    if _build_wait[0] < BUILD_NOTE_SECONDS:
+def build_note(result) -> str | None:
+    """What the command says after a run whose result counts BUILD_NOTE_SECONDS or more of waiting
+    for kernel builds (``timings["build"]``; None otherwise): a first run of a configuration on a
+    machine builds its kernels inside its budget (focused ACO's 5-opt chains: seconds on the H200
+    machine, docs/benchmarks/tsp-depth.md, "The command's first minute"), a later one reads them
+    from the cache."""
+    waited = result.timings.get("build", 0.0)
+    if waited < BUILD_NOTE_SECONDS:
         return None
-    return (f"{_build_wait[0]:.1f} s of the run's {seconds:.1f} s went to building its GPU kernels, kept in "
+    return (f"{waited:.1f} s of the run's {result.seconds:.1f} s went to building its GPU kernels, kept in "
             f"{os.path.join(cache_dir(), 'cubin')} for the next run of this configuration")
 
 
