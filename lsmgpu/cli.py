@@ -270,9 +270,12 @@ def _report(args, problem, result) -> int:
     print(f"{result.iterations} iterations{note}, {result.evaluations:,} evaluations, {result.seconds:.2f} s "
           f"on {where}, stopped by {result.status}")
     if result.backend == "cuda":
-        from .backends.cuda.driver import build_note
+        from .backends.cuda.driver import build_note, builds_under_way
         if said := build_note(result):
             print(f"lsmgpu: {said}", file=sys.stderr)
+        if running := builds_under_way():
+            print(f"lsmgpu: the process ends when the {running} kernel build(s) still running end (kept for "
+                  f"the next run)", file=sys.stderr)
     if args.out:
         problem.write_solution(result.solution, args.out)
         print(f"solution written to {args.out}")

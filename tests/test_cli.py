@@ -425,15 +425,23 @@ def test_a_run_the_budget_ended_before_its_first_iteration_says_where(monkeypatc
 def test_a_gpu_run_whose_kernel_builds_took_long_says_so(monkeypatch, capsys):
     """A GPU run that waited BUILD_NOTE_SECONDS or more for its kernel builds (a first run of its
     configuration on the machine) says how much of its time they took and where they are kept; a
-    run that waited less, or a CPU run, says nothing of builds."""
+    run that waited less, or a CPU run, says nothing of builds; builds still running when it ends
+    (the process waits for them) are said too."""
     import dataclasses
 
     import lsmgpu.cli as cli
     done = FocusedACO(TSP.from_file(TSP.shipped("berlin52")), backend="cpu", seed=1, ants=4).run(1)
+    from lsmgpu.backends.cuda import driver
     for backend, waited, said in (("cuda", 42.9, True), ("cuda", 0.5, False), ("cpu", 42.9, False)):
         ran = dataclasses.replace(done, backend=backend, device="a GPU", seconds=60.0, timings={"build": waited})
         monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: ran)
         assert main(["solve", "berlin52", "--backend", "cpu", "--quiet"]) == 0
         err = capsys.readouterr().err
         assert ("lsmgpu: 42.9 s of the run's 60.0 s went to building its GPU kernels, kept in " in err) == said
-        assert ("building" in err) == said
+        assert ("building" in err) == said and "still running" not in err
+    monkeypatch.setattr(driver, "builds_under_way", lambda: 2)               # the ants' build started ahead
+    for backend, said in (("cuda", True), ("cpu", False)):
+        monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: dataclasses.replace(done, backend=backend))
+        assert main(["solve", "berlin52", "--backend", "cpu", "--quiet"]) == 0
+        err = capsys.readouterr().err
+        assert ("lsmgpu: the process ends when the 2 kernel build(s) still running end" in err) == said

@@ -239,3 +239,32 @@ def test_kernels_are_built_by_nvrtc_where_installed_and_by_nvcc_where_it_refuses
     assert len(driver.compile_module("// good kernel", "sm_90")) == 5 and not built_by_nvcc
     assert fake.flags[0][0] == b"--gpu-architecture=sm_90" and not fake.programs      # destroyed
     assert driver.compile_module("// bad kernel", "sm_90") == b"nvcc" and built_by_nvcc == ["// bad kernel"]
+
+
+def test_a_build_cut_by_the_deadline_runs_on_and_is_the_one_a_later_run_takes(monkeypatch, fake_cuda, tmp_path):
+    """A run whose deadline has passed stops at once in a kernel build (DeadlineReached) while the
+    build goes on: ``builds_under_way`` counts it (the command says the process ends after it) until
+    it ends, and the next compile_module of that source takes its cubin rather than building again."""
+    import threading
+    import time
+
+    from lsmgpu.budget import DeadlineReached
+    monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
+    builds, release = [], threading.Event()
+
+    def nvcc(source, **options):
+        builds.append(source)
+        release.wait(5)
+        return b"built " + source.encode()
+    monkeypatch.setattr(driver, "nvcc_to_cubin", nvcc)
+    monkeypatch.setattr(driver, "_cubins", {})
+    monkeypatch.setattr(driver, "_building", {})
+    assert driver.builds_under_way() == 0
+    with deadline_scope(time.perf_counter() - 1.0), pytest.raises(DeadlineReached, match="the process ends after it"):
+        driver.compile_module("// slow", "sm_90")
+    assert driver.builds_under_way() == 1
+    release.set()
+    driver._building[("// slow", "sm_90")].result()
+    assert driver.builds_under_way() == 0
+    assert driver.compile_module("// slow", "sm_90") == b"built // slow" and builds == ["// slow"]
+    assert driver._building == {}

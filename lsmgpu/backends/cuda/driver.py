@@ -32,7 +32,7 @@ from . import nvrtc
 log = logging.getLogger("lsmgpu")
 
 __all__ = ["cuda", "context", "device_name", "warm_up", "compile_module", "load_module", "launch", "synchronize", "pack",
-           "download", "resident_threads", "build_note"]
+           "download", "resident_threads", "build_note", "builds_under_way"]
 
 try:
     import pycuda.driver as cuda
@@ -200,7 +200,15 @@ def compile_module(source: str, arch: str) -> bytes:
             raise KernelCompileError(f"nvcc failed on {path}:\n{exc.stderr or exc}", path) from None
         finally:
             count_build_wait(time.perf_counter() - started)
+            if key not in _cubins and not future.done():
+                _building[key] = future        # cut by the deadline or Ctrl-C: a later call waits for this build
     return _cubins[key]
+
+
+def builds_under_way() -> int:
+    """Kernel builds still running that no run waits for (started ahead, or left by a run that
+    the deadline or Ctrl-C stopped): the process ends only after them (the command says so)."""
+    return sum(not future.done() for future in _building.values())
 
 
 def build_note(result) -> str | None:
