@@ -231,7 +231,9 @@ def table_depth(args, path_of, emit) -> list[dict]:
                                      strategy=f"{made.algorithm} ({candidates}{_label(chosen | instance)})", seed=seed,
                                      budget_s=seconds, seconds=round(wall, 2), iterations=result.iterations,
                                      gap_pct=round(100 * problem.gap(result.fitness), 3), status=result.status,
-                                     restarts=getattr(made, "restarts", None)))
+                                     restarts=getattr(made, "restarts", None),
+                                     kernel_build_s=round(result.timings["build"], 2) if "build" in result.timings
+                                     else None))
                     tours[f"{problem.name}|{rows[-1]['strategy']}|{seed}|{seconds:g}"] = result.solution
                     emit(rows[-1])
         problems = {str(path): TSP.from_file(path) for path in paths} if jobs else {}

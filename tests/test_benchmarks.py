@@ -270,7 +270,8 @@ def test_lkh_is_given_its_seed():
 
 def test_depth_keeps_every_rows_tour_where_asked(tmp_path):
     """depth --depth-tours: one file with each row's tour under "instance|strategy|seed|budget",
-    each a tour of the instance with its row's gap; a summary row per strategy over its two seeds."""
+    each a tour of the instance with its row's gap; a summary row per strategy over its two seeds;
+    each row's ``kernel_build_s`` its result's ``timings["build"]``, None on the CPU."""
     import json
 
     import numpy as np
@@ -284,6 +285,7 @@ def test_depth_keeps_every_rows_tour_where_asked(tmp_path):
     written = json.loads((tmp_path / "results.json").read_text())["rows"]
     rows = {f"eil51|{row['strategy']}|{row['seed']}|1": row["gap_pct"] for row in written if row["table"] == "depth"}
     assert sorted(tours) == sorted(rows) and len(rows) == 4
+    assert all(row["kernel_build_s"] is None for row in written if row["table"] == "depth")    # no build on the CPU
     summaries = [row for row in written if row["table"] == "depth-summary"]
     assert len(summaries) == 2 and all(row["seeds"] == 2 and row["lkh_mean_gap_pct"] is None for row in summaries)
     for key in tours:
