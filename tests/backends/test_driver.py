@@ -164,12 +164,11 @@ def test_the_wait_for_kernel_builds_is_counted_for_the_run_and_its_note(monkeypa
     assert note.endswith(str(tmp_path / "cubin") + " for the next run of this configuration")
 
 
-def test_a_build_started_ahead_is_the_one_compile_module_waits_for(monkeypatch, fake_cuda, tmp_path):
-    """``prebuild`` starts a build in the background and returns at once; compile_module of that
-    source then waits for it (one build, its cubin) and counts only its wait; a source held in
-    memory or on disk is not built again ahead."""
+@pytest.fixture
+def held_builds(monkeypatch, fake_cuda, tmp_path):
+    """Builds (fake nvcc) that wait for ``release`` to be set: (the sources built, release), with
+    empty caches in memory and under tmp_path."""
     import threading
-    import time
     monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
     builds, release = [], threading.Event()
 
@@ -180,6 +179,16 @@ def test_a_build_started_ahead_is_the_one_compile_module_waits_for(monkeypatch, 
     monkeypatch.setattr(driver, "nvcc_to_cubin", nvcc)
     monkeypatch.setattr(driver, "_cubins", {})
     monkeypatch.setattr(driver, "_building", {})
+    yield builds, release
+    release.set()
+
+
+def test_a_build_started_ahead_is_the_one_compile_module_waits_for(held_builds, monkeypatch):
+    """``prebuild`` starts a build in the background and returns at once; compile_module of that
+    source then waits for it (one build, its cubin) and counts only its wait; a source held in
+    memory or on disk is not built again ahead."""
+    import time
+    builds, release = held_builds
     started = time.perf_counter()
     driver.prebuild("// ants", "sm_90")
     assert time.perf_counter() - started < 1 and ("// ants", "sm_90") in driver._building
@@ -241,24 +250,14 @@ def test_kernels_are_built_by_nvrtc_where_installed_and_by_nvcc_where_it_refuses
     assert driver.compile_module("// bad kernel", "sm_90") == b"nvcc" and built_by_nvcc == ["// bad kernel"]
 
 
-def test_a_build_cut_by_the_deadline_runs_on_and_is_the_one_a_later_run_takes(monkeypatch, fake_cuda, tmp_path):
+def test_a_build_cut_by_the_deadline_runs_on_and_is_the_one_a_later_run_takes(held_builds):
     """A run whose deadline has passed stops at once in a kernel build (DeadlineReached) while the
     build goes on: ``builds_under_way`` counts it (the command says the process ends after it) until
     it ends, and the next compile_module of that source takes its cubin rather than building again."""
-    import threading
     import time
 
     from lsmgpu.budget import DeadlineReached
-    monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
-    builds, release = [], threading.Event()
-
-    def nvcc(source, **options):
-        builds.append(source)
-        release.wait(5)
-        return b"built " + source.encode()
-    monkeypatch.setattr(driver, "nvcc_to_cubin", nvcc)
-    monkeypatch.setattr(driver, "_cubins", {})
-    monkeypatch.setattr(driver, "_building", {})
+    builds, release = held_builds
     assert driver.builds_under_way() == 0
     with deadline_scope(time.perf_counter() - 1.0), pytest.raises(DeadlineReached, match="the process ends after it"):
         driver.compile_module("// slow", "sm_90")
