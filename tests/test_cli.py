@@ -130,8 +130,9 @@ def test_solve_ils_over_candidate_lists_with_polish(capsys):
 def _chosen(monkeypatch, argv, gpu=False):
     """The flags `lsmgpu solve` runs with after its defaults, the search itself replaced."""
     import lsmgpu.cli as cli
+    import lsmgpu.cli_method as method
     seen = {}
-    monkeypatch.setattr(cli, "cuda_available", lambda: (gpu, "a test GPU" if gpu else "no GPU here"))
+    monkeypatch.setattr(method, "cuda_available", lambda: (gpu, "a test GPU" if gpu else "no GPU here"))
     monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: seen.update(vars(args), problem=problem))
     assert main(["solve", *argv, "--quiet"]) == 2          # the replaced search returns no result
     return seen

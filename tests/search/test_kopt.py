@@ -338,6 +338,7 @@ def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, t
     --chain-alone and --restart-after are named where they do not apply, a chain alone without
     5-opt chains is refused, and a run with them says so."""
     import lsmgpu.cli as cli
+    import lsmgpu.cli_method as method
     import lsmgpu.cli_population as defaults
     from lsmgpu import FocusedACO
     from lsmgpu.cli import main
@@ -362,7 +363,7 @@ def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, t
     del payload["options"]                              # as an older lsmgpu wrote it: the budget decides
     saved.write_bytes(pickle.dumps(payload))
     seen = {}
-    monkeypatch.setattr(cli, "cuda_available", lambda: (True, "a test GPU"))
+    monkeypatch.setattr(method, "cuda_available", lambda: (True, "a test GPU"))
     monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: seen.update(vars(args)))
     five = ("alpha", defaults.FIVE_OPT_DEPTH, 5, True, defaults.FIVE_OPT_RESTART_AFTER, defaults.ANT_LISTS_AFTER)
     none = (None,) * 6

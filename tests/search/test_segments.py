@@ -289,6 +289,7 @@ def test_the_command_runs_the_segments_and_picks_them_for_large_tours_on_a_gpu(m
     from SEGMENTS_FROM cities gets them by default, a smaller one focused ACO, and a clustered one
     (berlin52: clustering 4) focused ACO up to CLUSTERED_SEGMENTS_FROM cities."""
     import lsmgpu.cli as cli
+    import lsmgpu.cli_method as method
     from lsmgpu.cli import main
     assert main(["solve", "berlin52", "--algorithm", "segments", "--backend", "cpu", "--iterations", "2", "--lk",
                  "--candidates", "8"]) == 0
@@ -297,7 +298,7 @@ def test_the_command_runs_the_segments_and_picks_them_for_large_tours_on_a_gpu(m
     assert main(["solve", "berlin52", "--algorithm", "segments", "--backend", "cpu", "--iterations", "1", "--no-lk"]) == 0
     assert "LK3" not in capsys.readouterr().err
     seen = {}
-    monkeypatch.setattr(cli, "cuda_available", lambda: (True, "a test GPU"))
+    monkeypatch.setattr(method, "cuda_available", lambda: (True, "a test GPU"))
     monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: seen.update(vars(args)))
     cities = uniform(400, seed=3).coords
     even = tmp_path / "even400.tsp"
@@ -306,7 +307,7 @@ def test_the_command_runs_the_segments_and_picks_them_for_large_tours_on_a_gpu(m
     for instance, segments_from, clustered_from, expected in (
             ("berlin52", 52, 52, "segments"), ("berlin52", 53, 53, "faco"), ("berlin52", 52, 53, "faco"),
             (str(even), 400, 401, "segments"), (str(even), 401, 401, "faco")):
-        monkeypatch.setattr(cli, "SEGMENTS_FROM", segments_from)
-        monkeypatch.setattr(cli, "CLUSTERED_SEGMENTS_FROM", clustered_from)
+        monkeypatch.setattr(method, "SEGMENTS_FROM", segments_from)
+        monkeypatch.setattr(method, "CLUSTERED_SEGMENTS_FROM", clustered_from)
         main(["solve", instance, "--quiet"])
         assert seen["algorithm"] == expected, (instance, segments_from, clustered_from)
