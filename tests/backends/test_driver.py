@@ -184,19 +184,22 @@ def held_builds(monkeypatch, fake_cuda, tmp_path):
 
 
 def test_a_build_started_ahead_is_the_one_compile_module_waits_for(held_builds, monkeypatch):
-    """``prebuild`` starts a build in the background and returns at once; compile_module of that
-    source then waits for it (one build, its cubin) and counts only its wait; a source held in
-    memory or on disk is not built again ahead."""
-    import time
+    """``prebuild`` starts a build in the background and returns at once (its build still held);
+    compile_module of that source then waits for it (one build, its cubin) and counts only its
+    wait, none for a build that ended ahead; a source held in memory or on disk is not built again
+    ahead. The driver's clock is a stand-in that moves 0.2 s a build started, so no figure depends
+    on the machine's speed."""
+    from types import SimpleNamespace
     builds, release = held_builds
-    started = time.perf_counter()
+    monkeypatch.setattr(driver, "time", SimpleNamespace(perf_counter=lambda: 0.2 * len(builds)))
     driver.prebuild("// ants", "sm_90")
-    assert time.perf_counter() - started < 1 and ("// ants", "sm_90") in driver._building
+    ahead = driver._building[("// ants", "sm_90")]
+    assert not ahead.done()                                 # returned while its build waits for `release`
     release.set()
-    driver._building[("// ants", "sm_90")].result()       # built and on disk first: still taken from the build
+    ahead.result()                                          # built and on disk first: still taken from the build
     with deadline_scope(None) as scope:
         assert driver.compile_module("// ants", "sm_90") == b"built // ants"
-    assert builds == ["// ants"] and driver._building == {} and scope.build_seconds < 5
+    assert builds == ["// ants"] and driver._building == {} and scope.build_seconds == 0
     driver.prebuild("// ants", "sm_90")                           # in memory: nothing started
     monkeypatch.setattr(driver, "_cubins", {})
     driver.prebuild("// ants", "sm_90")                           # on disk: nothing started
