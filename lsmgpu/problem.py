@@ -299,14 +299,13 @@ class Problem:
         next to each base class's (a user's subclass of TSP keeps the TSP's templates); classes
         without a file (defined interactively) are skipped."""
         import inspect
-        dirs = []
+        folders = []
         for cls in (c for c in type(self).__mro__ if issubclass(c, Problem) and c is not Problem):
             try:
-                folder = Path(inspect.getfile(cls)).parent
+                folders.append(Path(inspect.getfile(cls)).parent)
             except TypeError:                          # defined interactively: no file
                 continue
-            dirs += [folder] if folder not in dirs else []
-        return dirs
+        return list(dict.fromkeys(folders))            # each folder once, nearest class first
 
     #: whether ``initial_solution`` draws another start for each seed (else MultiStart warns: one start for all)
     start_is_drawn = True
