@@ -100,7 +100,9 @@ class SearchResult:
                  algorithm: str = "", problem: str = "") -> "SearchResult":
         """The result of many runs (None entries: runs that did not run): the best by ``sense``
         times its fitness, the counters summed; ``devices[k]`` replaces run k's device (the
-        worker it ran on)."""
+        worker it ran on). Its ``timings["build"]`` is the longest any run waited for kernel builds:
+        runs side by side (Ray's actors, each building for its own GPU) were held up that long; a
+        multi-start that ran them one after another replaces it with their sum (its run scope's)."""
         runs = [r if r is None or k not in (devices or {}) else dataclasses.replace(r, device=devices[k])
                 for k, r in enumerate(runs)]
         done = [r for r in runs if r is not None]
@@ -109,7 +111,9 @@ class SearchResult:
                        problem=problem, runs=tuple(runs), lost=tuple(lost))
         best = min(done, key=lambda r: sense * r.fitness)
         unit = best.work[1]
+        timings = {name: value for name, value in best.timings.items() if name != "build"}
+        build = max(r.timings.get("build", 0.0) for r in done)
         return dataclasses.replace(
             best, iterations=sum(r.iterations for r in done), evaluations=sum(r.evaluations for r in done),
             seconds=seconds, status=status, work=(sum(r.work[0] for r in done if r.work[1] == unit), unit),
-            runs=tuple(runs), lost=tuple(lost))
+            runs=tuple(runs), lost=tuple(lost), timings={**timings, "build": build} if build else timings)

@@ -4,7 +4,7 @@ import argparse
 import pytest
 
 from benchmarks.peers import scipy_restarts, table_peers_qap
-from lsmgpu.problems import QAP
+from lsmgpu.problems import QAP, TSP
 
 
 def test_peer_table_runs_every_method_on_the_cpu():
@@ -435,6 +435,32 @@ def test_tour_differences_are_the_moves_between_the_tours():
     assert digest["not_alone_pct"] == 0.0
     lists = np.array([[(c + 1) % 200, (c - 1) % 200] for c in range(200)])
     assert outside_candidates(a, bridge, lists) == (4, 4) and outside_candidates(a, a, lists) == (0, 0)
+
+
+def test_tour_difference_against_the_best_tour_of_the_file(tmp_path, capsys):
+    """tour_difference with ``best``: each lsmgpu tour is compared with the shortest other tour of its
+    instance in the file, whoever made it, and the largest place that one is shorter is described; a
+    tour that is the file's shortest has nowhere the other is shorter; any other last word is refused."""
+    import numpy as np
+
+    from benchmarks.probes.tour_difference import main
+    rng = np.random.default_rng(5)
+    coords = np.round(rng.random((40, 2)) * 1000)
+    lines = ["NAME : toy40", "TYPE : TSP", "DIMENSION : 40", "EDGE_WEIGHT_TYPE : EUC_2D", "NODE_COORD_SECTION"]
+    lines += [f"{c + 1} {x:.0f} {y:.0f}" for c, (x, y) in enumerate(coords)] + ["EOF"]
+    (tmp_path / "toy40.tsp").write_text("\n".join(lines) + "\n")
+    good = np.argsort(np.arctan2(coords[:, 1] - 500, coords[:, 0] - 500))        # around the centre
+    crossed = np.r_[good[:10], good[10:30][::-1], good[30:]]                     # a 2-opt move of it
+    np.savez(tmp_path / "tours.npz", **{"toy40|FocusedACO|0|60": crossed, "toy40|FocusedACO|1|60": good})
+    main(str(tmp_path / "tours.npz"), str(tmp_path), "best")
+    rows = capsys.readouterr().out.splitlines()[1:]
+    assert len(rows) == 2 and all(" | FocusedACO, seed " in row for row in rows)
+    toy = TSP.from_file(tmp_path / "toy40.tsp")
+    worse, better = rows if toy.evaluate(crossed) > toy.evaluate(good) else rows[::-1]
+    assert worse.split(" | ")[-1].startswith("k 2, 4 cities") and worse.split(" | ")[-1].endswith(", a move alone")
+    assert better.split(" | ")[-1] == "none"
+    with pytest.raises(SystemExit, match="'lkh' or 'best'"):
+        main(str(tmp_path / "tours.npz"), str(tmp_path), "shortest")
 
 
 def test_lkh_from_a_tour_starts_there_in_a_process_of_its_own():

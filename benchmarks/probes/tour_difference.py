@@ -12,9 +12,12 @@ ones does not make. The probe reads the tours that
 LKH-3's of the same instance: how much of LKH's lead lies in components of each k, how far they
 reach, how many pairs of small components make a tour together (local non-sequential moves), and
 how many of LKH's edges lie outside A's 10 quadrant candidates (edges no move of lsmgpu's descents
-can add). It needs no GPU.
+can add). With ``best`` last, B is instead the shortest other tour of the instance in the file,
+whoever made it (an lsmgpu run that reached the optimum, say); the
+largest component where B is shorter is shown too (its k, cities, gain, span, whether a move alone).
+It needs no GPU.
 
-    python -m benchmarks.probes.tour_difference FILE.npz .data/tsplib
+    python -m benchmarks.probes.tour_difference FILE.npz .data/tsplib [best]
 """
 from __future__ import annotations
 
@@ -115,33 +118,57 @@ def summary(rows: list[dict], n: int) -> dict:
                 **shares, far_pct=round(100 * far / total, 1), not_alone_pct=round(100 * together / total, 1))
 
 
-def main(tours_file: str, data: str) -> None:
+def main(tours_file: str, data: str, against: str = "lkh") -> None:
+    """Each lsmgpu tour of ``tours_file`` against B: the shortest LKH-3 tour of its instance and
+    budget, or with ``against`` "best" the shortest other tour of its instance, any maker's."""
+    if against not in ("lkh", "best"):
+        raise SystemExit(f"tour_difference: the last argument is 'lkh' or 'best', not {against!r}")
     tours = np.load(tours_file)
     keys = list(tours.keys())
-    print("instance | A (lsmgpu) | A gap % | B (LKH-3) | B gap % | components | B shorter in | "
+    print("instance | A (lsmgpu) | A gap % | B | B gap % | components | B shorter in | "
           + " | ".join(f"% of B's lead, k {low}-{high}" if high else f"% of B's lead, k {low}+" for low, high in K_BINS)
           + " | % of it spanning > n/10 | % of it in no move alone | pairs of k <= 9 making a tour together"
-          " (their gain) | B's edges A lacks | of them outside A's quadrant-10 lists")
+          " (their gain) | B's edges A lacks | of them outside A's quadrant-10 lists | the largest place B is shorter")
     for key in keys:
         instance, strategy, seed, budget = key.split("|")
         if strategy.startswith("LKH-3"):
             continue
-        peers = [k for k in keys if k.startswith(f"{instance}|LKH-3") and k.endswith(f"|{budget}")]
+        if against == "best":
+            peers = [k for k in keys if k.startswith(f"{instance}|") and k != key]
+        else:
+            peers = [k for k in keys if k.startswith(f"{instance}|LKH-3") and k.endswith(f"|{budget}")]
         if not peers:
             continue
         problem = TSP.from_file(Path(data) / f"{instance}.tsp")
         a = tours[key].astype(np.int64)
-        b = min((tours[k].astype(np.int64) for k in peers), key=problem.evaluate)
+        maker = min(peers, key=lambda k: problem.evaluate(tours[k].astype(np.int64)))
+        b = tours[maker].astype(np.int64)
         rows = differences(a, b, problem.dist)
+        largest = max(rows, key=lambda row: row["gain"], default=None)
+        named = "LKH-3" if against == "lkh" else "{1}, seed {2}".format(*maker.split("|"))
         digest = summary(rows, problem.n)
         lacked, outside = outside_candidates(a, b, problem.candidate_lists(10))
         pairs, pairs_gain = small_pairs(rows, a)
-        print(f"{instance} | {strategy}, seed {seed}, {budget} s | {100 * problem.gap(problem.evaluate(a)):.3f} | LKH-3 | "
-              f"{100 * problem.gap(problem.evaluate(b)):.3f} | {digest['components']} | {digest['b_shorter']} | "
+        print(f"{instance} | {strategy}, seed {seed}, {budget} s | {_gap(problem, a)} | {named} | "
+              f"{_gap(problem, b)} | {digest['components']} | {digest['b_shorter']} | "
               + " | ".join(str(value) for name, value in digest.items() if name.startswith("k "))
-              + f" | {digest['far_pct']} | {digest['not_alone_pct']} | {pairs} ({pairs_gain:.0f}) | {lacked} | {outside}",
-              flush=True)
+              + f" | {digest['far_pct']} | {digest['not_alone_pct']} | {pairs} ({pairs_gain:.0f}) | {lacked} | {outside}"
+              + f" | {_described(largest)}", flush=True)
+
+
+def _gap(problem, tour) -> str:
+    """The tour's gap above the optimum in %, or "-" where none is known."""
+    gap = problem.gap(problem.evaluate(tour))
+    return "-" if gap is None else f"{100 * gap:.3f}"
+
+
+def _described(row: dict | None) -> str:
+    """A component in words: its k, cities, gain, span and whether it is a move alone."""
+    if row is None or row["gain"] <= 0:
+        return "none"
+    return (f"k {row['k']}, {row['cities']} cities, gain {row['gain']:.0f}, span {row['span']}, "
+            + ("a move alone" if row["alone"] else "no move alone"))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:4])

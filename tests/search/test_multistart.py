@@ -71,6 +71,24 @@ def test_a_combined_result_is_the_best_run_with_the_counters_summed(qap):
     assert empty.solution is None and np.isnan(empty.fitness) and empty.runs == (None, None)
 
 
+def test_a_combined_result_waited_as_long_as_the_longest_build_wait_of_its_runs(qap):
+    """SearchResult.combined of runs side by side (Ray's actors, each building its own kernels):
+    ``timings["build"]`` is the longest any run waited, whichever run is the best; the best's own
+    phases are kept; runs that built nothing leave no "build" entry."""
+    import dataclasses
+
+    from lsmgpu import SearchResult
+    runs = [TabuSearch(qap, seed=s, backend="cpu").run(30 + 10 * s) for s in range(3)]
+    best = min(range(3), key=lambda k: runs[k].fitness)
+    waits = [4.0 if k != best else 1.0 for k in range(3)]
+    waits[(best + 1) % 3] = 2.5
+    built = [dataclasses.replace(r, timings={**r.timings, "build": w}) for r, w in zip(runs, waits)]
+    combined = SearchResult.combined(built, 1.5, "done", qap.sense)
+    assert combined.timings["build"] == 4.0 and combined.fitness == runs[best].fitness
+    assert {k: v for k, v in combined.timings.items() if k != "build"} == runs[best].timings
+    assert "build" not in SearchResult.combined(runs, 1.5, "done", qap.sense).timings
+
+
 def test_starts_that_would_all_begin_from_one_tour_are_announced():
     """Where the problem's start is one solution whatever the seed (TSP's greedy tour, its "auto"
     start from 5,000 cities), MultiStart warns that its descents (hill climbing, tabu search) begin
