@@ -19,7 +19,8 @@ moves=32, but ascent=P the instance's ``ascent_period``, P an integer or half) o
 the GPU, once for each of ``--depth-seeds``, one after another from a freshly read instance (the
 ascent inside the budget), kernels built before; the entries "command" and "command:cold": ``lsmgpu
 solve`` itself with the command's defaults, in a process of its own, its wall time from the
-process's start (the second with an empty kernel cache; ``command_row``); LKH-3 in the configurations of ``--depth-lkh`` (defaults: its defaults; popmusic:
+process's start (the second with an empty kernel cache; ``command_row``, its figures from the
+command's --json file); LKH-3 in the configurations of ``--depth-lkh`` (defaults: its defaults; popmusic:
 CANDIDATE_SET_TYPE = POPMUSIC with INITIAL_PERIOD = 100; none: no LKH rows), each ``RUNS = 1``,
 ``TOTAL_TIME_LIMIT`` the budget, once for each of ``--depth-seeds`` too (``SEED`` = seed + 1: seed 0
 is LKH's default), each in a process of its own on one core, all running while the GPU rows run
@@ -49,9 +50,9 @@ segmented descent of TourSegments without kicks (``_segmented_descent``).
 """
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -273,33 +274,31 @@ def cold_caches(folder: str) -> dict:
 def command_row(args, path, seconds: float, seed: int, cold: bool) -> tuple[dict, np.ndarray]:
     """One run of ``lsmgpu solve PATH --seconds S --seed SEED`` in a process of its own, as a user
     runs it (the interpreter's start, the instance's reading, the method the command picks, kernel
-    builds: all inside its wall time; ``cold``: ``cold_caches``; ``kernel_build_s`` the seconds the
-    command says its builds took, None where it says nothing: under a second), and its tour (written
-    with --out, checked against the length the command printed)."""
+    builds: all inside its wall time; ``cold``: ``cold_caches``), its figures read from its --json
+    file (``kernel_build_s``: the seconds its run waited for builds, None where it waited for none)
+    and its tour (written with --out, checked against the fitness in the figures)."""
     problem = TSP.from_file(path)
     with tempfile.TemporaryDirectory() as folder:
-        out = os.path.join(folder, "tour")
+        out, figures = os.path.join(folder, "tour"), os.path.join(folder, "figures.json")
         env = dict(os.environ, **(cold_caches(folder) if cold else {}))
         t0 = time.perf_counter()
         done = subprocess.run([sys.executable, "-c", "import sys; from lsmgpu.cli import main; sys.exit(main())",
                                "solve", str(path), "--seconds", f"{seconds:g}", "--seed", str(seed), "--out", out,
-                               "--backend", args.backend_choice, "--quiet"], capture_output=True, text=True, env=env)
+                               "--json", figures, "--backend", args.backend_choice, "--quiet"],
+                              capture_output=True, text=True, env=env)
         wall = time.perf_counter() - t0
         if done.returncode != 0:
             raise RuntimeError(f"lsmgpu solve {path} exited {done.returncode}: {done.stderr.strip()[-500:]}")
         tour = problem.read_solution(out)
-    printed = re.search(r"best fitness: (\S+)", done.stdout)
-    iterations = re.search(r"^([\d,]+) iterations", done.stdout, re.MULTILINE)
-    assert printed and float(printed.group(1)) == problem.evaluate(tour), done.stdout
-    said = re.search(r"^(\w+) on ", done.stderr, re.MULTILINE)
-    built = re.search(r"lsmgpu: ([\d.]+) s of the run's", done.stderr)      # the build note: 1 s or more
+        with open(figures) as file:
+            run = json.load(file)
+    assert run["fitness"] == problem.evaluate(tour), run
     return (dict(table="depth", instance=problem.name, n=problem.n, device=args.meta["device"],
-                 commit=args.meta["commit"], strategy=f"lsmgpu solve ({said.group(1) if said else 'its default'}"
+                 commit=args.meta["commit"], strategy=f"lsmgpu solve ({run['algorithm']}"
                  + (", cold cache)" if cold else ")"), seed=seed, budget_s=seconds, seconds=round(wall, 2),
-                 iterations=int(iterations.group(1).replace(",", "")) if iterations else None,
-                 gap_pct=round(100 * problem.gap(problem.evaluate(tour)), 3),
-                 status=re.search(r"stopped by (\w+)", done.stdout).group(1), restarts=None,
-                 kernel_build_s=float(built.group(1)) if built else None), tour)
+                 iterations=run["iterations"], gap_pct=round(100 * problem.gap(problem.evaluate(tour)), 3),
+                 status=run["status"], restarts=None,
+                 kernel_build_s=round(run["timings"]["build"], 2) if "build" in run["timings"] else None), tour)
 
 
 def depth_summary(rows) -> list[dict]:

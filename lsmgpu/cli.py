@@ -1,6 +1,7 @@
 """The ``lsmgpu`` command: ``lsmgpu solve INSTANCE`` runs a search on a TSPLIB or QAPLIB file."""
 from __future__ import annotations
 
+import json
 import logging
 import signal
 import sys
@@ -116,6 +117,7 @@ def solve(args) -> int:
     try:
         check_writable(args.out, "--out")
         check_writable(args.plot, "--plot")
+        check_writable(args.json, "--json")
         if args.plot:
             pyplot()                  # matplotlib missing: say so now, not after the search
         if args.backend != "cpu":            # the GPU's context starts while the instance is read
@@ -206,6 +208,9 @@ def _report(args, problem, result) -> int:
     if args.plot:
         plot_result(problem, result, args.plot)
         print(f"picture written to {args.plot}")
+    if args.json:
+        _write_figures(args, problem, result, gap)
+        print(f"figures written to {args.json}")
     args.reported = True                  # Ctrl-C from here on (the bound below) keeps this report
     if gap is None and result.status != "interrupted" and problem.n <= _bound_cities() \
             and (bound := problem.lower_bound()) is not None:
@@ -215,6 +220,21 @@ def _report(args, problem, result) -> int:
               + (f" and in {args.out}" if args.out else ""), file=sys.stderr)
         return EXIT_CODES[_stopped_by()]
     return 0
+
+
+def _write_figures(args, problem, result, gap) -> None:
+    """--json: the result's figures (SearchResult.figures), the instance's size, its best known
+    value and the gap to it, and the gap to --reference, as fractions (0.01 = 1 %; None where
+    there is nothing to compare with)."""
+    reference = getattr(args, "reference_value", None)
+    figures = dict(result.figures(), instance=str(args.instance), n=int(problem.n),
+                   best_known=None if problem.best_known is None else float(problem.best_known),
+                   gap=None if gap is None else float(gap),
+                   reference=reference,
+                   reference_gap=None if reference is None else float(_gap(args, problem)(result.fitness)))
+    with open(args.json, "w") as file:
+        json.dump(figures, file, indent=1)
+        file.write("\n")
 
 
 def _run(args, problem, iterations):

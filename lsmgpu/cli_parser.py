@@ -211,6 +211,8 @@ def parser() -> argparse.ArgumentParser:
                             "an estimate); 'uniform': for a TSP of uniform random cities, 0.7124 sqrt(n A), "
                             "A the cities' bounding box (default: the instance's best known value)")
     solve.add_argument("--out", help="write the best solution here (.tour for TSP, .sln for QAP)")
+    solve.add_argument("--json", metavar="FILE", help="write the run's figures here as JSON (fitness, gaps, "
+                       "iterations, seconds, status, phases with the kernel builds' wait, method)")
     solve.add_argument("--plot", metavar="FILE.png",
                        help="save a picture: the tour over the cities (TSP) and the best fitness against time")
     solve.add_argument("--initial", metavar="FILE",

@@ -76,6 +76,22 @@ class SearchResult:
         """Each combined run's best fitness (NaN where it did not run; empty for one search)."""
         return np.array([r.fitness if r is not None else np.nan for r in self.runs], dtype=float)
 
+    def figures(self) -> dict:
+        """The run's figures as plain values that JSON writes (``lsmgpu solve --json``): the
+        algorithm, problem, backend, device, fitness (None where no run finished), iterations,
+        evaluations, seconds, status, timings and work; for a combined run how many of its runs
+        ran, of how many, and the lost ones. Not the solution (``--out`` writes it) nor histories."""
+        figures = dict(algorithm=self.algorithm, problem=self.problem, backend=self.backend, device=self.device,
+                       fitness=float(self.fitness) if np.isfinite(self.fitness) else None,
+                       iterations=int(self.iterations), evaluations=int(self.evaluations),
+                       seconds=float(self.seconds), status=self.status,
+                       timings={name: float(value) for name, value in self.timings.items()},
+                       work=dict(count=int(self.work[0]), unit=self.work[1]))
+        if self.runs:
+            figures.update(runs=len(self.runs), ran=sum(r is not None for r in self.runs),
+                           lost=[int(k) for k in self.lost])
+        return figures
+
     def summary(self) -> str:
         """A few readable lines."""
         lines = [f"{self.algorithm} on {self.problem} [{self.backend}: {self.device}]"]

@@ -643,8 +643,8 @@ def test_the_lists_probe_s_chain_descent_ends_where_no_chain_improves():
 
 def test_the_depth_table_runs_the_command_itself():
     """``command_row``: ``lsmgpu solve`` in a process of its own, as a user runs it; its row's gap
-    is that of the tour it wrote (checked against the length it printed), its iterations and
-    stop criterion as it said them, the strategy the method it picked."""
+    is that of the tour it wrote (checked against the fitness of its --json figures), its
+    iterations and stop criterion those figures', the strategy the method it ran."""
     from types import SimpleNamespace
 
     from benchmarks.depth import cold_caches, command_row
@@ -659,12 +659,13 @@ def test_the_depth_table_runs_the_command_itself():
         assert row["gap_pct"] == round(100 * problem.gap(problem.evaluate(tour)), 3)
         assert row["strategy"] == "lsmgpu solve (DontLookILS" + (", cold cache)" if cold else ")")
         assert row["iterations"] >= 0 and row["status"] in ("seconds", "target") and row["seconds"] > 0
-        assert row["kernel_build_s"] is None                    # no kernel built on the CPU: no note
+        assert row["kernel_build_s"] is None                    # no kernel built on the CPU
 
 
-def test_the_command_s_row_keeps_its_build_note(monkeypatch):
-    """``command_row`` reads the seconds the command's build note gives (a GPU run that waited a
-    second or more for its kernels) into ``kernel_build_s``."""
+def test_the_command_s_row_keeps_its_build_wait(monkeypatch):
+    """``command_row`` reads the seconds the command's run waited for its kernel builds (its --json
+    figures' timings) into ``kernel_build_s``, and the figures' iterations and method."""
+    import json
     import subprocess
     from types import SimpleNamespace
 
@@ -679,12 +680,12 @@ def test_the_command_s_row_keeps_its_build_note(monkeypatch):
         out = argv[argv.index("--out") + 1]
         problem.write_solution(np.random.default_rng(0).permutation(problem.n), out)
         length = problem.evaluate(problem.read_solution(out))
-        return SimpleNamespace(returncode=0, stdout=f"best fitness: {length}\n3 iterations, 5 evaluations, 60.00 s "
-                               "on cuda (a GPU), stopped by seconds\n",
-                               stderr="FocusedACO on kroA100 (...)\nlsmgpu: 42.9 s of the run's 60.0 s went to building "
-                               "its GPU kernels, kept in /c/cubin for the next run of this configuration\n")
+        with open(argv[argv.index("--json") + 1], "w") as file:
+            json.dump(dict(fitness=float(length), iterations=3, status="seconds", algorithm="FocusedACO",
+                           timings={"evaluate": 1.0, "build": 42.917}), file)
+        return SimpleNamespace(returncode=0, stdout="", stderr="")
     monkeypatch.setattr(subprocess, "run", command)
     args = SimpleNamespace(meta=dict(device="test", commit="test"), backend_choice="cuda")
     row, _ = depth.command_row(args, path, 60.0, 0, cold=True)
-    assert row["kernel_build_s"] == 42.9 and row["iterations"] == 3
+    assert row["kernel_build_s"] == 42.92 and row["iterations"] == 3
     assert row["strategy"] == "lsmgpu solve (FocusedACO, cold cache)"

@@ -446,3 +446,36 @@ def test_a_gpu_run_whose_kernel_builds_took_long_says_so(monkeypatch, capsys):
         assert main(["solve", "berlin52", "--backend", "cpu", "--quiet"]) == 0
         err = capsys.readouterr().err
         assert ("lsmgpu: the process ends when the 2 kernel build(s) still running end" in err) == said
+
+
+def test_solve_writes_the_run_s_figures_as_json(tmp_path, monkeypatch, capsys):
+    """--json FILE: the run's figures (fitness as printed and as the written tour's length, the gap
+    to the best known value, iterations, status, method, backend, the instance's size) as JSON;
+    a GPU run's kernel-build wait among its timings; an interrupted run writes them too; a file
+    that cannot be written is refused before the search, naming the flag."""
+    import dataclasses
+    import json
+
+    import lsmgpu.cli as cli
+    out, figures = tmp_path / "b.tour", tmp_path / "b.json"
+    assert main(["solve", "berlin52", "--algorithm", "tabu", "--iterations", "20", "--backend", "cpu", "--seed", "1",
+                 "--out", str(out), "--json", str(figures), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    written = json.loads(figures.read_text())
+    berlin = TSP.from_file(TSP.shipped("berlin52"))
+    assert f"best fitness: {written['fitness']:.0f}" in printed and f"figures written to {figures}" in printed
+    assert written["fitness"] == berlin.evaluate(berlin.read_solution(out))
+    assert written["gap"] == pytest.approx(written["fitness"] / 7542 - 1) and written["best_known"] == 7542
+    assert (written["iterations"], written["status"], written["n"], written["backend"]) == (20, "iterations", 52, "cpu")
+    assert written["algorithm"] == "TabuSearch" and written["instance"] == "berlin52"
+    assert "build" not in written["timings"] and written["reference"] is None and "runs" not in written
+    done = FocusedACO(berlin, backend="cpu", seed=1, ants=4).run(1)
+    for changes in (dict(backend="cuda", device="a GPU", timings={"build": 7.5}), dict(status="interrupted")):
+        monkeypatch.setattr(cli, "_run", lambda args, problem, iterations: dataclasses.replace(done, **changes))
+        main(["solve", "berlin52", "--backend", "cpu", "--json", str(figures), "--quiet"])
+        written = json.loads(figures.read_text())
+        assert written["fitness"] == done.fitness and written["status"] == changes.get("status", done.status)
+        assert written["timings"].get("build") == changes.get("timings", {}).get("build")
+    capsys.readouterr()
+    assert main(["solve", "berlin52", "--iterations", "3", "--json", str(tmp_path / "no" / "b.json")]) == 2
+    assert "--json" in capsys.readouterr().err

@@ -207,18 +207,22 @@ def test_a_population_run_names_the_host_device(tsp):
 
 def test_an_interrupt_before_the_search_writes_the_start_solution(tmp_path, monkeypatch, capsys):
     """Ctrl-C (or SIGTERM) while the search is built, before it has a solution: the command still
-    writes the start tour and exits 130."""
+    writes the start tour (and its figures, status "interrupted") and exits 130."""
+    import json
+
     import lsmgpu.cli as cli
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
     monkeypatch.setattr(cli, "_run", interrupted)
-    out = tmp_path / "best.tour"
-    assert main(["solve", "berlin52", "--backend", "cpu", "--quiet", "--out", str(out)]) == 130
+    out, figures = tmp_path / "best.tour", tmp_path / "best.json"
+    assert main(["solve", "berlin52", "--backend", "cpu", "--quiet", "--out", str(out), "--json", str(figures)]) == 130
     tsp = TSP.from_file(TSP.shipped("berlin52"))
     tour = tsp.read_solution(out)
     assert sorted(tour) == list(range(52))
     assert f"best fitness: {tsp.fitness(tour)}" in capsys.readouterr().out
+    written = json.loads(figures.read_text())
+    assert (written["fitness"], written["status"], written["iterations"]) == (tsp.fitness(tour), "interrupted", 0)
 
 
 @pytest.mark.gpu
