@@ -221,7 +221,9 @@ class Search:
     def _last_look(self) -> None:
         """At the run's end, however it ended, before its result: a search whose parts hold a
         better solution than any iteration recorded records it here (DontLookILS: a chain part-way
-        down its first descent). None by default."""
+        down its first descent). None by default. It runs after the run's deadline scope has
+        closed (the deadline may be past): milliseconds of host work on what the run already holds
+        (read back from the GPU where it lives), never a kernel build or a new launch."""
 
     def stop(self, status: str = "interrupted") -> None:
         """Ask a running search to end after its current iteration with ``status`` (from another
