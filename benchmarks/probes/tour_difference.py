@@ -152,8 +152,8 @@ def main(tours_file: str, data: str, against: str = "lkh") -> None:
         print(f"{instance} | {strategy}, seed {seed}, {budget} s | {_gap(problem, a)} | {named} | "
               f"{_gap(problem, b)} | {digest['components']} | {digest['b_shorter']} | "
               + " | ".join(str(value) for name, value in digest.items() if name.startswith("k "))
-              + f" | {digest['far_pct']} | {digest['not_alone_pct']} | {pairs} ({pairs_gain:.0f}) | {lacked} | {outside}"
-              + f" | {_described(largest)}", flush=True)
+              + f" | {digest['far_pct']} | {digest['not_alone_pct']} | {pairs} ({pairs_gain:.0f})"
+              + f" | {lacked} | {outside} | {_described(largest)}", flush=True)
 
 
 def _gap(problem, tour) -> str:
