@@ -15,6 +15,12 @@ shorter than A's, so it is at least as short as A, often shorter than both.
 Components that pair the portals alike never change another's test; those that pair them
 otherwise can, where their portals interleave along the tour: the child is then built again
 from the alike ones alone (``_build`` finds out by walking the tour's pieces).
+
+A component whose B paths do not make one tour alone may with another's (the two halves of a
+double bridge; a place where B links the ends of seventy rows of cities otherwise than A does,
+with a small place beside it): such components next to each other along A are *fused*, tested
+as one and, where together they make one tour and are shorter, taken as one (after Tinós,
+Whitley & Ochoa's GPX2, 2014).
 """
 from __future__ import annotations
 
@@ -126,6 +132,56 @@ class _Pair:
         np.maximum.at(high, self.component[p], cycle[p])
         return low == high
 
+    def group_one_cycle(self, labels) -> bool:
+        """Whether B's paths in the components ``labels`` together, with the tour outside, make one
+        cycle (``one_cycle`` of their union)."""
+        p = self.portals[np.isin(self.component[self.portals], labels)]
+        p = p[np.argsort(self.pos_a[p])]
+        before, after = np.roll(p, 1), np.roll(p, -1)
+        outside = np.where(self.pair_a[p] == before, after, before)
+        cycle = _labels_among(np.sort(p), len(self.a), np.r_[p, p], np.r_[outside, self.pair_b[p]])
+        return bool((cycle[p] == cycle[p[0]]).all())
+
+    def fuse(self, between) -> np.ndarray:
+        """Fuse components that make no tour alone into groups that do and are shorter in B, each
+        group then one component (one label): first two at a time, where they are next to each
+        other along A (a portal of one follows a portal of the other among such components'
+        portals), the best pairs first, each component in one pair at most; then all those left
+        together, where they make one tour, dropping one at a time (the most costly in B first)
+        those no shorter in B whose leaving keeps the rest one tour. Per label: whether it is a
+        fused group's."""
+        a_length, b_length = self.lengths(between)
+        gain = a_length - b_length
+        groups = []
+        left = self._not_alone()
+        if len(left) >= 2:
+            p = self.portals[np.isin(self.component[self.portals], left)]
+            label = self.component[p[np.argsort(self.pos_a[p])]].tolist()
+            pairs = {tuple(sorted(two)) for two in zip(label, label[1:] + label[:1]) if two[0] != two[1]}
+            taken: set = set()
+            for two in sorted(pairs, key=lambda two: -gain[list(two)].sum()):
+                if taken.isdisjoint(two) and gain[list(two)].sum() > 0 and self.group_one_cycle(list(two)):
+                    taken.update(two)
+                    groups.append(list(two))
+            left = [c for c in left if c not in taken]
+        if len(left) >= 2 and self.group_one_cycle(left):
+            for worst in sorted((c for c in left if gain[c] <= 0), key=lambda c: gain[c]):
+                rest = [c for c in left if c != worst]
+                if len(rest) >= 2 and self.group_one_cycle(rest):
+                    left = rest
+            if gain[left].sum() > 0:
+                groups.append(left)
+        fused = np.zeros(len(self.a), dtype=bool)
+        for group in groups:
+            self.component[np.isin(self.component, group[1:])] = group[0]
+            fused[group[0]] = True
+        return fused
+
+    def _not_alone(self) -> list[int]:
+        """The labels of the components whose B paths make no tour alone."""
+        alone = self.one_cycle()
+        return [int(c) for c in np.unique(self.component[self.portals]) if not alone[c]]
+
     def alike(self) -> np.ndarray:
         """Per component label: whether B pairs its portals as A does."""
         p = self.portals
@@ -191,9 +247,9 @@ def _tour(tour, name: str) -> np.ndarray:
 
 
 def partition_crossover(a, b, between) -> tuple[np.ndarray, float]:
-    """The child of tours A and B: A with B's edges in every component where they are shorter
-    and leave one tour. Returns (the child, how much shorter than A it is); ``between(u, v)`` is
-    the edge length, vectorised."""
+    """The child of tours A and B: A with B's edges in every component (or fused group of them)
+    where they are shorter and leave one tour. Returns (the child, how much shorter than A it
+    is); ``between(u, v)`` is the edge length, vectorised."""
     a, b = _tour(a, "A"), _tour(b, "B")
     if len(a) != len(b):
         raise ValueError(f"partition crossover: tours of {len(a)} and {len(b)} cities")
@@ -208,8 +264,12 @@ def _crossover(a: np.ndarray, b: np.ndarray, between) -> tuple[np.ndarray, float
     a_length, b_length = pair.lengths(between)
     if not len(pair.portals):                     # no edge shared: one component, all of it
         return (b, float(a_length.sum() - b_length.sum())) if b_length.sum() < a_length.sum() else (a, 0.0)
+    fused = pair.fuse(between)
+    if fused.any():
+        a_length, b_length = pair.lengths(between)
     shorter = b_length < a_length
-    for take in (shorter & pair.one_cycle(), shorter & pair.alike()):
+    alone = shorter & pair.one_cycle()
+    for take in (alone, alone & ~fused, shorter & pair.alike()):     # the fused groups with the rest, without
         if not take.any():
             return a, 0.0
         child = _build(pair, take)

@@ -90,6 +90,57 @@ def test_it_takes_the_better_parent_in_each_part():
     assert gain == g2 and length(between, child) == length(between, base) - g1 - g2
 
 
+def test_a_shorter_double_bridge_is_taken_by_fusing_its_two_halves():
+    """B is A after a double bridge: its two places make no tour alone, only together (fused):
+    the child is the shorter of the two tours, every time, in either order; a double bridge
+    beside a separate 2-opt move that A does better keeps A's move."""
+    rng, taken = np.random.default_rng(7), 0
+    for trial in range(300):
+        n = int(rng.integers(12, 90))
+        between = points(n, 1000 + trial)
+        a = rng.permutation(n)
+        i, j, k, m = sorted(rng.choice(np.arange(2, n - 1), 4, replace=False))
+        b = np.r_[a[:i], a[k:m], a[j:k], a[i:j], a[m:]]           # a double bridge: two places of k 2
+        for first, second in ((a, b), (b, a)):
+            child, gain = partition_crossover(first, second, between)
+            assert length(between, child) == min(length(between, first), length(between, second))
+            assert gain == length(between, first) - length(between, child)
+            taken += gain > 0
+    assert taken >= 290
+    n = 80
+    between = points(n, 11)
+    base = np.arange(n)
+    moves = [(i, j) for i in range(50, 70) for j in range(i + 2, 76)]
+    i2, j2 = max(moves, key=lambda m: length(between, base) - length(between, np.r_[base[:m[0]], base[m[0]:m[1] + 1][::-1],
+                                                                                     base[m[1] + 1:]]))
+    better = np.r_[base[:i2], base[i2:j2 + 1][::-1], base[j2 + 1:]]
+    assert length(between, better) < length(between, base)
+    bridged = np.r_[base[:5], base[30:40], base[15:30], base[5:15], base[40:]]
+    a, b = (better, bridged) if length(between, bridged) < length(between, base) else (bridged[::-1], better)
+    child, gain = partition_crossover(a, b, between)
+    assert length(between, child) == min(length(between, bridged), length(between, base)) \
+        - (length(between, base) - length(between, better))
+
+
+def test_fusing_never_makes_a_child_longer(monkeypatch):
+    """Over 1,500 random pairs from a common tour (moves, segment exchanges and double bridges): the
+    child with fusion is never longer than the child of each place alone (fusion switched off),
+    and shorter in some."""
+    rng, cases = np.random.default_rng(4), []
+    for trial in range(1500):
+        n = int(rng.integers(10, 80))
+        base = rng.permutation(n)
+        a, b = perturbed(rng, base, rng.integers(0, 3)), perturbed(rng, base, rng.integers(1, 4))
+        i, j, k, m = sorted(rng.choice(np.arange(1, n), 4, replace=False))
+        b = np.r_[b[:i], b[k:m], b[j:k], b[i:j], b[m:]] if trial % 2 else b
+        cases.append((a, b, points(n, 5000 + trial)))
+    fused = [length(between, partition_crossover(a, b, between)[0]) for a, b, between in cases]
+    monkeypatch.setattr(partition._Pair, "fuse", lambda pair, between: np.zeros(len(pair.a), dtype=bool))
+    alone = [length(between, partition_crossover(a, b, between)[0]) for a, b, between in cases]
+    assert all(f <= s for f, s in zip(fused, alone))
+    assert sum(f < s for f, s in zip(fused, alone)) > 50
+
+
 def test_tours_sharing_no_edge_give_the_shorter():
     """Tours sharing no edge give the shorter."""
     between = points(9, 4)
