@@ -463,6 +463,27 @@ def test_tour_difference_against_the_best_tour_of_the_file(tmp_path, capsys):
         main(str(tmp_path / "tours.npz"), str(tmp_path), "shortest")
 
 
+def test_crossover_pairs_shows_what_fusion_adds(tmp_path):
+    """crossover_pairs: for every ordered pair of an instance's tours, the parents' gaps and the
+    child's with each place alone and fused; a tour and its double bridge (the shorter one known)
+    give the shorter fused, the first parent alone; the probe leaves fusion on."""
+    import numpy as np
+
+    from benchmarks.probes.crossover_pairs import children
+    from lsmgpu.search import partition
+    toy = TSP.from_file(TSP.shipped("kroA100"))
+    good = toy.start_solution(np.random.default_rng(0))
+    bridged = np.r_[good[:10], good[60:80], good[30:60], good[10:30], good[80:]]
+    if toy.evaluate(bridged) < toy.evaluate(good):
+        good, bridged = bridged, good
+    rows = children(toy, {"good": good, "bridged": bridged})
+    assert [(row["a"], row["b"]) for row in rows] == [("good", "bridged"), ("bridged", "good")]
+    longer = rows[1]
+    assert longer["plain_gap"] == longer["a_gap"] > longer["fused_gap"] == longer["b_gap"]
+    assert rows[0]["plain_gap"] == rows[0]["fused_gap"] == rows[0]["a_gap"]
+    assert partition._Pair.fuse is not None and "lambda" not in partition._Pair.fuse.__qualname__
+
+
 def test_lkh_from_a_tour_starts_there_in_a_process_of_its_own():
     """lkh_from_tour: one LKH-3 trial from berlin52's optimal tour (LKH's own) keeps its length; from
     a 2-opt move of it that lengthens the tour, one descent takes it back to the optimum; and a run

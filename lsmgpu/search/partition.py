@@ -132,15 +132,20 @@ class _Pair:
         np.maximum.at(high, self.component[p], cycle[p])
         return low == high
 
-    def group_one_cycle(self, labels) -> bool:
-        """Whether B's paths in the components ``labels`` together, with the tour outside, make one
-        cycle (``one_cycle`` of their union)."""
-        p = self.portals[np.isin(self.component[self.portals], labels)]
-        p = p[np.argsort(self.pos_a[p])]
-        before, after = np.roll(p, 1), np.roll(p, -1)
-        outside = np.where(self.pair_a[p] == before, after, before)
-        cycle = _labels_among(np.sort(p), len(self.a), np.r_[p, p], np.r_[outside, self.pair_b[p]])
-        return bool((cycle[p] == cycle[p[0]]).all())
+    def group_one_cycle(self, portals: np.ndarray) -> bool:
+        """Whether B's paths in the components of ``portals`` (all their portals) together, with the
+        tour outside, make one cycle (``one_cycle`` of their union)."""
+        p = portals[np.argsort(self.pos_a[portals])]  # the group's portals along A: p[i] is node i
+        node = np.arange(len(p))
+        before, after = np.roll(node, 1), np.roll(node, -1)
+        outside = np.where(self.pair_a[p] == p[before], after, before)
+        order = np.argsort(p)
+        partner = order[np.searchsorted(p[order], self.pair_b[p])].tolist()    # B's partner, as a node
+        outside, node, seen = outside.tolist(), 0, 0
+        while True:                  # each node has one edge of each kind: walk them in turn, one cycle
+            node, seen = outside[partner[node]], seen + 2
+            if node == 0:
+                return seen == len(p)
 
     def fuse(self, between) -> np.ndarray:
         """Fuse components that make no tour alone into groups that do and are shorter in B, each
@@ -152,22 +157,28 @@ class _Pair:
         fused group's."""
         a_length, b_length = self.lengths(between)
         gain = a_length - b_length
-        groups = []
-        left = self._not_alone()
+        alone = self.one_cycle()
+        p = self.portals[~alone[self.component[self.portals]]]
+        p = p[np.argsort(self.pos_a[p])]
+        label = self.component[p]
+        portals_of = {int(c): p[label == c] for c in np.unique(label)}
+
+        def one_tour(group) -> bool:
+            return self.group_one_cycle(np.concatenate([portals_of[c] for c in group]))
+        groups, left = [], list(portals_of)
         if len(left) >= 2:
-            p = self.portals[np.isin(self.component[self.portals], left)]
-            label = self.component[p[np.argsort(self.pos_a[p])]].tolist()
+            label = label.tolist()
             pairs = {tuple(sorted(two)) for two in zip(label, label[1:] + label[:1]) if two[0] != two[1]}
             taken: set = set()
             for two in sorted(pairs, key=lambda two: -gain[list(two)].sum()):
-                if taken.isdisjoint(two) and gain[list(two)].sum() > 0 and self.group_one_cycle(list(two)):
+                if taken.isdisjoint(two) and gain[list(two)].sum() > 0 and one_tour(two):
                     taken.update(two)
                     groups.append(list(two))
             left = [c for c in left if c not in taken]
-        if len(left) >= 2 and self.group_one_cycle(left):
+        if len(left) >= 2 and one_tour(left):
             for worst in sorted((c for c in left if gain[c] <= 0), key=lambda c: gain[c]):
                 rest = [c for c in left if c != worst]
-                if len(rest) >= 2 and self.group_one_cycle(rest):
+                if len(rest) >= 2 and one_tour(rest):
                     left = rest
             if gain[left].sum() > 0:
                 groups.append(left)
@@ -176,11 +187,6 @@ class _Pair:
             self.component[np.isin(self.component, group[1:])] = group[0]
             fused[group[0]] = True
         return fused
-
-    def _not_alone(self) -> list[int]:
-        """The labels of the components whose B paths make no tour alone."""
-        alone = self.one_cycle()
-        return [int(c) for c in np.unique(self.component[self.portals]) if not alone[c]]
 
     def alike(self) -> np.ndarray:
         """Per component label: whether B pairs its portals as A does."""
