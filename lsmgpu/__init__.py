@@ -48,7 +48,10 @@ logging.getLogger("lsmgpu").addHandler(logging.NullHandler())
 
 __all__ = ["Callback", "State", "Binary", "Discrete", "Permutation", "Real",
            "BackendFallback", "BackendUnavailable", "KernelCompileError", "KernelLaunchError",
-           "BitFlip", "BlockExchange", "CandidateThreeOpt", "CandidateTwoOpt", "Crowns", "Neighbourhood", "OrOpt", "Swap", "ThreeExchange", "TwoOpt", "ValueChange", "candidate_polish",
+           "BitFlip", "BlockExchange", "CandidateThreeOpt", "CandidateTwoOpt", "Crowns", "Neighbourhood", "OrOpt",
+           "Swap", "ThreeExchange", "TwoOpt", "ValueChange", "candidate_polish",
            "ColonyModel", "DeviceArray", "Problem", "SearchResult",
-           "HillClimbing", "IteratedLocalSearch", "VariableNeighbourhoodSearch", "LocalSearch", "TabuSearch", "AntColonySystem", "MaxMinAntSystem", "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS", "FocusedACO", "TourSegments", "MultiStart",
+           "HillClimbing", "IteratedLocalSearch", "VariableNeighbourhoodSearch", "LocalSearch", "TabuSearch",
+           "AntColonySystem", "MaxMinAntSystem", "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS",
+           "FocusedACO", "TourSegments", "MultiStart",
            "RayMultiStart", "RayIslands", "RayTourSegments", "compare", "load"]

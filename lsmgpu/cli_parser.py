@@ -10,7 +10,8 @@ from .cli_population import (ANT_LISTS_AFTER, ANT_LISTS_SECONDS, CHAINS_EXCHANGE
 from .neighbourhoods import CandidateThreeOpt, OrOpt, candidate_polish
 from .search import SEARCHES, LocalSearch, searches_of
 
-__all__ = ["DEFAULT_ITERATIONS", "DEFAULT_SECONDS", "SEGMENTS_FROM", "CLUSTERED", "CLUSTERED_SEGMENTS_FROM", "QAP_GPU_STARTS", "QAP_GPU_EXCHANGE", "POLISH", "parser"]
+__all__ = ["DEFAULT_ITERATIONS", "DEFAULT_SECONDS", "SEGMENTS_FROM", "CLUSTERED", "CLUSTERED_SEGMENTS_FROM",
+           "QAP_GPU_STARTS", "QAP_GPU_EXCHANGE", "POLISH", "parser"]
 
 #: `lsmgpu compare`'s budget when none is given
 DEFAULT_ITERATIONS = {"tabu": 10_000, "hc": None, "ils": 1_000, "vns": 1_000}
@@ -131,8 +132,9 @@ def parser() -> argparse.ArgumentParser:
                             "the colonies' default), a short tabu search of 4 n iterations (tabu), don't-look 2-opt "
                             "+ Or-opt descents of tours (dontlook) or not (none: the plain colony; the GA's default)")
     solve.add_argument("--candidates", type=_candidates, metavar="K|alpha",
-                       help="ils / vns / acs / mmas / faco / dontlook-ils / segments: each city's candidate cities, its K nearest (quadrant "
-                            "neighbours for planar coordinates) or its 5 α-nearest after a Held-Karp ascent (alpha, "
+                       help="ils / vns / acs / mmas / faco / dontlook-ils / segments: each city's candidate cities, "
+                            "its K nearest (quadrant neighbours for planar coordinates) or its 5 α-nearest after a "
+                            "Held-Karp ascent (alpha, "
                             "a TSP's; the ascent counts in --seconds)")
     solve.add_argument("--lk", action=argparse.BooleanOptionalAction, default=None,
                        help="faco / dontlook-ils / segments: the descents also make LK3 moves (Lin-Kernighan's third level: "

@@ -125,9 +125,10 @@ class BlockExchange(OverCandidates, Neighbourhood):
     """Base of the tour neighbourhoods whose moves are block exchanges over candidate lists
     (Or-opt, candidate 3-opt). A move (i, j, k, mode), i <= j < k, has the blocks X = x[i..j]
     and Y = x[j+1..k] trade places (mode 0: Y X; mode 1: Y reversed(X); mode 2: reversed(Y) X)
-    or stay, both reversed (mode 3: reversed(X) reversed(Y)): three tour edges out, three in. (0, 0, 0, -1) is the null move (delta 0), for indices whose
-    move does not apply to the current tour. Meant for hill climbing and ILS; no tabu
-    attributes; moves depend on the tour (``static = False``)."""
+    or stay, both reversed (mode 3: reversed(X) reversed(Y)): three tour edges out, three in.
+    (0, 0, 0, -1) is the null move (delta 0), for indices whose move does not apply to the current
+    tour. Meant for hill climbing and ILS; no tabu attributes; moves depend on the tour
+    (``static = False``)."""
 
     move_kind = "block_exchange"
     arity = 4

@@ -1,9 +1,9 @@
-"""The searches: one shared loop (loop.Search), local searches on it (base.LocalSearch) and one small class per algorithm
-(hill climbing, tabu search, ILS, VNS: vns.py); the
-population methods over the batched local search (population.py): the ant colonies (colony.py)
-and the genetic algorithm (genetic.py), whose local search may be a short tabu search (short_tabu.py) or don't-look descents (dontlook.py); the don't-look ILS
-(dontlook_ils.py), many ILS chains each whole where its tour lives; focused ACO (focused.py), ants that
-change a few edges of a source tour each."""
+"""The searches: one shared loop (loop.Search), local searches on it (base.LocalSearch) and one
+small class per algorithm (hill climbing, tabu search, ILS, VNS: vns.py); the population methods
+over the batched local search (population.py): the ant colonies (colony.py) and the genetic
+algorithm (genetic.py), whose local search may be a short tabu search (short_tabu.py) or don't-look
+descents (dontlook.py); the don't-look ILS (dontlook_ils.py), many ILS chains each whole where its
+tour lives; focused ACO (focused.py), ants that change a few edges of a source tour each."""
 from .base import LocalSearch
 from .colony import AntColonySystem, MaxMinAntSystem
 from .dontlook import DontLookDescent

@@ -296,5 +296,6 @@ class PopulationSearch(Search):
         return SearchResult(
             solution=self.best_x.copy(), fitness=fitness, iterations=self.iteration, evaluations=self.evaluations,
             seconds=self.elapsed, history=np.asarray(self.history), improvements=list(self.improvements),
-            backend=self.backend.name, device=getattr(self, "device", "") or getattr(self.backend, "device", ""), status=self.status or "interrupted",
+            backend=self.backend.name, device=getattr(self, "device", "") or getattr(self.backend, "device", ""),
+            status=self.status or "interrupted",
             algorithm=self.algorithm, problem=self.problem.name, work=self.work)

@@ -3,8 +3,8 @@
 A package of small parts (docs/architecture.md): ``driver`` (PyCUDA: context, compile cache,
 launches with error checks), ``texture`` (texture objects), ``program`` (a problem's compiled
 kernels, its arrays on the device by memory policy, the refresh launcher), ``evaluator`` (one
-search), ``batch`` (many searches at once), ``population`` (many solutions improved at once); this module holds the backend, the factory of both
-evaluators with the options a user may set.
+search), ``batch`` (many searches at once), ``population`` (many solutions improved at once);
+this module holds the backend, the factory of both evaluators with the options a user may set.
 """
 from __future__ import annotations
 
