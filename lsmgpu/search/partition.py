@@ -20,7 +20,7 @@ A component whose B paths do not make one tour alone may with another's (the two
 double bridge; a place where B links the ends of seventy rows of cities otherwise than A does,
 with a small place beside it): such components next to each other along A are *fused*, tested
 as one and, where together they make one tour and are shorter, taken as one (after Tinós,
-Whitley & Ochoa's GPX2, 2014).
+Whitley & Ochoa's GPX2, Evolutionary Computation 2020).
 """
 from __future__ import annotations
 
