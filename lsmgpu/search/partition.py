@@ -275,7 +275,8 @@ def _crossover(a: np.ndarray, b: np.ndarray, between) -> tuple[np.ndarray, float
         a_length, b_length = pair.lengths(between)
     shorter = b_length < a_length
     alone = shorter & pair.one_cycle()
-    for take in (alone, alone & ~fused, shorter & pair.alike()):     # the fused groups with the rest, without
+    tries = (alone, alone & ~fused) if fused.any() else (alone,)     # the fused groups with the rest, without
+    for take in tries + (shorter & pair.alike(),):
         if not take.any():
             return a, 0.0
         child = _build(pair, take)
