@@ -11,8 +11,9 @@ previous iteration's best ant (the colony's best with probability ``global_best_
 also deposits the pheromone: the colony moves like many kicked descents at once, the pheromone
 steering where the kicks go. A colony that stands still (``restart_after`` iterations without a
 better best) is merged into the best so far by partition crossover and replaced by a new one from
-a new start tour: restarts, as MAX-MIN ant systems reset their trails, here with the stuck
-colony's different edges kept where they help. ``colonies`` runs several such colonies side by
+the problem's start tour (drawn anew where the start is drawn; TSP's greedy tour, its start from
+5,000 cities, is one tour, the new colony's ants and pheromone new): restarts, as MAX-MIN ant
+systems reset their trails, here with the stuck colony's different edges kept where they help. ``colonies`` runs several such colonies side by
 side, their ants in the same launch, each with its own source, pheromone and restarts.
 """
 from __future__ import annotations
@@ -127,7 +128,7 @@ class FocusedACO(PopulationSearch):
     restart_after      : iterations without the colony's best improving after which the colony
                          starts again (None: never): its best is merged into the best so far by
                          partition crossover (lsmgpu/search/partition.py), and a new colony starts
-                         from a new start tour, descended as the first, with fresh pheromone
+                         from the problem's start tour, descended as the first, with fresh pheromone
                          (default RESTART_AFTER)
     candidates, segment, or3, lk, lk_depth, lk_move, chain_alone : the descent's (DontLookDescent's;
                          ``or3`` default OR3: with the Or-3opt moves; ``lk`` default False;
@@ -323,7 +324,7 @@ class FocusedACO(PopulationSearch):
 
     def _restart(self, colony: int) -> bool:
         """The colony's best merged into the best so far by partition crossover, then a new
-        colony from a new start tour, unless less time is left than the run's set-up took (a
+        colony from the problem's start tour, unless less time is left than the run's set-up took (a
         start tour is not cut at the deadline: the colony goes on instead): whether the merge made
         a new best."""
         improved = self._merge_colony(colony)
