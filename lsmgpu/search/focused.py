@@ -13,8 +13,9 @@ steering where the kicks go. A colony that stands still (``restart_after`` itera
 better best) is merged into the best so far by partition crossover and replaced by a new one from
 the problem's start tour (drawn anew where the start is drawn; TSP's greedy tour, its start from
 5,000 cities, is one tour, the new colony's ants and pheromone new): restarts, as MAX-MIN ant
-systems reset their trails, here with the stuck colony's different edges kept where they help. ``colonies`` runs several such colonies side by
-side, their ants in the same launch, each with its own source, pheromone and restarts.
+systems reset their trails, here with the stuck colony's different edges kept where they help.
+``colonies`` runs several such colonies side by side, their ants in the same launch, each with its
+own source, pheromone and restarts.
 """
 from __future__ import annotations
 
