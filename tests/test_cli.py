@@ -90,12 +90,19 @@ def test_the_tsp_start_tour_is_chosen_with_start(tmp_path, capsys):
     assert "--start applies to a TSPLIB .tsp" in capsys.readouterr().err
 
 
-def test_solve_many_starts(capsys):
-    """--starts runs spawned-seed starts with one bar over them and reports the best start."""
+def test_solve_many_starts(tmp_path, capsys):
+    """--starts runs spawned-seed starts with one bar over them and reports the best start (its
+    --json figures count the starts that ran)."""
+    import json
+
     from lsmgpu.cli import main
-    assert main(["solve", "chr12a", "--starts", "3", "--iterations", "50", "--backend", "cpu", "--quiet"]) == 0
+    figures = tmp_path / "starts.json"
+    assert main(["solve", "chr12a", "--starts", "3", "--iterations", "50", "--backend", "cpu", "--quiet",
+                 "--json", str(figures)]) == 0
     out, err = capsys.readouterr()
     assert "3 starts of tabu" in err and "3 of 3 ran" in err and "best fitness:" in out
+    written = json.loads(figures.read_text())
+    assert (written["runs"], written["ran"], written["lost"]) == (3, 3, []) and f"{written['fitness']:.0f}" in out
     assert main(["solve", "chr12a", "--starts", "0", "--backend", "cpu"]) == 2
     # islands: exchanges between the batched starts; refused with one start after another
     assert main(["solve", "chr12a", "--starts", "4", "--exchange-every", "64", "--iterations", "256",
