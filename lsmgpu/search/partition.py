@@ -147,17 +147,14 @@ class _Pair:
             if node == 0:
                 return seen == len(p)
 
-    def fuse(self, between) -> np.ndarray:
+    def fuse(self, gain: np.ndarray, alone: np.ndarray) -> np.ndarray:
         """Fuse components that make no tour alone into groups that do and are shorter in B, each
         group then one component (one label): first two at a time, where they are next to each
         other along A (a portal of one follows a portal of the other among such components'
         portals), the best pairs first, each component in one pair at most; then all those left
         together, where they make one tour, dropping one at a time (the most costly in B first)
-        those no shorter in B whose leaving keeps the rest one tour. Per label: whether it is a
-        fused group's."""
-        a_length, b_length = self.lengths(between)
-        gain = a_length - b_length
-        alone = self.one_cycle()
+        those no shorter in B whose leaving keeps the rest one tour. ``gain``: per label, A's length
+        less B's; ``alone``: per label, ``one_cycle``. Per label: whether it is a fused group's."""
         p = self.portals[~alone[self.component[self.portals]]]
         p = p[np.argsort(self.pos_a[p])]
         label = self.component[p]
@@ -270,11 +267,13 @@ def _crossover(a: np.ndarray, b: np.ndarray, between) -> tuple[np.ndarray, float
     a_length, b_length = pair.lengths(between)
     if not len(pair.portals):                     # no edge shared: one component, all of it
         return (b, float(a_length.sum() - b_length.sum())) if b_length.sum() < a_length.sum() else (a, 0.0)
-    fused = pair.fuse(between)
-    if fused.any():
+    one_cycle = pair.one_cycle()
+    fused = pair.fuse(a_length - b_length, one_cycle)
+    if fused.any():                               # the groups' labels now hold their members' edges
         a_length, b_length = pair.lengths(between)
+        one_cycle = pair.one_cycle()
     shorter = b_length < a_length
-    alone = shorter & pair.one_cycle()
+    alone = shorter & one_cycle
     tries = (alone, alone & ~fused) if fused.any() else (alone,)     # the fused groups with the rest, without
     for take in tries + (shorter & pair.alike(),):
         if not take.any():
