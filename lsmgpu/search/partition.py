@@ -158,19 +158,24 @@ class _Pair:
         p = self.portals[~alone[self.component[self.portals]]]
         p = p[np.argsort(self.pos_a[p])]
         label = self.component[p]
-        portals_of = {int(c): p[label == c] for c in np.unique(label)}
+        by_label = np.argsort(label, kind="stable")
+        labels, first = np.unique(label[by_label], return_index=True)
+        portals_of = dict(zip(labels.tolist(), np.split(p[by_label], first[1:])))
 
         def one_tour(group) -> bool:
             return self.group_one_cycle(np.concatenate([portals_of[c] for c in group]))
-        groups, left = [], list(portals_of)
+        groups, left = [], labels.tolist()
         if len(left) >= 2:
-            label = label.tolist()
-            pairs = {tuple(sorted(two)) for two in zip(label, label[1:] + label[:1]) if two[0] != two[1]}
+            two = np.sort(np.stack([label, np.roll(label, -1)], axis=1), axis=1)
+            two = np.unique(two[two[:, 0] != two[:, 1]], axis=0)     # next to each other along A
+            two_gain = gain[two].sum(axis=1)
+            two = two[two_gain > 0]
+            two_gain = two_gain[two_gain > 0]
             taken: set = set()
-            for two in sorted(pairs, key=lambda two: -gain[list(two)].sum()):
-                if taken.isdisjoint(two) and gain[list(two)].sum() > 0 and one_tour(two):
-                    taken.update(two)
-                    groups.append(list(two))
+            for c, d in two[np.lexsort((two[:, 1], two[:, 0], -two_gain))].tolist():     # best first
+                if c not in taken and d not in taken and one_tour((c, d)):
+                    taken.update((c, d))
+                    groups.append([c, d])
             left = [c for c in left if c not in taken]
         if len(left) >= 2 and one_tour(left):
             for worst in sorted((c for c in left if gain[c] <= 0), key=lambda c: gain[c]):
@@ -180,9 +185,11 @@ class _Pair:
             if gain[left].sum() > 0:
                 groups.append(left)
         fused = np.zeros(len(self.a), dtype=bool)
+        relabel = np.arange(len(self.a))
         for group in groups:
-            self.component[np.isin(self.component, group[1:])] = group[0]
+            relabel[group[1:]] = group[0]
             fused[group[0]] = True
+        self.component = relabel[self.component]
         return fused
 
     def alike(self) -> np.ndarray:
