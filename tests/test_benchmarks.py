@@ -484,6 +484,25 @@ def test_crossover_pairs_shows_what_fusion_adds(tmp_path):
     assert partition._Pair.fuse is not None and "lambda" not in partition._Pair.fuse.__qualname__
 
 
+def test_merge_cost_changes_each_copy_and_times_both_merges():
+    """merge_cost: the first row is the tour, each other row a permutation changed from it; the fused
+    merge gains at least what each place alone does; too few cities for the changes is refused."""
+    import numpy as np
+
+    from benchmarks.probes.merge_cost import changed_tours, merge_seconds
+    rng = np.random.default_rng(3)
+    toy = TSP(rng.integers(0, 10_000, size=(600, 2)).astype(float))
+    tour = toy.start_solution(rng)
+    tours = changed_tours(tour, 5, 20, np.random.default_rng(0))
+    assert tours.shape == (5, 600) and np.array_equal(tours[0], tour)
+    assert all(np.array_equal(np.sort(row), np.arange(600)) and not np.array_equal(row, tour) for row in tours[1:])
+    between = toy.edge_distance().between
+    (fused_s, fused_gain), (alone_s, alone_gain) = (merge_seconds(tours, between, 1, fused) for fused in (True, False))
+    assert fused_gain >= alone_gain >= 0 and fused_s > 0 and alone_s > 0
+    with pytest.raises(ValueError, match="300 cities|more than 303"):
+        changed_tours(tour[:300], 2, 1, rng)
+
+
 def test_lkh_from_a_tour_starts_there_in_a_process_of_its_own():
     """lkh_from_tour: one LKH-3 trial from berlin52's optimal tour (LKH's own) keeps its length; from
     a 2-opt move of it that lengthens the tour, one descent takes it back to the optimum; and a run
