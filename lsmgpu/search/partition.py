@@ -159,11 +159,12 @@ class _Pair:
         p = p[np.argsort(self.pos_a[p])]
         label = self.component[p]
         by_label = np.argsort(label, kind="stable")
+        grouped = p[by_label]
         labels, first = np.unique(label[by_label], return_index=True)
-        portals_of = dict(zip(labels.tolist(), np.split(p[by_label], first[1:])))
+        span = dict(zip(labels.tolist(), zip(first.tolist(), np.r_[first[1:], len(p)].tolist())))
 
         def one_tour(group) -> bool:
-            return self.group_one_cycle(np.concatenate([portals_of[c] for c in group]))
+            return self.group_one_cycle(np.concatenate([grouped[span[c][0]:span[c][1]] for c in group]))
         groups, left = [], labels.tolist()
         if len(left) >= 2:
             two = np.sort(np.stack([label, np.roll(label, -1)], axis=1), axis=1)
