@@ -16,8 +16,8 @@ from .neighbourhoods import (BitFlip, BlockExchange, CandidateThreeOpt, Candidat
 from .parallel import MultiStart
 from .problem import ColonyModel, DeviceArray, Problem
 from .result import SearchResult
-from .search import (AntColonySystem, DontLookDescent, DontLookILS, FocusedACO, GeneticAlgorithm, HillClimbing, IteratedLocalSearch,
-                     LocalSearch, MaxMinAntSystem, ShortTabuSearch, TabuSearch, TourSegments,
+from .search import (AntColonySystem, DontLookDescent, DontLookILS, FocusedACO, GeneticAlgorithm, HillClimbing,
+                     IteratedLocalSearch, LocalSearch, MaxMinAntSystem, ShortTabuSearch, TabuSearch, TourSegments,
                      VariableNeighbourhoodSearch)
 
 __version__ = "0.1.0"
@@ -52,6 +52,6 @@ __all__ = ["Callback", "State", "Binary", "Discrete", "Permutation", "Real",
            "Swap", "ThreeExchange", "TwoOpt", "ValueChange", "candidate_polish",
            "ColonyModel", "DeviceArray", "Problem", "SearchResult",
            "HillClimbing", "IteratedLocalSearch", "VariableNeighbourhoodSearch", "LocalSearch", "TabuSearch",
-           "AntColonySystem", "MaxMinAntSystem", "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS",
-           "FocusedACO", "TourSegments", "MultiStart",
+           "AntColonySystem", "MaxMinAntSystem", "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent",
+           "DontLookILS", "FocusedACO", "TourSegments", "MultiStart",
            "RayMultiStart", "RayIslands", "RayTourSegments", "compare", "load"]

@@ -214,7 +214,8 @@ def _report(args, problem, result) -> int:
     args.reported = True                  # Ctrl-C from here on (the bound below) keeps this report
     if gap is None and result.status != "interrupted" and problem.n <= _bound_cities() \
             and (bound := problem.lower_bound()) is not None:
-        print(f"gap to lower bound {_value(problem, bound)}: {100 * problem.sense * (result.fitness - bound) / abs(bound):.2f} %")
+        gap = 100 * problem.sense * (result.fitness - bound) / abs(bound)
+        print(f"gap to lower bound {_value(problem, bound)}: {gap:.2f} %")
     if result.status == "interrupted":
         print(f"lsmgpu: interrupted ({_stopped_by()}); the best solution so far is above"
               + (f" and in {args.out}" if args.out else ""), file=sys.stderr)

@@ -110,10 +110,10 @@ def parser() -> argparse.ArgumentParser:
     solve.add_argument("--algorithm", choices=sorted(SEARCHES),
                        default=None,
                        help="default, measured best per problem type and backend: for a TSP on a GPU faco "
-                            f"(focused ACO, a thread block an ant), from {SEGMENTS_FROM:,} cities ({CLUSTERED_SEGMENTS_FROM:,} "
-                            "clustered ones) segments (one tour cut "
-                            "into segments improved at once, a thread block a segment); dontlook-ils: 256 ILS chains, each whole in a "
-                            "thread block; else ils (over candidate lists with "
+                            f"(focused ACO, a thread block an ant), from {SEGMENTS_FROM:,} cities "
+                            f"({CLUSTERED_SEGMENTS_FROM:,} clustered ones) segments (one tour cut "
+                            "into segments improved at once, a thread block a segment); dontlook-ils: 256 ILS chains, "
+                            "each whole in a thread block; else ils (over candidate lists with "
                             "the Or-opt + 3-opt polish); tabu for the rest, as 256 island starts for a QAP on a "
                             "GPU; acs / mmas: the ant colonies; ga: the genetic algorithm")
     solve.add_argument("--chains", type=_count(1), help="dontlook-ils: ILS chains (default 256 on a GPU, 1 on the CPU)")
@@ -137,8 +137,9 @@ def parser() -> argparse.ArgumentParser:
                             "Held-Karp ascent (alpha, "
                             "a TSP's; the ascent counts in --seconds)")
     solve.add_argument("--lk", action=argparse.BooleanOptionalAction, default=None,
-                       help="faco / dontlook-ils / segments: the descents also make LK3 moves (Lin-Kernighan's third level: "
-                            "sequential 3-opt moves with two reversals); default: the method's own (on for segments)")
+                       help="faco / dontlook-ils / segments: the descents also make LK3 moves (Lin-Kernighan's "
+                            "third level: sequential 3-opt moves with two reversals); default: the method's own "
+                            "(on for segments)")
     solve.add_argument("--lk-depth", type=int, default=None, metavar="D",
                        help="faco / dontlook-ils / segments: where no other move improves, the descents search "
                             "Lin-Kernighan's variable-depth move, a chain of up to D levels (0: none; at most 12, "
@@ -157,13 +158,13 @@ def parser() -> argparse.ArgumentParser:
     solve.add_argument("--ant-lists", type=_count(0), default=None, metavar="N",
                        help="faco: after N iterations the candidate lists and penalties come from an ascent over the "
                             "edges of the ants' tours, the best and the lists they had; the colonies start again from "
-                            f"the best (0: never; default: {ANT_LISTS_AFTER} with the default 5-opt chains and --seconds "
-                            f"{ANT_LISTS_SECONDS:g} or more, else never)")
+                            f"the best (0: never; default: {ANT_LISTS_AFTER} with the default 5-opt chains and "
+                            f"--seconds {ANT_LISTS_SECONDS:g} or more, else never)")
     solve.add_argument("--restart-after", type=_count(1), default=None, metavar="N",
                        help="faco: the colony starts again after N iterations without a better tour (default: "
                             f"{FIVE_OPT_RESTART_AFTER} with the default 5-opt chains, else the colony's own)")
-    solve.add_argument("--neighbourhood", choices=["swap", "2opt", "3exchange", "2opt-candidates", "oropt", "3opt-candidates"],
-                       default=None,
+    solve.add_argument("--neighbourhood", default=None,
+                       choices=["swap", "2opt", "3exchange", "2opt-candidates", "oropt", "3opt-candidates"],
                        help="TSP neighbourhood (default: 2opt, and for ils candidate 2-opt; swap is the paper's "
                             "benchmark setting)")
     solve.add_argument("--polish", choices=sorted(POLISH) + ["none"], default=None,
@@ -184,10 +185,12 @@ def parser() -> argparse.ArgumentParser:
     stop.add_argument("--target", type=_number,
                       help="stop at this objective value or better (default: the instance's best known, if it has one)")
     stop.add_argument("--stagnation", type=_count(1), help="stop after this many iterations without a new best")
-    saved = solve.add_argument_group("checkpoints (over Ray, --gpus / --address: islands write one file each beside FILE)")
+    saved = solve.add_argument_group(
+        "checkpoints (over Ray, --gpus / --address: islands write one file each beside FILE)")
     saved.add_argument("--checkpoint", metavar="FILE", help="write the run's state here every --checkpoint-every "
                        "seconds and at the end (a run cut by Ctrl-C keeps the last one)")
-    saved.add_argument("--checkpoint-every", type=_seconds, metavar="S", help="seconds between checkpoints (default 60)")
+    saved.add_argument("--checkpoint-every", type=_seconds, metavar="S",
+                       help="seconds between checkpoints (default 60)")
     saved.add_argument("--resume", metavar="FILE", help="go on from this checkpoint (same algorithm, options and "
                        "instance); --iterations / --seconds then count the whole run, the checkpoint's own where not "
                        "given")
@@ -205,8 +208,8 @@ def parser() -> argparse.ArgumentParser:
                                "kicked copies of the better half's best solutions; dontlook-ils: every K rounds "
                                f"(default {CHAINS_EXCHANGE}) the worse half of the chains go on from the better "
                                "half's best tours")
-    parallel.add_argument("--gpus", type=_count(1), help="spread the starts, or a population search's islands (acs, mmas, "
-                          "ga, dontlook-ils, faco), over this many Ray actors (one GPU each)")
+    parallel.add_argument("--gpus", type=_count(1), help="spread the starts, or a population search's islands "
+                          "(acs, mmas, ga, dontlook-ils, faco), over this many Ray actors (one GPU each)")
     parallel.add_argument("--address", help="Ray cluster address (default with --gpus: start Ray here)")
     solve.add_argument("--reference", type=_reference, metavar="VALUE|uniform",
                        help="show the gap to this value in the progress bar and at the end (a known length, "

@@ -199,7 +199,8 @@ class Problem:
         name, kind = type(self).__name__, neighbourhood.move_kind
         kinds = self.move_kinds()
         if kinds is not None and kind not in kinds:
-            return f"{name} evaluates {', '.join(sorted(kinds))} moves, not the {kind or 'unnamed'} moves of {neighbourhood!r}"
+            return (f"{name} evaluates {', '.join(sorted(kinds))} moves, not the {kind or 'unnamed'} moves "
+                    f"of {neighbourhood!r}")
         if backend == "cpu":
             return None
         if self.template is None:
@@ -366,7 +367,8 @@ class Problem:
         try:
             return self.encoding.validate(x)      # integers read as floats are checked and cast there
         except (ValueError, TypeError) as exc:
-            raise ValueError(f"{self.name}: {Path(source).name} does not hold a solution of this instance: {exc}") from None
+            raise ValueError(f"{self.name}: {Path(source).name} does not hold a solution of this instance: "
+                             f"{exc}") from None
 
     def tabu_tenure(self):
         """Default tabu tenure: an int or an inclusive (low, high) range drawn each iteration."""

@@ -13,7 +13,8 @@ from .qap import QAP
 from .tsp import TSP
 from .weierstrass import Weierstrass
 
-__all__ = ["GraphColoring", "PPP", "QAP", "TSP", "Weierstrass", "load", "resolve_path", "shipped", "shipped_names", "DATA"]
+__all__ = ["GraphColoring", "PPP", "QAP", "TSP", "Weierstrass", "load", "resolve_path", "shipped", "shipped_names",
+           "DATA"]
 
 
 def load(path, **options):

@@ -271,7 +271,8 @@ class TSP(Problem):
         """UNIFORM_TOUR sqrt(n A), A the cities' bounding box's area: the expected optimal length
         of n Euclidean cities uniform over it; an estimate (``lsmgpu solve --reference uniform``)."""
         if self.coords is None or self.weight_type not in ("EUC_2D", "CEIL_2D"):
-            raise ValueError(f"TSP: the uniform estimate needs Euclidean coordinates; {self.name} has {self.weight_type}")
+            raise ValueError(f"TSP: the uniform estimate needs Euclidean coordinates; "
+                             f"{self.name} has {self.weight_type}")
         (x0, y0), (x1, y1) = self.coords.min(axis=0), self.coords.max(axis=0)
         return UNIFORM_TOUR * float(np.sqrt(self.n * (x1 - x0) * (y1 - y0)))
 
@@ -324,7 +325,8 @@ class TSP(Problem):
         matrix = self.gpu_matrix or self.coords is None
         table = self.matrix if matrix else self.coords.astype(np.float32 if self.integer_coords else np.float64)
         return EdgeDistance(self.dist, table.ravel(), lambda: render_fragment(
-            self, "tsp_edge.cu.j2", use_matrix=matrix, weight_type=self.weight_type, integer_coords=self.integer_coords))
+            self, "tsp_edge.cu.j2", use_matrix=matrix, weight_type=self.weight_type,
+            integer_coords=self.integer_coords))
 
     @classmethod
     def from_file(cls, path, **options) -> "TSP":

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["TsplibInstance", "read_tsplib", "read_optimum", "read_tour", "write_tour", "COORDINATE_TYPES", "MATRIX_FORMATS"]
+__all__ = ["TsplibInstance", "read_tsplib", "read_optimum", "read_tour", "write_tour", "COORDINATE_TYPES",
+           "MATRIX_FORMATS"]
 
 COORDINATE_TYPES = ("EUC_2D", "CEIL_2D", "ATT", "GEO")
 MATRIX_FORMATS = ("FULL_MATRIX", "UPPER_ROW", "LOWER_ROW", "UPPER_DIAG_ROW", "LOWER_DIAG_ROW")
@@ -103,7 +104,8 @@ def _check_node_ids(path, ids: np.ndarray, n: int) -> None:
     seen = np.zeros(n + 1, dtype=bool)
     for line, node in enumerate(ids, 1):
         if node != int(node) or not 1 <= node <= n:
-            raise _fail(path, f"NODE_COORD_SECTION line {line}: node id {node:g} is not an integer in 1..{n} (DIMENSION)")
+            raise _fail(path, f"NODE_COORD_SECTION line {line}: node id {node:g} is not an integer "
+                              f"in 1..{n} (DIMENSION)")
         if seen[int(node)]:
             raise _fail(path, f"NODE_COORD_SECTION line {line}: node id {int(node)} appears twice")
         seen[int(node)] = True

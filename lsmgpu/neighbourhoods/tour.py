@@ -20,7 +20,8 @@ def _candidate_table(owner: str, candidates) -> np.ndarray:
     """``candidates`` as an (n, k) int64 table, or ValueError naming ``owner``."""
     cand = np.asarray(candidates)
     if cand.ndim != 2 or cand.shape[1] < 1 or not np.issubdtype(cand.dtype, np.integer):
-        got = f"{type(candidates).__name__} {candidates!r:.40}" if cand.ndim == 0 else f"shape {cand.shape}, {cand.dtype}"
+        got = (f"{type(candidates).__name__} {candidates!r:.40}" if cand.ndim == 0
+               else f"shape {cand.shape}, {cand.dtype}")
         raise ValueError(f"{owner}: `candidates` must be an (n, k) integer table, row c the k candidate cities of "
                          f"city c (e.g. lsmgpu.problems.candidates.quadrant_candidates(tsp.coords, 10)), got {got}")
     return cand.astype(np.int64)
@@ -163,7 +164,8 @@ class BlockExchange(OverCandidates, Neighbourhood):
         """The moves (i, j, k, mode), with the null move where ``valid`` is False or the
         positions are out of order or cross the tour's end."""
         valid = valid & (i >= 0) & (i <= j) & (j < k) & (k <= n - 1) & ~((i == 0) & (k == n - 1))
-        return stack_columns(np.where(valid, i, 0), np.where(valid, j, 0), np.where(valid, k, 0), np.where(valid, mode, -1))
+        return stack_columns(np.where(valid, i, 0), np.where(valid, j, 0), np.where(valid, k, 0),
+                             np.where(valid, mode, -1))
 
     def apply(self, x, move):
         i, k = int(move[0]), int(move[2])

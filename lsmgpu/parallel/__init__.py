@@ -3,7 +3,8 @@
 ``multistart`` runs independent starts (``MultiStart``); ``batch`` steps tabu-search starts
 together on one device through the backend's batch evaluator, as islands with
 ``exchange_every``; ``distributed`` spreads batches over Ray actors, one per GPU (Ray is an
-optional extra, imported only there). Each returns one SearchResult (``SearchResult.combined``: the best run, every run in ``runs``).
+optional extra, imported only there). Each returns one SearchResult (``SearchResult.combined``:
+the best run, every run in ``runs``).
 ``improve`` is the population primitive: B solutions to local optima of a neighbourhood chain.
 """
 from .improve import Improved, improve

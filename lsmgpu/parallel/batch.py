@@ -84,7 +84,8 @@ class BatchTabuSearch(Search):
                  neighbourhood=None, exchange_every: int | None = None, exchange_strength: int | None = None,
                  history: str = "improvements", initial=None, callbacks=None):
         template = TabuSearch(problem, backend=backend, tenure=tenure, aspiration=aspiration,
-                              forced_after=forced_after, neighbourhood=neighbourhood, history=history)  # checks them once
+                              forced_after=forced_after, neighbourhood=neighbourhood,
+                              history=history)  # checks them once
         self.every_iteration = template.keep_every_iteration
         self.problem, self.neighbourhood = template.problem, template.neighbourhood
         if callable(template.tenure):

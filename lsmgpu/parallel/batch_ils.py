@@ -71,7 +71,8 @@ class BatchIteratedLocalSearch(Search):
                  callbacks=None):
         template = IteratedLocalSearch(problem, rule=rule, strength=strength, acceptance=acceptance,
                                        polish=polish, patience=patience, candidates=candidates,
-                                       neighbourhood=neighbourhood, backend=backend, history=history)   # checks them once
+                                       neighbourhood=neighbourhood, backend=backend,
+                                       history=history)   # checks them once
         self.template, self.problem, self.backend = template, template.problem, template.backend
         self.steps = [template.problem, *template.polish]
         self.seeds = list(seeds)

@@ -107,8 +107,8 @@ class StartRunner:
             if not self.stopping:
                 return starts, result.runs
             # stopped by the driver (its deadline, another start's target, Ctrl-C): say why
-            return starts, [r if r is None or r.status != "interrupted" else dataclasses.replace(r, status=self.stopping)
-                            for r in result.runs]
+            return starts, [r if r is None or r.status != "interrupted"
+                            else dataclasses.replace(r, status=self.stopping) for r in result.runs]
         results = []
         for seed in seeds:
             left = None if deadline is None else deadline - time.time()

@@ -22,7 +22,8 @@ from ..validation import nearest_hint
 
 __all__ = ["LocalSearch", "PopulationSearch", "HillClimbing", "TabuSearch", "IteratedLocalSearch", "AntColonySystem",
            "MaxMinAntSystem", "GeneticAlgorithm", "ShortTabuSearch", "DontLookDescent", "DontLookILS", "FocusedACO",
-           "VariableNeighbourhoodSearch", "TourSegments", "Search", "SEARCHES", "search_class", "searches_of", "register"]
+           "VariableNeighbourhoodSearch", "TourSegments", "Search", "SEARCHES", "search_class", "searches_of",
+           "register"]
 
 #: every search by its name: the one table the CLI's --algorithm, MultiStart, RayMultiStart,
 #: RayIslands, compare and the benchmarks read (register() adds a user's own)

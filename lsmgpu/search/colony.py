@@ -50,8 +50,8 @@ class ColonyParams:
         owner, candidates, ants = self.owner, self.candidates, self.ants
         if isinstance(candidates, str):
             if candidates != "alpha":
-                raise ValueError(f"{owner}: `candidates` must be None, an integer in [1, 32], 'alpha' or an (n, k <= 32) "
-                                 f"table, got {candidates!r}")
+                raise ValueError(f"{owner}: `candidates` must be None, an integer in [1, 32], 'alpha' or an "
+                                 f"(n, k <= 32) table, got {candidates!r}")
         elif isinstance(candidates, (int, np.integer)) and not isinstance(candidates, bool):
             if not 1 <= candidates <= 32:
                 raise ValueError(f"{owner}: `candidates` must be None, an integer in [1, 32] or an (n, k <= 32) "
@@ -343,7 +343,8 @@ class MaxMinAntSystem(AntColony):
             self.restart_iteration = self.iteration
         self.tau_min, self.tau_max = self._bounds(self.best)
         since = self.iteration - self.restart_iteration
-        every = 25 if not self.local_search or since < 25 else 5 if since < 75 else 3 if since < 125 else 2 if since < 250 else 1
+        every = (25 if not self.local_search or since < 25 else 5 if since < 75 else 3 if since < 125
+                 else 2 if since < 250 else 1)
         x, length = ((self.restart_x, self.restart_best) if self.iteration % every == 0
                      else (solutions[best], float(fitness[best])))
         self.colony.evaporate(1.0 - self.rho)

@@ -18,7 +18,8 @@ from ..backends.population import auto_chain, population_for
 from ..neighbourhoods import Neighbourhood
 from ..validation import check_count, check_flag
 
-__all__ = ["ALPHA_CANDIDATES", "MAX_LK_DEPTH", "MAX_KOPT_DEPTH", "LK_MOVES", "GPU_LK_DEPTH", "DontLookDescent", "default_lk_depth"]
+__all__ = ["ALPHA_CANDIDATES", "MAX_LK_DEPTH", "MAX_KOPT_DEPTH", "LK_MOVES", "GPU_LK_DEPTH", "DontLookDescent",
+           "default_lk_depth"]
 
 #: ``candidates="alpha"``: the 5 α-nearest cities, LKH's default (MAX_CANDIDATES = 5)
 ALPHA_CANDIDATES = 5
@@ -76,7 +77,8 @@ class DontLookDescent:
     def __init__(self, candidates=None, *, segment: int = 3, or3: bool = False, lk: bool = False, lk_depth: int = 0,
                  lk_move: int = 2, chain_alone: bool = False, polish=None):
         if isinstance(candidates, str) and candidates != "alpha":
-            raise ValueError(f"DontLookDescent: `candidates` must be an int, 'alpha', a table or None, got {candidates!r}")
+            raise ValueError(f"DontLookDescent: `candidates` must be an int, 'alpha', a table or None, "
+                             f"got {candidates!r}")
         self.candidates = candidates if candidates is None or isinstance(candidates, (int, np.integer, str)) \
             else np.asarray(candidates)
         self.segment = check_count("DontLookDescent", "segment", segment, 0, 16)
@@ -92,8 +94,8 @@ class DontLookDescent:
         self.lk_depth = check_count("DontLookDescent", "lk_depth", lk_depth, 0, deepest)
         self.chain_alone = check_flag("DontLookDescent", "chain_alone", chain_alone)
         if self.chain_alone and not (self.lk_move == 5 and self.lk_depth):
-            raise ValueError(f"DontLookDescent: `chain_alone` needs chains of 5-opt moves (lk_move=5 and lk_depth > 0), "
-                             f"got lk_move={self.lk_move}, lk_depth={self.lk_depth}")
+            raise ValueError(f"DontLookDescent: `chain_alone` needs chains of 5-opt moves (lk_move=5 and "
+                             f"lk_depth > 0), got lk_move={self.lk_move}, lk_depth={self.lk_depth}")
         if isinstance(polish, Neighbourhood):
             polish = [polish]
         if not (polish is None or polish == "auto" or (isinstance(polish, (list, tuple)) and polish
@@ -122,7 +124,8 @@ class DontLookDescent:
             k = check_count("DontLookDescent", "candidates", table, 1, problem.n - 1)
             table = problem.candidate_lists(k)
             if table is None:
-                raise ValueError(f"DontLookDescent: {problem.name} has no candidate lists; give `candidates` as a table")
+                raise ValueError(f"DontLookDescent: {problem.name} has no candidate lists; "
+                                 "give `candidates` as a table")
         if table is None:
             ils = problem.default_ils() or {}
             table = getattr(ils.get("neighbourhood"), "candidates", None)

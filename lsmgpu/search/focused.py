@@ -95,7 +95,8 @@ class FocusedParams:
                                 ("restart_after", 1, 2**31 - 1), ("colonies", 1, 64)):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_count(owner, name, getattr(self, name), low, high))
-        for name, ok, bounds in (("rho", lambda v: 0 < v < 1, "in (0, 1)"), ("p_best", lambda v: 0 < v < 1, "in (0, 1)"),
+        for name, ok, bounds in (("rho", lambda v: 0 < v < 1, "in (0, 1)"),
+                                 ("p_best", lambda v: 0 < v < 1, "in (0, 1)"),
                                  ("beta", lambda v: v >= 0, ">= 0"),
                                  ("global_best_source", lambda v: 0 <= v <= 1, "in [0, 1]")):
             value = check_number(owner, name, getattr(self, name))

@@ -35,13 +35,12 @@ class HillClimbing(LocalSearch):
     ``rule="best"`` takes the best neighbour (ties: lowest index), ``"first"`` the
     improving neighbour of lowest index (it evaluates less), ``"random"`` an improving neighbour
     drawn uniformly (Luong et al.'s third selection; its deltas read back to the host),
-    ``"independent"`` (tour
-    neighbourhoods) every improving move that does not overlap a better one, in one
-    iteration. A solution counts as a local optimum after ``patience`` consecutive iterations without an improving neighbour: by
-    default 1 for a neighbourhood seen whole, 10 for one drawn anew each iteration (crowns),
-    where another draw may still improve. At a local optimum the search restarts from a fresh
-    random solution while ``restarts`` remain, else it stops with status ``"local_optimum"``.
-    ``local_optima`` counts the optima reached.
+    ``"independent"`` (tour neighbourhoods) every improving move that does not overlap a better
+    one, in one iteration. A solution counts as a local optimum after ``patience`` consecutive
+    iterations without an improving neighbour: by default 1 for a neighbourhood seen whole, 10
+    for one drawn anew each iteration (crowns), where another draw may still improve. At a local
+    optimum the search restarts from a fresh random solution while ``restarts`` remain, else it
+    stops with status ``"local_optimum"``. ``local_optima`` counts the optima reached.
     """
 
     algorithm = "HillClimbing"
