@@ -151,10 +151,11 @@ class _Pair:
         """Fuse components that make no tour alone into groups that do and are shorter in B, each
         group then one component (one label): first two at a time, where they are next to each
         other along A (a portal of one follows a portal of the other among such components'
-        portals), the best pairs first, each component in one pair at most; then all those left
-        together, where they make one tour, dropping one at a time (the most costly in B first)
-        those no shorter in B whose leaving keeps the rest one tour. ``gain``: per label, A's length
-        less B's; ``alone``: per label, ``one_cycle``. Per label: whether it is a fused group's."""
+        portals), the best pairs first (equal gains: the lower labels first), each component in one
+        pair at most; then all those left together, where they make one tour, dropping one at a
+        time (the most costly in B first) those no shorter in B whose leaving keeps the rest one
+        tour. ``gain``: per label, A's length less B's; ``alone``: per label, ``one_cycle``. Per
+        label: whether it is a fused group's."""
         p = self.portals[~alone[self.component[self.portals]]]
         p = p[np.argsort(self.pos_a[p])]
         label = self.component[p]
