@@ -199,8 +199,7 @@ class Problem:
         name, kind = type(self).__name__, neighbourhood.move_kind
         kinds = self.move_kinds()
         if kinds is not None and kind not in kinds:
-            return (f"{name} evaluates {', '.join(sorted(kinds))} moves, not the {kind or 'unnamed'} moves "
-                    f"of {neighbourhood!r}")
+            return f"{name} evaluates {', '.join(sorted(kinds))} moves, not the {kind or 'unnamed'} moves of {neighbourhood!r}"
         if backend == "cpu":
             return None
         if self.template is None:
