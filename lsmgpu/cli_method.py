@@ -16,9 +16,8 @@ def choose_method(args, problem) -> None:
     SEGMENTS_FROM cities (with coordinates; CLUSTERED_SEGMENTS_FROM where TSP.clustering() is
     CLUSTERED or more) the tour segments (focused ACO of FIVE_OPT_CITIES cities run for
     FIVE_OPT_SECONDS or more with the 5-opt chains alone over the α-nearest, restarts, the ants'
-    lists and their moved cities: ``choose_five_opt``;
-    islands of either over the GPUs
-    with --gpus), on the CPU the don't-look ILS chain where the TSP has coordinates (none of them
+    lists and their moved cities: ``choose_five_opt``; islands of either over the GPUs with
+    --gpus), on the CPU the don't-look ILS chain where the TSP has coordinates (none of them
     with --starts, --neighbourhood or --polish, which they do not take; with --checkpoint and
     --resume alike, so a resumed run picks what the checkpointed one did), else an ILS; for a
     QAP on a GPU, 256 tabu starts as islands exchanging every 1,000 iterations; else one tabu

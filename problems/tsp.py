@@ -94,10 +94,9 @@ class TSP(Problem):
     (exchange two cities, n(n-1)/2 moves: the paper's benchmark setting), ``"3exchange"``,
     ``"2opt-candidates"`` (2-opt over 10 quadrant candidates per city, 10 n moves), ``"oropt"``
     (segments of 1-3 cities moved next to one of their first city's 10 candidates, both
-    orientations, 60 n moves), ``"3opt-candidates"`` (the
-    three block-exchange reconnections of 3-opt over (city, candidate, candidate) triples, 300 n
-    moves) or a Neighbourhood object. ``start``:
-    ``"nearest"`` (nearest-neighbour tour from a random city, O(n^2)), ``"greedy"`` (greedy
+    orientations, 60 n moves), ``"3opt-candidates"`` (the three block-exchange reconnections of
+    3-opt over (city, candidate, candidate) triples, 300 n moves) or a Neighbourhood object.
+    ``start``: ``"nearest"`` (nearest-neighbour tour from a random city, O(n^2)), ``"greedy"`` (greedy
     edge matching over 10-nearest candidate lists), ``"hilbert"`` (space-filling curve),
     ``"strips"`` (boustrophedon through vertical strips) - these three O(n log n) and for
     coordinates only - ``"random"``, or ``"auto"`` (the default: nearest up to GREEDY_FROM =

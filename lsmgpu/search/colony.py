@@ -258,8 +258,8 @@ class AntColonySystem(AntColony):
     ants equal the host's), "alt" (ACS-GPU-Alt: no atomics, lost updates accepted) or "none";
     ``memory``: "matrix" or "spm" (the selective pheromone memory, ``slots`` pairs a row;
     ``local_insert``: its local updates store pairs they do not find, as the paper's Fig. 5 does,
-    instead of leaving them at tau_min). Defaults: the paper's (beta 3,
-    rho 0.2, xi 0.01, cl 32), but for ``local_insert`` (off).
+    instead of leaving them at tau_min). Defaults: the paper's (beta 3, rho 0.2, xi 0.01, cl 32),
+    but for ``local_insert`` (off).
     On the GPU the ants of "atomic" and "alt" run unsynchronised, so a run depends on their timing
     and is not bit-reproducible from its seed ("step"'s and MMAS's are).
     """
