@@ -38,9 +38,16 @@ __all__ = ["partition_crossover", "merge_tours", "BackgroundMerge"]
 def _neighbours(tour: np.ndarray) -> np.ndarray:
     """(n, 2): each city's neighbours in the tour (before it, after it)."""
     neighbours = np.empty((len(tour), 2), dtype=np.int64)
-    neighbours[tour, 0] = np.roll(tour, 1)
-    neighbours[tour, 1] = np.roll(tour, -1)
+    neighbours[tour[1:], 0], neighbours[tour[0], 0] = tour[:-1], tour[-1]
+    neighbours[tour[:-1], 1], neighbours[tour[-1], 1] = tour[1:], tour[0]
     return neighbours
+
+
+def _unshared(neighbours: np.ndarray, shared: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(city, neighbour) of every edge of a tour that the other tour lacks, in row order
+    (``neighbours``: ``_neighbours``; ``shared``: per city and side, whether that edge is shared)."""
+    flat = np.flatnonzero(~shared)
+    return flat >> 1, neighbours.ravel()[flat]
 
 
 def _labels(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -83,12 +90,15 @@ def _cyclic_neighbours(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(first, end, index - 1), np.where(last, start, index + 1)
 
 
-def _partners(label: np.ndarray, portals: np.ndarray) -> np.ndarray:
-    """partner[p]: the other portal on portal p's path (paths labelled by ``label``)."""
-    order = np.argsort(label[portals], kind="stable")
-    ends = portals[order].reshape(-1, 2)              # a path has two portals, its ends
-    partner = np.full(len(label), -1, dtype=np.int64)
-    partner[ends[:, 0]], partner[ends[:, 1]] = ends[:, 1], ends[:, 0]
+def _partners(tour: np.ndarray, shared: np.ndarray) -> np.ndarray:
+    """partner[p]: the portal at the other end of the path of ``tour``'s unshared edges that leaves
+    portal p (``shared``: per city and side, whether that edge of ``tour`` is shared). The path runs
+    along the tour, so the partner is the next portal along it where p's edge forward is unshared,
+    else the portal before."""
+    along = shared[tour]
+    ends = tour[along[:, 0] != along[:, 1]]           # the portals in the tour's order
+    partner = np.full(len(tour), -1, dtype=np.int64)
+    partner[ends] = np.where(shared[ends, 1], np.roll(ends, 1), np.roll(ends, -1))
     return partner
 
 
@@ -101,14 +111,12 @@ class _Pair:
         na, nb = _neighbours(a), _neighbours(b)
         self.a_shared = (na == nb[:, :1]) | (na == nb[:, 1:])
         self.b_shared = (nb == na[:, :1]) | (nb == na[:, 1:])
-        self.a_edges = np.nonzero(~self.a_shared)[0], na[~self.a_shared]       # (city, neighbour), row order
-        self.b_edges = np.nonzero(~self.b_shared)[0], nb[~self.b_shared]
-        differing = np.flatnonzero(~self.a_shared.all(axis=1))
+        self.a_edges, self.b_edges = _unshared(na, self.a_shared), _unshared(nb, self.b_shared)
+        differing = np.flatnonzero(~(self.a_shared[:, 0] & self.a_shared[:, 1]))
         self.component = _labels_among(differing, n, *(np.r_[x, y] for x, y in zip(self.a_edges, self.b_edges)))
-        self.portals = np.flatnonzero(self.a_shared.sum(axis=1) == 1)
+        self.portals = np.flatnonzero(self.a_shared[:, 0] != self.a_shared[:, 1])     # one shared edge
         if len(self.portals):
-            self.pair_a = _partners(_labels_among(differing, n, *self.a_edges), self.portals)
-            self.pair_b = _partners(_labels_among(differing, n, *self.b_edges), self.portals)
+            self.pair_a, self.pair_b = _partners(a, self.a_shared), _partners(b, self.b_shared)
 
     def lengths(self, between) -> tuple[np.ndarray, np.ndarray]:
         """A's and B's edges inside each component (indexed by its label), summed."""
@@ -168,8 +176,9 @@ class _Pair:
             return self.group_one_cycle(np.concatenate([grouped[span[c][0]:span[c][1]] for c in group]))
         groups, left = [], labels.tolist()
         if len(left) >= 2:
-            two = np.sort(np.stack([label, np.roll(label, -1)], axis=1), axis=1)
-            two = np.unique(two[two[:, 0] != two[:, 1]], axis=0)     # next to each other along A
+            low, high = np.minimum(label, np.roll(label, -1)), np.maximum(label, np.roll(label, -1))
+            key = np.unique(low[low != high] * len(self.a) + high[low != high])  # next to each other along A
+            two = np.stack([key // len(self.a), key % len(self.a)], axis=1)
             two_gain = gain[two].sum(axis=1)
             two = two[two_gain > 0]
             two_gain = two_gain[two_gain > 0]
@@ -179,11 +188,14 @@ class _Pair:
                     taken.update((c, d))
                     groups.append([c, d])
             left = [c for c in left if c not in taken]
-        if len(left) >= 2 and one_tour(left):
+        in_left = np.zeros(len(self.a), dtype=bool)       # per label: still in the group of all left
+        in_left[left] = True
+        if len(left) >= 2 and self.group_one_cycle(p[in_left[label]]):
             for worst in sorted((c for c in left if gain[c] <= 0), key=lambda c: gain[c]):
-                rest = [c for c in left if c != worst]
-                if len(rest) >= 2 and one_tour(rest):
-                    left = rest
+                in_left[worst] = False
+                if in_left.sum() < 2 or not self.group_one_cycle(p[in_left[label]]):
+                    in_left[worst] = True
+            left = np.flatnonzero(in_left).tolist()
             if gain[left].sum() > 0:
                 groups.append(left)
         fused = np.zeros(len(self.a), dtype=bool)

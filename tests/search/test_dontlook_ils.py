@@ -12,7 +12,6 @@ from lsmgpu.backends.dontlook_chains import (WALK_TRIES, CpuChains, KickRules, k
                                              plan_kick)
 from lsmgpu.neighbourhoods.crowns import counter_uniform
 from lsmgpu.problems import QAP, TSP
-from lsmgpu.search.dontlook_ils import default_merge
 
 from .test_dontlook import length, positions, rules_of, tsp_of
 
@@ -247,14 +246,6 @@ def test_or_opt_segments_grow_from_3000_cities():
     assert DontLookILS(small, backend="cpu").rules.segment == 3
     assert DontLookILS(large, backend="cpu").rules.segment == 5
     assert DontLookILS(large, backend="cpu", segment=2).rules.segment == 2
-
-
-def test_merges_begin_at_15000_cities_and_take_fewer_tours_from_50000():
-    """No merge below 15,000 cities, 32 tours from there, 16 from 50,000; a given `merge` wins."""
-    assert [default_merge(n) for n in (14999, 15000, 49999, 50000, 10**6)] == [0, 32, 32, 16, 16]
-    small = TSP(np.random.default_rng(1).uniform(0, 10**4, (300, 2)), name="r300")
-    assert DontLookILS(small, backend="cpu").merge == 0
-    assert DontLookILS(small, backend="cpu", merge=8).merge == 8
 
 
 def test_seconds_and_target_stop_it():

@@ -10,6 +10,7 @@ import pytest
 from lsmgpu import DontLookILS
 from lsmgpu.problems import TSP
 from lsmgpu.search import partition
+from lsmgpu.search.dontlook_ils import default_merge
 from lsmgpu.search.partition import merge_tours, partition_crossover
 
 
@@ -199,8 +200,10 @@ def test_bad_tours_are_named():
             partition_crossover(a, b, between)
 
 
-def test_merging_is_on_by_default_from_15000_cities():
-    """Merging is on by default from 15000 cities."""
+def test_merging_is_on_by_default_from_15000_cities_and_takes_16_tours_from_50000():
+    """Merging is on by default from 15,000 cities (32 tours), with 16 tours from 50,000; a given
+    `merge` wins."""
+    assert [default_merge(n) for n in (14999, 15000, 49999, 50000, 10**6)] == [0, 32, 32, 16, 16]
     small, large = (TSP(np.random.default_rng(n).uniform(0, 10**4, (n, 2)), name=f"r{n}") for n in (14999, 15000))
     assert DontLookILS(small, backend="cpu").merge == 0
     assert DontLookILS(large, backend="cpu").merge == 32
