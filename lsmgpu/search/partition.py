@@ -176,9 +176,10 @@ class _Pair:
             return self.group_one_cycle(np.concatenate([grouped[span[c][0]:span[c][1]] for c in group]))
         groups, left = [], labels.tolist()
         if len(left) >= 2:
-            low, high = np.minimum(label, np.roll(label, -1)), np.maximum(label, np.roll(label, -1))
-            key = np.unique(low[low != high] * len(self.a) + high[low != high])  # next to each other along A
-            two = np.stack([key // len(self.a), key % len(self.a)], axis=1)
+            after, n = np.roll(label, -1), len(self.a)
+            low, high = np.minimum(label, after), np.maximum(label, after)
+            key = np.unique(low[low != high] * n + high[low != high])     # next to each other along A
+            two = np.stack([key // n, key % n], axis=1)
             two_gain = gain[two].sum(axis=1)
             two = two[two_gain > 0]
             two_gain = two_gain[two_gain > 0]
