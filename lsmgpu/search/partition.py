@@ -79,6 +79,21 @@ def _labels_among(cities: np.ndarray, n: int, u: np.ndarray, v: np.ndarray) -> n
     return label
 
 
+def _cycle_least(value: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """For a graph on nodes 0 .. m-1 whose edges are two perfect matchings (``first[i]``,
+    ``second[i]``: node i's partner in each), so its components are cycles that take the two in
+    turn: the least ``value`` on each node's cycle. Every other node of a cycle is one orbit of
+    ``first[second[.]]``; the least over each orbit comes from windows doubled until they stop
+    changing, and a node's cycle is its orbit and its ``second`` partner's."""
+    step = first[second]
+    least = value.copy()
+    while True:
+        doubled = np.minimum(least, least[step])
+        if np.array_equal(doubled, least):
+            return np.minimum(least, least[second])
+        least, step = doubled, step[step]
+
+
 def _cyclic_neighbours(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For items sorted by ``group``: the indices of the previous and next item of the same group,
     cyclically."""
@@ -132,12 +147,14 @@ class _Pair:
         order = np.lexsort((self.pos_a[p], self.component[p]))
         sorted_p = p[order]
         before, after = _cyclic_neighbours(self.component[sorted_p])
-        outside = np.where(self.pair_a[sorted_p] == sorted_p[before], sorted_p[after], sorted_p[before])
-        cycle = _labels_among(p, len(self.a), np.r_[sorted_p, sorted_p], np.r_[outside, self.pair_b[sorted_p]])
+        outside = np.where(self.pair_a[sorted_p] == sorted_p[before], after, before)     # as indices
+        index = np.empty(len(self.a), dtype=np.int64)
+        index[sorted_p] = np.arange(len(sorted_p))
+        cycle = _cycle_least(sorted_p, outside, index[self.pair_b[sorted_p]])
         low = np.full(len(self.a), len(self.a))
         high = np.full(len(self.a), -1)
-        np.minimum.at(low, self.component[p], cycle[p])
-        np.maximum.at(high, self.component[p], cycle[p])
+        np.minimum.at(low, self.component[sorted_p], cycle)
+        np.maximum.at(high, self.component[sorted_p], cycle)
         return low == high
 
     def group_one_cycle(self, portals: np.ndarray) -> bool:
