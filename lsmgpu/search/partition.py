@@ -105,13 +105,12 @@ def _cyclic_neighbours(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(first, end, index - 1), np.where(last, start, index + 1)
 
 
-def _partners(tour: np.ndarray, shared: np.ndarray) -> np.ndarray:
+def _partners(tour: np.ndarray, shared: np.ndarray, portal: np.ndarray) -> np.ndarray:
     """partner[p]: the portal at the other end of the path of ``tour``'s unshared edges that leaves
-    portal p (``shared``: per city and side, whether that edge of ``tour`` is shared). The path runs
-    along the tour, so the partner is the next portal along it where p's edge forward is unshared,
-    else the portal before."""
-    along = shared[tour]
-    ends = tour[along[:, 0] != along[:, 1]]           # the portals in the tour's order
+    portal p (``shared``: per city and side, whether that edge of ``tour`` is shared; ``portal``: per
+    city, whether it is one). The path runs along the tour, so the partner is the next portal along
+    it where p's edge forward is unshared, else the portal before."""
+    ends = tour[portal[tour]]                         # the portals in the tour's order
     partner = np.full(len(tour), -1, dtype=np.int64)
     partner[ends] = np.where(shared[ends, 1], np.roll(ends, 1), np.roll(ends, -1))
     return partner
@@ -129,9 +128,10 @@ class _Pair:
         self.a_edges, self.b_edges = _unshared(na, self.a_shared), _unshared(nb, self.b_shared)
         differing = np.flatnonzero(~(self.a_shared[:, 0] & self.a_shared[:, 1]))
         self.component = _labels_among(differing, n, *(np.r_[x, y] for x, y in zip(self.a_edges, self.b_edges)))
-        self.portals = np.flatnonzero(self.a_shared[:, 0] != self.a_shared[:, 1])     # one shared edge
+        portal = self.a_shared[:, 0] != self.a_shared[:, 1]          # one shared edge
+        self.portals = np.flatnonzero(portal)
         if len(self.portals):
-            self.pair_a, self.pair_b = _partners(a, self.a_shared), _partners(b, self.b_shared)
+            self.pair_a, self.pair_b = _partners(a, self.a_shared, portal), _partners(b, self.b_shared, portal)
 
     def lengths(self, between) -> tuple[np.ndarray, np.ndarray]:
         """A's and B's edges inside each component (indexed by its label), summed."""
@@ -144,7 +144,7 @@ class _Pair:
     def one_cycle(self) -> np.ndarray:
         """Per component label: whether B's paths with the tour outside make one cycle."""
         p = self.portals
-        order = np.lexsort((self.pos_a[p], self.component[p]))
+        order = np.argsort(self.component[p] * len(self.a) + self.pos_a[p])      # by component, then along A
         sorted_p = p[order]
         before, after = _cyclic_neighbours(self.component[sorted_p])
         outside = np.where(self.pair_a[sorted_p] == sorted_p[before], after, before)     # as indices
