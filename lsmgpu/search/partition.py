@@ -159,18 +159,14 @@ class _Pair:
 
     def group_one_cycle(self, portals: np.ndarray) -> bool:
         """Whether B's paths in the components of ``portals`` (all their portals) together, with the
-        tour outside, make one cycle (``one_cycle`` of their union)."""
+        tour outside, make one cycle (``one_cycle`` of their union): every node's cycle has node 0."""
         p = portals[np.argsort(self.pos_a[portals])]  # the group's portals along A: p[i] is node i
         node = np.arange(len(p))
         before, after = np.roll(node, 1), np.roll(node, -1)
         outside = np.where(self.pair_a[p] == p[before], after, before)
-        order = np.argsort(p)
-        partner = order[np.searchsorted(p[order], self.pair_b[p])].tolist()    # B's partner, as a node
-        outside, node, seen = outside.tolist(), 0, 0
-        while True:                  # each node has one edge of each kind: walk them in turn, one cycle
-            node, seen = outside[partner[node]], seen + 2
-            if node == 0:
-                return seen == len(p)
+        index = np.empty(len(self.a), dtype=np.int64)
+        index[p] = node
+        return bool((_cycle_least(node, outside, index[self.pair_b[p]]) == 0).all())
 
     def fuse(self, gain: np.ndarray, alone: np.ndarray) -> np.ndarray:
         """Fuse components that make no tour alone into groups that do and are shorter in B, each
