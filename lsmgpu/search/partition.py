@@ -135,10 +135,10 @@ class _Pair:
 
     def lengths(self, between) -> tuple[np.ndarray, np.ndarray]:
         """A's and B's edges inside each component (indexed by its label), summed."""
-        n = len(self.a)
         sums = []
-        for u, v in (self.a_edges, self.b_edges):       # each edge is listed from both of its ends
-            sums.append(np.bincount(self.component[u], weights=between(u, v).astype(np.float64), minlength=n) / 2)
+        for u, v in (self.a_edges, self.b_edges):       # each edge is listed from both of its ends: once here
+            u, v = u[u < v], v[u < v]
+            sums.append(np.bincount(self.component[u], weights=between(u, v).astype(np.float64), minlength=len(self.a)))
         return sums[0], sums[1]
 
     def one_cycle(self) -> np.ndarray:
