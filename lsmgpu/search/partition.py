@@ -127,7 +127,8 @@ class _Pair:
         self.b_shared = (nb == na[:, :1]) | (nb == na[:, 1:])
         self.a_edges, self.b_edges = _unshared(na, self.a_shared), _unshared(nb, self.b_shared)
         differing = np.flatnonzero(~(self.a_shared[:, 0] & self.a_shared[:, 1]))
-        self.component = _labels_among(differing, n, *(np.r_[x, y] for x, y in zip(self.a_edges, self.b_edges)))
+        u, v = (np.r_[x, y] for x, y in zip(self.a_edges, self.b_edges))
+        self.component = _labels_among(differing, n, u[u < v], v[u < v])     # each edge once
         portal = self.a_shared[:, 0] != self.a_shared[:, 1]          # one shared edge
         self.portals = np.flatnonzero(portal)
         if len(self.portals):
