@@ -335,7 +335,7 @@ def merge_tours(tours, between) -> tuple[np.ndarray, float]:
 
 class BackgroundMerge:
     """``merge_tours`` in a thread of its own, so a search's GPU rounds go on while the host
-    merges (a merge of 32 tours of 85,900 cities takes about a second; PyCUDA lets go of Python's
+    merges (a merge of 32 tours of 85,900 cities takes up to a second; PyCUDA lets go of Python's
     lock while it waits for the GPU). ``start(tours)`` begins one, ``take(timeout)`` waits for it
     (at most ``timeout`` seconds; None: as long as it takes, so runs stay reproducible) and gives
     (tour, its length) where it came out shorter than its first tour, else None; ``close()``.
