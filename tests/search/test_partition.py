@@ -142,6 +142,35 @@ def test_fusing_never_makes_a_child_longer(monkeypatch):
     assert sum(f < s for f, s in zip(fused, alone)) > 50
 
 
+def random_matching(rng, m):
+    """A perfect matching of nodes 0 .. m-1 (m even): each node's partner."""
+    order = rng.permutation(m).reshape(-1, 2)
+    partner = np.empty(m, dtype=np.int64)
+    partner[order[:, 0]], partner[order[:, 1]] = order[:, 1], order[:, 0]
+    return partner
+
+
+def test_cycle_least_is_the_least_value_on_each_cycle_of_two_matchings():
+    """Two random perfect matchings (some sharing edges, so 2-cycles): each node's result is the
+    least value met walking its cycle, one matching's edge and the other's in turn."""
+    rng = np.random.default_rng(3)
+    for trial in range(300):
+        m = 2 * int(rng.integers(1, 60))
+        first = random_matching(rng, m)
+        second = first.copy() if trial % 10 == 0 else random_matching(rng, m)
+        value = rng.integers(0, 1000, m)
+        want = []
+        for start in range(m):
+            node, seen = start, [start]
+            while True:
+                node = first[second[node]]
+                if node == start:
+                    break
+                seen.append(node)
+            want.append(value[seen + [second[i] for i in seen]].min())
+        assert partition._cycle_least(value, first, second).tolist() == want
+
+
 def test_tours_sharing_no_edge_give_the_shorter():
     """Tours sharing no edge give the shorter."""
     between = points(9, 4)
