@@ -44,10 +44,13 @@ def _neighbours(tour: np.ndarray) -> np.ndarray:
 
 
 def _unshared(neighbours: np.ndarray, shared: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(city, neighbour) of every edge of a tour that the other tour lacks, in row order
-    (``neighbours``: ``_neighbours``; ``shared``: per city and side, whether that edge is shared)."""
+    """(city, neighbour) of every edge of a tour that the other tour lacks, each once (from its lower
+    end), in row order (``neighbours``: ``_neighbours``; ``shared``: per city and side, whether that
+    edge is shared)."""
     flat = np.flatnonzero(~shared)
-    return flat >> 1, neighbours.ravel()[flat]
+    city, neighbour = flat >> 1, neighbours.ravel()[flat]
+    once = city < neighbour
+    return city[once], neighbour[once]
 
 
 def _labels(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -127,8 +130,7 @@ class _Pair:
         self.b_shared = (nb == na[:, :1]) | (nb == na[:, 1:])
         self.a_edges, self.b_edges = _unshared(na, self.a_shared), _unshared(nb, self.b_shared)
         differing = np.flatnonzero(~(self.a_shared[:, 0] & self.a_shared[:, 1]))
-        u, v = (np.r_[x, y] for x, y in zip(self.a_edges, self.b_edges))
-        self.component = _labels_among(differing, n, u[u < v], v[u < v])     # each edge once
+        self.component = _labels_among(differing, n, *(np.r_[x, y] for x, y in zip(self.a_edges, self.b_edges)))
         portal = self.a_shared[:, 0] != self.a_shared[:, 1]          # one shared edge
         self.portals = np.flatnonzero(portal)
         if len(self.portals):
@@ -137,8 +139,7 @@ class _Pair:
     def lengths(self, between) -> tuple[np.ndarray, np.ndarray]:
         """A's and B's edges inside each component (indexed by its label), summed."""
         sums = []
-        for u, v in (self.a_edges, self.b_edges):       # each edge is listed from both of its ends: once here
-            u, v = u[u < v], v[u < v]
+        for u, v in (self.a_edges, self.b_edges):
             sums.append(np.bincount(self.component[u], weights=between(u, v).astype(np.float64), minlength=len(self.a)))
         return sums[0], sums[1]
 
