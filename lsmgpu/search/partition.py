@@ -150,9 +150,7 @@ class _Pair:
         sorted_p = p[order]
         before, after = _cyclic_neighbours(self.component[sorted_p])
         outside = np.where(self.pair_a[sorted_p] == sorted_p[before], after, before)     # as indices
-        index = np.empty(len(self.a), dtype=np.int64)
-        index[sorted_p] = np.arange(len(sorted_p))
-        cycle = _cycle_least(sorted_p, outside, index[self.pair_b[sorted_p]])
+        cycle = self._cycles(sorted_p, outside, sorted_p)
         low = np.full(len(self.a), len(self.a))
         high = np.full(len(self.a), -1)
         np.minimum.at(low, self.component[sorted_p], cycle)
@@ -166,9 +164,14 @@ class _Pair:
         node = np.arange(len(p))
         before, after = np.roll(node, 1), np.roll(node, -1)
         outside = np.where(self.pair_a[p] == p[before], after, before)
+        return bool((self._cycles(p, outside, node) == 0).all())
+
+    def _cycles(self, p: np.ndarray, outside: np.ndarray, value: np.ndarray) -> np.ndarray:
+        """Per portal of ``p``: the least ``value`` on its cycle of the tour outside (``outside``:
+        each portal's partner there, as an index into p) and B's paths (``_cycle_least``)."""
         index = np.empty(len(self.a), dtype=np.int64)
-        index[p] = node
-        return bool((_cycle_least(node, outside, index[self.pair_b[p]]) == 0).all())
+        index[p] = np.arange(len(p))
+        return _cycle_least(value, outside, index[self.pair_b[p]])
 
     def fuse(self, gain: np.ndarray, alone: np.ndarray) -> np.ndarray:
         """Fuse components that make no tour alone into groups that do and are shorter in B, each
