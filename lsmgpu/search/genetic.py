@@ -5,8 +5,9 @@ A generation (lsmgpu.backends.genetic: on the GPU a thread or a warp a child, or
 reference): in every group fixed rivals compete, fixed partners make children by a
 constructive crossover (BCSCX, ARX, both, or the one-direction SCX they improve on, for tours with
 an edge distance) or by order crossover (any permutation problem), a random 2-opt move mutates
-some; ``local_search`` descends all the children at once to local optima. Every ``exchange_every`` generations each
-group's best gene replaces the worst of a random other group. Iterations are generations.
+some; ``local_search`` descends all the children at once to local optima. Every
+``exchange_every`` generations each group's best gene replaces the worst of a random other group.
+Iterations are generations.
 """
 from __future__ import annotations
 
