@@ -31,9 +31,9 @@ __all__ = ["DontLookILS", "DontLookILSParams"]
 GPU_CHAINS = 256
 #: the descents' longest Or-opt segment when `segment` is not given: 3, and 5 from SEGMENT_LONGER_FROM cities
 SEGMENT, SEGMENT_LONGER, SEGMENT_LONGER_FROM = 3, 5, 3000
-#: the best chains' tours an exchange merges when `merge` is not given: none below MERGE_FROM cities, MERGE from
-#: there, MERGE_FEWER from MERGE_FEWER_FROM (pla85900 at 60 s: 16 ahead of 32 on 4 seeds, the merges set the pace)
-MERGE, MERGE_FROM, MERGE_FEWER, MERGE_FEWER_FROM = 32, 15000, 16, 50000
+#: the best chains' tours an exchange merges when `merge` is not given: (from this many cities, tours), none below
+#: the first (60 s, H200: pla33810 64 ahead of 32 on 3 seeds; pla85900 32 ahead of 16 on 4 and of 64 on 2)
+MERGE_BY_SIZE = ((15000, 32), (25000, 64), (50000, 32))
 #: the chains' longest kicked segments spread from kick_segment / KICK_SPREAD to kick_segment * KICK_SPREAD
 KICK_SPREAD = 1.0
 #: the walk kicks' steps when `kick_walk` is not given: KICK_WALK below WALK_BELOW cities, else 0 (segment
@@ -42,12 +42,14 @@ KICK_WALK, WALK_BELOW = 128, 5000
 
 
 def default_merge(n: int) -> int:
-    """The tours an exchange merges on ``n`` cities when `merge` is not given (MERGE, MERGE_FROM, MERGE_FEWER,
-    MERGE_FEWER_FROM): below 15,000 cities merging lost where measured (rl11849 in four runs); from 50,000
-    a merge of 32 tours outlasts the rounds between two exchanges and holds the chains up."""
-    if n < MERGE_FROM:
-        return 0
-    return MERGE_FEWER if n >= MERGE_FEWER_FROM else MERGE
+    """The tours an exchange merges on ``n`` cities when `merge` is not given (MERGE_BY_SIZE): below 15,000
+    cities merging lost where measured (rl11849 in four runs); from 50,000 a merge of 64 tours holds the
+    host busy most of the run and the chains run fewer rounds than the merges gain back."""
+    tours = 0
+    for cities, merged in MERGE_BY_SIZE:
+        if n >= cities:
+            tours = merged
+    return tours
 
 
 @dataclass(frozen=True)
@@ -106,8 +108,8 @@ class DontLookILS(PopulationSearch):
                      partition crossover (lsmgpu/search/partition.py: the best tour, part by part
                      improved from the others; in a thread while the GPU runs); where that came out
                      shorter than the best, the worst chain goes on from it at the next exchange
-                     (None: none below 15,000 cities, 32 from there, 16 from 50,000: `default_merge`;
-                     0 or 1: never)
+                     (None: none below 15,000 cities, 32 from there, 64 from 25,000, 32 from
+                     50,000: `default_merge`; 0 or 1: never)
     round_checks   : checks of every chain between two looks of the host (default 1024)
     candidates, segment, lk, lk_depth, lk_move, chain_alone : the descent's (DontLookDescent's): the
                      problem's ILS candidate lists (or "alpha", an int K, a table), Or-opt segments up

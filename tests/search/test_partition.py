@@ -229,10 +229,11 @@ def test_bad_tours_are_named():
             partition_crossover(a, b, between)
 
 
-def test_merging_is_on_by_default_from_15000_cities_and_takes_16_tours_from_50000():
-    """Merging is on by default from 15,000 cities (32 tours), with 16 tours from 50,000; a given
-    `merge` wins."""
-    assert [default_merge(n) for n in (14999, 15000, 49999, 50000, 10**6)] == [0, 32, 32, 16, 16]
+def test_merging_is_on_by_default_from_15000_cities_with_64_tours_from_25000_to_50000():
+    """Merging is on by default from 15,000 cities (32 tours), with 64 tours from 25,000 and 32 again from
+    50,000; a given `merge` wins."""
+    sizes = (14999, 15000, 24999, 25000, 49999, 50000, 10**6)
+    assert [default_merge(n) for n in sizes] == [0, 32, 32, 64, 64, 32, 32]
     small, large = (TSP(np.random.default_rng(n).uniform(0, 10**4, (n, 2)), name=f"r{n}") for n in (14999, 15000))
     assert DontLookILS(small, backend="cpu").merge == 0
     assert DontLookILS(large, backend="cpu").merge == 32
