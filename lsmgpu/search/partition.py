@@ -30,27 +30,31 @@ from concurrent.futures import TimeoutError as Late
 
 import numpy as np
 
-from ..backends.crossover import positions_of
-
 __all__ = ["partition_crossover", "merge_tours", "BackgroundMerge"]
 
 
+def _positions(tour: np.ndarray) -> np.ndarray:
+    """Each city's position in the tour."""
+    positions = np.empty(len(tour), dtype=np.int64)
+    positions[tour] = np.arange(len(tour))
+    return positions
+
+
 def _neighbours(tour: np.ndarray) -> np.ndarray:
-    """(n, 2): each city's neighbours in the tour (before it, after it)."""
-    neighbours = np.empty((len(tour), 2), dtype=np.int64)
-    neighbours[tour[1:], 0], neighbours[tour[0], 0] = tour[:-1], tour[-1]
-    neighbours[tour[:-1], 1], neighbours[tour[-1], 1] = tour[1:], tour[0]
+    """(2, n): each city's neighbours in the tour, the one before it in row 0, after it in row 1
+    (a row per side keeps the comparisons of two tours' neighbours on contiguous rows)."""
+    neighbours = np.empty((2, len(tour)), dtype=np.int64)
+    neighbours[0, tour[1:]], neighbours[0, tour[0]] = tour[:-1], tour[-1]
+    neighbours[1, tour[:-1]], neighbours[1, tour[-1]] = tour[1:], tour[0]
     return neighbours
 
 
 def _unshared(neighbours: np.ndarray, shared: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(city, neighbour) of every edge of a tour that the other tour lacks, each once (from its lower
-    end), in row order (``neighbours``: ``_neighbours``; ``shared``: per city and side, whether that
-    edge is shared)."""
-    flat = np.flatnonzero(~shared)
-    city, neighbour = flat >> 1, neighbours.ravel()[flat]
-    once = city < neighbour
-    return city[once], neighbour[once]
+    """(city, the city after it) of every edge of a tour that the other tour lacks, each once: as the
+    edge forward from its city (``neighbours``: ``_neighbours``; ``shared``: per side and city,
+    whether that edge is shared)."""
+    city = np.flatnonzero(~shared[1])
+    return city, neighbours[1, city]
 
 
 def _labels(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -67,7 +71,7 @@ def _labels(n: int, u: np.ndarray, v: np.ndarray) -> np.ndarray:
         np.minimum.at(label, lv[apart], low)
         while True:
             jumped = label[label]
-            if np.array_equal(jumped, label):
+            if not (jumped != label).any():
                 break
             label = jumped
 
@@ -92,7 +96,7 @@ def _cycle_least(value: np.ndarray, first: np.ndarray, second: np.ndarray) -> np
     least = value.copy()
     while True:
         doubled = np.minimum(least, least[step])
-        if np.array_equal(doubled, least):
+        if not (doubled < least).any():
             return np.minimum(least, least[second])
         least, step = doubled, step[step]
 
@@ -108,33 +112,32 @@ def _cyclic_neighbours(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(first, end, index - 1), np.where(last, start, index + 1)
 
 
-def _partners(tour: np.ndarray, shared: np.ndarray, portal: np.ndarray) -> np.ndarray:
-    """partner[p]: the portal at the other end of the path of ``tour``'s unshared edges that leaves
-    portal p (``shared``: per city and side, whether that edge of ``tour`` is shared; ``portal``: per
-    city, whether it is one). The path runs along the tour, so the partner is the next portal along
-    it where p's edge forward is unshared, else the portal before."""
-    ends = tour[portal[tour]]                         # the portals in the tour's order
-    partner = np.full(len(tour), -1, dtype=np.int64)
-    partner[ends] = np.where(shared[ends, 1], np.roll(ends, 1), np.roll(ends, -1))
+def _partners(ends: np.ndarray, shared: np.ndarray) -> np.ndarray:
+    """partner[p]: the portal at the other end of the path of a tour's unshared edges that leaves
+    portal p (``ends``: the portals in the tour's order; ``shared``: per side and city, whether that
+    edge of the tour is shared). The path runs along the tour, so the partner is the next portal
+    along it where p's edge forward is unshared, else the portal before."""
+    partner = np.full(shared.shape[1], -1, dtype=np.int64)
+    partner[ends] = np.where(shared[1, ends], np.roll(ends, 1), np.roll(ends, -1))
     return partner
 
 
 class _Pair:
-    """Two tours' shared edges, components, portals and the portals' partners."""
+    """Two tours' shared edges, components, portals (in A's order) and the portals' partners."""
 
     def __init__(self, a: np.ndarray, b: np.ndarray):
         self.a, self.b, n = a, b, len(a)
-        self.pos_a, self.pos_b = positions_of(np.stack([a, b]))
+        self.pos_a, self.pos_b = _positions(a), _positions(b)
         na, nb = _neighbours(a), _neighbours(b)
-        self.a_shared = (na == nb[:, :1]) | (na == nb[:, 1:])
-        self.b_shared = (nb == na[:, :1]) | (nb == na[:, 1:])
+        self.a_shared = (na == nb[0]) | (na == nb[1])      # per side and city
+        self.b_shared = (nb == na[0]) | (nb == na[1])
         self.a_edges, self.b_edges = _unshared(na, self.a_shared), _unshared(nb, self.b_shared)
-        differing = np.flatnonzero(~(self.a_shared[:, 0] & self.a_shared[:, 1]))
+        differing = np.flatnonzero(~(self.a_shared[0] & self.a_shared[1]))
         self.component = _labels_among(differing, n, *(np.r_[x, y] for x, y in zip(self.a_edges, self.b_edges)))
-        portal = self.a_shared[:, 0] != self.a_shared[:, 1]          # one shared edge
-        self.portals = np.flatnonzero(portal)
+        portal = self.a_shared[0] != self.a_shared[1]          # one shared edge
+        self.portals = a[portal[a]]
         if len(self.portals):
-            self.pair_a, self.pair_b = _partners(a, self.a_shared, portal), _partners(b, self.b_shared, portal)
+            self.pair_a, self.pair_b = _partners(self.portals, self.a_shared), _partners(b[portal[b]], self.b_shared)
 
     def lengths(self, between) -> tuple[np.ndarray, np.ndarray]:
         """A's and B's edges inside each component (indexed by its label), summed."""
@@ -146,8 +149,7 @@ class _Pair:
     def one_cycle(self) -> np.ndarray:
         """Per component label: whether B's paths with the tour outside make one cycle."""
         p = self.portals
-        order = np.argsort(self.component[p] * len(self.a) + self.pos_a[p])      # by component, then along A
-        sorted_p = p[order]
+        sorted_p = p[np.argsort(self.component[p], kind="stable")]      # by component, then along A
         before, after = _cyclic_neighbours(self.component[sorted_p])
         outside = np.where(self.pair_a[sorted_p] == sorted_p[before], after, before)     # as indices
         cycle = self._cycles(sorted_p, outside, sorted_p)
@@ -162,7 +164,8 @@ class _Pair:
         tour outside, make one cycle (``one_cycle`` of their union): every node's cycle has node 0."""
         p = portals[np.argsort(self.pos_a[portals])]  # the group's portals along A: p[i] is node i
         node = np.arange(len(p))
-        before, after = np.roll(node, 1), np.roll(node, -1)
+        before, after = node - 1, node + 1
+        before[0], after[-1] = len(p) - 1, 0
         outside = np.where(self.pair_a[p] == p[before], after, before)
         return bool((self._cycles(p, outside, node) == 0).all())
 
@@ -182,9 +185,11 @@ class _Pair:
         time (the most costly in B first) those no shorter in B whose leaving keeps the rest one
         tour. ``gain``: per label, A's length less B's; ``alone``: per label, ``one_cycle``. Per
         label: whether it is a fused group's."""
-        p = self.portals[~alone[self.component[self.portals]]]
-        p = p[np.argsort(self.pos_a[p])]
+        p = self.portals[~alone[self.component[self.portals]]]      # along A
         label = self.component[p]
+        fused = np.zeros(len(self.a), dtype=bool)
+        if not (gain[label] > 0).any():             # no pair nor group of them is shorter in B
+            return fused
         by_label = np.argsort(label, kind="stable")
         grouped = p[by_label]
         labels, first = np.unique(label[by_label], return_index=True)
@@ -217,7 +222,6 @@ class _Pair:
             left = np.flatnonzero(in_left).tolist()
             if gain[left].sum() > 0:
                 groups.append(left)
-        fused = np.zeros(len(self.a), dtype=bool)
         relabel = np.arange(len(self.a))
         for group in groups:
             relabel[group[1:]] = group[0]
@@ -238,15 +242,14 @@ def _build(pair: _Pair, take: np.ndarray) -> np.ndarray | None:
     pieces that either run inside a component (A's path, left out) or outside (kept); the child
     walks an outside piece, B's path from its last portal, the outside piece that path reaches, ..."""
     a, b, n = pair.a, pair.b, len(pair.a)
-    p = pair.portals[take[pair.component[pair.portals]]]
-    cut = p[np.argsort(pair.pos_a[p])]
+    cut = pair.portals[take[pair.component[pair.portals]]]       # along A
     first, last = cut, np.roll(cut, -1)          # the pieces of A's tour between cuts
-    inside = ~pair.a_shared[first, 1]                # A's edge to the next city is not shared
+    inside = ~pair.a_shared[1, first]                # A's edge to the next city is not shared
     starts, ends = first[~inside].tolist(), last[~inside].tolist()
     piece_of = {city: (i, end) for i, (s, e) in enumerate(zip(starts, ends)) for city, end in ((s, 0), (e, 1))}
-    b_forward = dict(zip(p.tolist(), (~pair.b_shared[p, 1]).tolist()))     # B's path leaves forward
-    pos_a, pos_b = (dict(zip(p.tolist(), where[p].tolist())) for where in (pair.pos_a, pair.pos_b))
-    pair_b = dict(zip(p.tolist(), pair.pair_b[p].tolist()))
+    b_forward = dict(zip(cut.tolist(), (~pair.b_shared[1, cut]).tolist()))     # B's path leaves forward
+    pos_a, pos_b = (dict(zip(cut.tolist(), where[cut].tolist())) for where in (pair.pos_a, pair.pos_b))
+    pair_b = dict(zip(cut.tolist(), pair.pair_b[cut].tolist()))
     parts, piece, reverse, used = [], 0, False, 0
     while True:
         s, e = starts[piece], ends[piece]
