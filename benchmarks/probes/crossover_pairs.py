@@ -29,7 +29,7 @@ from lsmgpu.search import partition
 def unfused():
     """Partition crossover without fusion, as it was before it: each place taken alone or not."""
     fuse = partition._Pair.fuse
-    partition._Pair.fuse = lambda pair, gain, alone: np.zeros(len(pair.a), dtype=bool)
+    partition._Pair.fuse = lambda pair, gain, alone: np.arange(len(pair.a))
     try:
         yield
     finally:

@@ -184,12 +184,12 @@ class _Pair:
         pair at most; then all those left together, where they make one tour, dropping one at a
         time (the most costly in B first) those no shorter in B whose leaving keeps the rest one
         tour. ``gain``: per label, A's length less B's; ``alone``: per label, ``one_cycle``. Per
-        label: whether it is a fused group's."""
+        label: the label of its group (its own where not fused; a group's label is its first member's)."""
         p = self.portals[~alone[self.component[self.portals]]]      # along A
         label = self.component[p]
-        fused = np.zeros(len(self.a), dtype=bool)
+        relabel = np.arange(len(self.a))
         if not (gain[label] > 0).any():             # no pair nor group of them is shorter in B
-            return fused
+            return relabel
         by_label = np.argsort(label, kind="stable")
         grouped = p[by_label]
         labels, first = np.unique(label[by_label], return_index=True)
@@ -222,12 +222,10 @@ class _Pair:
             left = np.flatnonzero(in_left).tolist()
             if gain[left].sum() > 0:
                 groups.append(left)
-        relabel = np.arange(len(self.a))
         for group in groups:
             relabel[group[1:]] = group[0]
-            fused[group[0]] = True
         self.component = relabel[self.component]
-        return fused
+        return relabel
 
     def alike(self) -> np.ndarray:
         """Per component label: whether B pairs its portals as A does."""
@@ -311,10 +309,11 @@ def _crossover(a: np.ndarray, b: np.ndarray, between) -> tuple[np.ndarray, float
     if not len(pair.portals):                     # no edge shared: one component, all of it
         return (b, float(a_length.sum() - b_length.sum())) if b_length.sum() < a_length.sum() else (a, 0.0)
     one_cycle = pair.one_cycle()
-    fused = pair.fuse(a_length - b_length, one_cycle)
-    if fused.any():                               # the groups' labels now hold their members' edges
-        a_length, b_length = pair.lengths(between)
-        one_cycle = pair.one_cycle()
+    relabel = pair.fuse(a_length - b_length, one_cycle)
+    fused = np.bincount(relabel, minlength=len(a)) > 1      # per label: a fused group's
+    if fused.any():                # a group's label holds its members' edges and makes one tour (fuse tried it)
+        a_length, b_length = (np.bincount(relabel, weights=x, minlength=len(a)) for x in (a_length, b_length))
+        one_cycle = one_cycle | fused
     shorter = b_length < a_length
     alone = shorter & one_cycle
     tries = (alone, alone & ~fused) if fused.any() else (alone,)     # the fused groups with the rest, without
