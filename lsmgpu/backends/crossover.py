@@ -30,7 +30,8 @@ import numpy as np
 
 from ..budget import check_deadline
 
-__all__ = ["JumpIndices", "construct", "sequential_crossover", "arx_privilege", "order_crossover", "reverse_segments", "positions_of"]
+__all__ = ["JumpIndices", "construct", "sequential_crossover", "arx_privilege", "order_crossover", "reverse_segments",
+           "positions_of"]
 
 
 def positions_of(parents: np.ndarray) -> np.ndarray:

@@ -80,7 +80,8 @@ class CudaBatchEvaluator(BatchEvaluator):
         # the resident kernel rewrites the solution-derived arrays and reads them again within
         # one launch: coherent (global) loads, not the read-only cache
         sample = problem.solution_data(problem.encoding.random(np.random.default_rng(0)))
-        program = self.program = Program(problem, options, {**options.memory, **{name: "global" for name in sample}}, lanes)
+        program = self.program = Program(problem, options, {**options.memory, **{name: "global" for name in sample}},
+                                         lanes)
         self.problem, self.neighbourhood, self.starts = problem, neighbourhood, int(starts)
         self.device, self.integer = options.device, problem.integer
         shape = neighbourhood.tabu_shape()
@@ -175,14 +176,15 @@ class CudaBatchEvaluator(BatchEvaluator):
         outputs = tuple(int(a.base.get_device_pointer()) for a in (self.made, self.code, self.history))
         t0 = time.perf_counter()
         if self.resident:
-            args = pack(self._resident_format, *head, step, count, flags, rules.forced_after, *state, self.resident_chunk, *outputs,
-                        *self._args)
+            args = pack(self._resident_format, *head, step, count, flags, rules.forced_after, *state,
+                        self.resident_chunk, *outputs, *self._args)
             launch(self.k_resident, "tabu_resident_batch", (B, 1), self.resident_block, args, self.program.shared_bytes)
         else:
             for it in range(count):
                 args = pack(self._format, *head, step + it, it, count, flags, rules.forced_after, *state, self.chunk,
                             int(self.partial), int(self.ticket), *outputs, *self._args)
-                launch(self.kernel, "evaluate_select_batch", (self.blocks, B), self.block, args, self.program.shared_bytes)
+                launch(self.kernel, "evaluate_select_batch", (self.blocks, B), self.block, args,
+                       self.program.shared_bytes)
                 if self.refresh:
                     self.refresh()
         synchronize(f"batch iterations {step}..{step + count - 1}", (self.blocks, B), (self.block,))

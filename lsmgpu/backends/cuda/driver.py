@@ -31,8 +31,8 @@ from . import nvrtc
 
 log = logging.getLogger("lsmgpu")
 
-__all__ = ["cuda", "context", "device_name", "warm_up", "compile_module", "load_module", "launch", "synchronize", "pack",
-           "download", "resident_threads", "build_note", "builds_under_way"]
+__all__ = ["cuda", "context", "device_name", "warm_up", "compile_module", "load_module", "launch", "synchronize",
+           "pack", "download", "resident_threads", "build_note", "builds_under_way"]
 
 try:
     import pycuda.driver as cuda

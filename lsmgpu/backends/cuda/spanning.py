@@ -119,7 +119,8 @@ def prim_length(distance, pi: np.ndarray, others: np.ndarray, check=None, ordina
     buffers = DeviceBuffers()
     try:
         total = buffers.upload(np.zeros(1))
-        args = pack("PPPPPPPPq", int(buffers.upload(distance.table)), int(buffers.upload(np.asarray(pi, dtype=np.float64))),
+        args = pack("PPPPPPPPq", int(buffers.upload(distance.table)),
+                    int(buffers.upload(np.asarray(pi, dtype=np.float64))),
                     int(buffers.upload(outside)), int(buffers.upload(np.full(count, np.inf))),
                     int(buffers.alloc(8 * PRIM_BLOCKS)), int(buffers.alloc(4 * PRIM_BLOCKS)),
                     int(buffers.upload(np.array([others[0], count - 1, 0], dtype=np.int32))), int(total),
