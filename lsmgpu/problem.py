@@ -196,10 +196,9 @@ class Problem:
     def unsupported(self, neighbourhood: Neighbourhood, backend: str = "cpu") -> str | None:
         """Why this problem cannot evaluate ``neighbourhood`` on ``backend`` ("cpu" or "cuda"),
         or None when it can: the one capability query of the engine."""
-        name, kind = type(self).__name__, neighbourhood.move_kind
-        kinds = self.move_kinds()
+        name, kind, kinds = type(self).__name__, neighbourhood.move_kind or "unnamed", self.move_kinds()
         if kinds is not None and kind not in kinds:
-            return f"{name} evaluates {', '.join(sorted(kinds))} moves, not the {kind or 'unnamed'} moves of {neighbourhood!r}"
+            return f"{name} evaluates {', '.join(sorted(kinds))} moves, not the {kind} moves of {neighbourhood!r}"
         if backend == "cpu":
             return None
         if self.template is None:
