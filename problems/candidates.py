@@ -1,4 +1,5 @@
-"""Candidate lists and start tours for large TSPs, in O(n log n) with a k-d tree.
+"""Candidate lists and start tours for large TSPs, in O(n log n) with a k-d tree (the walk over
+candidate lists of LKH's later trials aside).
 
 Candidate lists bound a neighbourhood to promising edges (Fosin et al.; Johnson & McGeoch):
 each city keeps its k nearest cities, or k/4 nearest in each of the four quadrants around it
@@ -16,7 +17,7 @@ import numpy as np
 from lsmgpu.backends.base import HOST_THREADS
 
 __all__ = ["nearest_candidates", "quadrant_candidates", "merged_candidates", "greedy_tour", "hilbert_tour",
-           "strip_tour"]
+           "strip_tour", "walk_tour"]
 
 
 def _check(coords: np.ndarray, k: int) -> np.ndarray:
@@ -282,3 +283,36 @@ def strip_tour(coords: np.ndarray) -> np.ndarray:
     strip = np.minimum(((x - x.min()) / span * strips).astype(np.int64), strips - 1)
     key_y = np.where(strip % 2 == 0, y, -y)
     return np.lexsort((key_y, strip)).astype(np.int32)
+
+
+def walk_tour(preferred: np.ndarray, candidates: np.ndarray, rng) -> np.ndarray:
+    """LKH's WALK start of a trial after the first (ChooseInitialTour, rules C-E): from a random
+    city, the next city is an unvisited ``preferred`` neighbour of the city where it has one
+    ((n, 2), -1 for none: LKH's edges of the best tour with α 0), else an unvisited one of its
+    ``candidates`` ((n, K)), else any city not yet visited; each choice at random among its
+    alternatives. O(n K) in Python: 30-60 ms at 18,512 cities."""
+    n = len(candidates)
+    preferred, candidates = preferred.tolist(), candidates.tolist()
+    draw = rng.random(n).tolist()                   # one uniform number a step
+    left = rng.permutation(n).tolist()              # the cities not yet visited, and each one's index in it
+    where = [0] * n
+    for i, city in enumerate(left):
+        where[city] = i
+    visited = [False] * n
+    tour = []
+
+    def visit(city: int) -> None:
+        i, last = where[city], left[-1]
+        left[i], where[last] = last, i
+        left.pop()
+        visited[city] = True
+        tour.append(city)
+
+    city = left[int(draw[0] * n)]
+    visit(city)
+    for step in range(1, n):
+        options = [c for c in preferred[city] if c >= 0 and not visited[c]] or \
+                  list(dict.fromkeys(c for c in candidates[city] if not visited[c]))
+        city = options[int(draw[step] * len(options))] if options else left[int(draw[step] * len(left))]
+        visit(city)
+    return np.array(tour, dtype=np.int64)
