@@ -290,7 +290,8 @@ def walk_tour(preferred: np.ndarray, candidates: np.ndarray, rng) -> np.ndarray:
     city, the next city is an unvisited ``preferred`` neighbour of the city where it has one
     ((n, 2), -1 for none: LKH's edges of the best tour with α 0), else an unvisited one of its
     ``candidates`` ((n, K)), else any city not yet visited; each choice at random among its
-    alternatives. O(n K) in Python: 30-60 ms at 18,512 cities."""
+    alternatives. O(n K), in Python (TSP.trial_tour with its α: 0.08 s at 18,512 cities, 0.31 s at
+    85,900 on the 2-core development machine)."""
     n = len(candidates)
     preferred, candidates = preferred.tolist(), candidates.tolist()
     draw = rng.random(n).tolist()                   # one uniform number a step
