@@ -269,16 +269,17 @@ class TSP(Problem):
     def trial_tour(self, best, rng) -> np.ndarray:
         """The start of one of LKH's later trials around the tour ``best``: a walk from a random city
         that follows ``best``'s edges of α 0 (in the minimum 1-tree of the instance's ascent) where
-        it can, else one of the city's 5 α-nearest, else any city left, each choice at random
-        (ChooseInitialTour's WALK; problems/candidates.py's walk_tour). Most of ``best`` is kept,
-        the rest is new: FocusedACO's restarts with ``restart_from="trial"`` start from it."""
+        it can, else one of the city's 5 α-nearest, each choice at random, else the nearest city
+        left (ChooseInitialTour's WALK but for that last rule, where LKH jumps at random: a random
+        one without coordinates; problems/candidates.py's walk_tour). Most of ``best`` is kept, the
+        rest is new: FocusedACO's restarts with ``restart_from="trial"`` start from it."""
         best = self.checked_solution(np.asarray(best), "trial_tour's best tour").astype(np.int64)
         after = np.roll(best, -1)
         zero = alpha_zero(self, self._held_karp_ascent(), best, after)
         preferred = np.full((self.n, 2), -1, dtype=np.int64)
         preferred[best, 1] = np.where(zero, after, -1)
         preferred[after, 0] = np.where(zero, best, -1)
-        return walk_tour(preferred, self._alpha_lists(5), rng)
+        return walk_tour(preferred, self._alpha_lists(5), rng, self.coords)
 
     def uniform_length(self) -> float:
         """UNIFORM_TOUR sqrt(n A), A the cities' bounding box's area: the expected optimal length

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 
 from lsmgpu import CandidateThreeOpt, IteratedLocalSearch, OrOpt
 from lsmgpu.problems import TSP
+from lsmgpu.problems import candidates as candidates_module
 from lsmgpu.problems.candidates import greedy_tour, hilbert_tour, nearest_candidates, quadrant_candidates, walk_tour
 from tests.checks import assert_delta_is_reevaluation
 
@@ -458,9 +459,10 @@ def test_the_quadrant_kernel_compiles_for_sm90():
         assert nvcc_compile(render_skeleton("nearest.cu.j2", POOL=pool, K=k, PER=max(1, k // 4)))
 
 
-def assert_walk_rules(tour, preferred, candidates):
+def assert_walk_rules(tour, preferred, candidates, coords=None):
     """``tour`` is a permutation whose every step goes to an unvisited preferred neighbour where the
-    city has one, else to an unvisited candidate where it has one (walk_tour's rules C and D)."""
+    city has one, else to an unvisited candidate where it has one, else (given ``coords``) to the
+    nearest unvisited city (walk_tour's rules)."""
     n = len(candidates)
     assert sorted(tour.tolist()) == list(range(n))
     visited = np.zeros(n, dtype=bool)
@@ -472,12 +474,17 @@ def assert_walk_rules(tour, preferred, candidates):
             assert following in open_preferred
         elif open_candidates:
             assert following in open_candidates
+        elif coords is not None:
+            gaps = np.where(visited, np.inf, np.hypot(*(coords - coords[city]).T))
+            assert gaps[following] == gaps.min()
 
 
 @pytest.mark.parametrize("seed", range(4))
-def test_a_walk_follows_its_preferred_edges_then_its_candidates(points, seed):
+def test_a_walk_follows_its_preferred_edges_then_its_candidates(points, seed, monkeypatch):
     """Every step of a walk goes to an unvisited preferred neighbour where there is one, else to an
-    unvisited candidate, else anywhere; preferred edges of a whole tour give back that tour's edges."""
+    unvisited candidate, else anywhere (given the coordinates: to the nearest unvisited city, the
+    same from the k-d tree as from a scan of the cities left); preferred edges of a whole tour give
+    back its edges."""
     rng = np.random.default_rng(seed)
     coords = points[:200]
     n, candidates = len(coords), quadrant_candidates(coords, 5)
@@ -488,6 +495,10 @@ def test_a_walk_follows_its_preferred_edges_then_its_candidates(points, seed):
     preferred[tour, 1], preferred[after, 0] = np.where(kept, after, -1), np.where(kept, tour, -1)
     walk = walk_tour(preferred, candidates, rng)
     assert_walk_rules(walk, preferred, candidates)
+    near = walk_tour(preferred, candidates[:, :2], np.random.default_rng(seed), coords)
+    assert_walk_rules(near, preferred, candidates[:, :2], coords)
+    monkeypatch.setattr(candidates_module, "NEAREST_SCAN", 0)          # every jump scans the cities left
+    assert np.array_equal(walk_tour(preferred, candidates[:, :2], np.random.default_rng(seed), coords), near)
     edges = lambda t: {frozenset(e) for e in zip(t.tolist(), np.roll(t, -1).tolist())}     # noqa: E731
     whole = np.stack([np.roll(tour, 1), after], axis=1)[np.argsort(tour)]
     assert edges(walk_tour(whole, candidates, rng)) == edges(tour)
