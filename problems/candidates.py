@@ -296,8 +296,9 @@ def walk_tour(preferred: np.ndarray, candidates: np.ndarray, rng, coords=None) -
     ``candidates`` ((n, K)), each choice at random among its alternatives; else, given ``coords``,
     the nearest city not yet visited (LKH takes any at random: around a kept rl5915 tour its walks
     descend by 2-opt and Or-opt to 19-23 % above the optimum, with the nearest to 5.5-5.7 %, as the
-    greedy tour's does; benchmarks/probes/trial_walks.py), without, a random one. O(n K), in Python (TSP.trial_tour with its α: 0.08 s at
-    18,512 cities, 0.31 s at 85,900 on the 2-core development machine)."""
+    greedy tour's does; benchmarks/probes/trial_walks.py), without, a random one. O(n K), in
+    Python (TSP.trial_tour with its α and the nearest jumps: 0.14 s at 18,512 cities, 0.66 s at
+    85,900 on the 2-core development machine)."""
     n = len(candidates)
     preferred, candidates = preferred.tolist(), candidates.tolist()
     draw = rng.random(n).tolist()                   # one uniform number a step
