@@ -49,11 +49,11 @@ def _neighbours(tour: np.ndarray) -> np.ndarray:
     return neighbours
 
 
-def _unshared(neighbours: np.ndarray, shared: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _unshared(neighbours: np.ndarray, forward: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(city, the city after it) of every edge of a tour that the other tour lacks, each once: as the
-    edge forward from its city (``neighbours``: ``_neighbours``; ``shared``: per side and city,
-    whether that edge is shared)."""
-    city = np.flatnonzero(~shared[1])
+    edge forward from its city (``neighbours``: ``_neighbours``; ``forward``: per city, whether its
+    edge forward is shared)."""
+    city = np.flatnonzero(~forward)
     return city, neighbours[1, city]
 
 
@@ -112,13 +112,13 @@ def _cyclic_neighbours(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(first, end, index - 1), np.where(last, start, index + 1)
 
 
-def _partners(ends: np.ndarray, shared: np.ndarray) -> np.ndarray:
+def _partners(ends: np.ndarray, forward: np.ndarray) -> np.ndarray:
     """partner[p]: the portal at the other end of the path of a tour's unshared edges that leaves
-    portal p (``ends``: the portals in the tour's order; ``shared``: per side and city, whether that
-    edge of the tour is shared). The path runs along the tour, so the partner is the next portal
-    along it where p's edge forward is unshared, else the portal before."""
-    partner = np.full(shared.shape[1], -1, dtype=np.int64)
-    partner[ends] = np.where(shared[1, ends], np.roll(ends, 1), np.roll(ends, -1))
+    portal p (``ends``: the portals in the tour's order; ``forward``: per city, whether its edge
+    forward is shared). The path runs along the tour, so the partner is the next portal along it
+    where p's edge forward is unshared, else the portal before."""
+    partner = np.full(len(forward), -1, dtype=np.int64)
+    partner[ends] = np.where(forward[ends], np.roll(ends, 1), np.roll(ends, -1))
     return partner
 
 
@@ -130,14 +130,15 @@ class _Pair:
         self.pos_a, self.pos_b = _positions(a), _positions(b)
         na, nb = _neighbours(a), _neighbours(b)
         self.a_shared = (na == nb[0]) | (na == nb[1])      # per side and city
-        self.b_shared = (nb == na[0]) | (nb == na[1])
-        self.a_edges, self.b_edges = _unshared(na, self.a_shared), _unshared(nb, self.b_shared)
+        self.b_forward = (nb[1] == na[0]) | (nb[1] == na[1])       # per city: B's edge forward shared
+        self.a_edges, self.b_edges = _unshared(na, self.a_shared[1]), _unshared(nb, self.b_forward)
         differing = np.flatnonzero(~(self.a_shared[0] & self.a_shared[1]))
         self.component = _labels_among(differing, n, *(np.r_[x, y] for x, y in zip(self.a_edges, self.b_edges)))
         portal = self.a_shared[0] != self.a_shared[1]          # one shared edge
         self.portals = a[portal[a]]
         if len(self.portals):
-            self.pair_a, self.pair_b = _partners(self.portals, self.a_shared), _partners(b[portal[b]], self.b_shared)
+            self.pair_a = _partners(self.portals, self.a_shared[1])
+            self.pair_b = _partners(b[portal[b]], self.b_forward)
 
     def lengths(self, between) -> tuple[np.ndarray, np.ndarray]:
         """A's and B's edges inside each component (indexed by its label), summed."""
@@ -245,7 +246,7 @@ def _build(pair: _Pair, take: np.ndarray) -> np.ndarray | None:
     inside = ~pair.a_shared[1, first]                # A's edge to the next city is not shared
     starts, ends = first[~inside].tolist(), last[~inside].tolist()
     piece_of = {city: (i, end) for i, (s, e) in enumerate(zip(starts, ends)) for city, end in ((s, 0), (e, 1))}
-    b_forward = dict(zip(cut.tolist(), (~pair.b_shared[1, cut]).tolist()))     # B's path leaves forward
+    b_forward = dict(zip(cut.tolist(), (~pair.b_forward[cut]).tolist()))     # B's path leaves forward
     pos_a, pos_b = (dict(zip(cut.tolist(), where[cut].tolist())) for where in (pair.pos_a, pair.pos_b))
     pair_b = dict(zip(cut.tolist(), pair.pair_b[cut].tolist()))
     parts, piece, reverse, used = [], 0, False, 0
