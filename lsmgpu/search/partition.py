@@ -246,7 +246,7 @@ def _build(pair: _Pair, take: np.ndarray) -> np.ndarray | None:
     inside = ~pair.a_shared[1, first]                # A's edge to the next city is not shared
     starts, ends = first[~inside].tolist(), last[~inside].tolist()
     piece_of = {city: (i, end) for i, (s, e) in enumerate(zip(starts, ends)) for city, end in ((s, 0), (e, 1))}
-    b_forward = dict(zip(cut.tolist(), (~pair.b_forward[cut]).tolist()))     # B's path leaves forward
+    b_leaves_forward = dict(zip(cut.tolist(), (~pair.b_forward[cut]).tolist()))     # B's path leaves forward
     pos_a, pos_b = (dict(zip(cut.tolist(), where[cut].tolist())) for where in (pair.pos_a, pair.pos_b))
     pair_b = dict(zip(cut.tolist(), pair.pair_b[cut].tolist()))
     parts, piece, reverse, used = [], 0, False, 0
@@ -257,7 +257,7 @@ def _build(pair: _Pair, take: np.ndarray) -> np.ndarray | None:
         used += 1
         q = s if reverse else e
         r = pair_b[q]
-        parts.append(_interior(b, pos_b[q], pos_b[r], b_forward[q]))
+        parts.append(_interior(b, pos_b[q], pos_b[r], b_leaves_forward[q]))
         piece, end = piece_of[r]
         reverse = end == 1
         if piece == 0:
