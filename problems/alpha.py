@@ -31,7 +31,8 @@ from lsmgpu.budget import check_deadline
 
 from .candidates import on_gpu, quadrant_candidates
 
-__all__ = ["Ascent", "Graph", "alpha_candidates", "alpha_zero", "ascent", "pool_alpha", "sparse_graph", "tour_graph"]
+__all__ = ["Ascent", "Graph", "alpha_candidates", "alpha_zero", "alpha_zero_neighbours", "ascent", "pool_alpha",
+           "sparse_graph", "tour_graph"]
 
 #: the ascent's graph: the triangulation's edges and each city's nearest in each quadrant (cities
 #: the triangulation leaves out, duplicates, stay joined); its spanning trees take most of the time
@@ -364,6 +365,16 @@ def alpha_zero(tsp, run: Ascent, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     lo, hi = np.minimum(a, b), np.maximum(a, b)
     length = tsp.dist(lo, hi).astype(np.float64)
     return alpha_values(tsp.n, run.u, run.v, weight, tree, (lo, hi, length + run.pi[lo] + run.pi[hi])) == 0
+
+
+def alpha_zero_neighbours(tsp, run: Ascent, tour: np.ndarray) -> np.ndarray:
+    """(n, 2): each city's neighbours in ``tour`` (before it, after it) across the tour's edges of
+    α 0 (``alpha_zero``), -1 across the others: the edges LKH's later trials walk first."""
+    after = np.roll(tour, -1)
+    zero = alpha_zero(tsp, run, tour, after)
+    neighbours = np.full((tsp.n, 2), -1, dtype=np.int64)
+    neighbours[tour, 1], neighbours[after, 0] = np.where(zero, after, -1), np.where(zero, tour, -1)
+    return neighbours
 
 
 def alpha_candidates(tsp, k: int = 5, run: Ascent | None = None,

@@ -26,7 +26,7 @@ from .candidates import greedy_tour, hilbert_tour, nearest_candidates, quadrant_
 from .distances import distance, geo_radians
 from .instances import shipped
 from .kicks import double_bridge, double_bridge_cuts, double_bridge_moves
-from .alpha import PERIOD, alpha_candidates, alpha_zero, ascent, tour_graph
+from .alpha import PERIOD, alpha_candidates, alpha_zero_neighbours, ascent, tour_graph
 from .held_karp import held_karp_bound
 from .tsplib import COORDINATE_TYPES, read_optimum, read_tour, read_tsplib, write_tour
 
@@ -274,11 +274,7 @@ class TSP(Problem):
         one without coordinates; problems/candidates.py's walk_tour). Most of ``best`` is kept, the
         rest is new: FocusedACO's restarts with ``restart_from="trial"`` start from it."""
         best = self.checked_solution(np.asarray(best), "trial_tour's best tour").astype(np.int64)
-        after = np.roll(best, -1)
-        zero = alpha_zero(self, self._held_karp_ascent(), best, after)
-        preferred = np.full((self.n, 2), -1, dtype=np.int64)
-        preferred[best, 1] = np.where(zero, after, -1)
-        preferred[after, 0] = np.where(zero, best, -1)
+        preferred = alpha_zero_neighbours(self, self._held_karp_ascent(), best)
         return walk_tour(preferred, self._alpha_lists(5), rng, self.coords)
 
     def uniform_length(self) -> float:

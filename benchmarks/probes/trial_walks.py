@@ -19,7 +19,7 @@ import numpy as np
 
 from lsmgpu.parallel import improve
 from lsmgpu.problems import TSP
-from lsmgpu.problems.alpha import alpha_zero
+from lsmgpu.problems.alpha import alpha_zero_neighbours
 from lsmgpu.problems.candidates import walk_tour
 from lsmgpu.search import DontLookDescent
 from lsmgpu.search.partition import partition_crossover
@@ -39,13 +39,10 @@ def main(data: str, path: str, instance: str, seed: str = "0", walks: str = "2")
     problem = TSP.from_file(Path(data) / f"{instance}.tsp")
     key, best = kept_tour(path, instance, seed)
     gap = lambda tour: 100 * problem.gap(problem.evaluate(tour))      # noqa: E731
-    after = np.roll(best, -1)
-    zero = alpha_zero(problem, problem._held_karp_ascent(), best, after)
-    preferred = np.full((problem.n, 2), -1)
-    preferred[best, 1], preferred[after, 0] = np.where(zero, after, -1), np.where(zero, best, -1)
+    preferred = alpha_zero_neighbours(problem, problem._held_karp_ascent(), best)
     lists = problem.candidate_lists(5, "alpha")
     descent = DontLookDescent("alpha", lk_depth=0)
-    print(f"{key}: {gap(best):.4f} %, {zero.mean():.3f} of its edges of α 0")
+    print(f"{key}: {gap(best):.4f} %, {(preferred[:, 1] >= 0).mean():.3f} of its edges of α 0")
     print("jumps | walk | walk gap % | descended gap % | child gap %")
     for jumps, coords in (("random", None), ("nearest", problem.coords)):
         for walk in range(int(walks)):
