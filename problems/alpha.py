@@ -31,8 +31,7 @@ from lsmgpu.budget import check_deadline
 
 from .candidates import on_gpu, quadrant_candidates
 
-__all__ = ["Ascent", "Graph", "alpha_candidates", "alpha_zero", "alpha_zero_neighbours", "ascent", "pool_alpha",
-           "sparse_graph", "tour_graph"]
+__all__ = ["Ascent", "Graph", "alpha_candidates", "ascent", "pool_alpha", "sparse_graph", "tour_graph"]
 
 #: the ascent's graph: the triangulation's edges and each city's nearest in each quadrant (cities
 #: the triangulation leaves out, duplicates, stay joined); its spanning trees take most of the time
@@ -345,36 +344,12 @@ def pool_alpha(tsp, run: Ascent, within_graph: bool = False) -> tuple[np.ndarray
     GRAPH_NEIGHBOURS quadrant or nearest neighbours; ``within_graph``: the graph's alone), their
     lengths and their α at the ascent's penalties."""
     n, u, v = tsp.n, run.u, run.v
-    weight, tree = _one_tree(run)
+    weight = run.length + run.pi[u] + run.pi[v]
+    tree = Graph(n, u, v).one_tree(weight)
     near_u, near_v = (np.zeros(0, np.int64),) * 2 if within_graph else _near_edges(tsp, GRAPH_NEIGHBOURS)
     pu, pv = _unique_edges(n, np.r_[u, near_u], np.r_[v, near_v])
     length = tsp.dist(pu, pv).astype(np.float64)
     return pu, pv, length, alpha_values(n, u, v, weight, tree, (pu, pv, length + run.pi[pu] + run.pi[pv]))
-
-
-def _one_tree(run: Ascent) -> tuple[np.ndarray, OneTree]:
-    """The ascent's graph's edge weights at its penalties, and its minimum 1-tree under them."""
-    weight = run.length + run.pi[run.u] + run.pi[run.v]
-    return weight, Graph(len(run.pi), run.u, run.v).one_tree(weight)
-
-
-def alpha_zero(tsp, run: Ascent, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Whether each edge (a[i], b[i]) has α 0 at the ascent's penalties: it lies in a minimum 1-tree
-    of the ascent's graph (the edges of its best tour that LKH's later trials keep)."""
-    weight, tree = _one_tree(run)
-    lo, hi = np.minimum(a, b), np.maximum(a, b)
-    length = tsp.dist(lo, hi).astype(np.float64)
-    return alpha_values(tsp.n, run.u, run.v, weight, tree, (lo, hi, length + run.pi[lo] + run.pi[hi])) == 0
-
-
-def alpha_zero_neighbours(tsp, run: Ascent, tour: np.ndarray) -> np.ndarray:
-    """(n, 2): each city's neighbours in ``tour`` (before it, after it) across the tour's edges of
-    α 0 (``alpha_zero``), -1 across the others: the edges LKH's later trials walk first."""
-    after = np.roll(tour, -1)
-    zero = alpha_zero(tsp, run, tour, after)
-    neighbours = np.full((tsp.n, 2), -1, dtype=np.int64)
-    neighbours[tour, 1], neighbours[after, 0] = np.where(zero, after, -1), np.where(zero, tour, -1)
-    return neighbours
 
 
 def alpha_candidates(tsp, k: int = 5, run: Ascent | None = None,

@@ -1,5 +1,4 @@
-"""Candidate lists and start tours for large TSPs, in O(n log n) with a k-d tree (the walk over
-candidate lists of LKH's later trials aside).
+"""Candidate lists and start tours for large TSPs, in O(n log n) with a k-d tree.
 
 Candidate lists bound a neighbourhood to promising edges (Fosin et al.; Johnson & McGeoch):
 each city keeps its k nearest cities, or k/4 nearest in each of the four quadrants around it
@@ -17,7 +16,7 @@ import numpy as np
 from lsmgpu.backends.base import HOST_THREADS
 
 __all__ = ["nearest_candidates", "quadrant_candidates", "merged_candidates", "greedy_tour", "hilbert_tour",
-           "strip_tour", "walk_tour"]
+           "strip_tour"]
 
 
 def _check(coords: np.ndarray, k: int) -> np.ndarray:
@@ -283,68 +282,3 @@ def strip_tour(coords: np.ndarray) -> np.ndarray:
     strip = np.minimum(((x - x.min()) / span * strips).astype(np.int64), strips - 1)
     key_y = np.where(strip % 2 == 0, y, -y)
     return np.lexsort((key_y, strip)).astype(np.int32)
-
-
-#: the most nearest cities a walk's jump asks the k-d tree for before it scans all the cities left
-NEAREST_SCAN = 1024
-
-
-def walk_tour(preferred: np.ndarray, candidates: np.ndarray, rng, coords=None) -> np.ndarray:
-    """A start of one of LKH's trials after the first (ChooseInitialTour's WALK, rules C-E): from a
-    random city, the next city is an unvisited ``preferred`` neighbour of the city where it has one
-    ((n, 2), -1 for none: LKH's edges of the best tour with α 0), else an unvisited one of its
-    ``candidates`` ((n, K)), each choice at random among its alternatives; else, given ``coords``,
-    the nearest city not yet visited (LKH takes any at random: around a kept rl5915 tour its walks
-    descend by 2-opt and Or-opt to 19-23 % above the optimum, with the nearest to 5.5-5.7 %, as the
-    greedy tour's does; benchmarks/probes/trial_walks.py), without, a random one. O(n K), in
-    Python (TSP.trial_tour with its α and the nearest jumps: 0.14 s at 18,512 cities, 0.66 s at
-    85,900 on the 2-core development machine)."""
-    n = len(candidates)
-    preferred, candidates = preferred.tolist(), candidates.tolist()
-    draw = rng.random(n).tolist()                   # one uniform number a step
-    left = rng.permutation(n).tolist()              # the cities not yet visited, and each one's index in it
-    where = [0] * n
-    for i, city in enumerate(left):
-        where[city] = i
-    visited = [False] * n
-    tour = []
-    nearest = None if coords is None else _nearest_left(np.asarray(coords, dtype=np.float64), visited, left)
-
-    def visit(city: int) -> None:
-        i, last = where[city], left[-1]
-        left[i], where[last] = last, i
-        left.pop()
-        visited[city] = True
-        tour.append(city)
-
-    city = left[int(draw[0] * n)]
-    visit(city)
-    for step in range(1, n):
-        options = [c for c in preferred[city] if c >= 0 and not visited[c]] or \
-                  list(dict.fromkeys(c for c in candidates[city] if not visited[c]))
-        if options:
-            city = options[int(draw[step] * len(options))]
-        else:
-            city = left[int(draw[step] * len(left))] if nearest is None else nearest(city)
-        visit(city)
-    return np.array(tour, dtype=np.int64)
-
-
-def _nearest_left(coords: np.ndarray, visited: list, left: list):
-    """``nearest(city)``: the city nearest to ``city`` among those not yet ``visited`` (``left``
-    lists them): from a k-d tree's nearest cities, more of them while all are visited, and from all
-    those left once the query would take more than NEAREST_SCAN."""
-    from scipy.spatial import cKDTree
-    tree = cKDTree(coords)
-
-    def nearest(city: int) -> int:
-        k = 16
-        while k <= NEAREST_SCAN and k < len(coords):
-            _, found = tree.query(coords[city], k=k)
-            free = [c for c in found.tolist() if not visited[c]]
-            if free:
-                return free[0]
-            k *= 4
-        rest = np.array(left)
-        return int(rest[np.argmin(((coords[rest] - coords[city]) ** 2).sum(axis=1))])
-    return nearest

@@ -22,11 +22,11 @@ from lsmgpu.problem import ColonyModel, DeviceArray, EdgeDistance, Problem
 from lsmgpu.budget import check_deadline, time_left
 from lsmgpu.validation import INT32_MAX, check_count, check_number, check_points, check_size, check_square
 
-from .candidates import greedy_tour, hilbert_tour, nearest_candidates, quadrant_candidates, strip_tour, walk_tour
+from .candidates import greedy_tour, hilbert_tour, nearest_candidates, quadrant_candidates, strip_tour
 from .distances import distance, geo_radians
 from .instances import shipped
 from .kicks import double_bridge, double_bridge_cuts, double_bridge_moves
-from .alpha import PERIOD, alpha_candidates, alpha_zero_neighbours, ascent, tour_graph
+from .alpha import PERIOD, alpha_candidates, ascent, tour_graph
 from .held_karp import held_karp_bound
 from .tsplib import COORDINATE_TYPES, read_optimum, read_tour, read_tsplib, write_tour
 
@@ -265,17 +265,6 @@ class TSP(Problem):
         """The Held-Karp ascent's city penalties π (problems/alpha.py; the α-lists' ascent, run here
         where they have not been made): the 5-opt chain's gain criterion reads d(a, b) + π_a + π_b."""
         return self._held_karp_ascent().pi
-
-    def trial_tour(self, best, rng) -> np.ndarray:
-        """The start of one of LKH's later trials around the tour ``best``: a walk from a random city
-        that follows ``best``'s edges of α 0 (in the minimum 1-tree of the instance's ascent) where
-        it can, else one of the city's 5 α-nearest, each choice at random, else the nearest city
-        left (ChooseInitialTour's WALK but for that last rule, where LKH jumps at random: a random
-        one without coordinates; problems/candidates.py's walk_tour). Most of ``best`` is kept, the
-        rest is new: FocusedACO's restarts with ``restart_from="trial"`` start from it."""
-        best = self.checked_solution(np.asarray(best), "trial_tour's best tour").astype(np.int64)
-        preferred = alpha_zero_neighbours(self, self._held_karp_ascent(), best)
-        return walk_tour(preferred, self._alpha_lists(5), rng, self.coords)
 
     def uniform_length(self) -> float:
         """UNIFORM_TOUR sqrt(n A), A the cities' bounding box's area: the expected optimal length

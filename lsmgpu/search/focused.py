@@ -50,9 +50,6 @@ OR3 = True
 #: given (H100, 15 s, nine TSPLIB instances of 1,002-18,512 cities, two seeds: mean gap 0.104 ->
 #: 0.097 %; the runs without a restart unchanged)
 RESTART_AFTER = 300
-#: what a restarted colony starts from: the problem's start tour, or one of LKH's later trials' starts
-#: around the best so far (TSP.trial_tour)
-RESTART_FROM = ("start", "trial")
 
 
 def default_moves(n: int, lk_depth: int) -> int:
@@ -89,7 +86,6 @@ class FocusedParams:
     bridges: bool = False
     ant_lists: int | None = None
     restart_after: int | None = RESTART_AFTER
-    restart_from: str = "start"
     colonies: int = 1
 
     def __post_init__(self):
@@ -107,9 +103,6 @@ class FocusedParams:
             if not ok(value):
                 raise ValueError(f"{owner}: `{name}` must be {bounds}, got {value!r}")
             object.__setattr__(self, name, float(value))
-        if self.restart_from not in RESTART_FROM:
-            raise ValueError(f"{owner}: `restart_from` must be one of {', '.join(RESTART_FROM)}, "
-                             f"got {self.restart_from!r}")
 
 
 class FocusedACO(PopulationSearch):
@@ -139,9 +132,6 @@ class FocusedACO(PopulationSearch):
                          partition crossover (lsmgpu/search/partition.py), and a new colony starts
                          from the problem's start tour, descended as the first, with fresh pheromone
                          (default RESTART_AFTER)
-    restart_from       : "start" (default): a restarted colony starts from the problem's start tour;
-                         "trial": from one of LKH's later trials' starts around the best so far
-                         (TSP.trial_tour: a walk along its edges of α 0, else the α-nearest), descended
     candidates, segment, or3, lk, lk_depth, lk_move, chain_alone : the descent's (DontLookDescent's;
                          ``or3`` default OR3: with the Or-3opt moves; ``lk`` default False;
                          ``lk_depth`` default GPU_LK_DEPTH on a GPU, 0 on the CPU; ``lk_move`` 2, the
@@ -185,8 +175,6 @@ class FocusedACO(PopulationSearch):
         self.rules.bridges = check_flag("FocusedACO", "bridges", params.bridges)     # the ants' own
         if params.ant_lists is not None and not callable(getattr(problem, "alpha_over_tours", None)):
             raise ValueError(f"FocusedACO: `ant_lists` makes α-lists over tours of a TSP; {problem.name} has none")
-        if params.restart_from == "trial" and not callable(getattr(problem, "trial_tour", None)):
-            raise ValueError(f"FocusedACO: `restart_from='trial'` walks a TSP's α-lists; {problem.name} has none")
         self.ant_lists, self.ant_lists_made, self._given_rules = params.ant_lists, None, self.rules
         self.evaluations_before = 0            # the checks of ants built before the last lists, as evaluations
         self.ants = default_ants(problem.n) if params.ants is None else params.ants
@@ -198,7 +186,7 @@ class FocusedACO(PopulationSearch):
         self.walk = problem.n if params.walk is None else params.walk
         self.rho, self.p_best, self.beta = params.rho, params.p_best, params.beta
         self.global_best_source = params.global_best_source
-        self.restart_after, self.restart_from = params.restart_after, params.restart_from
+        self.restart_after = params.restart_after
         self.restarts, self._whole, self._start_seconds = 0, None, 0.0
         self.initial = None if initial is None else problem.encoding.validate(np.asarray(initial))
 
@@ -346,9 +334,7 @@ class FocusedACO(PopulationSearch):
         if left is not None and left < self._start_seconds:
             self.colony_since[colony] = 0
             return improved
-        start = self.problem.trial_tour(self.best_x, self.rng) if self.restart_from == "trial" else \
-            self.problem.start_solution(self.rng)
-        source, length = self._descend_start(start)
+        source, length = self._descend_start(self.problem.start_solution(self.rng))
         self._start_colony(colony, source, length)
         self.restarts += 1
         return improved

@@ -6,8 +6,7 @@ from hypothesis import strategies as st
 
 from lsmgpu import CandidateThreeOpt, IteratedLocalSearch, OrOpt
 from lsmgpu.problems import TSP
-from lsmgpu.problems import candidates as candidates_module
-from lsmgpu.problems.candidates import greedy_tour, hilbert_tour, nearest_candidates, quadrant_candidates, walk_tour
+from lsmgpu.problems.candidates import greedy_tour, hilbert_tour, nearest_candidates, quadrant_candidates
 from tests.checks import assert_delta_is_reevaluation
 
 
@@ -457,73 +456,3 @@ def test_the_quadrant_kernel_compiles_for_sm90():
     from lsmgpu.kernels import render_skeleton
     for pool, k in ((32, 1), (40, 10), (64, 16)):
         assert nvcc_compile(render_skeleton("nearest.cu.j2", POOL=pool, K=k, PER=max(1, k // 4)))
-
-
-def assert_walk_rules(tour, preferred, candidates, coords=None):
-    """``tour`` is a permutation whose every step goes to an unvisited preferred neighbour where the
-    city has one, else to an unvisited candidate where it has one, else (given ``coords``) to the
-    nearest unvisited city (walk_tour's rules)."""
-    n = len(candidates)
-    assert sorted(tour.tolist()) == list(range(n))
-    visited = np.zeros(n, dtype=bool)
-    for city, following in zip(tour[:-1].tolist(), tour[1:].tolist()):
-        visited[city] = True
-        open_preferred = [c for c in preferred[city] if c >= 0 and not visited[c]]
-        open_candidates = [c for c in candidates[city] if not visited[c]]
-        if open_preferred:
-            assert following in open_preferred
-        elif open_candidates:
-            assert following in open_candidates
-        elif coords is not None:
-            gaps = np.where(visited, np.inf, np.hypot(*(coords - coords[city]).T))
-            assert gaps[following] == gaps.min()
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_a_walk_follows_its_preferred_edges_then_its_candidates(points, seed, monkeypatch):
-    """Every step of a walk goes to an unvisited preferred neighbour where there is one, else to an
-    unvisited candidate, else anywhere (given the coordinates: to the nearest unvisited city, the
-    same from the k-d tree as from a scan of the cities left); preferred edges of a whole tour give
-    back its edges."""
-    rng = np.random.default_rng(seed)
-    coords = points[:200]
-    n, candidates = len(coords), quadrant_candidates(coords, 5)
-    tour = rng.permutation(n)
-    preferred = np.full((n, 2), -1)
-    kept = rng.random(n) < 0.7                       # a share of the tour's edges, as α 0 marks them
-    after = np.roll(tour, -1)
-    preferred[tour, 1], preferred[after, 0] = np.where(kept, after, -1), np.where(kept, tour, -1)
-    walk = walk_tour(preferred, candidates, rng)
-    assert_walk_rules(walk, preferred, candidates)
-    near = walk_tour(preferred, candidates[:, :2], np.random.default_rng(seed), coords)
-    assert_walk_rules(near, preferred, candidates[:, :2], coords)
-    monkeypatch.setattr(candidates_module, "NEAREST_SCAN", 0)          # every jump scans the cities left
-    assert np.array_equal(walk_tour(preferred, candidates[:, :2], np.random.default_rng(seed), coords), near)
-    edges = lambda t: {frozenset(e) for e in zip(t.tolist(), np.roll(t, -1).tolist())}     # noqa: E731
-    whole = np.stack([np.roll(tour, 1), after], axis=1)[np.argsort(tour)]
-    assert edges(walk_tour(whole, candidates, rng)) == edges(tour)
-    assert np.array_equal(walk_tour(preferred, candidates, np.random.default_rng(seed)),
-                          walk_tour(preferred, candidates, np.random.default_rng(seed)))
-
-
-def test_a_walks_choices_are_uniform_among_the_alternatives():
-    """The first city is uniform over the cities, and a city with two open preferred neighbours goes
-    to each about half the time; with none, each open candidate about equally often."""
-    n, runs = 6, 6000
-    preferred = np.full((n, 2), -1)
-    preferred[0] = (1, 2)
-    candidates = np.array([[1, 2, 3]] * n)
-    firsts, seconds = np.zeros(n), np.zeros(n)
-    for seed in range(runs):
-        walk = walk_tour(preferred, candidates, np.random.default_rng(seed))
-        firsts[walk[0]] += 1
-        if walk[0] == 0:
-            seconds[walk[1]] += 1
-    assert np.all(np.abs(firsts / runs - 1 / n) < 0.02)
-    assert seconds[[3, 4, 5]].sum() == 0 and abs(seconds[1] / seconds[1:3].sum() - 0.5) < 0.06
-    followed = np.zeros(n)
-    for seed in range(3000):
-        walk = walk_tour(np.full((n, 2), -1), candidates, np.random.default_rng(seed))
-        if walk[0] == 5:
-            followed[walk[1]] += 1
-    assert followed[[0, 4]].sum() == 0 and np.all(np.abs(followed[1:4] / followed.sum() - 1 / 3) < 0.07)

@@ -284,25 +284,3 @@ def test_clustering_reads_uniform_clustered_and_lattice_cities_apart():
     assert TSP(lattice).clustering() < 0.5
     with pytest.raises(ValueError, match="clustering needs coordinates"):
         TSP(matrix=np.abs(np.subtract.outer(np.arange(6), np.arange(6)))).clustering()
-
-
-def test_a_trial_tour_walks_the_best_tours_alpha_zero_edges_then_the_alpha_lists():
-    """TSP.trial_tour (LKH's later trials' start): a permutation, the same for the same seed, whose
-    every step follows the best tour's unvisited edge of α 0 where the city has one (α at the
-    instance's ascent), else one of its unvisited 5 α-nearest; it keeps most of the best tour."""
-    from lsmgpu.problems.alpha import alpha_zero
-    from tests.problems.test_candidates import assert_walk_rules
-    tsp = TSP.from_file(TSP.shipped("kroA100"))
-    best = HillClimbing(tsp, seed=0, backend="cpu").run().solution.astype(np.int64)
-    after = np.roll(best, -1)
-    zero = alpha_zero(tsp, tsp._held_karp_ascent(), best, after)
-    preferred = np.full((tsp.n, 2), -1)
-    preferred[best, 1], preferred[after, 0] = np.where(zero, after, -1), np.where(zero, best, -1)
-    edges = lambda t: {frozenset(e) for e in zip(t.tolist(), np.roll(t, -1).tolist())}     # noqa: E731
-    for seed in range(3):
-        walk = tsp.trial_tour(best, np.random.default_rng(seed))
-        assert_walk_rules(walk, preferred, tsp.candidate_lists(5, "alpha"))
-        assert np.array_equal(walk, tsp.trial_tour(best, np.random.default_rng(seed)))
-        assert len(edges(walk) & edges(best)) >= zero.sum() // 2
-    with pytest.raises(ValueError, match="trial_tour's best tour"):
-        tsp.trial_tour(np.zeros(tsp.n, int), np.random.default_rng(0))

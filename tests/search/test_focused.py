@@ -449,35 +449,13 @@ def test_gpu_ants_take_the_module_built_ahead(monkeypatch, tmp_path):
     assert driver._building == {} and len(builds) == 1
 
 
-def test_restarts_from_trials_start_from_lkhs_walk_around_the_best(monkeypatch):
-    """With restart_from "trial" each restart's start is TSP.trial_tour of the best so far at that
-    moment (the first colony still from the start tour); the run stays reproducible and its best is
-    its tour's length."""
-    problem = TSP.from_file(TSP.shipped("kroA100"))
-    trials, walk = [], TSP.trial_tour
-
-    def trial(self, best, rng):
-        tour = walk(self, best, rng)
-        trials.append((self.evaluate(best), tour))
-        return tour
-    monkeypatch.setattr(TSP, "trial_tour", trial)
-    search = FocusedACO(problem, ants=4, moves=8, restart_after=2, restart_from="trial", backend="cpu", seed=3)
-    result = search.run(iterations=30)
-    assert search.restarts == len(trials) >= 3
-    assert all(sorted(tour.tolist()) == list(range(100)) for _, tour in trials)
-    assert all(later <= earlier for (earlier, _), (later, _) in zip(trials, trials[1:]))
-    assert result.fitness == problem.evaluate(result.solution) <= trials[-1][0]
-    again = FocusedACO(problem, ants=4, moves=8, restart_after=2, restart_from="trial", backend="cpu", seed=3)
-    assert np.array_equal(again.run(iterations=30).solution, result.solution)
-
-
 def test_errors_name_what_is_wrong():
     """Errors name what is wrong."""
     problem = TSP.from_file(TSP.shipped("berlin52"))
     for options, match in (({"ants": 0}, "ants"), ({"moves": 0}, "moves"), ({"rho": 1.0}, "rho"),
                            ({"p_best": 0}, "p_best"), ({"beta": -1}, "beta"), ({"beta": float("nan")}, "beta"),
                            ({"global_best_source": 1.5}, "global_best_source"), ({"walk": 0}, "walk"),
-                           ({"restart_after": 0}, "restart_after"), ({"restart_from": "greedy"}, "restart_from")):
+                           ({"restart_after": 0}, "restart_after")):
         with pytest.raises(ValueError, match=match):
             FocusedACO(problem, backend="cpu", **options)
     with pytest.raises(TypeError, match="ants"):
@@ -486,10 +464,6 @@ def test_errors_name_what_is_wrong():
         FocusedACO(problem, initial=np.zeros(52, int), backend="cpu")
     with pytest.raises(TypeError, match="no edge distance"):
         FocusedACO(QAP.from_file(QAP.shipped("tai12a")), backend="cpu")
-    walkless = TSP.from_file(TSP.shipped("berlin52"))
-    walkless.trial_tour = None                          # a problem with edge lengths but no α-lists to walk
-    with pytest.raises(ValueError, match="restart_from='trial'"):
-        FocusedACO(walkless, restart_from="trial", backend="cpu")
     with pytest.raises(ValueError, match="at least 8"):
         FocusedACO(tsp_of("int-coords", 7), backend="cpu")
     with pytest.raises(ValueError, match="iterations"):
