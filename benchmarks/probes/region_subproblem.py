@@ -13,9 +13,10 @@ is a tour of the whole instance that differs from the old one inside the region 
 file's shortest tour of the instance (an oracle: where the trap lies); ``gridCxR`` (``grid3x2``):
 the instance's bounding box cut into C x R boxes, each solved in turn, the tour kept where shorter.
 The subproblem's search: FocusedACO with the command's 5-opt chains over each city's bridge and 9
-nearest, from its own greedy tour (the bridges first), for SECONDS a region, each of the seeds.
+nearest, for SECONDS a region, each of the seeds; START "greedy": from the subproblem's greedy tour (the
+bridges first), "tour": from the tour's own order there (restarted colonies from the greedy tour).
 
-    python -m benchmarks.probes.region_subproblem FILE.npz .data/tsplib rl5915 4 trap 10 0,1,2 [cpu]
+    python -m benchmarks.probes.region_subproblem FILE.npz .data/tsplib rl5915 4 trap 10 0,1,2 [START [cpu]]
 """
 from __future__ import annotations
 
@@ -91,7 +92,7 @@ def regions(mode: str, tsp: TSP, tour: np.ndarray, best: np.ndarray) -> list[np.
     return [np.flatnonzero(label == k) for k in range(columns * rows) if np.any(label == k)]
 
 
-def main(path, data, instance, seed, mode, seconds, seeds, backend="cuda") -> None:
+def main(path, data, instance, seed, mode, seconds, seeds, start="greedy", backend="cuda") -> None:
     seed, seconds = int(seed), float(seconds)
     tsp = TSP.from_file(Path(data) / f"{instance}.tsp")
     saved = np.load(path)
@@ -107,7 +108,8 @@ def main(path, data, instance, seed, mode, seconds, seeds, backend="cuda") -> No
             cities, bridges, sub, table, whole = subproblem(current, region, tsp)
             began = time.perf_counter()
             result = FocusedACO(sub, candidates=table, lk_depth=100, lk_move=5, chain_alone=True, restart_after=30,
-                                backend=backend, seed=sub_seed).run(seconds=seconds)
+                                backend=backend, seed=sub_seed,
+                                initial=np.arange(len(cities)) if start == "tour" else None).run(seconds=seconds)
             found = whole(result.solution)
             kept = tsp.evaluate(found) < tsp.evaluate(current)
             current = found if kept else current
