@@ -3,7 +3,8 @@ small class per algorithm (hill climbing, tabu search, ILS, VNS: vns.py); the po
 over the batched local search (population.py): the ant colonies (colony.py) and the genetic
 algorithm (genetic.py), whose local search may be a short tabu search (short_tabu.py) or don't-look
 descents (dontlook.py); the don't-look ILS (dontlook_ils.py), many ILS chains each whole where its
-tour lives; focused ACO (focused.py), ants that change a few edges of a source tour each."""
+tour lives; focused ACO (focused.py, its options in focused_params.py), ants that change a few edges
+of a source tour each, which may solve regions of its best again as instances of their own (regions.py)."""
 from .base import LocalSearch
 from .colony import AntColonySystem, MaxMinAntSystem
 from .dontlook import DontLookDescent

@@ -19,90 +19,22 @@ own source, pheromone and restarts.
 """
 from __future__ import annotations
 
-import math
+import dataclasses
 import time
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..backends.dontlook import CpuDontLook, again_from_every_city, dontlook_for
 from ..backends.focused import MAX_ITERATIONS, CpuFocusedAnts, FocusRules, trail_limits, trail_scale
 from ..budget import time_left
-from ..validation import check_count, check_flag, check_number
+from ..validation import check_flag
 from .dontlook import DontLookDescent, default_lk_depth
+from .focused_params import FocusedParams, default_ants, default_moves
 from .partition import partition_crossover
 from .population import PopulationSearch
+from .regions import Regions
 
 __all__ = ["FocusedACO", "FocusedParams"]
-
-
-#: The defaults below are the measured best on the H100 (runs and figures:
-#: docs/benchmarks/ant-colonies.md, "Focused ACO").
-#: cities an ant moves when `moves` is not given: 128, but 64 from MOVES_FEWER_FROM cities without
-#: the LK chain (lk_depth 0) and 192 from MOVES_MORE_FROM cities with it (60 s: pla85900 0.266 ->
-#: 0.221 % over three seeds, pla33810 0.175 -> 0.103 %; at 15 s up to 18,512 cities 128 is ahead;
-#: docs/benchmarks/tsp-depth.md, "More moved cities from 30,000 cities")
-MOVES, MOVES_FEWER, MOVES_FEWER_FROM, MOVES_MORE, MOVES_MORE_FROM = 128, 64, 10_000, 192, 30_000
-#: whether the ants' descents make Or-3opt moves when `or3` is not given (ahead on all five instances
-#: measured at the MMAS paper's times)
-OR3 = True
-#: iterations without the colony's best improving before a restart when `restart_after` is not
-#: given (H100, 15 s, nine TSPLIB instances of 1,002-18,512 cities, two seeds: mean gap 0.104 ->
-#: 0.097 %; the runs without a restart unchanged)
-RESTART_AFTER = 300
-
-
-def default_moves(n: int, lk_depth: int) -> int:
-    """Cities an ant moves on a tour of ``n`` cities, its descents' LK chain ``lk_depth`` deep (0: none)."""
-    if not lk_depth:
-        return MOVES_FEWER if n >= MOVES_FEWER_FROM else MOVES
-    return MOVES_MORE if n >= MOVES_MORE_FROM else MOVES
-
-
-def default_ants(n: int) -> int:
-    """FACO's: 4 sqrt(n) rounded to a multiple of 64, at least 64."""
-    return max(64, 64 * round(4 * math.sqrt(n) / 64))
-
-
-@dataclass(frozen=True)
-class FocusedParams:
-    """Focused ACO's own options (FocusedACO's docstring says what each does); None: the
-    defaults that depend on the instance's size."""
-
-    ants: int | None = None
-    moves: int | None = None
-    rho: float = 0.5
-    p_best: float = 0.1
-    beta: float = 1.0
-    global_best_source: float = 0.01
-    walk: int | None = None
-    candidates: object = None
-    segment: int = 3
-    or3: bool = OR3
-    lk: bool = False
-    lk_depth: int | None = None
-    lk_move: int = 2
-    chain_alone: bool = False
-    bridges: bool = False
-    ant_lists: int | None = None
-    restart_after: int | None = RESTART_AFTER
-    colonies: int = 1
-
-    def __post_init__(self):
-        owner = "FocusedACO"
-        for name, low, high in (("ants", 1, 2**20), ("moves", 1, 2**31 - 1), ("walk", 1, 2**31 - 1),
-                                ("ant_lists", 1, 2**31 - 1),
-                                ("restart_after", 1, 2**31 - 1), ("colonies", 1, 64)):
-            if getattr(self, name) is not None:
-                object.__setattr__(self, name, check_count(owner, name, getattr(self, name), low, high))
-        for name, ok, bounds in (("rho", lambda v: 0 < v < 1, "in (0, 1)"),
-                                 ("p_best", lambda v: 0 < v < 1, "in (0, 1)"),
-                                 ("beta", lambda v: v >= 0, ">= 0"),
-                                 ("global_best_source", lambda v: 0 <= v <= 1, "in [0, 1]")):
-            value = check_number(owner, name, getattr(self, name))
-            if not ok(value):
-                raise ValueError(f"{owner}: `{name}` must be {bounds}, got {value!r}")
-            object.__setattr__(self, name, float(value))
 
 
 class FocusedACO(PopulationSearch):
@@ -148,6 +80,14 @@ class FocusedACO(PopulationSearch):
                          5-opt chains' penalties its π), and the colonies start again from the best
                          over them: good tours' edges in the ascent's graph, as LKH's POPMUSIC
                          candidates are (a TSP only)
+    region_cities      : at each restart, before the new colony, the next region of about this
+                         many cities of the best so far (TSP.regions: the boxes of a grid, in an
+                         order drawn once) is solved again as an instance of its own, the tour
+                         outside it fixed (TSP.region_subproblem, LKH-3's subproblems), by a
+                         focused ACO of these options for ``region_seconds`` (default
+                         REGION_SECONDS; skipped where less time is left), from that instance's own
+                         start tour; its tour is merged into the best by partition crossover
+                         (None, the default: no regions; a TSP with coordinates only)
     initial            : the start tour (None: the problem's initial solution); it is descended
                          whole first, again from every city until a descent makes no move
     backend, seed, callbacks, history : as for every search
@@ -159,7 +99,7 @@ class FocusedACO(PopulationSearch):
     Params = FocusedParams
     iteration_unit = "colony iterations"
     state_fields = ("tau_min", "tau_max", "focus_seed", "colony_best", "colony_since", "restarts", "ant_lists_made",
-                    "evaluations_before")
+                    "evaluations_before", "regions_solved")
     island_exchange_every = 100         # iterations of a few milliseconds
 
     def __init__(self, problem, *, params: FocusedParams | None = None, initial=None, backend="auto", seed=None,
@@ -188,6 +128,11 @@ class FocusedACO(PopulationSearch):
         self.global_best_source = params.global_best_source
         self.restart_after = params.restart_after
         self.restarts, self._whole, self._start_seconds = 0, None, 0.0
+        if params.region_cities is not None and (not callable(getattr(problem, "region_subproblem", None))
+                                                 or getattr(problem, "coords", None) is None):
+            raise ValueError(f"FocusedACO: `region_cities` cuts a TSP's cities into boxes; {problem.name} has no "
+                             f"coordinates")
+        self.regions_solved, self._regions = 0, None
         self.initial = None if initial is None else problem.encoding.validate(np.asarray(initial))
 
     def _set_up(self) -> None:
@@ -195,7 +140,7 @@ class FocusedACO(PopulationSearch):
         if self.budget.iterations is not None and self.budget.iterations > MAX_ITERATIONS:
             raise ValueError(f"FocusedACO: at most {MAX_ITERATIONS:,} iterations (a 32-bit counter on the GPU), "
                              f"got {self.budget.iterations:,}")
-        self.restarts, self._whole = 0, None          # this run's: a search may run again
+        self.restarts, self._whole, self.regions_solved = 0, None, 0          # this run's: a search may run again
         self.rules, self.ant_lists_made, self.evaluations_before = self._given_rules, None, 0
         self.focus_seed = int(self.rng.integers(2**63))
         prebuild = getattr(self.backend, "prebuild_focused_ants", None)
@@ -330,6 +275,8 @@ class FocusedACO(PopulationSearch):
         start tour is not cut at the deadline: the colony goes on instead): whether the merge made
         a new best."""
         improved = self._merge_colony(colony)
+        if self.params.region_cities is not None:
+            improved = self._solve_region() or improved
         left = time_left()
         if left is not None and left < self._start_seconds:
             self.colony_since[colony] = 0
@@ -337,6 +284,27 @@ class FocusedACO(PopulationSearch):
         source, length = self._descend_start(self.problem.start_solution(self.rng))
         self._start_colony(colony, source, length)
         self.restarts += 1
+        return improved
+
+    def _solve_region(self) -> bool:
+        """``region_cities``: the next region searched by a focused ACO of these options (its own
+        ants and moves, one colony, no ant lists), unless less time is left than ``region_seconds``
+        beside the run's set-up: whether its tour made a new best. Ctrl-C inside ends this run too."""
+        left, seconds = time_left(), self.params.region_seconds
+        if left is not None and left - self._start_seconds < seconds:
+            return False
+        if self._regions is None:
+            self._regions = Regions(self.problem, self.params.region_cities, self.focus_seed)
+        params, seed = dataclasses.replace(self.params, ants=None, moves=None, colonies=1, ant_lists=None,
+                                           region_cities=None), int(self.rng.integers(2**63))
+        merged, gain, result = self._regions.solve(self.best_x, self.regions_solved, lambda sub: FocusedACO(
+            sub.problem, params=dataclasses.replace(params, candidates=sub.candidates), backend=self.backend,
+            seed=seed), seconds=seconds)
+        self.regions_solved += 1
+        self.evaluations_before += result.evaluations
+        improved = gain > 0 and self._record(merged, float(self.problem.evaluate(merged)))
+        if result.status == "interrupted":
+            raise KeyboardInterrupt
         return improved
 
     def _merge_colony(self, colony: int) -> bool:

@@ -342,6 +342,97 @@ def test_no_restart_where_less_time_is_left_than_the_set_up_took(monkeypatch):
         assert result.fitness == problem.evaluate(result.solution)
 
 
+def test_regions_are_solved_at_restarts_in_their_drawn_order_and_merged(monkeypatch):
+    """With region_cities, each restart first solves the next region of the best so far (the
+    regions of TSP.regions in one drawn order, again from the first after the last) by a focused
+    ACO of one colony with the region's candidates and no ant lists; its tour merged never makes
+    the best longer; the run is reproducible, and Ctrl-C inside a region's run ends the run with
+    the best so far."""
+    import dataclasses
+    from lsmgpu.search.regions import Regions
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    calls, solve = [], Regions.solve
+
+    def region(self, best, solved, search_of, **budget):
+        def checked(sub):
+            search = search_of(sub)
+            params = search.params
+            assert params.colonies == 1 and params.ant_lists is None and params.region_cities is None
+            assert np.array_equal(params.candidates, sub.candidates) and params.restart_after == 2
+            assert sorted(sub.cities.tolist()) == sorted(self.order[solved % len(self.order)].tolist())
+            return search
+        assert set(budget) == {"seconds"}
+        merged, gain, result = solve(self, best, solved, checked, iterations=1)
+        calls.append((solved, problem.evaluate(best), problem.evaluate(merged), gain))
+        return merged, gain, result
+    monkeypatch.setattr(Regions, "solve", region)
+    runs = []
+    for _ in range(2):
+        search = FocusedACO(problem, ants=4, moves=8, restart_after=2, region_cities=30, backend="cpu", seed=3)
+        runs.append((search, search.run(iterations=24)))
+    (search, result), (_, again) = runs
+    assert len(search._regions.order) >= 3 and search.regions_solved == search.restarts >= len(search._regions.order)
+    first = calls[:search.regions_solved]
+    assert [solved for solved, *_ in first] == list(range(search.regions_solved))
+    assert all(child == best - gain <= best for _, best, child, gain in first)
+    assert result.fitness == problem.evaluate(result.solution) <= min(child for _, _, child, _ in first)
+    assert again.fitness == result.fitness and np.array_equal(again.solution, result.solution)
+
+    def interrupted(self, best, solved, search_of, **budget):
+        merged, gain, result = solve(self, best, solved, search_of, iterations=1)
+        return merged, gain, dataclasses.replace(result, status="interrupted")
+    monkeypatch.setattr(Regions, "solve", interrupted)
+    stopped = FocusedACO(problem, ants=4, moves=8, restart_after=2, region_cities=30, backend="cpu", seed=3)
+    ended = stopped.run(iterations=24)
+    assert ended.status == "interrupted" and stopped.regions_solved == 1 and ended.iterations < 24
+    assert ended.fitness == problem.evaluate(ended.solution)
+
+
+def test_a_region_is_searched_again_from_its_own_start_and_changes_the_tour_inside_it_only():
+    """Regions.solve on a shuffled kroA100 tour: the region's search starts from its instance's own
+    start tour, so its tour merged is shorter than the shuffled one, and every edge of the merged
+    tour that leaves a city outside the region was the shuffled tour's; with one region of all
+    the cities (no bridges) the merged tour is at most as long as the region's own search's."""
+    from lsmgpu.search.regions import Regions
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    shuffled = np.random.default_rng(0).permutation(100)
+
+    def search_of(sub):
+        return FocusedACO(sub.problem, candidates=sub.candidates, ants=4, moves=8, backend="cpu", seed=1)
+    regions = Regions(problem, 50, seed=0)
+    merged, gain, result = regions.solve(shuffled, 0, search_of, iterations=2)
+    outside = np.setdiff1d(np.arange(100), regions.order[0])
+    edges = set(zip(shuffled, np.roll(shuffled, -1))) | set(zip(np.roll(shuffled, -1), shuffled))
+    assert gain > 0 and problem.evaluate(merged) == problem.evaluate(shuffled) - gain
+    assert all((a, b) in edges for a, b in zip(merged, np.roll(merged, -1)) if a in outside or b in outside)
+    whole = Regions(problem, 100, seed=0)
+    assert len(whole.order) == 1
+    merged, gain, result = whole.solve(shuffled, 0, search_of, iterations=2)
+    sub = problem.region_subproblem(shuffled, whole.order[0])
+    assert sub.bridges == 0
+    a, b = sub.cities[:2]
+    fixed = sub.problem.matrix[0, 1] - problem.dist(a, b)               # every edge's surcharge there
+    assert problem.evaluate(merged) == problem.evaluate(shuffled) - gain <= result.fitness - 100 * fixed
+
+
+def test_no_region_where_less_time_is_left_than_a_regions_run_and_the_set_up(monkeypatch):
+    """With less time left than region_seconds beside the set-up, a restart solves no region and
+    the colony still starts again; region options that cannot work are named errors."""
+    from lsmgpu.search import focused
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    monkeypatch.setattr(focused, "time_left", lambda: 100.0)
+    search = FocusedACO(problem, ants=4, moves=8, restart_after=2, region_cities=30, region_seconds=1000,
+                        backend="cpu", seed=3)
+    search.run(iterations=12)
+    assert search.restarts > 0 and search.regions_solved == 0
+    for options, match in (({"region_cities": 3}, "region_cities"), ({"region_seconds": 0}, "region_seconds")):
+        with pytest.raises(ValueError, match=match):
+            FocusedACO(problem, backend="cpu", **options)
+    matrix = TSP(matrix=problem.dist(np.arange(100)[:, None], np.arange(100)[None, :]))
+    with pytest.raises(ValueError, match="coordinates"):
+        FocusedACO(matrix, candidates=problem.candidate_lists(8), region_cities=30, backend="cpu")
+
+
 def test_ant_lists_make_the_lists_over_the_ants_tours(monkeypatch):
     """``ant_lists=3``: at the third iteration the lists and penalties become those TSP.alpha_over_tours
     makes from that iteration's ants' tours and the best (ants + 1 rows) with the lists they had; the
@@ -588,4 +679,21 @@ def test_gpu_search_with_restarts_equals_the_cpu_search():
     runs = [FocusedACO(problem, ants=6, backend=b, seed=2, lk_depth=0, restart_after=3) for b in ("cpu", "cuda")]
     results = [search.run(iterations=40) for search in runs]
     assert runs[0].restarts == runs[1].restarts > 0
+    assert results[0].fitness == results[1].fitness and np.array_equal(results[0].solution, results[1].solution)
+
+
+@pytest.mark.gpu
+def test_gpu_search_with_regions_equals_the_cpu_search(monkeypatch):
+    """Regions solved at the restarts on the GPU (an explicit-matrix instance's ants and descents,
+    the backend shared with the run around them) end as on the CPU, each region's run given two
+    iterations instead of seconds."""
+    from lsmgpu.search.regions import Regions
+    solve = Regions.solve
+    monkeypatch.setattr(Regions, "solve", lambda self, best, solved, search_of, **budget:
+                        solve(self, best, solved, search_of, iterations=2))
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    runs = [FocusedACO(problem, ants=6, backend=b, seed=2, lk_depth=0, restart_after=3, region_cities=30)
+            for b in ("cpu", "cuda")]
+    results = [search.run(iterations=30) for search in runs]
+    assert runs[0].regions_solved == runs[1].regions_solved > 0
     assert results[0].fitness == results[1].fitness and np.array_equal(results[0].solution, results[1].solution)
