@@ -22,7 +22,7 @@ from typing import Callable
 
 import numpy as np
 
-__all__ = ["FIXED_EDGES", "REGION_CANDIDATES", "Subproblem", "grid_regions", "subproblem"]
+__all__ = ["FIXED_EDGES", "MAX_SUBPROBLEM", "REGION_CANDIDATES", "Subproblem", "grid_regions", "subproblem"]
 
 #: a subproblem's edge that is no bridge costs its length plus this many times the region's
 #: longest edge: more than a move of up to this many edges (LKH's 5-opt basis move, a double
@@ -30,6 +30,8 @@ __all__ = ["FIXED_EDGES", "REGION_CANDIDATES", "Subproblem", "grid_regions", "su
 FIXED_EDGES = 8
 #: a subproblem's candidate lists: each city's bridge partner (where it has one), then its nearest
 REGION_CANDIDATES = 10
+#: the most cities a subproblem may hold: its explicit matrix of 32-bit lengths is then 400 MB
+MAX_SUBPROBLEM = 10_000
 
 
 @dataclass(frozen=True)
@@ -56,8 +58,9 @@ def subproblem(tsp, tour: np.ndarray, region: np.ndarray, explicit_tsp) -> Subpr
     position[tour] = np.arange(n)
     cities = tour[inside[tour]]
     m = len(cities)
-    if m < 8:
-        raise ValueError(f"TSP.region_subproblem: a region needs at least 8 cities, got {m}")
+    if not 8 <= m <= MAX_SUBPROBLEM:
+        raise ValueError(f"TSP.region_subproblem: a region holds 8 to {MAX_SUBPROBLEM:,} cities (its explicit "
+                         f"matrix), got {m:,}")
     after = np.roll(np.arange(m), -1)
     ends = np.flatnonzero((position[cities[after]] - position[cities]) % n != 1)
     length = tsp.dist(cities[:, None], cities[None, :]).astype(np.int64)
@@ -69,7 +72,10 @@ def subproblem(tsp, tour: np.ndarray, region: np.ndarray, explicit_tsp) -> Subpr
     np.fill_diagonal(matrix, 0)
     matrix[ends, after[ends]] = matrix[after[ends], ends] = 0
     far = np.eye(m, dtype=np.int64) * (1 << 40)              # a city is never its own candidate
-    candidates = np.argsort(matrix + far, axis=1, kind="stable")[:, :min(REGION_CANDIDATES, m - 1)]
+    k = min(REGION_CANDIDATES, m - 1)
+    nearest = np.argpartition(matrix + far, k - 1, axis=1)[:, :k]
+    candidates = np.take_along_axis(nearest, np.argsort(np.take_along_axis(matrix, nearest, axis=1), axis=1,
+                                                        kind="stable"), axis=1)
     paths = {}
     for i in ends:
         start, stop = position[cities[i]], position[cities[after[i]]]
@@ -101,8 +107,8 @@ def _kept(sub_tour: np.ndarray, paths: dict) -> int:
 
 def grid_regions(coords: np.ndarray, cities: int) -> list[np.ndarray]:
     """The cities cut by a grid over their bounding box into boxes of about ``cities`` each (as many
-    boxes as n / cities rounded up, as near square as the box allows), boxes of fewer than 8
-    cities left out: each box's cities, ascending."""
+    boxes as n / cities rounded up, as near square as the box allows), a box of more than twice
+    that cut in halves, boxes of fewer than 8 cities left out: each box's cities, ascending."""
     n = len(coords)
     low, high = coords.min(axis=0), coords.max(axis=0)
     width, height = np.maximum(high - low, 1e-9)
@@ -113,4 +119,15 @@ def grid_regions(coords: np.ndarray, cities: int) -> list[np.ndarray]:
     label = cell[:, 0] * rows + cell[:, 1]
     order = np.argsort(label, kind="stable")
     groups = np.split(order, np.flatnonzero(np.diff(label[order])) + 1)
-    return [group for group in groups if len(group) >= 8]
+    return [np.sort(part) for group in groups if len(group) >= 8 for part in _halves(coords, group, 2 * cities)]
+
+
+def _halves(coords: np.ndarray, group: np.ndarray, most: int) -> list[np.ndarray]:
+    """``group`` cut in two at the median of its longer side, again until no part holds more than
+    ``most`` cities (a dense box of clustered cities), so that no region's matrix outgrows the rest."""
+    if len(group) <= most:
+        return [group]
+    side = int(np.argmax(np.ptp(coords[group], axis=0)))
+    order = group[np.argsort(coords[group, side], kind="stable")]
+    half = len(order) // 2
+    return _halves(coords, order[:half], most) + _halves(coords, order[half:], most)

@@ -28,6 +28,9 @@ RESTART_AFTER = 300
 #: 5 s took one box of 1,413 cities from 0.084 to 0.033 %, 10 s to 0.020; tsp-depth.md, "Regions
 #: solved again as instances of their own")
 REGION_SECONDS = 5.0
+#: the most cities `region_cities` may ask a region for: a grid's box holds at most twice as many,
+#: whose explicit matrix is then at most 400 MB (problems/regions.py, MAX_SUBPROBLEM)
+REGION_CITIES_MAX = 5_000
 
 
 def default_moves(n: int, lk_depth: int) -> int:
@@ -72,7 +75,8 @@ class FocusedParams:
         owner = "FocusedACO"
         for name, low, high in (("ants", 1, 2**20), ("moves", 1, 2**31 - 1), ("walk", 1, 2**31 - 1),
                                 ("ant_lists", 1, 2**31 - 1),
-                                ("restart_after", 1, 2**31 - 1), ("colonies", 1, 64), ("region_cities", 8, 2**31 - 1)):
+                                ("restart_after", 1, 2**31 - 1), ("colonies", 1, 64),
+                                ("region_cities", 8, REGION_CITIES_MAX)):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_count(owner, name, getattr(self, name), low, high))
         for name, ok, bounds in (("rho", lambda v: 0 < v < 1, "in (0, 1)"),

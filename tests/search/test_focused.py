@@ -425,7 +425,8 @@ def test_no_region_where_less_time_is_left_than_a_regions_run_and_the_set_up(mon
                         backend="cpu", seed=3)
     search.run(iterations=12)
     assert search.restarts > 0 and search.regions_solved == 0
-    for options, match in (({"region_cities": 3}, "region_cities"), ({"region_seconds": 0}, "region_seconds")):
+    for options, match in (({"region_cities": 3}, "region_cities"), ({"region_cities": 5001}, "region_cities"),
+                           ({"region_seconds": 0}, "region_seconds")):
         with pytest.raises(ValueError, match=match):
             FocusedACO(problem, backend="cpu", **options)
     matrix = TSP(matrix=problem.dist(np.arange(100)[:, None], np.arange(100)[None, :]))
