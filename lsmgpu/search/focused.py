@@ -293,7 +293,7 @@ class FocusedACO(PopulationSearch):
         left, seconds = time_left(), self.params.region_seconds
         if left is not None and left - self._start_seconds < seconds:
             return False
-        if self._regions is None:
+        if self._regions is None or self._regions.seed != self.focus_seed:      # one order a run
             self._regions = Regions(self.problem, self.params.region_cities, self.focus_seed)
         params, seed = dataclasses.replace(self.params, ants=None, moves=None, colonies=1, ant_lists=None,
                                            region_cities=None), int(self.rng.integers(2**63))

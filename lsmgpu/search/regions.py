@@ -18,7 +18,7 @@ class Regions:
 
     def __init__(self, problem, cities: int, seed: int):
         regions = problem.regions(cities)
-        self.problem = problem
+        self.problem, self.seed = problem, seed
         self.order = [regions[k] for k in np.random.default_rng(seed).permutation(len(regions))]
 
     def solve(self, best: np.ndarray, solved: int, search_of, **budget):

@@ -346,8 +346,8 @@ def test_regions_are_solved_at_restarts_in_their_drawn_order_and_merged(monkeypa
     """With region_cities, each restart first solves the next region of the best so far (the
     regions of TSP.regions in one drawn order, again from the first after the last) by a focused
     ACO of one colony with the region's candidates and no ant lists; its tour merged never makes
-    the best longer; the run is reproducible, and Ctrl-C inside a region's run ends the run with
-    the best so far."""
+    the best longer; the run is reproducible, a second run draws its own order, and Ctrl-C inside
+    a region's run ends the run with the best so far."""
     import dataclasses
     from lsmgpu.search.regions import Regions
     problem = TSP.from_file(TSP.shipped("kroA100"))
@@ -377,6 +377,8 @@ def test_regions_are_solved_at_restarts_in_their_drawn_order_and_merged(monkeypa
     assert all(child == best - gain <= best for _, best, child, gain in first)
     assert result.fitness == problem.evaluate(result.solution) <= min(child for _, _, child, _ in first)
     assert again.fitness == result.fitness and np.array_equal(again.solution, result.solution)
+    search.run(iterations=12)                           # run again: its own regions' order and count
+    assert search._regions.seed == search.focus_seed and search.regions_solved == search.restarts > 0
 
     def interrupted(self, best, solved, search_of, **budget):
         merged, gain, result = solve(self, best, solved, search_of, iterations=1)
