@@ -3,8 +3,8 @@
 A region's cities, in the tour's order, make the subproblem. Where two of them follow each other in
 the tour they keep that edge's length; where the tour leaves the region between them, the path
 outside becomes a *bridge* between them: an edge of length 0 in the subproblem, every other edge
-its length plus ``fixed``, more than any move can gain elsewhere (``FIXED_EDGES`` times the region's
-longest edge), so no descent gives a bridge up (and the LK gain criterion stops at once where one
+its length plus more than any move can gain elsewhere (``FIXED_EDGES`` times the region's longest
+edge, plus 1), so no descent gives a bridge up (and the LK gain criterion stops at once where one
 would). A subproblem tour that keeps every bridge, the bridges put back as the paths they stand
 for, is a tour of the whole instance that differs from the old one inside the region only, and
 the difference of the two lengths is the subproblem's.
@@ -64,11 +64,7 @@ def subproblem(tsp, tour: np.ndarray, region: np.ndarray, explicit_tsp) -> Subpr
     after = np.roll(np.arange(m), -1)
     ends = np.flatnonzero((position[cities[after]] - position[cities]) % n != 1)
     length = tsp.dist(cities[:, None], cities[None, :]).astype(np.int64)
-    fixed = FIXED_EDGES * int(length.max()) + 1
-    if m * (int(length.max()) + fixed) >= 2**31:
-        raise ValueError(f"TSP.region_subproblem: a region of {m} cities this far apart overflows the subproblem's "
-                         f"32-bit lengths; give smaller regions")
-    matrix = length + fixed
+    matrix = length + FIXED_EDGES * int(length.max()) + 1
     np.fill_diagonal(matrix, 0)
     matrix[ends, after[ends]] = matrix[after[ends], ends] = 0
     far = np.eye(m, dtype=np.int64) * (1 << 40)              # a city is never its own candidate
