@@ -52,8 +52,8 @@ def main(path, data, instance, seed, mode, seconds, seeds, start="greedy", backe
         for region in regions(mode, tsp, tour, best):
             sub = tsp.region_subproblem(current, region)
             began = time.perf_counter()
-            result = FocusedACO(sub.problem, candidates=sub.candidates, lk_depth=100, lk_move=5, chain_alone=True, restart_after=30,
-                                backend=backend, seed=sub_seed,
+            result = FocusedACO(sub.problem, candidates=sub.candidates, lk_depth=100, lk_move=5, chain_alone=True,
+                                restart_after=30, backend=backend, seed=sub_seed,
                                 initial=np.arange(len(sub.cities)) if start == "tour" else None).run(seconds=seconds)
             found = sub.whole(result.solution)
             kept = tsp.evaluate(found) < tsp.evaluate(current)
