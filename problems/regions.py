@@ -22,6 +22,8 @@ from typing import Callable
 
 import numpy as np
 
+from lsmgpu.backends.crossover import positions_of
+
 __all__ = ["FIXED_EDGES", "MAX_SUBPROBLEM", "REGION_CANDIDATES", "Subproblem", "grid_regions", "subproblem"]
 
 #: a subproblem's edge that is no bridge costs its length plus this many times the region's
@@ -54,8 +56,7 @@ def subproblem(tsp, tour: np.ndarray, region: np.ndarray, explicit_tsp) -> Subpr
     n = tsp.n
     inside = np.zeros(n, dtype=bool)
     inside[region] = True
-    position = np.empty(n, dtype=np.int64)
-    position[tour] = np.arange(n)
+    position = positions_of(tour)
     cities = tour[inside[tour]]
     m = len(cities)
     if not 8 <= m <= MAX_SUBPROBLEM:

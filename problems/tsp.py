@@ -303,7 +303,8 @@ class TSP(Problem):
         edges (problems/regions.py): LKH-3's subproblems."""
         tour = self.checked_solution(np.asarray(tour), "region_subproblem's tour").astype(np.int64)
         region = np.asarray(region)
-        if region.ndim != 1 or region.dtype.kind not in "iu" or (len(region) and (region.min() < 0 or region.max() >= self.n)):
+        if region.ndim != 1 or region.dtype.kind not in "iu" or \
+                (len(region) and (region.min() < 0 or region.max() >= self.n)):
             raise ValueError(f"TSP.region_subproblem: `region` must be cities 0 .. {self.n - 1}, got {region!r}")
         return subproblem(self, tour, region.astype(np.int64), TSP)
 

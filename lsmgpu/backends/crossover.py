@@ -35,9 +35,13 @@ __all__ = ["JumpIndices", "construct", "sequential_crossover", "arx_privilege", 
 
 
 def positions_of(parents: np.ndarray) -> np.ndarray:
-    """pos[k, item] = the position of item in parents[k]."""
-    rows, n = parents.shape
+    """pos[k, item] = the position of item in parents[k]; of one permutation (1-D), pos[item] (a
+    plain scatter, no row index: partition crossover's hot path)."""
     pos = np.empty_like(parents)
+    if parents.ndim == 1:
+        pos[parents] = np.arange(len(parents), dtype=parents.dtype)
+        return pos
+    rows, n = parents.shape
     pos[np.arange(rows)[:, None], parents] = np.arange(n, dtype=parents.dtype)
     return pos
 

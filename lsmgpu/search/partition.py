@@ -30,14 +30,9 @@ from concurrent.futures import TimeoutError as Late
 
 import numpy as np
 
+from ..backends.crossover import positions_of
+
 __all__ = ["partition_crossover", "merge_tours", "BackgroundMerge"]
-
-
-def _positions(tour: np.ndarray) -> np.ndarray:
-    """Each city's position in the tour."""
-    positions = np.empty(len(tour), dtype=np.int64)
-    positions[tour] = np.arange(len(tour))
-    return positions
 
 
 def _neighbours(tour: np.ndarray) -> np.ndarray:
@@ -127,7 +122,7 @@ class _Pair:
 
     def __init__(self, a: np.ndarray, b: np.ndarray):
         self.a, self.b, n = a, b, len(a)
-        self.pos_a, self.pos_b = _positions(a), _positions(b)
+        self.pos_a, self.pos_b = positions_of(a), positions_of(b)
         na, nb = _neighbours(a), _neighbours(b)
         self.a_shared = (na == nb[0]) | (na == nb[1])      # per side and city
         self.b_forward = (nb[1] == na[0]) | (nb[1] == na[1])       # per city: B's edge forward shared
