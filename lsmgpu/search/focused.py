@@ -295,11 +295,11 @@ class FocusedACO(PopulationSearch):
             return False
         if self._regions is None or self._regions.seed != self.focus_seed:      # one order a run
             self._regions = Regions(self.problem, self.params.region_cities, self.focus_seed)
-        params, seed = dataclasses.replace(self.params, ants=None, moves=None, colonies=1, ant_lists=None,
-                                           region_cities=None), int(self.rng.integers(2**63))
+        seed = int(self.rng.integers(2**63))
         merged, gain, result = self._regions.solve(self.best_x, self.regions_solved, lambda sub: FocusedACO(
-            sub.problem, params=dataclasses.replace(params, candidates=sub.candidates), backend=self.backend,
-            seed=seed), seconds=seconds)
+            sub.problem, params=dataclasses.replace(self.params, candidates=sub.candidates, ants=None, moves=None,
+                                                    colonies=1, ant_lists=None, region_cities=None),
+            backend=self.backend, seed=seed), seconds=seconds)
         self.regions_solved += 1
         self.evaluations_before += result.evaluations
         improved = gain > 0 and self._record(merged, float(self.problem.evaluate(merged)))
