@@ -70,8 +70,7 @@ def choose_method(args, problem) -> None:
     if args.chain_alone is not None and args.algorithm not in (FACO, CHAINS):
         raise ValueError(f"--chain-alone / --no-chain-alone apply to --algorithm {FACO} or {CHAINS}")
     if args.algorithm != FACO:
-        _refuse(args, ("--restart-after", "--colonies", "--moves", "--bridges", "--ant-lists", "--region-cities",
-                       "--region-seconds"),
+        _refuse(args, ("--restart-after", "--colonies", "--moves", "--bridges", "--ant-lists"),
                 f"applies to --algorithm {FACO}")
     if args.candidates is not None and args.algorithm not in ("ils", "vns", "acs", "mmas", FACO, CHAINS, SEGMENTS):
         raise ValueError(f"--candidates applies to --algorithm ils, vns, acs, mmas, {FACO}, {CHAINS} or {SEGMENTS}")

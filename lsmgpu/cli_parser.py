@@ -9,7 +9,6 @@ from .cli_population import (ANT_LISTS_AFTER, ANT_LISTS_SECONDS, CHAINS_EXCHANGE
                              FIVE_OPT_RESTART_AFTER, FIVE_OPT_SECONDS)
 from .neighbourhoods import CandidateThreeOpt, OrOpt, candidate_polish
 from .search import SEARCHES, LocalSearch, searches_of
-from .search.focused_params import REGION_SECONDS
 
 __all__ = ["DEFAULT_ITERATIONS", "DEFAULT_SECONDS", "SEGMENTS_FROM", "CLUSTERED", "CLUSTERED_SEGMENTS_FROM",
            "QAP_GPU_STARTS", "QAP_GPU_EXCHANGE", "POLISH", "parser"]
@@ -161,12 +160,6 @@ def parser() -> argparse.ArgumentParser:
                             "edges of the ants' tours, the best and the lists they had; the colonies start again from "
                             f"the best (0: never; default: {ANT_LISTS_AFTER} with the default 5-opt chains and "
                             f"--seconds {ANT_LISTS_SECONDS:g} or more, else never)")
-    solve.add_argument("--region-cities", type=_count(8), default=None, metavar="N",
-                       help="faco (a TSP with coordinates): at each restart, the next region of the best tour (a grid "
-                            "box of about N cities) searched again as an instance of its own, the tour outside it "
-                            "fixed (LKH-3's subproblems; default: off)")
-    solve.add_argument("--region-seconds", type=_seconds, default=None, metavar="S",
-                       help=f"faco: seconds a region's search runs (default {REGION_SECONDS:g})")
     solve.add_argument("--restart-after", type=_count(1), default=None, metavar="N",
                        help="faco: the colony starts again after N iterations without a better tour (default: "
                             f"{FIVE_OPT_RESTART_AFTER} with the default 5-opt chains, else the colony's own)")

@@ -123,8 +123,7 @@ def choose_five_opt(args, problem) -> None:
 def options(args) -> tuple[dict, callable]:
     """The search's options from the flags, and what to say about a search built with them."""
     chosen, describe = _options(args)
-    for name in ("lk", "lk_depth", "lk_move", "chain_alone", "bridges", "restart_after", "colonies", "moves",
-                 "region_cities", "region_seconds"):
+    for name in ("lk", "lk_depth", "lk_move", "chain_alone", "bridges", "restart_after", "colonies", "moves"):
         if getattr(args, name) is not None:            # given: else the search's own default
             chosen[name] = getattr(args, name)
     if args.ant_lists:                                 # 0: never, the search's own default
@@ -156,9 +155,7 @@ def _options(args) -> tuple[dict, callable]:
                              + (" + LK3" if s.rules.lk else "") + " ")
                           + "descents" + _chain_depth(s.rules) + (", bridging moves" if s.rules.bridges else "")
                           + (f", candidate lists from the ants' tours after {s.ant_lists} iterations"
-                             if s.ant_lists else "")
-                          + (f", regions of about {s.params.region_cities:,} cities searched again at the restarts"
-                             if s.params.region_cities else ""))
+                             if s.ant_lists else ""))
     if name == SEGMENTS:
         return (dict(initial=args.initial_solution),
                 lambda s: f"{s.problem.n // s.m:,} segments of {s.m:,} cities, {s.round_kicks:,} kicks a round each, "

@@ -28,7 +28,6 @@ from .instances import shipped
 from .kicks import double_bridge, double_bridge_cuts, double_bridge_moves
 from .alpha import PERIOD, alpha_candidates, ascent, tour_graph
 from .held_karp import held_karp_bound
-from .regions import Subproblem, grid_regions, subproblem
 from .tsplib import COORDINATE_TYPES, read_optimum, read_tour, read_tsplib, write_tour
 
 __all__ = ["TSP", "double_bridge", "double_bridge_cuts", "nearest_neighbour_tour", "strip_tour"]
@@ -290,23 +289,6 @@ class TSP(Problem):
         cell = np.minimum((side * (self.coords - low) / span).astype(np.int64), side - 1)
         counts = np.bincount(cell[:, 0] * side + cell[:, 1], minlength=side * side)
         return float(counts.var() / counts.mean())
-
-    def regions(self, cities: int) -> list[np.ndarray]:
-        """The cities cut by a grid over their bounding box into boxes of about ``cities`` each
-        (problems/regions.py's grid_regions): the regions FocusedACO's ``region_cities`` solves again."""
-        if self.coords is None:
-            raise ValueError(f"TSP: regions need coordinates; {self.name} has an explicit matrix")
-        return grid_regions(self.coords, check_count("TSP.regions", "cities", cities, 8, self.n))
-
-    def region_subproblem(self, tour, region) -> Subproblem:
-        """``tour``'s cities in ``region`` as an instance of their own, the tour outside as fixed
-        edges (problems/regions.py): LKH-3's subproblems."""
-        tour = self.checked_solution(np.asarray(tour), "region_subproblem's tour").astype(np.int64)
-        region = np.asarray(region)
-        if region.ndim != 1 or region.dtype.kind not in "iu" or \
-                (len(region) and (region.min() < 0 or region.max() >= self.n)):
-            raise ValueError(f"TSP.region_subproblem: `region` must be cities 0 .. {self.n - 1}, got {region!r}")
-        return subproblem(self, tour, region.astype(np.int64), TSP)
 
     def lower_bound(self, period: int | None = None) -> int:
         """The Held-Karp bound, rounded up (lengths are integers): no tour is shorter (problems/

@@ -340,17 +340,3 @@ def test_ctrl_c_while_batched_starts_are_restored_returns_a_result(tmp_path, mon
     monkeypatch.setattr(CpuBatchEvaluator, "restore", interrupted)
     result = build("cpu").resume(path, iterations=100)
     assert result.status == "interrupted" and len(result.runs) == 6
-
-
-def test_resume_with_regions_equals_the_uninterrupted_run(tmp_path, monkeypatch):
-    """FocusedACO solving regions at its restarts (each region's run given one iteration instead of
-    seconds, so that the run repeats) resumes from its checkpoint to the uninterrupted run's end:
-    the regions' order and how many it solved are the checkpoint's."""
-    from lsmgpu.search.regions import Regions
-    solve = Regions.solve
-    monkeypatch.setattr(Regions, "solve", lambda self, best, solved, search_of, **budget:
-                        solve(self, best, solved, search_of, iterations=1))
-
-    def build(backend, **options):
-        return FocusedACO(tsp(), ants=6, seed=10, restart_after=2, region_cities=12, backend=backend, **options)
-    check_resume_equals(build, 16, "cpu", tmp_path)

@@ -193,9 +193,6 @@ def test_solve_runs_focused_aco_by_default_for_a_tsp_on_a_gpu(monkeypatch, tmp_p
     (["--algorithm", "mmas", "--ant-lists", "3"], "--ant-lists applies to --algorithm faco"),
     (["--algorithm", "faco", "--ant-lists", "-1"], "argument --ant-lists: must be at least 0"),
     (["--algorithm", "faco", "--moves", "0"], "argument --moves: must be at least 1"),
-    (["--algorithm", "mmas", "--region-cities", "30"], "--region-cities applies to --algorithm faco"),
-    (["--algorithm", "ils", "--region-seconds", "2"], "--region-seconds applies to --algorithm faco"),
-    (["--algorithm", "faco", "--region-cities", "5"], "argument --region-cities: must be at least 8"),
 ])
 def test_solve_refuses_what_the_dontlook_chains_do_not_take(flags, message, capsys):
     """Solve refuses what the dontlook chains do not take."""
@@ -258,17 +255,6 @@ def test_solve_with_lists_from_the_ants_tours(capsys):
     assert main(["solve", "berlin52", "--algorithm", "faco", "--ants", "8", "--ant-lists", "0", "--iterations", "2",
                  "--backend", "cpu", "--quiet"]) == 0
     assert "the ants' tours" not in capsys.readouterr().err
-
-
-def test_solve_with_regions_searched_again(capsys):
-    """`--region-cities N --region-seconds S` give FocusedACO its regions (said in the search's line),
-    and the run reaches berlin52's optimum."""
-    assert main(["solve", "berlin52", "--algorithm", "faco", "--ants", "8", "--restart-after", "2",
-                 "--region-cities", "20", "--region-seconds", "0.3", "--iterations", "30", "--backend", "cpu",
-                 "--quiet"]) == 0
-    captured = capsys.readouterr()
-    assert "regions of about 20 cities searched again at the restarts" in captured.err
-    assert "gap to best known 7542: 0.00 %" in captured.out
 
 
 def test_solve_time_counts_from_the_command_start(monkeypatch):

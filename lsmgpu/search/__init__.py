@@ -4,7 +4,7 @@ over the batched local search (population.py): the ant colonies (colony.py) and 
 algorithm (genetic.py), whose local search may be a short tabu search (short_tabu.py) or don't-look
 descents (dontlook.py); the don't-look ILS (dontlook_ils.py), many ILS chains each whole where its
 tour lives; focused ACO (focused.py, its options in focused_params.py), ants that change a few edges
-of a source tour each, which may solve regions of its best again as instances of their own (regions.py)."""
+of a source tour each."""
 from .base import LocalSearch
 from .colony import AntColonySystem, MaxMinAntSystem
 from .dontlook import DontLookDescent

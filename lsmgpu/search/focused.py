@@ -19,7 +19,6 @@ own source, pheromone and restarts.
 """
 from __future__ import annotations
 
-import dataclasses
 import time
 
 import numpy as np
@@ -32,7 +31,6 @@ from .dontlook import DontLookDescent, default_lk_depth
 from .focused_params import FocusedParams, default_ants, default_moves
 from .partition import partition_crossover
 from .population import PopulationSearch
-from .regions import Regions
 
 __all__ = ["FocusedACO", "FocusedParams"]
 
@@ -80,14 +78,6 @@ class FocusedACO(PopulationSearch):
                          5-opt chains' penalties its π), and the colonies start again from the best
                          over them: good tours' edges in the ascent's graph, as LKH's POPMUSIC
                          candidates are (a TSP only)
-    region_cities      : at each restart, before the new colony, the next region of about this
-                         many cities of the best so far (TSP.regions: the boxes of a grid, in an
-                         order drawn once) is solved again as an instance of its own, the tour
-                         outside it fixed (TSP.region_subproblem, LKH-3's subproblems), by a
-                         focused ACO of these options for ``region_seconds`` (default
-                         REGION_SECONDS; skipped where less time is left), from that instance's own
-                         start tour; its tour is merged into the best by partition crossover
-                         (None, the default: no regions; a TSP with coordinates only)
     initial            : the start tour (None: the problem's initial solution); it is descended
                          whole first, again from every city until a descent makes no move
     backend, seed, callbacks, history : as for every search
@@ -99,7 +89,7 @@ class FocusedACO(PopulationSearch):
     Params = FocusedParams
     iteration_unit = "colony iterations"
     state_fields = ("tau_min", "tau_max", "focus_seed", "colony_best", "colony_since", "restarts", "ant_lists_made",
-                    "evaluations_before", "regions_solved")
+                    "evaluations_before")
     island_exchange_every = 100         # iterations of a few milliseconds
 
     def __init__(self, problem, *, params: FocusedParams | None = None, initial=None, backend="auto", seed=None,
@@ -128,11 +118,6 @@ class FocusedACO(PopulationSearch):
         self.global_best_source = params.global_best_source
         self.restart_after = params.restart_after
         self.restarts, self._whole, self._start_seconds = 0, None, 0.0
-        if params.region_cities is not None and (not callable(getattr(problem, "region_subproblem", None))
-                                                 or getattr(problem, "coords", None) is None):
-            raise ValueError(f"FocusedACO: `region_cities` cuts a TSP's cities into boxes; {problem.name} has no "
-                             f"coordinates")
-        self.regions_solved, self._regions = 0, None
         self.initial = None if initial is None else problem.encoding.validate(np.asarray(initial))
 
     def _set_up(self) -> None:
@@ -140,7 +125,7 @@ class FocusedACO(PopulationSearch):
         if self.budget.iterations is not None and self.budget.iterations > MAX_ITERATIONS:
             raise ValueError(f"FocusedACO: at most {MAX_ITERATIONS:,} iterations (a 32-bit counter on the GPU), "
                              f"got {self.budget.iterations:,}")
-        self.restarts, self._whole, self.regions_solved = 0, None, 0          # this run's: a search may run again
+        self.restarts, self._whole = 0, None          # this run's: a search may run again
         self.rules, self.ant_lists_made, self.evaluations_before = self._given_rules, None, 0
         self.focus_seed = int(self.rng.integers(2**63))
         prebuild = getattr(self.backend, "prebuild_focused_ants", None)
@@ -275,8 +260,6 @@ class FocusedACO(PopulationSearch):
         start tour is not cut at the deadline: the colony goes on instead): whether the merge made
         a new best."""
         improved = self._merge_colony(colony)
-        if self.params.region_cities is not None:
-            improved = self._solve_region() or improved
         left = time_left()
         if left is not None and left < self._start_seconds:
             self.colony_since[colony] = 0
@@ -284,27 +267,6 @@ class FocusedACO(PopulationSearch):
         source, length = self._descend_start(self.problem.start_solution(self.rng))
         self._start_colony(colony, source, length)
         self.restarts += 1
-        return improved
-
-    def _solve_region(self) -> bool:
-        """``region_cities``: the next region searched by a focused ACO of these options (its own
-        ants and moves, one colony, no ant lists), unless less time is left than ``region_seconds``
-        beside the run's set-up: whether its tour made a new best. Ctrl-C inside ends this run too."""
-        left, seconds = time_left(), self.params.region_seconds
-        if left is not None and left - self._start_seconds < seconds:
-            return False
-        if self._regions is None or self._regions.seed != self.focus_seed:      # one order a run
-            self._regions = Regions(self.problem, self.params.region_cities, self.focus_seed)
-        seed = int(self.rng.integers(2**63))
-        merged, gain, result = self._regions.solve(self.best_x, self.regions_solved, lambda sub: FocusedACO(
-            sub.problem, params=dataclasses.replace(self.params, candidates=sub.candidates, ants=None, moves=None,
-                                                    colonies=1, ant_lists=None, region_cities=None),
-            backend=self.backend, seed=seed), seconds=seconds)
-        self.regions_solved += 1
-        self.evaluations_before += result.evaluations
-        improved = gain > 0 and self._record(merged, float(self.problem.evaluate(merged)))
-        if result.status == "interrupted":
-            raise KeyboardInterrupt
         return improved
 
     def _merge_colony(self, colony: int) -> bool:

@@ -24,13 +24,6 @@ OR3 = True
 #: given (H100, 15 s, nine TSPLIB instances of 1,002-18,512 cities, two seeds: mean gap 0.104 ->
 #: 0.097 %; the runs without a restart unchanged)
 RESTART_AFTER = 300
-#: seconds a region's own search runs when `region_seconds` is not given (rl5915's trapped tours:
-#: 5 s took one box of 1,413 cities from 0.084 to 0.033 %, 10 s to 0.020; tsp-depth.md, "Regions
-#: solved again as instances of their own")
-REGION_SECONDS = 5.0
-#: the most cities `region_cities` may ask a region for: a grid's box holds at most twice as many,
-#: whose explicit matrix is then at most 400 MB (problems/regions.py, MAX_SUBPROBLEM)
-REGION_CITIES_MAX = 5_000
 
 
 def default_moves(n: int, lk_depth: int) -> int:
@@ -68,22 +61,18 @@ class FocusedParams:
     ant_lists: int | None = None
     restart_after: int | None = RESTART_AFTER
     colonies: int = 1
-    region_cities: int | None = None
-    region_seconds: float = REGION_SECONDS
 
     def __post_init__(self):
         owner = "FocusedACO"
         for name, low, high in (("ants", 1, 2**20), ("moves", 1, 2**31 - 1), ("walk", 1, 2**31 - 1),
                                 ("ant_lists", 1, 2**31 - 1),
-                                ("restart_after", 1, 2**31 - 1), ("colonies", 1, 64),
-                                ("region_cities", 8, REGION_CITIES_MAX)):
+                                ("restart_after", 1, 2**31 - 1), ("colonies", 1, 64)):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_count(owner, name, getattr(self, name), low, high))
         for name, ok, bounds in (("rho", lambda v: 0 < v < 1, "in (0, 1)"),
                                  ("p_best", lambda v: 0 < v < 1, "in (0, 1)"),
                                  ("beta", lambda v: v >= 0, ">= 0"),
-                                 ("global_best_source", lambda v: 0 <= v <= 1, "in [0, 1]"),
-                                 ("region_seconds", lambda v: v > 0, "> 0")):
+                                 ("global_best_source", lambda v: 0 <= v <= 1, "in [0, 1]")):
             value = check_number(owner, name, getattr(self, name))
             if not ok(value):
                 raise ValueError(f"{owner}: `{name}` must be {bounds}, got {value!r}")
