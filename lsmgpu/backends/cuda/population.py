@@ -330,8 +330,3 @@ def _chunks():
     yield from CHUNKS
     while True:
         yield CHUNKS[-1]
-
-
-def _same_buffers(a: DeviceArrays, b: DeviceArrays) -> set:
-    """Names of the solution-derived arrays ``a`` and ``b`` hold in one buffer."""
-    return {name for name in b.state if name in a.state and int(a.state[name][0]) == int(b.state[name][0])}
