@@ -29,13 +29,13 @@ def group_of(n: int) -> str | None:
 
 def euclidean_instances(folder: Path, min_n: int, max_n: int) -> list[Path]:
     """The EUC_2D .tsp files of ``folder`` of ``min_n`` to ``max_n`` cities, by size."""
-    from .tsp_quality import dimension
+    from .tsp_quality import dimension, fixes_edges
     found = []
     for path in sorted(folder.glob("*.tsp")):
         with open(path, errors="replace") as f:
             head = f.read(2000).upper().replace(" ", "")
         n = dimension(path)
-        if "EDGE_WEIGHT_TYPE:EUC_2D" in head and n is not None and min_n <= n <= max_n:
+        if "EDGE_WEIGHT_TYPE:EUC_2D" in head and n is not None and min_n <= n <= max_n and not fixes_edges(path):
             found.append((n, path))
     return [p for _, p in sorted(found)]
 

@@ -28,11 +28,19 @@ def dimension(path: Path) -> int | None:
     return None
 
 
+def fixes_edges(path: Path) -> bool:
+    """Whether the file's FIXED_EDGES_SECTION holds an edge (linhp318): the reader refuses such a
+    file, so the benchmarks' instance lists leave it out."""
+    lines = [line.strip() for line in Path(path).read_text(errors="replace").splitlines()]
+    return any(line.upper() == "FIXED_EDGES_SECTION" and i + 1 < len(lines) and lines[i + 1] != "-1"
+               for i, line in enumerate(lines))
+
+
 def quality_instances(folder: Path, max_n: int, names: str = "", min_n: int = 0) -> list[Path]:
     """The .tsp files of ``folder`` of ``min_n`` to ``max_n`` cities, by size (or the named ones)."""
     if names:
         return [folder / f"{name}.tsp" for name in names.split(",")]
-    paths = [(dimension(p), p) for p in sorted(folder.glob("*.tsp"))]
+    paths = [(dimension(p), p) for p in sorted(folder.glob("*.tsp")) if not fixes_edges(p)]
     return [p for n, p in sorted((n, p) for n, p in paths if n is not None and min_n <= n <= max_n)]
 
 

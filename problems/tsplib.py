@@ -3,7 +3,9 @@
 Supported: EDGE_WEIGHT_TYPE EUC_2D, CEIL_2D, ATT, GEO (coordinates, distances computed
 on the fly by :mod:`problems.distances`) and EXPLICIT with EDGE_WEIGHT_FORMAT
 FULL_MATRIX, UPPER_ROW, LOWER_ROW, UPPER_DIAG_ROW, LOWER_DIAG_ROW
-(G. Reinelt, "TSPLIB 95", section 2).
+(G. Reinelt, "TSPLIB 95", section 2). A FIXED_EDGES_SECTION with edges (edges every tour must
+hold, as linhp318's) is refused by name: solved without them the instance is another one, and its
+optimum in optimal.txt (the path's) would give a wrong gap.
 """
 from __future__ import annotations
 
@@ -126,6 +128,10 @@ def read_tsplib(path) -> TsplibInstance:
         raise _fail(path, f"TYPE {kind} is not supported (symmetric TSP only)")
     wtype = header.get("EDGE_WEIGHT_TYPE", "").upper()
     name = header.get("NAME", path.stem).split()[0]
+    fixed = _numbers(path, sections.get("FIXED_EDGES_SECTION", []), "FIXED_EDGES_SECTION")
+    if len(fixed) and fixed[0] != -1:
+        raise _fail(path, "FIXED_EDGES_SECTION holds edges every tour must keep; lsmgpu does not fix edges, and "
+                          "without them this is another instance (its optimum another length)")
     if wtype in COORDINATE_TYPES:
         if "NODE_COORD_SECTION" not in sections:
             raise _fail(path, f"EDGE_WEIGHT_TYPE {wtype} needs a NODE_COORD_SECTION")

@@ -125,10 +125,18 @@ GOOD = "NAME: t\nTYPE: TSP\nDIMENSION: 5\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_S
     ("NAME: t\nTYPE: TSP\nDIMENSION: 3\nEDGE_WEIGHT_TYPE: EUC_2D\nNODE_COORD_SECTION\n1 0 0\n2 1 1\n3 2 2\nEOF\n",
      "n must be >= 4"),
     (GOOD.replace("TYPE: TSP", "TYPE: ATSP"), "symmetric TSP only"),
+    (GOOD.replace("NODE_COORD_SECTION", "FIXED_EDGES_SECTION\n1 4\n-1\nNODE_COORD_SECTION"), "FIXED_EDGES_SECTION"),
 ])
 def test_bad_files_raise_clear_errors(tmp_path, text, message):
     """Malformed TSPLIB files raise ValueError naming the file and the fault."""
     assert_file_rejected(tmp_path, TSP.from_file, "bad.tsp", text, message)
+
+
+def test_an_empty_fixed_edges_section_is_read(tmp_path):
+    """A FIXED_EDGES_SECTION with no edge (only its -1) fixes nothing: the file reads as without it."""
+    path = tmp_path / "t.tsp"
+    path.write_text(GOOD.replace("NODE_COORD_SECTION", "FIXED_EDGES_SECTION\n-1\nNODE_COORD_SECTION"))
+    assert np.array_equal(TSP.from_file(path).coords, [[i * 3.0, i * i] for i in range(5)])
 
 
 def test_bad_arguments_raise():
