@@ -6,6 +6,7 @@ import logging
 import signal
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -118,6 +119,9 @@ def solve(args) -> int:
         check_writable(args.out, "--out")
         check_writable(args.plot, "--plot")
         check_writable(args.json, "--json")
+        check_writable(args.checkpoint, "--checkpoint")
+        if args.resume is not None and not Path(args.resume).is_file():
+            raise ValueError(f"--resume {args.resume}: no such checkpoint file")
         if args.plot:
             pyplot()                  # matplotlib missing: say so now, not after the search
         if args.backend != "cpu":            # the GPU's context starts while the instance is read

@@ -19,6 +19,8 @@ from lsmgpu.neighbourhoods import ValueChange
 from lsmgpu.problem import DeviceArray, Problem
 from lsmgpu.validation import check_size
 
+from .instances import read_text
+
 __all__ = ["GraphColoring", "read_dimacs", "random_graph"]
 
 
@@ -26,7 +28,7 @@ def read_dimacs(path) -> tuple[int, np.ndarray]:
     """(n, edges as an (m, 2) array of 0-based vertices) from a DIMACS ``.col`` file."""
     path = Path(path)
     n, edges = None, []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
+    for number, line in enumerate(read_text(path, "GraphColoring").splitlines(), 1):
         fields = line.split()
         if not fields or fields[0] == "c":
             continue

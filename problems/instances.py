@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["DATA", "shipped", "shipped_names", "resolve_path"]
+__all__ = ["DATA", "shipped", "shipped_names", "resolve_path", "read_text"]
 
 #: folder of the instances bundled with the package
 DATA = Path(__file__).parent / "data"
@@ -35,3 +35,12 @@ def resolve_path(instance) -> Path:
     if path.suffix or path.parent != Path("."):
         raise FileNotFoundError(f"no such instance file: {instance}")
     return shipped(str(instance))
+
+
+def read_text(path, owner: str) -> str:
+    """The text of an instance, tour or solution file; ValueError naming ``owner`` and the file where
+    it is no UTF-8 text (a binary file given by mistake), not a decoder's traceback."""
+    try:
+        return Path(path).read_text()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{owner}: {Path(path).name} is not a text file (byte {exc.start} is not UTF-8)") from None

@@ -33,6 +33,8 @@ from lsmgpu.neighbourhoods import BitFlip
 from lsmgpu.problem import DeviceArray, Problem
 from lsmgpu.validation import check_size
 
+from .instances import read_text
+
 __all__ = ["PPP", "read_ppp", "PENALTY"]
 
 #: weight of the sign penalty (Knudsen & Meier)
@@ -44,7 +46,7 @@ def read_ppp(path) -> tuple[np.ndarray, np.ndarray]:
     by N characters ``+``/``-``, one line ``s`` followed by the M values of S."""
     path = Path(path)
     shape, rows, s = None, [], None
-    for number, line in enumerate(path.read_text().splitlines(), 1):
+    for number, line in enumerate(read_text(path, "PPP").splitlines(), 1):
         fields = line.split()
         if not fields or fields[0] == "c":
             continue

@@ -14,7 +14,7 @@ from lsmgpu.neighbourhoods import Swap, ThreeExchange
 from lsmgpu.problem import DeviceArray, Problem
 from lsmgpu.validation import check_number, check_size, check_square
 
-from .instances import shipped
+from .instances import read_text, shipped
 
 __all__ = ["QAP", "read_qaplib", "read_solution"]
 
@@ -22,7 +22,7 @@ __all__ = ["QAP", "read_qaplib", "read_solution"]
 def _integers(path: Path, what: str) -> np.ndarray:
     """Every whitespace-separated token of the file as int64; ValueError naming the file, the line
     and the token that is not an integer or does not fit in 64 bits."""
-    text = Path(path).read_text()
+    text = read_text(path, "QAP")
     try:
         return np.array(text.split(), dtype=np.int64)
     except (ValueError, OverflowError):

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .instances import read_text
+
 __all__ = ["TsplibInstance", "read_tsplib", "read_optimum", "read_tour", "write_tour", "COORDINATE_TYPES",
            "MATRIX_FORMATS"]
 
@@ -40,7 +42,7 @@ def _split_sections(path) -> tuple[dict[str, str], dict[str, list[str]]]:
     header: dict[str, str] = {}
     sections: dict[str, list[str]] = {}
     current = None
-    for raw in Path(path).read_text().splitlines():
+    for raw in read_text(path, "TSP").splitlines():
         line = raw.strip()
         if not line:
             continue
@@ -178,7 +180,7 @@ def read_tour(path, n: int) -> np.ndarray:
     """The 0-based cities of a TSPLIB ``.tour`` file: the 1-based numbers after TOUR_SECTION up
     to -1 or EOF; ValueError naming the file (and line) where it has no tour section, is a tour
     of another size, or holds something that is not a city number."""
-    lines = Path(path).read_text().splitlines()
+    lines = read_text(path, "TSP").splitlines()
     starts = [k for k, line in enumerate(lines) if line.strip().upper().startswith("TOUR_SECTION")]
     if not starts:
         raise ValueError(f"TSP: {Path(path).name} has no TOUR_SECTION (not a TSPLIB tour)")

@@ -2,6 +2,7 @@
 interruption, bad input refused by name, fallbacks said aloud. Timing checks have wide margins:
 each asks for S seconds and fails only past several times S (never a speed claim)."""
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -173,6 +174,19 @@ def test_cli_checks_out_before_the_search(tmp_path, where, capsys):
                  "--out", str(tmp_path / where)]) == 2
     out, err = capsys.readouterr()
     assert "--out" in err and "best fitness" not in out          # refused before the search ran
+
+
+@pytest.mark.parametrize("flags,message", [
+    (["--checkpoint", "missing/run.ckpt"], "--checkpoint .*missing/run.ckpt: folder .*missing does not exist"),
+    (["--resume", "missing.ckpt"], "--resume .*missing.ckpt: no such checkpoint file"),
+])
+def test_cli_checks_checkpoint_files_before_the_search(tmp_path, flags, message, capsys):
+    """A checkpoint in a folder that does not exist, or a checkpoint to resume that does not exist,
+    is refused in one line (exit 2) before the search, not by a traceback from inside it."""
+    flags = [flags[0], str(tmp_path / flags[1])]
+    assert main(["solve", "tai12a", "--backend", "cpu", "--iterations", "100000", "--quiet", *flags]) == 2
+    out, err = capsys.readouterr()
+    assert re.search(message, err) and "Traceback" not in err and "best fitness" not in out
 
 
 def test_cli_names_a_folder_given_as_the_instance(tmp_path, capsys):
@@ -356,6 +370,22 @@ def test_an_assignment_round_trips(tmp_path, qap):
 def test_bad_tour_files_name_the_problem(tmp_path, text, message):
     """Bad tour files name the problem."""
     assert_file_rejected(tmp_path, TSP.from_file(TSP.shipped("berlin52")).read_solution, "bad.tour", text, message)
+
+
+def test_binary_files_are_named_not_decoded(tmp_path):
+    """A binary file given as an instance, a tour or an assignment is refused naming the reader and
+    the file (its first byte that is no UTF-8), not by the decoder's traceback."""
+    from lsmgpu.problems.coloring import read_dimacs
+    from lsmgpu.problems.ppp import PPP
+    binary = bytes(range(256)) * 4
+    readers = [(TSP.from_file, "TSP", "x.tsp"), (QAP.from_file, "QAP", "x.dat"), (PPP.from_file, "PPP", "x.ppp"),
+               (read_dimacs, "GraphColoring", "x.col"),
+               (TSP.from_file(TSP.shipped("berlin52")).read_solution, "TSP", "x.tour"),
+               (QAP.from_file(QAP.shipped("tai12a")).read_solution, "QAP", "x.sln")]
+    for read, owner, name in readers:
+        (tmp_path / name).write_bytes(binary)
+        with pytest.raises(ValueError, match=f"^{owner}: {name} is not a text file \\(byte 128 is not UTF-8\\)$"):
+            read(tmp_path / name)
 
 
 def test_the_command_continues_from_its_own_output(tmp_path, capsys):
