@@ -213,6 +213,9 @@ class DontLookILS(PopulationSearch):
         if self.merging:
             self.merging.load_memory(parts["merging"])
 
+    def _iterating_part(self):
+        return getattr(self, "population", None)
+
     def _start_solution(self) -> np.ndarray:
         """The start tour of every chain (its best where ``initial`` gives one per chain)."""
         if self.initial is None:

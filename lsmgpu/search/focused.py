@@ -196,11 +196,8 @@ class FocusedACO(PopulationSearch):
         self.colony.load_memory(parts["ants"])
         self._start_seconds = time.perf_counter() - self.t0
 
-    def _no_time_for_another(self) -> bool:
-        """A colony whose iteration is cut at the deadline, its finished ants kept (the CPU's:
-        ``cut_at_deadline``), runs to the deadline; another stops where an iteration as long as
-        the last would end past it."""
-        return False if getattr(self.colony, "cut_at_deadline", False) else super()._no_time_for_another()
+    def _iterating_part(self):
+        return getattr(self, "colony", None)
 
     def _start_solution(self) -> np.ndarray:
         return super()._start_solution() if self.initial is None else self.initial

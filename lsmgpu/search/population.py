@@ -188,12 +188,20 @@ class PopulationSearch(Search):
     def _no_time_for_another(self) -> bool:
         """Whether an iteration as long as the last would end past the budget's seconds (an
         iteration is not cut: MMAS's n ants on 11,849 cities take seconds); the status is then
-        "seconds"."""
+        "seconds". Where the part that makes the iterations cuts its work at the deadline itself
+        (``cut_at_deadline``: the CPU's focused ants and don't-look chains), the run goes on to the
+        deadline instead."""
         seconds = self.budget.seconds
-        if seconds is None or time.perf_counter() + self._iteration_took <= self.t0 + seconds:
+        if seconds is None or getattr(self._iterating_part(), "cut_at_deadline", False) or \
+                time.perf_counter() + self._iteration_took <= self.t0 + seconds:
             return False
         self.status = "seconds"
         return True
+
+    def _iterating_part(self):
+        """The backend part whose work makes an iteration (focused ACO's ants, the don't-look ILS's
+        chains), where one does; None by default."""
+        return None
 
     # --- checkpoints -------------------------------------------------------------------------
     def state(self) -> dict:

@@ -259,6 +259,18 @@ def test_seconds_and_target_stop_it():
     assert DontLookILS(problem, chains=1, backend="cpu", seed=1).run(seconds=30, target=start).status == "target"
 
 
+def test_cpu_chains_run_to_the_deadline_however_long_their_last_round(monkeypatch):
+    """The CPU's chains cut a round at the deadline (``cut_at_deadline``), so a run goes on to it
+    however long its last round took; chains that could not (the GPU's rounds are milliseconds
+    and not cut) stop where a round as long as the last would end past it, status "seconds"."""
+    search = DontLookILS(TSP.from_file(TSP.shipped("berlin52")), chains=1, backend="cpu", seed=0)
+    search.run(iterations=1, seconds=100)
+    search._iteration_took = 1000.0
+    assert not search._no_time_for_another()
+    monkeypatch.setattr(CpuChains, "cut_at_deadline", False)
+    assert search._no_time_for_another() and search.status == "seconds"
+
+
 @pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 def test_a_run_ended_inside_the_first_descent_returns_the_tour_part_way_down(backend):
     """A run that ends before any chain has ended its first descent (here a callback stops it
