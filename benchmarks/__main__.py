@@ -37,7 +37,7 @@ from lsmgpu.backends.base import Query
 from lsmgpu.problems import PPP, QAP, TSP, Weierstrass
 
 from .bad_inputs import table_bad_inputs
-from .defaults import table_defaults
+from .defaults import table_cpu_chains, table_defaults
 from .fosin import table_fosin_3opt
 from .depth import table_alpha, table_depth, table_lk_descent
 from .interrupts import table_interrupts
@@ -527,6 +527,8 @@ TABLES = {"multistart": table_multistart, "islands": table_islands, "tsp-quality
           "overrun": lambda args: table_overrun(args, overrun_instances(args), emit),
           "startup": lambda args: table_startup(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "defaults": lambda args: table_defaults(args, lambda folder, name: instances(args, folder, [name])[0], emit),
+          "cpu-chains": lambda args: table_cpu_chains(args, lambda folder, name: instances(args, folder, [name])[0],
+                                                      emit),
           "descents": lambda args: table_descents(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "batch-ils": lambda args: table_batch_ils(args, lambda folder, name: instances(args, folder, [name])[0], emit),
           "dontlook-ils": lambda args: table_dontlook_ils(args, lambda folder, name: instances(args, folder, [name])[0],
@@ -727,6 +729,8 @@ def main(argv=None):
     parser.add_argument("--defaults-tsp", default="pr1002,rl5915", help="TSPLIB names of the defaults table")
     parser.add_argument("--defaults-qap", default="tai50a,tai100a", help="QAPLIB names of the defaults table")
     parser.add_argument("--defaults-seconds", type=float, default=10.0, help="budget of each defaults row")
+    parser.add_argument("--cpu-chains", default="pr1002:10,pr2392:20",
+                        help="cpu-chains: NAME:SECONDS of each instance and its budget")
     parser.add_argument("--twoopt-instances", default="dsj1000,pr2392,rl5915,rl11849,d18512,pla33810,pla85900")
     parser.add_argument("--acs-instances", default="d198,a280,pcb442,rat783,pr1002,nrw1379,pr2392")
     parser.add_argument("--acs-periods", default="1,2,4,8,16", help="local-update periods of ACS-GPU-Alt in acs-build")
@@ -822,6 +826,7 @@ def main(argv=None):
         args.quality_kicks, args.quality_seconds = "0.1,1", min(args.quality_seconds, 5.0)
         args.large_seconds = min(args.large_seconds, 2.0)
         args.defaults_seconds = min(args.defaults_seconds, 0.5)
+        args.cpu_chains = "kroA100:0.5"
         args.ils_seconds, args.ils_starts, args.ils_instances = "0.5", "1,4", "pr1002"
         args.colony_mmas, args.colony_acs, args.colony_seconds = "pr1002", "pr1002", 0.5
         args.colony_qap = args.colony_qap and "tai12a"

@@ -10,6 +10,13 @@ default budget of ``lsmgpu solve`` (10 s), seed 0, gap to the best known value.
   against 256 island starts.
 
     python -m benchmarks defaults --data .data --out docs/bench/issue20
+
+``cpu-chains``: the don't-look ILS chain on the CPU (``lsmgpu solve``'s TSP default there) with its
+two kinds of checks, 2-opt + Or-opt and the 5-opt chains of 100 levels alone over the α-nearest, at
+each instance's budget (``--cpu-chains pr1002:10,pr2392:20``); ``five_opt_chosen``: whether the
+command takes the 5-opt chains there (CPU_FIVE_OPT_SECONDS_PER_CITY).
+
+    python -m benchmarks cpu-chains --backend cpu --cpu-chains pr1002:5,pr1002:10 --data .data
 """
 from __future__ import annotations
 
@@ -17,6 +24,7 @@ import time
 from pathlib import Path
 
 from lsmgpu import DontLookILS, FocusedACO, IteratedLocalSearch, MultiStart, TabuSearch
+from lsmgpu.cli_population import CPU_FIVE_OPT_SECONDS_PER_CITY, FIVE_OPT_DEPTH
 from lsmgpu.problems import QAP, TSP
 
 TSP_METHODS = {
@@ -62,6 +70,29 @@ def defaults_row(kind: str, label: str, make, path: Path, backend: str, seconds:
     gap = search.problem.gap(best.fitness)
     return {**row, "seconds": seconds, "wall_s": round(wall, 2), "best": best.fitness,
             "best_known": search.problem.best_known, "gap_percent": None if gap is None else round(100 * gap, 3)}
+
+
+#: the CPU chain's two kinds of checks (cpu-chains)
+CPU_CHAINS = {"2-opt + Or-opt": {},
+              "5-opt chains of 100 alone, α-nearest": dict(candidates="alpha", lk_depth=FIVE_OPT_DEPTH, lk_move=5,
+                                                           chain_alone=True)}
+
+
+def table_cpu_chains(args, path_of, emit) -> list[dict]:
+    """Each ``name:seconds`` of --cpu-chains: the CPU chain with each kind of checks, seed 0."""
+    rows = []
+    for spec in filter(None, args.cpu_chains.split(",")):
+        name, seconds = spec.split(":")
+        path = path_of("tsplib", name)
+        for label, options in CPU_CHAINS.items():
+            row = defaults_row("TSP", label, lambda p, b, options=options: DontLookILS(
+                TSP.from_file(p), seed=0, backend=b, **options), path, "cpu", float(seconds))
+            n = TSP.from_file(path).n
+            row.pop("default")
+            rows.append({**row, "table": "cpu-chains", "n": n,
+                         "five_opt_chosen": float(seconds) >= CPU_FIVE_OPT_SECONDS_PER_CITY * n})
+            emit(rows[-1])
+    return rows
 
 
 def table_defaults(args, path_of, emit) -> list[dict]:

@@ -121,7 +121,7 @@ def solve(args) -> int:
         check_writable(args.json, "--json")
         check_writable(args.checkpoint, "--checkpoint")
         if args.resume is not None and not Path(args.resume).is_file():
-            raise ValueError(f"--resume {args.resume}: no such checkpoint file")
+            raise ValueError(f"--resume: no checkpoint at {str(args.resume)!r}")
         if args.plot:
             pyplot()                  # matplotlib missing: say so now, not after the search
         if args.backend != "cpu":            # the GPU's context starts while the instance is read
@@ -129,14 +129,14 @@ def solve(args) -> int:
             warm_up()
         problem = args.problem = _load_problem(args)
         args.initial_solution = None if args.initial is None else problem.read_solution(args.initial)
+        if args.iterations is None and args.seconds is None and args.resume is None:
+            args.seconds = DEFAULT_SECONDS            # before the method: the budget chooses it too
         choose_method(args, problem)
         check_one_search(args)
         args.reference_value = _reference_value(args, problem)
     except (ValueError, TypeError, OSError, ImportError) as exc:
         print(f"lsmgpu: {exc}", file=sys.stderr)
         return 2
-    if args.iterations is None and args.seconds is None and args.resume is None:
-        args.seconds = DEFAULT_SECONDS
     try:
         result = _run(args, problem, args.iterations)
     except (ValueError, TypeError, BackendUnavailable, KernelCompileError) as exc:

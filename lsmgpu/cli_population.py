@@ -2,7 +2,7 @@
 faco``): each builds its search's options from the parsed flags, says what runs, and returns its
 SearchResult; with --gpus or --address one search per GPU as islands over Ray
 (lsmgpu.parallel.ray_islands). lsmgpu.cli has checked the flags that do not apply; it asks
-``choose_five_opt`` for focused ACO's 5-opt options."""
+``choose_five_opt`` for focused ACO's and the don't-look ILS chain's 5-opt options."""
 from __future__ import annotations
 
 import dataclasses
@@ -13,9 +13,9 @@ from .search import SEARCHES
 from .search.loop import COMMON_OPTIONS
 
 __all__ = ["CHAINS_EXCHANGE", "FACO", "CHAINS", "SEGMENTS", "FIVE_OPT_CITIES", "FIVE_OPT_SECONDS", "FIVE_OPT_DEPTH",
-           "FIVE_OPT_RESTART_AFTER", "ANT_LISTS_AFTER", "ANT_LISTS_SECONDS", "ANT_LISTS_MOVES", "ANT_LISTS_MOVES_FROM",
-           "FIVE_OPT_OPTIONS", "five_opt_default", "five_opt_ant_lists", "five_opt_moves", "choose_five_opt",
-           "population"]
+           "FIVE_OPT_RESTART_AFTER", "CPU_FIVE_OPT_SECONDS_PER_CITY", "ANT_LISTS_AFTER", "ANT_LISTS_SECONDS",
+           "ANT_LISTS_MOVES", "ANT_LISTS_MOVES_FROM", "FIVE_OPT_OPTIONS", "five_opt_default", "five_opt_ant_lists",
+           "five_opt_moves", "choose_five_opt", "population"]
 
 #: the don't-look ILS's islands' exchange when --exchange-every is not given (rounds)
 CHAINS_EXCHANGE = 50
@@ -33,6 +33,11 @@ FACO, CHAINS, SEGMENTS = "faco", "dontlook-ils", "segments"
 #: (H200, 50fe82f) on the seven of 2,392-18,512 cities: a mean of 0.099 % against the 2-opt
 #: default's 0.131, lower on five of seven: tsp-depth.md, "Cold 15 s runs of the command"
 FIVE_OPT_CITIES, FIVE_OPT_SECONDS, FIVE_OPT_DEPTH = range(2_000, 20_001), 15.0, 100
+#: on the CPU, the don't-look ILS chain's checks are the same 5-opt chains alone over the α-nearest
+#: for a TSP with coordinates run for CPU_FIVE_OPT_SECONDS_PER_CITY seconds a city or more (their
+#: first descent from the start tour must end in the budget), unless --candidates, --lk-depth or
+#: --lk-move is given: docs/benchmarks/start-up.md, "The 5-opt chains on the CPU"
+CPU_FIVE_OPT_SECONDS_PER_CITY = 0.008
 FIVE_OPT_RESTART_AFTER = 30
 #: the flags (and FocusedACO's options of the same names) the 5-opt defaults set
 FIVE_OPT_OPTIONS = ("candidates", "lk_depth", "lk_move", "chain_alone", "restart_after", "ant_lists", "moves")
@@ -75,11 +80,16 @@ def _chain_depth(rules) -> str:
 
 
 def five_opt_default(args, problem, seconds: float | None) -> bool:
-    """Whether focused ACO on a GPU takes the 5-opt chains over the α-nearest by default: a TSP with
-    coordinates of FIVE_OPT_CITIES cities, a run of FIVE_OPT_SECONDS or more (``seconds``, the
-    run's: ``choose_five_opt``), none of --candidates, --lk-depth, --lk-move given."""
-    return (problem.n in FIVE_OPT_CITIES and problem.coords is not None and (seconds or 0) >= FIVE_OPT_SECONDS
-            and args.candidates is None and args.lk_depth is None and args.lk_move is None)
+    """Whether the search takes the 5-opt chains over the α-nearest by default: a TSP with
+    coordinates, none of --candidates, --lk-depth, --lk-move given, and for focused ACO on a GPU
+    FIVE_OPT_CITIES cities run for FIVE_OPT_SECONDS or more, for the don't-look ILS chain on the
+    CPU CPU_FIVE_OPT_SECONDS_PER_CITY seconds a city or more (``seconds``, the run's:
+    ``choose_five_opt``)."""
+    if problem.coords is None or args.candidates is not None or args.lk_depth is not None or args.lk_move is not None:
+        return False
+    if args.algorithm == CHAINS:
+        return (seconds or 0) >= CPU_FIVE_OPT_SECONDS_PER_CITY * problem.n
+    return problem.n in FIVE_OPT_CITIES and (seconds or 0) >= FIVE_OPT_SECONDS
 
 
 def five_opt_ant_lists(args, seconds: float | None) -> int:
@@ -99,11 +109,12 @@ def five_opt_moves(args, problem) -> int | None:
 
 
 def choose_five_opt(args, problem) -> None:
-    """Focused ACO's 5-opt options where the flags do not give them: where ``five_opt_default``
-    says so, the 5-opt chains of FIVE_OPT_DEPTH levels alone over the α-nearest, restarts after
-    FIVE_OPT_RESTART_AFTER iterations, ``five_opt_ant_lists`` and ``five_opt_moves``, for the run's
-    seconds (--seconds, else a resumed checkpoint's own; None: no budget, or DEFAULT_SECONDS applied
-    later); a resumed run takes those its checkpoint keeps, so that it goes on as it was built
+    """Focused ACO's or the don't-look ILS chain's 5-opt options where the flags do not give them:
+    where ``five_opt_default`` says so, the 5-opt chains of FIVE_OPT_DEPTH levels alone over the
+    α-nearest, and for focused ACO restarts after FIVE_OPT_RESTART_AFTER iterations,
+    ``five_opt_ant_lists`` and ``five_opt_moves``, for the run's seconds (--seconds, the command's
+    DEFAULT_SECONDS where no budget is given, else a resumed checkpoint's own; None: no seconds); a
+    resumed run takes those its checkpoint keeps, so that it goes on as it was built
     whichever budget the defaults would pick now (the checkpoint refuses other values). The
     checkpoint is read once."""
     given = {name for name in FIVE_OPT_OPTIONS if getattr(args, name) is not None}
@@ -112,9 +123,10 @@ def choose_five_opt(args, problem) -> None:
     if five_opt_default(args, problem, seconds):
         args.candidates, args.lk_depth, args.lk_move = "alpha", FIVE_OPT_DEPTH, 5
         args.chain_alone = True if args.chain_alone is None else args.chain_alone
-        args.restart_after = FIVE_OPT_RESTART_AFTER if args.restart_after is None else args.restart_after
-        args.ant_lists = five_opt_ant_lists(args, seconds)
-        args.moves = five_opt_moves(args, problem)
+        if args.algorithm == FACO:
+            args.restart_after = FIVE_OPT_RESTART_AFTER if args.restart_after is None else args.restart_after
+            args.ant_lists = five_opt_ant_lists(args, seconds)
+            args.moves = five_opt_moves(args, problem)
     for name in FIVE_OPT_OPTIONS:
         if name not in given and name in kept:
             setattr(args, name, kept[name])

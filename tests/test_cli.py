@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from lsmgpu import FocusedACO
+from lsmgpu import DontLookILS, FocusedACO
 from lsmgpu.cli import main
 from lsmgpu.problems import QAP, TSP
 from lsmgpu.problems.qap import read_solution
@@ -161,6 +161,35 @@ def test_solve_picks_the_measured_default_per_problem_type_and_backend(monkeypat
     given = _chosen(monkeypatch, ["tai12a", "--starts", "8", "--iterations", "30"], gpu=True)
     assert (given["starts"], given["exchange_every"], given["seconds"], given["iterations"]) == (8, None, None, 30)
     assert _chosen(monkeypatch, ["tai12a", "--algorithm", "hc"])["seconds"] == 10.0   # or its local optimum
+
+
+def test_solve_gives_the_cpu_chain_the_5opt_chains_where_its_budget_allows(monkeypatch, tmp_path):
+    """On the CPU the don't-look ILS chain takes the 5-opt chains of FIVE_OPT_DEPTH levels alone over
+    the α-nearest where the run has CPU_FIVE_OPT_SECONDS_PER_CITY seconds a city or more (berlin52:
+    52 times that), none of --candidates, --lk-depth, --lk-move given (--no-chain-alone kept), and
+    none of focused ACO's restarts or lists; without seconds (--iterations alone) the 2-opt + Or-opt
+    chain, with neither the command's 10 s (DEFAULT_SECONDS) decide; a resumed run keeps the options its
+    checkpoint holds."""
+    import lsmgpu.cli_population as defaults
+    monkeypatch.setattr(defaults, "CPU_FIVE_OPT_SECONDS_PER_CITY", 0.5)          # berlin52: 26 s
+    five = ("alpha", defaults.FIVE_OPT_DEPTH, 5, True)
+    names = ("candidates", "lk_depth", "lk_move", "chain_alone")
+    for flags, expected in ((["--seconds", "26"], five), (["--seconds", "25.9"], (None,) * 4), ([], (None,) * 4),
+                            (["--iterations", "50", "--seconds", "26"], five),
+                            (["--iterations", "50"], (None,) * 4), (["--seconds", "30", "--no-chain-alone"],
+                                                                    five[:3] + (False,)),
+                            (["--seconds", "30", "--lk-depth", "6"], (None, 6, None, None)),
+                            (["--seconds", "30", "--candidates", "8"], (8, None, None, None))):
+        seen = _chosen(monkeypatch, ["berlin52", *flags])
+        assert seen["algorithm"] == "dontlook-ils" and tuple(seen[k] for k in names) == expected, flags
+        assert (seen["restart_after"], seen["ant_lists"], seen["moves"]) == (None, None, None)
+    monkeypatch.setattr(defaults, "CPU_FIVE_OPT_SECONDS_PER_CITY", 0.1)          # berlin52: 5.2 s, under 10
+    assert tuple(_chosen(monkeypatch, ["berlin52"])[k] for k in names) == five
+    saved = str(tmp_path / "chain.ckpt")
+    DontLookILS(TSP.from_file(TSP.shipped("berlin52")), chains=1, backend="cpu", seed=1, candidates="alpha",
+                lk_depth=100, lk_move=5, chain_alone=True).run(iterations=2, seconds=60, checkpoint=saved)
+    monkeypatch.setattr(defaults, "CPU_FIVE_OPT_SECONDS_PER_CITY", 10.0)         # its budget alone: too short now
+    assert tuple(_chosen(monkeypatch, ["berlin52", "--resume", saved])[k] for k in names) == five
 
 
 def test_solve_runs_focused_aco_by_default_for_a_tsp_on_a_gpu(monkeypatch, tmp_path):

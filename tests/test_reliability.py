@@ -178,7 +178,7 @@ def test_cli_checks_out_before_the_search(tmp_path, where, capsys):
 
 @pytest.mark.parametrize("flags,message", [
     (["--checkpoint", "missing/run.ckpt"], "--checkpoint .*missing/run.ckpt: folder .*missing does not exist"),
-    (["--resume", "missing.ckpt"], "--resume .*missing.ckpt: no such checkpoint file"),
+    (["--resume", "missing.ckpt"], "--resume: no checkpoint at .*missing.ckpt"),
 ])
 def test_cli_checks_checkpoint_files_before_the_search(tmp_path, flags, message, capsys):
     """A checkpoint in a folder that does not exist, or a checkpoint to resume that does not exist,
