@@ -27,6 +27,8 @@ from lsmgpu import DontLookILS, FocusedACO, IteratedLocalSearch, MultiStart, Tab
 from lsmgpu.cli_population import CPU_FIVE_OPT_SECONDS_PER_CITY, FIVE_OPT_DEPTH
 from lsmgpu.problems import QAP, TSP
 
+from .tsp_quality import dimension
+
 TSP_METHODS = {
     "ILS, default (candidate 2-opt + Or-opt + 3-opt polish)": lambda p, b: IteratedLocalSearch(
         TSP.from_file(p), seed=0, backend=b),
@@ -85,10 +87,10 @@ def table_cpu_chains(args, path_of, emit) -> list[dict]:
     for spec in filter(None, args.cpu_chains.split(",")):
         name, seconds = spec.split(":")
         path = path_of("tsplib", name)
+        n = dimension(path)
         for label, options in CPU_CHAINS.items():
             row = defaults_row("TSP", label, lambda p, b, options=options: DontLookILS(
                 TSP.from_file(p), seed=0, backend=b, **options), path, "cpu", float(seconds))
-            n = TSP.from_file(path).n
             row.pop("default")
             rows.append({**row, "table": "cpu-chains", "n": n,
                          "five_opt_chosen": float(seconds) >= CPU_FIVE_OPT_SECONDS_PER_CITY * n})

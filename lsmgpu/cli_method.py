@@ -33,10 +33,9 @@ def choose_method(args, problem) -> None:
             if cut and problem.n < CLUSTERED_SEGMENTS_FROM and problem.clustering() >= CLUSTERED:
                 cut = False                          # focused ACO holds its lead further on clustered cities
             args.algorithm = SEGMENTS if cut else FACO
-            if args.algorithm == FACO:
-                choose_five_opt(args, problem)
         elif problem.coords is not None:             # the chain's candidate lists come from them
             args.algorithm = CHAINS
+        if args.algorithm in (FACO, CHAINS):
             choose_five_opt(args, problem)
     if args.algorithm is None:
         args.algorithm = "ils" if tsp else "tabu"

@@ -33,12 +33,12 @@ FACO, CHAINS, SEGMENTS = "faco", "dontlook-ils", "segments"
 #: (H200, 50fe82f) on the seven of 2,392-18,512 cities: a mean of 0.099 % against the 2-opt
 #: default's 0.131, lower on five of seven: tsp-depth.md, "Cold 15 s runs of the command"
 FIVE_OPT_CITIES, FIVE_OPT_SECONDS, FIVE_OPT_DEPTH = range(2_000, 20_001), 15.0, 100
+FIVE_OPT_RESTART_AFTER = 30
 #: on the CPU, the don't-look ILS chain's checks are the same 5-opt chains alone over the α-nearest
 #: for a TSP with coordinates run for CPU_FIVE_OPT_SECONDS_PER_CITY seconds a city or more (their
 #: first descent from the start tour must end in the budget), unless --candidates, --lk-depth or
 #: --lk-move is given: docs/benchmarks/start-up.md, "The 5-opt chains on the CPU"
 CPU_FIVE_OPT_SECONDS_PER_CITY = 0.008
-FIVE_OPT_RESTART_AFTER = 30
 #: the flags (and FocusedACO's options of the same names) the 5-opt defaults set
 FIVE_OPT_OPTIONS = ("candidates", "lk_depth", "lk_move", "chain_alone", "restart_after", "ant_lists", "moves")
 #: with the 5-opt chains in a run of ANT_LISTS_SECONDS or more, focused ACO's candidate lists and
