@@ -46,8 +46,11 @@ FIVE_OPT_OPTIONS = ("candidates", "lk_depth", "lk_move", "chain_alone", "restart
 #: --ant-lists is given. At 60 s (H200, c925acb) over one to three seeds the nine's mean 0.017 %
 #: against 0.027 % without (LKH-3 POPMUSIC 0.021 %): rl5915 0.013 against 0.090, u1817 the optimum,
 #: d15112 / d18512 0.016 / 0.013 against 0.018 / 0.015, rl11849 0.104 against 0.094 (two seeds):
-#: docs/benchmarks/tsp-depth.md, "The ants' tours as the ascent's graph". Not measured below 60 s.
-ANT_LISTS_AFTER, ANT_LISTS_SECONDS = 10, 60.0
+#: docs/benchmarks/tsp-depth.md, "The ants' tours as the ascent's graph". At 30 s (H200, 3f537e6, with
+#: 192 moved cities from 10,000 cities) six instances' mean 0.038 % against 0.045 % without over two or
+#: three seeds: pcb3038 0.003 / 0.015, fnl4461 0.011 / 0.022, rl11849 0.074 / 0.096; d15112 and d18512
+#: 0.023 / 0.020 and 0.033 / 0.025 behind: tsp-depth.md, "The ants' lists at 30 s".
+ANT_LISTS_AFTER, ANT_LISTS_SECONDS = 10, 30.0
 #: with the ants' lists, an ant moves ANT_LISTS_MOVES cities from ANT_LISTS_MOVES_FROM cities on, unless
 #: --moves is given (the search's own default: 128 below 30,000 cities). At 60 s (H200, ed7a43a) rl11849
 #: 0.042 / 0.042 / 0.023 % over three seeds against 128's 0.106 / 0.102, d15112 0.010 / 0.013 against
