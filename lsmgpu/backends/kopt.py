@@ -32,6 +32,7 @@ between removed edges), the fewest for each closing (``_reversals``).
 """
 from __future__ import annotations
 
+import weakref
 from collections import deque
 from functools import lru_cache
 from itertools import permutations, product
@@ -54,25 +55,33 @@ def _left(x, pos, a, b):
     return np.where(x[(pos[a] + 1) % n] == b, pos[a], pos[b])
 
 
-def _same(u, v, a, b):
-    """Whether the edges {u, v} and {a, b} are the same (elementwise)."""
-    return ((u == a) & (v == b)) | ((u == b) & (v == a))
+def _edge_keys(a, b, n: int):
+    """The edges {a, b} as numbers (elementwise), the same for {b, a}: how edges are compared."""
+    return np.minimum(a, b) * n + np.maximum(a, b)
 
 
 def _ports(t, x, pos):
     """For rows of cities t (rows, 2j) whose pairs (t[2e], t[2e+1]) are tour edges: each end's
     port 2 rank + side, rank the edge's place among the row's edges in tour order, side 0 for the
     end that comes first in x; and whether the row's edges are distinct."""
-    rows, j = t.shape[0], t.shape[1] // 2
-    left = np.stack([_left(x, pos, t[:, 2 * e], t[:, 2 * e + 1]) for e in range(j)], axis=1)
+    left = _left(x, pos, t[:, 0::2], t[:, 1::2])
     order = np.argsort(left, axis=1, kind="stable")
-    rank = np.empty_like(order)
-    np.put_along_axis(rank, order, np.arange(j)[None, :].repeat(rows, 0), axis=1)
+    rank = np.argsort(order, axis=1)
     distinct = (np.diff(np.take_along_axis(left, order, axis=1), axis=1) > 0).all(axis=1)
     side = (x[left] != t[:, 0::2]).astype(np.int64)                  # the edge's first city t[2e]: side 0 if first in x
     ports = np.empty_like(t)
     ports[:, 0::2], ports[:, 1::2] = 2 * rank + side, 2 * rank + 1 - side
     return ports, distinct
+
+
+@lru_cache(maxsize=None)
+def _next_port(j: int) -> np.ndarray:
+    """For each port of j stretches, the port at the other end of its stretch's neighbour that a
+    walk leaving it enters: from the head (side 1) of stretch s the tail of s + 1, from the tail
+    of s the head of s - 1 (as ``_one_cycle`` walks)."""
+    port = np.arange(2 * j)
+    rank = port // 2
+    return np.where(port % 2 == 1, 2 * ((rank + 1) % j), 2 * ((rank - 1) % j) + 1)
 
 
 def _one_cycle(ports) -> np.ndarray:
@@ -82,16 +91,15 @@ def _one_cycle(ports) -> np.ndarray:
     rows, j = ports.shape[0], ports.shape[1] // 2
     partner = np.empty_like(ports)
     r = np.arange(rows)
-    ends = np.roll(ports, -1, axis=1)                                # added: (t2, t3), ..., (t2j, t1)
+    ends = np.concatenate([ports[:, 1:], ports[:, :1]], axis=1)       # added: (t2, t3), ..., (t2j, t1)
     partner[r[:, None], ends[:, 0::2]] = ends[:, 1::2]
     partner[r[:, None], ends[:, 1::2]] = ends[:, 0::2]
-    at, back = np.ones(rows, dtype=np.int64), np.zeros(rows, dtype=np.int64)
-    for step in range(1, j + 1):
-        rank, side = at // 2, at % 2
-        out = np.where(side == 1, 2 * ((rank + 1) % j), 2 * ((rank - 1) % j) + 1)
-        at = partner[r, out]
-        back = np.where((back == 0) & (at == 1), step, back)
-    return back == j
+    following = _next_port(j)
+    at, early = np.ones(rows, dtype=np.int64), np.zeros(rows, dtype=bool)
+    for _ in range(j - 1):
+        at = partner[r, following[at]]
+        early |= at == 1
+    return ~early & (partner[r, following[at]] == 1)
 
 
 def _order(ports_row) -> tuple:
@@ -109,18 +117,22 @@ def _order(ports_row) -> tuple:
     return tuple(order[1:])
 
 
-@lru_cache(maxsize=None)
 def _reversals(target: tuple) -> tuple:
     """The fewest reversals of runs of stretches 1 .. j-1 (stretch 0 stays first) that make
     ``target`` ((stretch, sign) for each after stretch 0) from the stretches in order: (first,
-    last) index pairs, 1-based in the whole arrangement (breadth-first search over the signed
-    arrangements: at most 4! 2^4 of them)."""
-    start = tuple((s, 1) for s in range(1, len(target) + 1))
+    last) index pairs, 1-based in the whole arrangement (``_fewest_reversals``)."""
+    return _fewest_reversals(len(target))[target]
+
+
+@lru_cache(maxsize=None)
+def _fewest_reversals(stretches: int) -> dict:
+    """Every signed arrangement of ``stretches`` stretches with the reversals that make it from the
+    stretches in order, the first found by a breadth-first search over the arrangements (at most
+    4! 2^4 of them): one search for every closing of that many stretches."""
+    start = tuple((s, 1) for s in range(1, stretches + 1))
     seen, todo = {start: ()}, deque([start])
     while todo:
         state = todo.popleft()
-        if state == target:
-            return seen[state]
         for a in range(len(state)):
             for b in range(a, len(state)):
                 flipped = tuple((s, -sign) for s, sign in reversed(state[a:b + 1]))
@@ -128,7 +140,7 @@ def _reversals(target: tuple) -> tuple:
                 if nxt not in seen:
                     seen[nxt] = seen[state] + ((a + 1, b + 1),)
                     todo.append(nxt)
-    raise AssertionError(f"no reversals make {target}")
+    return seen
 
 
 def _steps(t_row, ports_row, x, pos) -> list:
@@ -149,52 +161,87 @@ def _steps(t_row, ports_row, x, pos) -> list:
     return steps
 
 
-def _cheapest(c, x, pos, cand, cost):
-    """Each city's (elementwise) cheapest candidate edge under ``cost`` that is not a tour edge
-    (inf where every candidate is a tour neighbour): LKH's t->Cost, the least a chain from that
+class _Lengths:
+    """A check's edge lengths: ``dist`` of any edges, ``cost`` with the penalties π (d(a, b) + π_a +
+    π_b; the lengths where there are none), and both of every city's first KOPT_CANDIDATES
+    candidate edges (``cand``, ``cand_dist``, ``cand_cost``, (n, K)), made once for a table of rules
+    and read at every level of every stage (``lengths_of``)."""
+
+    def __init__(self, rules, between):
+        self.between, self.dist, self.pi = between, edge_lengths(between), rules.penalties
+        self.cand = rules.candidates[:, :KOPT_CANDIDATES].astype(np.int64)
+        cities = np.arange(len(self.cand))[:, None]
+        self.cand_dist = self.dist(cities, self.cand)
+        self.cand_cost = self.cost(cities, self.cand, self.cand_dist)
+
+    def cost(self, a, b, lengths=None):
+        """d(a, b) + π_a + π_b (elementwise), ``lengths`` the d(a, b) where known."""
+        lengths = self.dist(a, b) if lengths is None else lengths
+        return lengths if self.pi is None else lengths + self.pi[a] + self.pi[b]
+
+
+#: each table of rules' _Lengths, with the ``between`` it was made for
+_LENGTHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def lengths_of(rules, between) -> _Lengths:
+    """The rules' _Lengths over ``between``, made on the first check that asks (n x K lengths)."""
+    lengths = _LENGTHS.get(rules)
+    if lengths is None or lengths.between != between:
+        lengths = _LENGTHS[rules] = _Lengths(rules, between)
+    return lengths
+
+
+def _cheapest(c, x, pos, lengths):
+    """Each city's (elementwise) cheapest candidate edge under ``lengths.cost`` that is not a tour
+    edge (inf where every candidate is a tour neighbour): LKH's t->Cost, the least a chain from that
     city must have gained to go on."""
     n = len(x)
     after, before = x[(pos[c] + 1) % n], x[(pos[c] - 1) % n]
-    out = np.full(len(c), np.inf)
-    for r in range(cand.shape[1]):
-        other = cand[c, r].astype(np.int64)
-        out = np.where((other != after) & (other != before), np.minimum(out, cost(c, other)), out)
-    return out
+    other = lengths.cand[c]
+    usable = (other != after[:, None]) & (other != before[:, None])
+    return np.where(usable, lengths.cand_cost[c], np.inf).min(axis=1, initial=np.inf)
 
 
-def _stage(t1, t2, gain, x, pos, cand, dist, cost, levels, added_before):
+def _stage(t1, t2, gain, x, pos, lengths, levels, added_before):
     """Every sequence of up to ``levels`` levels from t1 and t2 (module docstring), G from ``gain``
-    under ``cost`` (lengths with penalties), the real change from ``dist``'s lengths: (closings: a
-    list per level of (real delta, number, t rows, ports rows), kept: (G, real delta, t row, ports
+    under ``lengths.cost`` (lengths with penalties), the real change from ``lengths.dist``: (closings:
+    a list per level of (real delta, number, t rows, ports rows), kept: (G, real delta, t row, ports
     row) of the last level's closing with the largest G that may go on, or None)."""
-    n, K = len(x), cand.shape[1]
+    n, K, dist = len(x), lengths.cand.shape[1], lengths.dist
     t = np.array([[t1, t2]], dtype=np.int64)
     G = np.array([gain], dtype=np.float64)
     real = np.array([dist(t1, t2)], dtype=np.float64)                   # removed less added lengths
     number = np.zeros(1, dtype=np.int64)
     neighbours = lambda c: (x[(pos[c] + 1) % n], x[(pos[c] - 1) % n])      # noqa: E731
     around_t1 = neighbours(t1)
+    ranks, sides, branches = np.repeat(np.arange(K), 2), np.tile([1, -1], K), np.arange(2 * K)
+    added = np.empty((1, 0), dtype=np.int64)                            # each row's added and removed edges' keys
+    removed = _edge_keys(t[:, :1], t[:, 1:], n)
     closings, kept = [], None
     for level in range(1, levels + 1):
-        rows = t.shape[0]
-        r = np.repeat(np.arange(K), 2)[None, :].repeat(rows, 0).ravel()
-        side = np.tile([1, -1], K)[None, :].repeat(rows, 0).ravel()
-        t, G, real = t.repeat(2 * K, 0), G.repeat(2 * K), real.repeat(2 * K)
-        number = number.repeat(2 * K) * 2 * K + np.tile(np.arange(2 * K), rows)
-        free = t[:, -1]
-        t3 = cand[free, r].astype(np.int64)
-        g = G - cost(free, t3)
-        after, before = neighbours(free)
-        ok = (g > 0) & (t3 != after) & (t3 != before)                   # t3 may be t1
-        for m in range(1, level):                                   # added edges distinct
-            ok &= ~_same(free, t3, t[:, 2 * m - 1], t[:, 2 * m])
+        rows, width = t.shape[0], 2 * K
+        r, side = np.tile(ranks, rows), np.tile(sides, rows)
+        after, before = neighbours(t[:, -1])
+        free = t[:, -1].repeat(width)
+        t3 = lengths.cand[free, r]
+        g = G.repeat(width) - lengths.cand_cost[free, r]
+        ok = (g > 0) & (t3 != after.repeat(width)) & (t3 != before.repeat(width))     # t3 may be t1
+        new_added = _edge_keys(free, t3, n)
+        ok &= ~(added.repeat(width, 0) == new_added[:, None]).any(axis=1)            # added edges distinct
         t4 = x[(pos[t3] + side) % n].astype(np.int64)
         ok &= t4 != t1
-        for m in range(level):                                      # removed edges distinct
-            ok &= ~_same(t3, t4, t[:, 2 * m], t[:, 2 * m + 1])
-        real = real - dist(free, t3) + dist(t3, t4)
-        t, G, real, number = (np.concatenate([t, t3[:, None], t4[:, None]], axis=1)[ok], (g + cost(t3, t4))[ok],
-                              real[ok], number[ok])
+        new_removed = _edge_keys(t3, t4, n)
+        ok &= ~(removed.repeat(width, 0) == new_removed[:, None]).any(axis=1)        # removed edges distinct
+        kept_rows = np.flatnonzero(ok)
+        parent, free, t3, t4 = kept_rows // width, free[kept_rows], t3[kept_rows], t4[kept_rows]
+        d34 = dist(t3, t4)
+        real = real[parent] - lengths.cand_dist[free, r[kept_rows]] + d34
+        G = g[kept_rows] + lengths.cost(t3, t4, d34)
+        number = number[parent] * width + branches[kept_rows % width]
+        t = np.concatenate([t[parent], t3[:, None], t4[:, None]], axis=1)
+        added = np.concatenate([added[parent], new_added[kept_rows, None]], axis=1)
+        removed = np.concatenate([removed[parent], new_removed[kept_rows, None]], axis=1)
         if not len(t):
             break
         t4 = t[:, -1]
@@ -204,9 +251,10 @@ def _stage(t1, t2, gain, x, pos, cand, dist, cost, levels, added_before):
         close[close] = _one_cycle(ports[close])
         closings.append((np.where(close, dist(t4, t1) - real, np.inf), number, t, ports))
         if level == levels:
-            goes_on = close & (G >= _cheapest(t4, x, pos, cand, cost))
-            for a, b in added_before:
-                goes_on &= ~_same(t[:, -2], t4, a, b)
+            goes_on = close & (G >= _cheapest(t4, x, pos, lengths))
+            if added_before:
+                before_keys = _edge_keys(*np.array(added_before, dtype=np.int64).T, n)
+                goes_on &= ~np.isin(_edge_keys(t[:, -2], t4, n), before_keys)
             if goes_on.any():
                 best = int(np.argmax(np.where(goes_on, G, -np.inf)))
                 kept = (float(G[best]), float(dist(t4[best], t1) - real[best]), t[best], ports[best])
@@ -217,27 +265,24 @@ def kopt_check(c: int, x: np.ndarray, pos: np.ndarray, rules, between):
     """City c's improving 5-opt chain (module docstring): (delta, number, the 2-opt steps, the
     cities to queue) with number ``rules.moves`` (after the other moves'), or None where none
     improves. x and pos are left as they were."""
-    dist = edge_lengths(between)
-    pi = rules.penalties
-    cost = dist if pi is None else (lambda a, b: dist(a, b) + pi[a] + pi[b])         # noqa: E731
-    cand = rules.candidates[:, :KOPT_CANDIDATES]
+    lengths = lengths_of(rules, between)
     n = len(x)
     for t2 in (int(x[(pos[c] - 1) % n]), int(x[(pos[c] + 1) % n])):
-        found = _chain(c, t2, x.copy(), pos.copy(), cand, dist, cost, rules.lk_depth)
+        found = _chain(c, t2, x.copy(), pos.copy(), lengths, rules.lk_depth)
         if found is not None:
             delta, steps, touched = found
             return delta, rules.moves, steps, touched
     return None
 
 
-def _chain(c, t2, x, pos, cand, dist, cost, depth):
+def _chain(c, t2, x, pos, lengths, depth):
     """The chain from t1 = c and t2 on the tour x, pos (changed by its kept moves): (delta, the
     2-opt steps, the cities to queue) of its improving closing, or None."""
-    width, gain = 2 * cand.shape[1], float(cost(c, t2))
+    width, gain = 2 * lengths.cand.shape[1], float(lengths.cost(c, t2))
     steps, touched, added, left, change = [], [c], [], depth, 0.0
     while left > 0:
         levels = min(STAGE_LEVELS, left)
-        closings, kept = _stage(c, t2, gain, x, pos, cand, dist, cost, levels, added)
+        closings, kept = _stage(c, t2, gain, x, pos, lengths, levels, added)
         first = None
         for level, (delta, number, t, ports) in enumerate(closings):
             improving = np.flatnonzero(change + delta < 0)                 # the whole chain shorter

@@ -13,7 +13,7 @@ import pytest
 from lsmgpu import DontLookDescent
 from lsmgpu.backends.cuda.dontlook import chain_room
 from lsmgpu.backends.dontlook import DontLookRules
-from lsmgpu.backends.kopt import KOPT_CANDIDATES, STAGE_LEVELS, _stage, kopt_check, order_code, reversal_table
+from lsmgpu.backends.kopt import KOPT_CANDIDATES, STAGE_LEVELS, _stage, kopt_check, lengths_of, order_code, reversal_table
 from lsmgpu.backends.tour_steps import edge_lengths
 from lsmgpu.errors import BackendFallback
 
@@ -160,13 +160,14 @@ def test_a_stage_keeps_the_largest_gain_that_may_go_on(n, seed, tours):
     cand = rules.candidates[:, :KOPT_CANDIDATES]
     dist = edge_lengths(problem.edge_distance().between)
     cost = lambda a, b: dist(a, b) + pi[a] + pi[b]                                  # noqa: E731
+    lengths = lengths_of(rules, problem.edge_distance().between)
     kept = none = 0
     for x in [rng.permutation(n) for _ in range(tours)]:
         x, pos = np.array(x, dtype=np.int64), positions(np.array(x))
         added = [(int(x[i]), int(x[i + 1])) for i in rng.choice(n - 1, 3, replace=False)]
         for c in range(n):
             t2 = int(x[(pos[c] - 1) % n])
-            _, found = _stage(c, t2, float(cost(c, t2)), x, pos, cand, dist, cost, STAGE_LEVELS, added)
+            _, found = _stage(c, t2, float(cost(c, t2)), x, pos, lengths, STAGE_LEVELS, added)
             best = None
             for t, G, _, closes in brute_sequences(c, t2, x, problem, cand, STAGE_LEVELS, pi):
                 t9, t10 = t[-2], t[-1]
