@@ -5,9 +5,13 @@ From every other city of three tours of an instance (two local optima of 2-opt +
 tours, one random tour), over its 5 quadrant neighbours and random penalties in [-20, 20), with
 chains of ``depth`` levels, ``kopt_check`` is timed alone; the median of ``repeats`` passes is
 printed with the chains found and a digest of every check's result (delta, 2-opt steps, queued
-cities), so that two commits' runs show the same moves. It needs no GPU.
+cities), so that two commits' runs show the same moves. With ``iterations``, a whole run of the
+command's CPU chain with these checks follows (DontLookILS, seed 0, the 5-opt chains of 100 alone over
+the α-nearest, ``iterations`` rounds, the α-ascent and the first descent included): its seconds, its
+length and its tour's digest. It needs no GPU.
 
     python -m benchmarks.probes.kopt_checks .data/tsplib pr1002 100 3
+    python -m benchmarks.probes.kopt_checks .data/tsplib d657 100 1 60
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lsmgpu import DontLookILS
 from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules
 from lsmgpu.backends.kopt import kopt_check
 from lsmgpu.problems import TSP
@@ -52,7 +57,15 @@ def one_pass(problem: TSP, rules: DontLookRules, xs) -> tuple[float, list]:
     return seconds, results
 
 
-def main(data: str, instance: str, depth: str = "100", repeats: str = "3") -> None:
+def whole_run(problem: TSP, iterations: int) -> str:
+    """The CPU chain's run of ``iterations`` rounds: its seconds, length and tour digest."""
+    result = DontLookILS(problem, backend="cpu", seed=0, candidates="alpha", lk_depth=100, lk_move=5,
+                         chain_alone=True).run(iterations=iterations)
+    digest = hashlib.sha1(np.asarray(result.solution, dtype=np.int64).tobytes()).hexdigest()[:12]
+    return f"{result.seconds:.2f} s, length {result.fitness:g}, tour {digest}"
+
+
+def main(data: str, instance: str, depth: str = "100", repeats: str = "3", iterations: str = "") -> None:
     problem = TSP.from_file(Path(data) / f"{instance}.tsp")
     rng = np.random.default_rng(problem.n)
     candidates = quadrant_candidates(problem.coords, 5)
@@ -67,6 +80,8 @@ def main(data: str, instance: str, depth: str = "100", repeats: str = "3") -> No
     print(f"{instance}, chains of {depth}: {len(results)} checks, {sum(r is not None for r in results)} chains found, "
           f"median {statistics.median(s for s, _ in passes):.2f} s of {repeats} "
           f"({', '.join(f'{s:.2f}' for s, _ in passes)}), results {digest}", flush=True)
+    if iterations:
+        print(f"{instance}, the CPU chain's run of {iterations} rounds: {whole_run(problem, int(iterations))}", flush=True)
 
 
 if __name__ == "__main__":
