@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backends.dontlook import dontlook_for
+from ..backends.dontlook import CpuDontLook, dontlook_for
 from ..backends.dontlook_chains import MAX_KICKS, MAX_WALK, CpuChains, KickRules, kick_spans, kick_walks
 from ..validation import check_count, check_number
 from .dontlook import DontLookDescent
@@ -177,10 +177,26 @@ class DontLookILS(PopulationSearch):
         self.kick_seed = int(self.rng.integers(2**63))
         self.loaded = False
         self._build_chains()
-        self.population.load(xs)
+        self.population.load(self._pre_descended(xs))
         self.loaded = True
         self.rounds = 0
         self._start_merges()
+
+    def _pre_descended(self, xs) -> np.ndarray:
+        """The start tours, on the CPU with the 5-opt chains alone first descended by 2-opt + Or-opt
+        over the problem's ILS candidate lists (inside the budget): from a start tour far from any optimum the
+        chain's first 5-opt descent takes most of a short run, from a 2-opt + Or-opt optimum a
+        fraction of it (docs/benchmarks/start-up.md, "A 2-opt + Or-opt descent before the 5-opt
+        chains on the CPU"). Elsewhere the tours as they are."""
+        if not (isinstance(self.population, CpuChains) and self.rules.chain_alone):
+            return xs
+        starts, rows = np.unique(xs, axis=0, return_inverse=True)
+        plain = DontLookDescent(segment=self.rules.segment).bound(self.problem)     # the problem's ILS lists
+        descent = CpuDontLook(plain, self.distance, len(starts))
+        descent.load(starts)
+        deadline = None if self.budget.seconds is None else self.t0 + self.budget.seconds
+        descent.descend(np.ones(len(starts), bool), deadline=deadline)
+        return descent.solutions()[rows.reshape(-1)]
 
     def _start_merges(self) -> None:
         """The merges' thread (with ``merge`` > 1)."""
