@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backends.dontlook import CpuDontLook, dontlook_for
+from ..backends.dontlook import dontlook_for
 from ..backends.dontlook_chains import MAX_KICKS, MAX_WALK, CpuChains, KickRules, kick_spans, kick_walks
 from ..validation import check_count, check_number
 from .dontlook import DontLookDescent
@@ -183,20 +183,23 @@ class DontLookILS(PopulationSearch):
         self._start_merges()
 
     def _pre_descended(self, xs) -> np.ndarray:
-        """The start tours, on the CPU with the 5-opt chains alone first descended by 2-opt + Or-opt
-        over the problem's ILS candidate lists (inside the budget): from a start tour far from any optimum the
-        chain's first 5-opt descent takes most of a short run, from a 2-opt + Or-opt optimum a
-        fraction of it (docs/benchmarks/start-up.md, "A 2-opt + Or-opt descent before the 5-opt
-        chains on the CPU"). Elsewhere the tours as they are."""
-        if not (isinstance(self.population, CpuChains) and self.rules.chain_alone):
+        """The start tours, with the 5-opt chains alone first descended by 2-opt + Or-opt over the
+        problem's ILS candidate lists (DontLookDescent's rows on the search's backend, inside the
+        budget): from a start tour far from any optimum the chains' first 5-opt descent took most of
+        a short run on the CPU, from a 2-opt + Or-opt optimum it takes a fraction of it
+        (docs/benchmarks/start-up.md, "A 2-opt + Or-opt descent before the 5-opt chains"). The GPU's
+        descents equal the CPU's, so both backends' runs stay the same. Other checks: the tours as
+        they are."""
+        if not self.rules.chain_alone:
             return xs
         starts, rows = np.unique(xs, axis=0, return_inverse=True)
-        plain = DontLookDescent(segment=self.rules.segment).bound(self.problem)     # the problem's ILS lists
-        descent = CpuDontLook(plain, self.distance, len(starts))
+        descent = DontLookDescent(segment=self.rules.segment).population(self.backend, self.problem, len(starts), None)
         descent.load(starts)
         deadline = None if self.budget.seconds is None else self.t0 + self.budget.seconds
         descent.descend(np.ones(len(starts), bool), deadline=deadline)
-        return descent.solutions()[rows.reshape(-1)]
+        descended = descent.solutions()
+        descent.close()
+        return descended[rows.reshape(-1)]
 
     def _start_merges(self) -> None:
         """The merges' thread (with ``merge`` > 1)."""
