@@ -53,7 +53,7 @@ QAP_METHODS = {
 #: the methods also run on the CPU backend (the rest would only repeat the GPU's ranking slower)
 CPU_METHODS = ("one tabu search (default on a CPU)", "256 tabu island starts, exchange every 1000 (default on a GPU)")
 #: (problem, method, backend) of ``lsmgpu solve``'s defaults at its 10 s (on the CPU with the 5-opt checks up to
-#: 3,333 cities: the cpu-chains table)
+#: 10,000 cities: the cpu-chains table)
 DEFAULTS = {("TSP", "FocusedACO", "cuda"), ("TSP", "DontLookILS (one chain on the CPU)", "cpu"),
             ("QAP", CPU_METHODS[1], "cuda"), ("QAP", CPU_METHODS[0], "cpu")}
 

@@ -271,6 +271,29 @@ def test_cpu_chains_run_to_the_deadline_however_long_their_last_round(monkeypatc
     assert search._no_time_for_another() and search.status == "seconds"
 
 
+def test_5opt_chains_alone_start_from_a_2opt_oropt_optimum(monkeypatch):
+    """With the 5-opt chains alone every chain starts from the start tour descended by 2-opt +
+    Or-opt over the problem's ILS lists (DontLookDescent's local optimum: descending it again moves
+    nothing), shorter than the start; with the other checks the chains start from the start tour."""
+    from lsmgpu import DontLookDescent
+    problem = TSP(np.random.default_rng(3).uniform(0, 1000, (300, 2)), name="u300")
+    loaded = []
+    original = CpuChains.load
+    monkeypatch.setattr(CpuChains, "load", lambda self, xs: loaded.append(np.array(xs)) or original(self, xs))
+    alone = DontLookILS(problem, chains=3, backend="cpu", seed=1, candidates="alpha", lk_depth=8, lk_move=5,
+                        chain_alone=True)
+    alone.run(iterations=1)
+    plain = DontLookILS(problem, chains=3, backend="cpu", seed=1, candidates="alpha", lk_depth=8, lk_move=5)
+    plain.run(iterations=1)
+    descended, as_given = loaded
+    assert (descended == descended[0]).all() and (as_given == plain.start_x).all()
+    again = DontLookDescent().population(resolve("cpu"), problem, 1, None)
+    again.load(descended[:1])
+    made, _, finished = again.descend(np.ones(1, bool))
+    assert finished and made[0] == 0
+    assert problem.evaluate(descended[0]) < problem.evaluate(alone.start_x)
+
+
 @pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 def test_a_run_ended_inside_the_first_descent_returns_the_tour_part_way_down(backend):
     """A run that ends before any chain has ended its first descent (here a callback stops it
@@ -408,6 +431,16 @@ def test_gpu_search_equals_the_cpu_search(walk, share, lk, candidates):
     runs = [DontLookILS(problem, chains=3, backend=b, seed=2, exchange_every=3, round_checks=100,
                         kick_spread=3.0, kick_walk=walk, walk_share=share, lk=lk, candidates=candidates).run(iterations=40)
             for b in ("cpu", "cuda")]
+    assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
+
+
+@pytest.mark.gpu
+def test_gpu_search_with_the_5opt_chains_alone_equals_the_cpu_search():
+    """With the 5-opt chains alone (their start descended by 2-opt + Or-opt first, on each
+    backend's own rows) the GPU's search equals the CPU's."""
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    runs = [DontLookILS(problem, chains=3, backend=b, seed=2, round_checks=100, candidates="alpha", lk_depth=8,
+                        lk_move=5, chain_alone=True).run(iterations=20) for b in ("cpu", "cuda")]
     assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
 
 
