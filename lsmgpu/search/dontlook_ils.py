@@ -188,8 +188,9 @@ class DontLookILS(PopulationSearch):
         budget): from a start tour far from any optimum the chains' first 5-opt descent took most of
         a short run on the CPU, from a 2-opt + Or-opt optimum it takes a fraction of it
         (docs/benchmarks/start-up.md, "A 2-opt + Or-opt descent before the 5-opt chains"). The GPU's
-        descents equal the CPU's, so both backends' runs stay the same. Other checks: the tours as
-        they are."""
+        descents equal the CPU's, so both backends' runs stay the same. The shortest descended tour
+        is the best so far (a deadline inside the descent or the chains' loading returns it). Other
+        checks: the tours as they are."""
         if not self.rules.chain_alone:
             return xs
         starts, rows = np.unique(xs, axis=0, return_inverse=True)
@@ -197,8 +198,10 @@ class DontLookILS(PopulationSearch):
         descent.load(starts)
         deadline = None if self.budget.seconds is None else self.t0 + self.budget.seconds
         descent.descend(np.ones(len(starts), bool), deadline=deadline)
-        descended = descent.solutions()
+        descended = descent.solutions().astype(np.int64)
         descent.close()
+        shortest = descended[int(np.argmin(descent.values()))]
+        self._record(shortest, self.problem.sense * float(self.problem.fitness(shortest)))    # a run that ends here
         return descended[rows.reshape(-1)]
 
     def _start_merges(self) -> None:

@@ -294,6 +294,22 @@ def test_5opt_chains_alone_start_from_a_2opt_oropt_optimum(monkeypatch):
     assert problem.evaluate(descended[0]) < problem.evaluate(alone.start_x)
 
 
+def test_a_deadline_before_the_chains_are_loaded_returns_the_descended_start(monkeypatch):
+    """Where the deadline passes during the 2-opt + Or-opt descent before the 5-opt chains (here:
+    the chains' loading finds it past, as ``check_deadline`` does), the run returns that descent's
+    tour, shorter than the start, with status "seconds"."""
+    from lsmgpu.budget import DeadlineReached
+
+    def past_the_deadline(self, xs):
+        raise DeadlineReached("the chains' start tours were loaded")
+    monkeypatch.setattr(CpuChains, "load", past_the_deadline)
+    problem = TSP(np.random.default_rng(4).uniform(0, 1000, (300, 2)), name="u300")
+    search = DontLookILS(problem, backend="cpu", seed=0, candidates="alpha", lk_depth=8, lk_move=5, chain_alone=True)
+    result = search.run(iterations=5)
+    assert result.status == "seconds" and result.iterations == 0
+    assert result.fitness == problem.evaluate(result.solution) < problem.evaluate(search.start_x)
+
+
 @pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 def test_a_run_ended_inside_the_first_descent_returns_the_tour_part_way_down(backend):
     """A run that ends before any chain has ended its first descent (here a callback stops it
