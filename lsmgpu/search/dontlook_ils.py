@@ -198,9 +198,9 @@ class DontLookILS(PopulationSearch):
         descent.load(starts)
         deadline = None if self.budget.seconds is None else self.t0 + self.budget.seconds
         descent.descend(np.ones(len(starts), bool), deadline=deadline)
-        descended = descent.solutions().astype(np.int64)
+        descended, lengths = descent.solutions().astype(np.int64), descent.values()
         descent.close()
-        shortest = descended[int(np.argmin(descent.values()))]
+        shortest = descended[int(np.argmin(lengths))]
         self._record(shortest, self.problem.sense * float(self.problem.fitness(shortest)))    # a run that ends here
         return descended[rows.reshape(-1)]
 
