@@ -35,10 +35,11 @@ FACO, CHAINS, SEGMENTS = "faco", "dontlook-ils", "segments"
 FIVE_OPT_CITIES, FIVE_OPT_SECONDS, FIVE_OPT_DEPTH = range(2_000, 20_001), 15.0, 100
 FIVE_OPT_RESTART_AFTER = 30
 #: on the CPU, the don't-look ILS chain's checks are the same 5-opt chains alone over the α-nearest
-#: for a TSP with coordinates run for CPU_FIVE_OPT_SECONDS_PER_CITY seconds a city or more (their
-#: first descent from the start tour must end in the budget), unless --candidates, --lk-depth or
-#: --lk-move is given: docs/benchmarks/start-up.md, "A 2-opt + Or-opt descent before the 5-opt chains" (2-core
-#: host, 6ded945: from 0.0008 s a city up ahead of 2-opt + Or-opt on 12 rows of 14, behind on rl11849 at 30 s)
+#: for a TSP with coordinates run for CPU_FIVE_OPT_SECONDS_PER_CITY seconds a city or more (their first
+#: descent, from a 2-opt + Or-opt optimum of the start, must end in the budget), unless --candidates,
+#: --lk-depth or --lk-move is given: docs/benchmarks/start-up.md, "A 2-opt + Or-opt descent before the
+#: 5-opt chains" (2-core host, 6ded945: from 0.0008 s a city up ahead of 2-opt + Or-opt on 12 rows of 14,
+#: behind on rl11849 at 30 s)
 CPU_FIVE_OPT_SECONDS_PER_CITY = 0.001
 #: the flags (and FocusedACO's options of the same names) the 5-opt defaults set
 FIVE_OPT_OPTIONS = ("candidates", "lk_depth", "lk_move", "chain_alone", "restart_after", "ant_lists", "moves")
