@@ -64,8 +64,10 @@ def _tours_of(n: int, tours) -> np.ndarray:
 def nearest_neighbour_tour(tsp: "TSP", start: int) -> np.ndarray:
     """Greedy tour: from ``start``, always go to the nearest unvisited city (O(n^2): seconds from
     about 10,000 cities). Within a search whose time budget runs out meanwhile (lsmgpu.budget),
-    the unvisited cities follow in a fixed shuffled order: a valid tour at the deadline, not a late
-    one (not the file's order: some instances list their cities along an optimal tour, pr2392 does)."""
+    the unvisited cities follow along a Hilbert curve over the cities (O(n log n); without
+    coordinates in a fixed shuffled order): a valid tour at the deadline, not a late one, and not a
+    random one (fnl4461 cut after 0.3 s was 20 times the optimum); never the file's order (some
+    instances list their cities along an optimal tour, pr2392 does)."""
     n = tsp.n
     visited = np.zeros(n, dtype=bool)
     tour = np.empty(n, dtype=np.int32)
@@ -74,8 +76,8 @@ def nearest_neighbour_tour(tsp: "TSP", start: int) -> np.ndarray:
     for k in range(n):
         if k % 16 == 15 and (left := time_left()) is not None and left <= 0:
             visited[tour[:k]] = True
-            shuffled = np.random.default_rng(n).permutation(n)
-            tour[k:] = shuffled[~visited[shuffled]]
+            order = hilbert_tour(tsp.coords) if tsp.coords is not None else np.random.default_rng(n).permutation(n)
+            tour[k:] = order[~visited[order]]
             return tour
         tour[k] = city
         visited[city] = True

@@ -265,18 +265,30 @@ def test_explicit_moves_are_checked():
 
 
 def test_a_nearest_neighbour_start_cut_by_the_deadline_does_not_follow_the_file_order():
-    """A start whose time ran out is completed in a fixed shuffled order: some files list their
-    cities along an optimal tour (pr2392), which a completion in index order would hand over."""
+    """A start whose time ran out is completed along a Hilbert curve over the cities, whatever the
+    file's order (the same cities listed in another order give the same tour), and within a tenth of
+    the Hilbert tour's length; without coordinates in a fixed shuffled order, not the file's, which
+    some files list along an optimal tour (pr2392)."""
     import time
 
     from lsmgpu.budget import deadline_scope
     from lsmgpu.problems.tsp import nearest_neighbour_tour
-    pts = np.array([[np.cos(t), np.sin(t)] for t in np.linspace(0, 2 * np.pi, 200, endpoint=False)]) * 1000
-    tsp = TSP(np.round(pts), name="circle200")            # the file order is the optimal tour
+    from problems.candidates import hilbert_tour
+    rng = np.random.default_rng(8)
+    pts = np.round(rng.uniform(0, 10_000, (3000, 2)))
+    relisted = rng.permutation(3000)
+    tsp, again = TSP(pts, name="u3000"), TSP(pts[relisted], name="u3000-relisted")
+    first_there = int(np.flatnonzero(relisted == 0)[0])                 # city 0 in the relisted file
     with deadline_scope(time.perf_counter() - 1):
-        tour = nearest_neighbour_tour(tsp, 0)
+        tour, other = nearest_neighbour_tour(tsp, 0), nearest_neighbour_tour(again, first_there)
+    assert sorted(tour.tolist()) == list(range(3000)) and np.array_equal(relisted[other], tour)
+    assert tsp.fitness(tour) < 1.1 * tsp.fitness(hilbert_tour(pts))
+    circle = np.array([[np.cos(t), np.sin(t)] for t in np.linspace(0, 2 * np.pi, 200, endpoint=False)]) * 1000
+    matrix = TSP(matrix=TSP(np.round(circle)).matrix, name="circle200")       # the file order is the optimal tour
+    with deadline_scope(time.perf_counter() - 1):
+        tour = nearest_neighbour_tour(matrix, 0)
     assert sorted(tour.tolist()) == list(range(200))
-    assert tsp.fitness(tour) > 2 * tsp.fitness(np.arange(200))
+    assert matrix.fitness(tour) > 2 * matrix.fitness(np.arange(200))
 
 
 def test_clustering_reads_uniform_clustered_and_lattice_cities_apart():
