@@ -189,7 +189,7 @@ class DontLookILS(PopulationSearch):
         a short run on the CPU, from a 2-opt + Or-opt optimum it takes a fraction of it
         (docs/benchmarks/start-up.md, "A 2-opt + Or-opt descent before the 5-opt chains"). The GPU's
         descents equal the CPU's, so both backends' runs stay the same. The shortest descended tour
-        is the best so far (a deadline inside the descent or the chains' loading returns it). Other
+        is the best so far (a deadline or Ctrl-C inside the descent or the chains' loading returns it). Other
         checks: the tours as they are."""
         if not self.rules.chain_alone:
             return xs
@@ -197,11 +197,14 @@ class DontLookILS(PopulationSearch):
         descent = DontLookDescent(segment=self.rules.segment).population(self.backend, self.problem, len(starts), None)
         descent.load(starts)
         deadline = None if self.budget.seconds is None else self.t0 + self.budget.seconds
-        descent.descend(np.ones(len(starts), bool), deadline=deadline)
-        descended, lengths = descent.solutions().astype(np.int64), descent.values()
-        descent.close()
-        shortest = descended[int(np.argmin(lengths))]
-        self._record(shortest, self.problem.sense * float(self.problem.fitness(shortest)))    # a run that ends here
+        try:
+            descent.descend(np.ones(len(starts), bool), deadline=deadline)
+        finally:                                # Ctrl-C inside the descent too: its best so far is kept
+            descended, lengths = descent.solutions().astype(np.int64), descent.values()
+            descent.close()
+            shortest = descended[int(np.argmin(lengths))]
+            if np.array_equal(np.sort(shortest), np.arange(len(shortest))):     # measured exactly, on the host
+                self._record(shortest, self.problem.sense * float(self.problem.fitness(shortest)))
         return descended[rows.reshape(-1)]
 
     def _start_merges(self) -> None:

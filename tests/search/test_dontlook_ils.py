@@ -310,6 +310,23 @@ def test_a_deadline_before_the_chains_are_loaded_returns_the_descended_start(mon
     assert result.fitness == problem.evaluate(result.solution) < problem.evaluate(search.start_x)
 
 
+def test_ctrl_c_inside_the_descent_before_the_chains_returns_its_tour(monkeypatch):
+    """Ctrl-C inside the 2-opt + Or-opt descent before the 5-opt chains (here: raised as it ends)
+    returns that descent's tour, shorter than the start, with status "interrupted"."""
+    from lsmgpu.backends.dontlook import CpuDontLook
+    original = CpuDontLook.descend
+
+    def interrupted(self, rows, rule="best", deadline=None):
+        original(self, rows, rule, deadline)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(CpuDontLook, "descend", interrupted)
+    problem = TSP(np.random.default_rng(5).uniform(0, 1000, (300, 2)), name="u300")
+    search = DontLookILS(problem, backend="cpu", seed=0, candidates="alpha", lk_depth=8, lk_move=5, chain_alone=True)
+    result = search.run(iterations=5)
+    assert result.status == "interrupted" and result.iterations == 0
+    assert result.fitness == problem.evaluate(result.solution) < problem.evaluate(search.start_x)
+
+
 @pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
 def test_a_run_ended_inside_the_first_descent_returns_the_tour_part_way_down(backend):
     """A run that ends before any chain has ended its first descent (here a callback stops it
