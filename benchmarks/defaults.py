@@ -14,7 +14,7 @@ default budget of ``lsmgpu solve`` (10 s), seed 0, gap to the best known value.
 ``cpu-chains``: the don't-look ILS chain on the CPU (``lsmgpu solve``'s TSP default there) with its
 two kinds of checks, 2-opt + Or-opt and the 5-opt chains of 100 levels alone over the α-nearest, at
 each instance's budget (``--cpu-chains pr1002:10,pr2392:20``); ``five_opt_chosen``: whether the
-command takes the 5-opt chains there (CPU_FIVE_OPT_SECONDS_PER_CITY).
+command takes the 5-opt chains there (``cpu_five_opt``).
 
     python -m benchmarks cpu-chains --backend cpu --cpu-chains pr1002:5,pr1002:10 --data .data
 """
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from lsmgpu import DontLookILS, FocusedACO, IteratedLocalSearch, MultiStart, TabuSearch
-from lsmgpu.cli_population import CPU_FIVE_OPT_SECONDS_PER_CITY, FIVE_OPT_DEPTH
+from lsmgpu.cli_population import FIVE_OPT_DEPTH, cpu_five_opt
 from lsmgpu.problems import QAP, TSP
 
 from .tsp_quality import dimension
@@ -92,8 +92,7 @@ def table_cpu_chains(args, path_of, emit) -> list[dict]:
             row = defaults_row("TSP", label, lambda p, b, options=options: DontLookILS(
                 TSP.from_file(p), seed=0, backend=b, **options), path, "cpu", float(seconds))
             row.pop("default")
-            rows.append({**row, "table": "cpu-chains", "n": n,
-                         "five_opt_chosen": float(seconds) >= CPU_FIVE_OPT_SECONDS_PER_CITY * n})
+            rows.append({**row, "table": "cpu-chains", "n": n, "five_opt_chosen": cpu_five_opt(n, float(seconds))})
             emit(rows[-1])
     return rows
 

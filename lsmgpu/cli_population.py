@@ -14,8 +14,8 @@ from .search.loop import COMMON_OPTIONS
 
 __all__ = ["CHAINS_EXCHANGE", "FACO", "CHAINS", "SEGMENTS", "FIVE_OPT_CITIES", "FIVE_OPT_SECONDS", "FIVE_OPT_DEPTH",
            "FIVE_OPT_RESTART_AFTER", "CPU_FIVE_OPT_SECONDS_PER_CITY", "ANT_LISTS_AFTER", "ANT_LISTS_SECONDS",
-           "ANT_LISTS_MOVES", "ANT_LISTS_MOVES_FROM", "FIVE_OPT_OPTIONS", "five_opt_default", "five_opt_ant_lists",
-           "five_opt_moves", "choose_five_opt", "population"]
+           "ANT_LISTS_MOVES", "ANT_LISTS_MOVES_FROM", "FIVE_OPT_OPTIONS", "five_opt_default", "cpu_five_opt",
+           "five_opt_ant_lists", "five_opt_moves", "choose_five_opt", "population"]
 
 #: the don't-look ILS's islands' exchange when --exchange-every is not given (rounds)
 CHAINS_EXCHANGE = 50
@@ -93,8 +93,13 @@ def five_opt_default(args, problem, seconds: float | None) -> bool:
     if problem.coords is None or args.candidates is not None or args.lk_depth is not None or args.lk_move is not None:
         return False
     if args.algorithm == CHAINS:
-        return (seconds or 0) >= CPU_FIVE_OPT_SECONDS_PER_CITY * problem.n
+        return cpu_five_opt(problem.n, seconds)
     return problem.n in FIVE_OPT_CITIES and (seconds or 0) >= FIVE_OPT_SECONDS
+
+
+def cpu_five_opt(n: int, seconds: float | None) -> bool:
+    """Whether a run of ``seconds`` on n cities gives the CPU chain CPU_FIVE_OPT_SECONDS_PER_CITY a city."""
+    return (seconds or 0) >= CPU_FIVE_OPT_SECONDS_PER_CITY * n
 
 
 def five_opt_ant_lists(args, seconds: float | None) -> int:
