@@ -1,0 +1,58 @@
+"""Whether DontLookILS's pre-descent pays on a backend (``DontLookILS._pre_descended``): the 5-opt
+chains alone (chains of FIVE_OPT_DEPTH levels of LKH's 5-opt basis moves over the 5 α-nearest, the
+command's CPU checks) from the problem's start tour, with the 2-opt + Or-opt descent of the start
+first (as the search runs) and without it (the chains' first 5-opt descent from the start itself).
+
+    python -m benchmarks.probes.pre_descent .data/tsplib pr2392:10,rl5915:20,d18512:30 0,1 cuda
+
+For each NAME:SECONDS and seed, after a warm-up run (the kernels built), one run each way with the
+budget SECONDS counted from the search's making (the α-ascent inside it): its gap to the optimum,
+wall seconds, the chains and their kicks, and how the run ended.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+from benchmarks.__main__ import commit
+from lsmgpu import DontLookILS
+from lsmgpu.backends import cuda_available
+from lsmgpu.cli_population import FIVE_OPT_DEPTH
+from lsmgpu.problems import TSP
+
+CHAINS_ALONE = dict(candidates="alpha", lk_depth=FIVE_OPT_DEPTH, lk_move=5, chain_alone=True)
+
+
+def run(path: str, seconds: float, seed: int, backend: str, pre_descent: bool) -> dict:
+    """One run of the 5-opt chains alone; ``pre_descent`` False: the start tours go to the chains as
+    they are."""
+    problem = TSP.from_file(path)
+    t0 = time.perf_counter()
+    search = DontLookILS(problem, seed=seed, backend=backend, **CHAINS_ALONE)
+    if not pre_descent:
+        search._pre_descended = lambda xs: xs
+    result = search.run(seconds=seconds - (time.perf_counter() - t0), target=problem.best_known)
+    wall = time.perf_counter() - t0
+    assert problem.evaluate(result.solution) == result.fitness
+    kicks, _ = search.work
+    return dict(gap=100 * problem.gap(result.fitness), wall=wall, kicks=kicks, chains=search.chains,
+                status=result.status)
+
+
+def main(data: str, specs: str, seeds: str, backend: str) -> None:
+    device = cuda_available()[1] if backend != "cpu" else "CPU"
+    print(f"# device: {device} · backend: {backend} · commit: {commit()}", flush=True)
+    print("instance | seconds | seed | pre-descent | gap % | wall s | chains | kicks | status")
+    for spec in specs.split(","):
+        name, seconds = spec.split(":")
+        path = f"{data}/tsplib/{name}.tsp"
+        DontLookILS(TSP.from_file(path), seed=0, backend=backend, **CHAINS_ALONE).run(iterations=1)   # the builds
+        for seed in (int(s) for s in seeds.split(",")):
+            for pre_descent in (True, False):
+                row = run(path, float(seconds), seed, backend, pre_descent)
+                print(f"{name} | {seconds} | {seed} | {'yes' if pre_descent else 'no'} | {row['gap']:.3f} | "
+                      f"{row['wall']:.2f} | {row['chains']} | {row['kicks']} | {row['status']}", flush=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4])
