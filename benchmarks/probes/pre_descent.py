@@ -7,7 +7,8 @@ first (as the search runs) and without it (the chains' first 5-opt descent from 
 
 For each NAME:SECONDS and seed, after a warm-up run (the kernels built), one run each way with the
 budget SECONDS counted from the search's making (the α-ascent inside it): its gap to the optimum,
-wall seconds, the chains and their kicks, and how the run ended.
+wall seconds, the chains and their kicks, how the run ended, the pre-descent's own seconds, and
+the best's gap at a quarter and at half the budget (the run's improvements).
 """
 from __future__ import annotations
 
@@ -29,20 +30,35 @@ def run(path: str, seconds: float, seed: int, backend: str, pre_descent: bool) -
     problem = TSP.from_file(path)
     t0 = time.perf_counter()
     search = DontLookILS(problem, seed=seed, backend=backend, **CHAINS_ALONE)
-    if not pre_descent:
+    spent = []
+    if pre_descent:
+        descend = search._pre_descended
+
+        def timed(xs):
+            started = time.perf_counter()
+            try:
+                return descend(xs)
+            finally:
+                spent.append(time.perf_counter() - started)
+        search._pre_descended = timed
+    else:
         search._pre_descended = lambda xs: xs
     result = search.run(seconds=seconds - (time.perf_counter() - t0), target=problem.best_known)
     wall = time.perf_counter() - t0
     assert problem.evaluate(result.solution) == result.fitness
     kicks, _ = search.work
+    at = {share: min([value for _, t, value in result.improvements if t <= share * seconds], default=float("nan"))
+          for share in (0.25, 0.5)}
     return dict(gap=100 * problem.gap(result.fitness), wall=wall, kicks=kicks, chains=search.chains,
-                status=result.status)
+                status=result.status, descent_s=sum(spent), **{f"gap_at_{share}": 100 * problem.gap(value)
+                                                               for share, value in at.items()})
 
 
 def main(data: str, specs: str, seeds: str, backend: str) -> None:
     device = cuda_available()[1] if backend != "cpu" else "CPU"
     print(f"# device: {device} · backend: {backend} · commit: {commit()}", flush=True)
-    print("instance | seconds | seed | pre-descent | gap % | wall s | chains | kicks | status")
+    print("instance | seconds | seed | pre-descent | gap % | wall s | chains | kicks | status | pre-descent s | "
+          "gap % at a quarter | at half")
     for spec in specs.split(","):
         name, seconds = spec.split(":")
         path = f"{data}/tsplib/{name}.tsp"
@@ -51,7 +67,8 @@ def main(data: str, specs: str, seeds: str, backend: str) -> None:
             for pre_descent in (True, False):
                 row = run(path, float(seconds), seed, backend, pre_descent)
                 print(f"{name} | {seconds} | {seed} | {'yes' if pre_descent else 'no'} | {row['gap']:.3f} | "
-                      f"{row['wall']:.2f} | {row['chains']} | {row['kicks']} | {row['status']}", flush=True)
+                      f"{row['wall']:.2f} | {row['chains']} | {row['kicks']} | {row['status']} | "
+                      f"{row['descent_s']:.2f} | {row['gap_at_0.25']:.3f} | {row['gap_at_0.5']:.3f}", flush=True)
 
 
 if __name__ == "__main__":
