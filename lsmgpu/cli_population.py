@@ -51,7 +51,8 @@ FIVE_OPT_OPTIONS = ("candidates", "lk_depth", "lk_move", "chain_alone", "restart
 #: docs/benchmarks/tsp-depth.md, "The ants' tours as the ascent's graph". At 30 s (H200, 3f537e6, with
 #: 192 moved cities from 10,000 cities) six instances' mean 0.038 % against 0.045 % without over two or
 #: three seeds: pcb3038 0.003 / 0.015, fnl4461 0.011 / 0.022, rl11849 0.074 / 0.096; d15112 and d18512
-#: 0.023 / 0.020 and 0.033 / 0.025 behind: tsp-depth.md, "The ants' lists at 30 s".
+#: 0.023 / 0.020 and 0.033 / 0.025 behind: tsp-depth.md, "The ants' lists at 30 s". At 15 s (3282c90, seed 0)
+#: behind: 0.094 % against 0.083, all three from 10,000 cities behind (tsp-depth.md, "The ants' lists at 15 s").
 ANT_LISTS_AFTER, ANT_LISTS_SECONDS = 10, 30.0
 #: with the ants' lists, an ant moves ANT_LISTS_MOVES cities from ANT_LISTS_MOVES_FROM cities on, unless
 #: --moves is given (the search's own default: 128 below 30,000 cities). At 60 s (H200, ed7a43a) rl11849

@@ -3,7 +3,7 @@ chains alone (chains of FIVE_OPT_DEPTH levels of LKH's 5-opt basis moves over th
 command's CPU checks) from the problem's start tour, with the 2-opt + Or-opt descent of the start
 first (as the search runs) and without it (the chains' first 5-opt descent from the start itself).
 
-    python -m benchmarks.probes.pre_descent .data/tsplib pr2392:10,rl5915:20,d18512:30 0,1 cuda
+    python -m benchmarks.probes.pre_descent .data pr2392:10,rl5915:20,d18512:30 0,1 cuda
 
 For each NAME:SECONDS and seed, after a warm-up run (the kernels built), one run each way with the
 budget SECONDS counted from the search's making (the α-ascent inside it): its gap to the optimum,
@@ -25,24 +25,20 @@ CHAINS_ALONE = dict(candidates="alpha", lk_depth=FIVE_OPT_DEPTH, lk_move=5, chai
 
 
 def run(path: str, seconds: float, seed: int, backend: str, pre_descent: bool) -> dict:
-    """One run of the 5-opt chains alone; ``pre_descent`` False: the start tours go to the chains as
-    they are."""
+    """One run of the 5-opt chains alone, DontLookILS's ``pre_descent`` given (False: the start tours
+    go to the chains as they are)."""
     problem = TSP.from_file(path)
     t0 = time.perf_counter()
-    search = DontLookILS(problem, seed=seed, backend=backend, **CHAINS_ALONE)
-    spent = []
-    if pre_descent:
-        descend = search._pre_descended
+    search = DontLookILS(problem, seed=seed, backend=backend, pre_descent=pre_descent, **CHAINS_ALONE)
+    spent, descend = [], search._pre_descended
 
-        def timed(xs):
-            started = time.perf_counter()
-            try:
-                return descend(xs)
-            finally:
-                spent.append(time.perf_counter() - started)
-        search._pre_descended = timed
-    else:
-        search._pre_descended = lambda xs: xs
+    def timed(xs):
+        started = time.perf_counter()
+        try:
+            return descend(xs)
+        finally:
+            spent.append(time.perf_counter() - started)
+    search._pre_descended = timed
     result = search.run(seconds=seconds - (time.perf_counter() - t0), target=problem.best_known)
     wall = time.perf_counter() - t0
     assert problem.evaluate(result.solution) == result.fitness
@@ -62,7 +58,8 @@ def main(data: str, specs: str, seeds: str, backend: str) -> None:
     for spec in specs.split(","):
         name, seconds = spec.split(":")
         path = f"{data}/tsplib/{name}.tsp"
-        DontLookILS(TSP.from_file(path), seed=0, backend=backend, **CHAINS_ALONE).run(iterations=1)   # the builds
+        DontLookILS(TSP.from_file(path), seed=0, backend=backend, pre_descent=True,
+                    **CHAINS_ALONE).run(iterations=1)                                       # the builds
         for seed in (int(s) for s in seeds.split(",")):
             for pre_descent in (True, False):
                 row = run(path, float(seconds), seed, backend, pre_descent)

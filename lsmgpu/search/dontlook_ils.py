@@ -39,6 +39,17 @@ KICK_SPREAD = 1.0
 #: the walk kicks' steps when `kick_walk` is not given: KICK_WALK below WALK_BELOW cities, else 0 (segment
 #: kicks: ahead on rl5915 and rl11849)
 KICK_WALK, WALK_BELOW = 128, 5000
+#: with the 5-opt chains alone and no `pre_descent` given, their starts are first descended by 2-opt + Or-opt on the
+#: CPU, and on a GPU below this many cities: 256 chains on the H200 gain from it on pr2392, rl5915 and rl11849 (10-30 s,
+#: 6 of 7 runs) and lose on d15112 and d18512 (30 and 60 s, 6 of 6: 0.18 % against 0.08 on d18512 at 30 s); one
+#: chain on the CPU gains (docs/benchmarks/start-up.md, "A 2-opt + Or-opt descent before the 5-opt chains")
+PRE_DESCENT_GPU_BELOW = 15000
+
+
+def default_pre_descent(chain_alone: bool, backend: str, n: int) -> bool:
+    """Whether the starts are descended by 2-opt + Or-opt before the chains where `pre_descent` is
+    not given: with the 5-opt chains alone, on the CPU, or on a GPU below PRE_DESCENT_GPU_BELOW cities."""
+    return chain_alone and (backend == "cpu" or n < PRE_DESCENT_GPU_BELOW)
 
 
 def default_merge(n: int) -> int:
@@ -71,6 +82,7 @@ class DontLookILSParams:
     lk_depth: int = 0
     lk_move: int = 2
     chain_alone: bool = False
+    pre_descent: bool | None = None
 
     def __post_init__(self):
         owner = "DontLookILS"
@@ -119,6 +131,10 @@ class DontLookILS(PopulationSearch):
                      chain alone (no other move first);
                      no Or-3opt moves: they swap a kick's two segments back at once (H100, 60 s:
                      pr2392 0.63 % with them, 0.31 without; docs/benchmarks.md)
+    pre_descent    : the start tours descended by 2-opt + Or-opt over the problem's ILS lists before
+                     the chains (inside the budget): a far shorter first descent for deep checks
+                     (None: with ``chain_alone`` on the CPU, and on a GPU below 15,000 cities:
+                     `default_pre_descent`)
     initial        : the start tour of every chain (None: the problem's ``initial_solution``), or
                      one per chain
     backend, seed, callbacks, history : as for every search
@@ -146,6 +162,8 @@ class DontLookILS(PopulationSearch):
         self.rules = DontLookDescent(p.candidates, segment=segment, lk=p.lk, lk_depth=p.lk_depth,
                                      lk_move=p.lk_move, chain_alone=p.chain_alone).bound(problem)
         self.chains = (GPU_CHAINS if self.backend.name != "cpu" else 1) if p.chains is None else p.chains
+        self.pre_descent = default_pre_descent(p.chain_alone, self.backend.name, problem.n) if p.pre_descent is None \
+            else p.pre_descent
         self._check_memory("chains", self.chains)
         self.spans = kick_spans(problem.n, p.kick_segment, self.chains, p.kick_spread)
         self.kick_walk = (KICK_WALK if problem.n < WALK_BELOW else 0) if p.kick_walk is None else p.kick_walk
@@ -183,15 +201,15 @@ class DontLookILS(PopulationSearch):
         self._start_merges()
 
     def _pre_descended(self, xs) -> np.ndarray:
-        """The start tours, with the 5-opt chains alone first descended by 2-opt + Or-opt over the
-        problem's ILS candidate lists (DontLookDescent's rows on the search's backend, inside the
-        budget): from a start tour far from any optimum the chains' first 5-opt descent took most of
-        a short run on the CPU, from a 2-opt + Or-opt optimum it takes a fraction of it
-        (docs/benchmarks/start-up.md, "A 2-opt + Or-opt descent before the 5-opt chains"). The GPU's
-        descents equal the CPU's, so both backends' runs stay the same. The shortest descended tour
-        is the best so far (a deadline or Ctrl-C inside the descent or the chains' loading returns it). Other
-        checks: the tours as they are."""
-        if not self.rules.chain_alone:
+        """The start tours, with ``pre_descent`` first descended by 2-opt + Or-opt over the problem's
+        ILS candidate lists (DontLookDescent's rows on the search's backend, inside the budget): from
+        a start tour far from any optimum the 5-opt chains' first descent took most of a short run on
+        the CPU, from a 2-opt + Or-opt optimum it takes a fraction of it (docs/benchmarks/start-up.md,
+        "A 2-opt + Or-opt descent before the 5-opt chains"). The GPU's descents equal the CPU's, so
+        both backends' runs of one ``pre_descent`` are the same. The shortest descended tour is the
+        best so far (a deadline or Ctrl-C inside the descent or the chains' loading returns it).
+        Without: the tours as they are."""
+        if not self.pre_descent:
             return xs
         starts, rows = np.unique(xs, axis=0, return_inverse=True)
         descent = DontLookDescent(segment=self.rules.segment).population(self.backend, self.problem, len(starts), None)

@@ -274,7 +274,8 @@ def test_cpu_chains_run_to_the_deadline_however_long_their_last_round(monkeypatc
 def test_5opt_chains_alone_start_from_a_2opt_oropt_optimum(monkeypatch):
     """With the 5-opt chains alone every chain starts from the start tour descended by 2-opt +
     Or-opt over the problem's ILS lists (DontLookDescent's local optimum: descending it again moves
-    nothing), shorter than the start; with the other checks the chains start from the start tour."""
+    nothing), shorter than the start; with the other checks, or ``pre_descent=False``, the chains
+    start from the start tour."""
     from lsmgpu import DontLookDescent
     problem = TSP(np.random.default_rng(3).uniform(0, 1000, (300, 2)), name="u300")
     loaded = []
@@ -285,13 +286,33 @@ def test_5opt_chains_alone_start_from_a_2opt_oropt_optimum(monkeypatch):
     alone.run(iterations=1)
     plain = DontLookILS(problem, chains=3, backend="cpu", seed=1, candidates="alpha", lk_depth=8, lk_move=5)
     plain.run(iterations=1)
-    descended, as_given = loaded
+    DontLookILS(problem, chains=3, backend="cpu", seed=1, candidates="alpha", lk_depth=8, lk_move=5,
+                chain_alone=True, pre_descent=False).run(iterations=1)
+    descended, as_given, not_descended = loaded
     assert (descended == descended[0]).all() and (as_given == plain.start_x).all()
+    assert (not_descended == alone.start_x).all()
     again = DontLookDescent().population(resolve("cpu"), problem, 1, None)
     again.load(descended[:1])
     made, _, finished = again.descend(np.ones(1, bool))
     assert finished and made[0] == 0
     assert problem.evaluate(descended[0]) < problem.evaluate(alone.start_x)
+
+
+def test_the_start_is_descended_first_on_the_cpu_and_on_a_gpu_below_15000_cities():
+    """``pre_descent`` not given: the 5-opt chains alone start from a 2-opt + Or-opt optimum on the
+    CPU whatever the size, on a GPU below PRE_DESCENT_GPU_BELOW cities only (measured:
+    docs/benchmarks/start-up.md); other checks never."""
+    from lsmgpu.search.dontlook_ils import PRE_DESCENT_GPU_BELOW, default_pre_descent
+    assert PRE_DESCENT_GPU_BELOW == 15000
+    assert default_pre_descent(True, "cpu", 100) and default_pre_descent(True, "cpu", 10**6)
+    assert default_pre_descent(True, "cuda", 14999) and not default_pre_descent(True, "cuda", 15000)
+    assert not default_pre_descent(False, "cpu", 100) and not default_pre_descent(False, "cuda", 100)
+    problem = TSP(np.random.default_rng(3).uniform(0, 1000, (300, 2)), name="u300")
+    chains = dict(backend="cpu", candidates="alpha", lk_depth=8, lk_move=5, chain_alone=True)
+    assert DontLookILS(problem, **chains).pre_descent
+    assert not DontLookILS(problem, pre_descent=False, **chains).pre_descent
+    assert not DontLookILS(problem, backend="cpu").pre_descent and DontLookILS(problem, backend="cpu",
+                                                                              pre_descent=True).pre_descent
 
 
 def test_a_deadline_before_the_chains_are_loaded_returns_the_descended_start(monkeypatch):
