@@ -6,13 +6,13 @@ import logging
 import signal
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
 from tqdm import tqdm
 
 from .backends import cuda_available
+from .checkpoint import checkpoint_settings
 from .errors import BackendUnavailable, KernelCompileError
 from .cli_method import choose_method
 from .cli_parser import DEFAULT_ITERATIONS, DEFAULT_SECONDS, POLISH, parser
@@ -120,8 +120,8 @@ def solve(args) -> int:
         check_writable(args.plot, "--plot")
         check_writable(args.json, "--json")
         check_writable(args.checkpoint, "--checkpoint")
-        if args.resume is not None and not Path(args.resume).is_file():
-            raise ValueError(f"--resume: no checkpoint at {str(args.resume)!r}")
+        # the --resume file read once, first: a missing or foreign file is named before any work
+        args.resume_settings = checkpoint_settings(args.resume, "--resume") if args.resume is not None else None
         if args.plot:
             pyplot()                  # matplotlib missing: say so now, not after the search
         if args.backend != "cpu":            # the GPU's context starts while the instance is read

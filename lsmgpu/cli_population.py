@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import sys
 
-from .checkpoint import checkpoint_settings
 from .search import SEARCHES
 from .search.loop import COMMON_OPTIONS
 
@@ -126,10 +125,10 @@ def choose_five_opt(args, problem) -> None:
     ``five_opt_ant_lists`` and ``five_opt_moves``, for the run's seconds (--seconds, the command's
     DEFAULT_SECONDS where no budget is given, else a resumed checkpoint's own; None: no seconds); a
     resumed run takes those its checkpoint keeps, so that it goes on as it was built
-    whichever budget the defaults would pick now (the checkpoint refuses other values). The
-    checkpoint is read once."""
+    whichever budget the defaults would pick now (the checkpoint refuses other values), read once by
+    the command (``args.resume_settings``: checkpoint_settings)."""
     given = {name for name in FIVE_OPT_OPTIONS if getattr(args, name) is not None}
-    budget, kept = checkpoint_settings(args.resume, "--resume") if args.resume else ({"seconds": None}, {})
+    budget, kept = args.resume_settings if args.resume else ({"seconds": None}, {})
     seconds = args.seconds if args.seconds is not None else budget["seconds"]
     if five_opt_default(args, problem, seconds):
         args.candidates, args.lk_depth, args.lk_move = "alpha", FIVE_OPT_DEPTH, 5

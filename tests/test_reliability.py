@@ -179,10 +179,13 @@ def test_cli_checks_out_before_the_search(tmp_path, where, capsys):
 @pytest.mark.parametrize("flags,message", [
     (["--checkpoint", "missing/run.ckpt"], "--checkpoint .*missing/run.ckpt: folder .*missing does not exist"),
     (["--resume", "missing.ckpt"], "--resume: no checkpoint at .*missing.ckpt"),
+    (["--resume", "text.ckpt"], "--resume: .*text.ckpt' is not an lsmgpu checkpoint"),
 ])
 def test_cli_checks_checkpoint_files_before_the_search(tmp_path, flags, message, capsys):
-    """A checkpoint in a folder that does not exist, or a checkpoint to resume that does not exist,
-    is refused in one line (exit 2) before the search, not by a traceback from inside it."""
+    """A checkpoint in a folder that does not exist, or a checkpoint to resume that does not exist
+    or is no checkpoint, is refused in one line (exit 2) before the search, not by a traceback from
+    inside it."""
+    (tmp_path / "text.ckpt").write_text("not a checkpoint")
     flags = [flags[0], str(tmp_path / flags[1])]
     assert main(["solve", "tai12a", "--backend", "cpu", "--iterations", "100000", "--quiet", *flags]) == 2
     out, err = capsys.readouterr()
