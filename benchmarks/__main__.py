@@ -730,7 +730,7 @@ def main(argv=None):
     parser.add_argument("--defaults-qap", default="tai50a,tai100a", help="QAPLIB names of the defaults table")
     parser.add_argument("--defaults-seconds", type=float, default=10.0, help="budget of each defaults row")
     parser.add_argument("--cpu-chains", default="pr1002:10,pr2392:20",
-                        help="cpu-chains: NAME:SECONDS of each instance and its budget")
+                        help="cpu-chains: NAME:SECONDS[:SEED] of each instance, its budget and seed (0 if not given)")
     parser.add_argument("--twoopt-instances", default="dsj1000,pr2392,rl5915,rl11849,d18512,pla33810,pla85900")
     parser.add_argument("--acs-instances", default="d198,a280,pcb442,rat783,pr1002,nrw1379,pr2392")
     parser.add_argument("--acs-periods", default="1,2,4,8,16", help="local-update periods of ACS-GPU-Alt in acs-build")

@@ -13,8 +13,8 @@ default budget of ``lsmgpu solve`` (10 s), seed 0, gap to the best known value.
 
 ``cpu-chains``: the don't-look ILS chain on the CPU (``lsmgpu solve``'s TSP default there) with its
 two kinds of checks, 2-opt + Or-opt and the 5-opt chains of 100 levels alone over the α-nearest, at
-each instance's budget (``--cpu-chains pr1002:10,pr2392:20``); ``five_opt_chosen``: whether the
-command takes the 5-opt chains there (``cpu_five_opt``).
+each instance's budget and seed (``--cpu-chains pr1002:10,pr2392:20:1``, seed 0 where none is given);
+``five_opt_chosen``: whether the command takes the 5-opt chains there (``cpu_five_opt``).
 
     python -m benchmarks cpu-chains --backend cpu --cpu-chains pr1002:5,pr1002:10 --data .data
 """
@@ -82,17 +82,20 @@ CPU_CHAINS = {"2-opt + Or-opt": {},
 
 
 def table_cpu_chains(args, path_of, emit) -> list[dict]:
-    """Each ``name:seconds`` of --cpu-chains: the CPU chain with each kind of checks, seed 0."""
+    """Each ``name:seconds[:seed]`` of --cpu-chains: the CPU chain with each kind of checks (seed 0
+    where none is given)."""
     rows = []
     for spec in filter(None, args.cpu_chains.split(",")):
-        name, seconds = spec.split(":")
+        name, seconds, *seed = spec.split(":")
+        seed = int(seed[0]) if seed else 0
         path = path_of("tsplib", name)
         n = dimension(path)
         for label, options in CPU_CHAINS.items():
             row = defaults_row("TSP", label, lambda p, b, options=options: DontLookILS(
-                TSP.from_file(p), seed=0, backend=b, **options), path, "cpu", float(seconds))
+                TSP.from_file(p), seed=seed, backend=b, **options), path, "cpu", float(seconds))
             row.pop("default")
-            rows.append({**row, "table": "cpu-chains", "n": n, "five_opt_chosen": cpu_five_opt(n, float(seconds))})
+            rows.append({**row, "table": "cpu-chains", "n": n, "seed": seed,
+                         "five_opt_chosen": cpu_five_opt(n, float(seconds))})
             emit(rows[-1])
     return rows
 
