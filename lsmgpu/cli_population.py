@@ -37,9 +37,10 @@ FIVE_OPT_RESTART_AFTER = 30
 #: for a TSP with coordinates run for CPU_FIVE_OPT_SECONDS_PER_CITY seconds a city or more (their first
 #: descent, from a 2-opt + Or-opt optimum of the start, must end in the budget), unless --candidates,
 #: --lk-depth or --lk-move is given: docs/benchmarks/start-up.md, "A 2-opt + Or-opt descent before the
-#: 5-opt chains" (2-core host, 6ded945: from 0.0008 s a city up ahead of 2-opt + Or-opt on 12 rows of 14,
-#: behind on rl11849 at 30 s)
-CPU_FIVE_OPT_SECONDS_PER_CITY = 0.001
+#: 5-opt chains" and "Three seeds near the line" (2-core host, e4b0e2d, seeds 0-2: between 0.001 and
+#: 0.0017 s a city behind 2-opt + Or-opt on the mean on 5 of 6 rows (rl5915 at 10 s 2.55 % against 2.00), from
+#: 0.0022 ahead or level but on rl11849 at 30 s, far ahead from 0.003 (pr1002 at 3 s 0.92 % against 2.80))
+CPU_FIVE_OPT_SECONDS_PER_CITY = 0.002
 #: the flags (and FocusedACO's options of the same names) the 5-opt defaults set
 FIVE_OPT_OPTIONS = ("candidates", "lk_depth", "lk_move", "chain_alone", "restart_after", "ant_lists", "moves")
 #: with the 5-opt chains in a run of ANT_LISTS_SECONDS or more, focused ACO's candidate lists and
