@@ -18,7 +18,7 @@ import numpy as np
 
 from ..backends.dontlook import dontlook_for
 from ..backends.dontlook_chains import MAX_KICKS, MAX_WALK, CpuChains, KickRules, kick_spans, kick_walks
-from ..validation import check_count, check_number
+from ..validation import check_count, check_flag, check_number
 from .dontlook import DontLookDescent
 from .partition import BackgroundMerge
 from .population import PopulationSearch
@@ -97,6 +97,8 @@ class DontLookILSParams:
             raise ValueError(f"{owner}: `kick_spread` must be within 1 .. 1000, got {self.kick_spread}")
         if not 0 <= share <= 1:
             raise ValueError(f"{owner}: `walk_share` must be within 0 .. 1, got {self.walk_share}")
+        if self.pre_descent is not None:
+            object.__setattr__(self, "pre_descent", check_flag(owner, "pre_descent", self.pre_descent))
 
 
 class DontLookILS(PopulationSearch):

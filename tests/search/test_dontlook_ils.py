@@ -313,6 +313,8 @@ def test_the_start_is_descended_first_on_the_cpu_and_on_a_gpu_below_15000_cities
     assert not DontLookILS(problem, pre_descent=False, **chains).pre_descent
     assert not DontLookILS(problem, backend="cpu").pre_descent and DontLookILS(problem, backend="cpu",
                                                                               pre_descent=True).pre_descent
+    with pytest.raises(TypeError, match="pre_descent"):
+        DontLookILS(problem, backend="cpu", pre_descent="no")
 
 
 def test_a_deadline_before_the_chains_are_loaded_returns_the_descended_start(monkeypatch):
