@@ -317,6 +317,17 @@ def test_the_start_is_descended_first_on_the_cpu_and_on_a_gpu_below_15000_cities
         DontLookILS(problem, backend="cpu", pre_descent="no")
 
 
+def assert_cut_before_the_chains_returns_the_descended_start(seed: int, status: str) -> None:
+    """A 5-opt chains alone run on 300 random cities (seeded), cut before its chains ran a kick,
+    ends with ``status``, no iteration, and the pre-descent's tour: measured exactly, shorter than
+    the start."""
+    problem = TSP(np.random.default_rng(seed).uniform(0, 1000, (300, 2)), name="u300")
+    search = DontLookILS(problem, backend="cpu", seed=0, candidates="alpha", lk_depth=8, lk_move=5, chain_alone=True)
+    result = search.run(iterations=5)
+    assert result.status == status and result.iterations == 0
+    assert result.fitness == problem.evaluate(result.solution) < problem.evaluate(search.start_x)
+
+
 def test_a_deadline_before_the_chains_are_loaded_returns_the_descended_start(monkeypatch):
     """Where the deadline passes during the 2-opt + Or-opt descent before the 5-opt chains (here:
     the chains' loading finds it past, as ``check_deadline`` does), the run returns that descent's
@@ -326,11 +337,7 @@ def test_a_deadline_before_the_chains_are_loaded_returns_the_descended_start(mon
     def past_the_deadline(self, xs):
         raise DeadlineReached("the chains' start tours were loaded")
     monkeypatch.setattr(CpuChains, "load", past_the_deadline)
-    problem = TSP(np.random.default_rng(4).uniform(0, 1000, (300, 2)), name="u300")
-    search = DontLookILS(problem, backend="cpu", seed=0, candidates="alpha", lk_depth=8, lk_move=5, chain_alone=True)
-    result = search.run(iterations=5)
-    assert result.status == "seconds" and result.iterations == 0
-    assert result.fitness == problem.evaluate(result.solution) < problem.evaluate(search.start_x)
+    assert_cut_before_the_chains_returns_the_descended_start(4, "seconds")
 
 
 def test_ctrl_c_inside_the_descent_before_the_chains_returns_its_tour(monkeypatch):
@@ -343,11 +350,7 @@ def test_ctrl_c_inside_the_descent_before_the_chains_returns_its_tour(monkeypatc
         original(self, rows, rule, deadline)
         raise KeyboardInterrupt
     monkeypatch.setattr(CpuDontLook, "descend", interrupted)
-    problem = TSP(np.random.default_rng(5).uniform(0, 1000, (300, 2)), name="u300")
-    search = DontLookILS(problem, backend="cpu", seed=0, candidates="alpha", lk_depth=8, lk_move=5, chain_alone=True)
-    result = search.run(iterations=5)
-    assert result.status == "interrupted" and result.iterations == 0
-    assert result.fitness == problem.evaluate(result.solution) < problem.evaluate(search.start_x)
+    assert_cut_before_the_chains_returns_the_descended_start(5, "interrupted")
 
 
 @pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
