@@ -1,14 +1,16 @@
-"""Whether DontLookILS's pre-descent pays on a backend (``DontLookILS._pre_descended``): the 5-opt
-chains alone (chains of FIVE_OPT_DEPTH levels of LKH's 5-opt basis moves over the 5 α-nearest, the
-command's CPU checks) from the problem's start tour, with the 2-opt + Or-opt descent of the start
-first (as the search runs) and without it (the chains' first 5-opt descent from the start itself).
+"""Whether DontLookILS's descents of its start pay on a backend (``DontLookILS._descended_starts``):
+the 5-opt chains alone (chains of FIVE_OPT_DEPTH levels of LKH's 5-opt basis moves over the 5
+α-nearest, the command's CPU checks) from the problem's start tour, with each way of VARIANTS:
+"pre" the 2-opt + Or-opt descent of the start first (``pre_descent``), "start" the chains' own
+descent of it, wide on a GPU, the chains loaded at its local optimum (``start_descent``),
+"pre+start" both, "none" neither (every chain's first 5-opt descent from the start itself).
 
-    python -m benchmarks.probes.pre_descent .data pr2392:10,rl5915:20,d18512:30 0,1 cuda
+    python -m benchmarks.probes.pre_descent .data pr2392:10,rl5915:20,d18512:30 0,1 cuda [pre,none]
 
 For each NAME:SECONDS and seed, after a warm-up run (the kernels built), one run each way with the
 budget SECONDS counted from the search's making (the α-ascent inside it): its gap to the optimum,
-wall seconds, the chains and their kicks, how the run ended, the pre-descent's own seconds, and
-the best's gap at a quarter and at half the budget (the run's improvements).
+wall seconds, the chains and their kicks, how the run ended, the start's descents' own seconds,
+and the best's gap at a quarter and at half the budget (the run's improvements).
 """
 from __future__ import annotations
 
@@ -24,13 +26,14 @@ from lsmgpu.problems import TSP
 CHAINS_ALONE = dict(candidates="alpha", lk_depth=FIVE_OPT_DEPTH, lk_move=5, chain_alone=True)
 
 
-def run(path: str, seconds: float, seed: int, backend: str, pre_descent: bool) -> dict:
-    """One run of the 5-opt chains alone, DontLookILS's ``pre_descent`` given (False: the start tours
-    go to the chains as they are)."""
+def run(path: str, seconds: float, seed: int, backend: str, variant: str) -> dict:
+    """One run of the 5-opt chains alone, the start's descents of ``variant`` (the module's docstring)."""
     problem = TSP.from_file(path)
     t0 = time.perf_counter()
-    search = DontLookILS(problem, seed=seed, backend=backend, pre_descent=pre_descent, **CHAINS_ALONE)
-    spent, descend = [], search._pre_descended
+    ways = variant.split("+")
+    search = DontLookILS(problem, seed=seed, backend=backend, pre_descent="pre" in ways,
+                         start_descent="start" in ways, **CHAINS_ALONE)
+    spent, descend = [], search._descended_starts
 
     def timed(xs):
         started = time.perf_counter()
@@ -38,7 +41,7 @@ def run(path: str, seconds: float, seed: int, backend: str, pre_descent: bool) -
             return descend(xs)
         finally:
             spent.append(time.perf_counter() - started)
-    search._pre_descended = timed
+    search._descended_starts = timed
     result = search.run(seconds=seconds - (time.perf_counter() - t0), target=problem.best_known)
     wall = time.perf_counter() - t0
     assert problem.evaluate(result.solution) == result.fitness
@@ -50,10 +53,10 @@ def run(path: str, seconds: float, seed: int, backend: str, pre_descent: bool) -
                                                                for share, value in at.items()})
 
 
-def main(data: str, specs: str, seeds: str, backend: str) -> None:
+def main(data: str, specs: str, seeds: str, backend: str, variants: str = "pre,none") -> None:
     device = cuda_available()[1] if backend != "cpu" else "CPU"
     print(f"# device: {device} · backend: {backend} · commit: {commit()}", flush=True)
-    print("instance | seconds | seed | pre-descent | gap % | wall s | chains | kicks | status | pre-descent s | "
+    print("instance | seconds | seed | start's descents | gap % | wall s | chains | kicks | status | descents s | "
           "gap % at a quarter | at half")
     for spec in specs.split(","):
         name, seconds = spec.split(":")
@@ -61,12 +64,12 @@ def main(data: str, specs: str, seeds: str, backend: str) -> None:
         DontLookILS(TSP.from_file(path), seed=0, backend=backend, pre_descent=True,
                     **CHAINS_ALONE).run(iterations=1)                                       # the builds
         for seed in (int(s) for s in seeds.split(",")):
-            for pre_descent in (True, False):
-                row = run(path, float(seconds), seed, backend, pre_descent)
-                print(f"{name} | {seconds} | {seed} | {'yes' if pre_descent else 'no'} | {row['gap']:.3f} | "
+            for variant in variants.split(","):
+                row = run(path, float(seconds), seed, backend, variant)
+                print(f"{name} | {seconds} | {seed} | {variant} | {row['gap']:.3f} | "
                       f"{row['wall']:.2f} | {row['chains']} | {row['kicks']} | {row['status']} | "
                       f"{row['descent_s']:.2f} | {row['gap_at_0.25']:.3f} | {row['gap_at_0.5']:.3f}", flush=True)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4])
+    main(*sys.argv[1:6])

@@ -164,10 +164,11 @@ class CpuChains:
         self.rows, self.device = int(rows), device
         kicks.for_rows(self.rows)                       # a span for every chain, or one for all
 
-    def load(self, xs) -> None:
-        """Start tours (rows x n): every city queued, no best yet. Rows are set up in blocks of
-        about a million cities, the run's deadline checked between them (a million chains take
-        seconds)."""
+    def load(self, xs, at_optimum: bool = False) -> None:
+        """Start tours (rows x n): every city queued, no best yet; ``at_optimum``: tours already at
+        a local optimum of these rules, none queued and each its chain's best (the chains kick at
+        once). Rows are set up in blocks of about a million cities, the run's deadline checked
+        between them (a million chains take seconds)."""
         xs = np.asarray(xs)
         B, n = xs.shape
         self.x, self.pos = np.empty((B, n), dtype=np.int64), np.empty((B, n), dtype=np.int64)
@@ -182,6 +183,11 @@ class CpuChains:
             self.queues.extend(deque(row) for row in x.tolist())
         self.best, self.best_x = np.full(B, np.inf), self.x.copy()
         self.queued = np.ones((B, n), dtype=bool)
+        if at_optimum:
+            self.best[:] = self.current
+            self.queued[:] = False
+            for queue in self.queues:
+                queue.clear()
         self.kicks, self.checks, self.made = (np.zeros(B, dtype=np.int64) for _ in range(3))
         self.idle = np.zeros(B, dtype=bool)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backends.dontlook import dontlook_for
+from ..backends.dontlook import CpuDontLook, again_from_every_city, dontlook_for
 from ..backends.dontlook_chains import MAX_KICKS, MAX_WALK, CpuChains, KickRules, kick_spans, kick_walks
 from ..validation import check_count, check_flag, check_number
 from .dontlook import DontLookDescent
@@ -83,6 +83,7 @@ class DontLookILSParams:
     lk_move: int = 2
     chain_alone: bool = False
     pre_descent: bool | None = None
+    start_descent: bool | None = None
 
     def __post_init__(self):
         owner = "DontLookILS"
@@ -97,8 +98,9 @@ class DontLookILSParams:
             raise ValueError(f"{owner}: `kick_spread` must be within 1 .. 1000, got {self.kick_spread}")
         if not 0 <= share <= 1:
             raise ValueError(f"{owner}: `walk_share` must be within 0 .. 1, got {self.walk_share}")
-        if self.pre_descent is not None:
-            object.__setattr__(self, "pre_descent", check_flag(owner, "pre_descent", self.pre_descent))
+        for name in ("pre_descent", "start_descent"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, check_flag(owner, name, getattr(self, name)))
 
 
 class DontLookILS(PopulationSearch):
@@ -137,6 +139,10 @@ class DontLookILS(PopulationSearch):
                      the chains (inside the budget): a far shorter first descent for deep checks
                      (None: with ``chain_alone`` on the CPU, and on a GPU below 15,000 cities:
                      `default_pre_descent`)
+    start_descent  : each distinct start tour descended once by the chains' own moves until none
+                     moves (a lone tour checked wide on a GPU, as FocusedACO's start), the chains
+                     loaded at that local optimum: they kick at once rather than each make the same
+                     first descent (None: with more than one chain)
     initial        : the start tour of every chain (None: the problem's ``initial_solution``), or
                      one per chain
     backend, seed, callbacks, history : as for every search
@@ -166,6 +172,7 @@ class DontLookILS(PopulationSearch):
         self.chains = (GPU_CHAINS if self.backend.name != "cpu" else 1) if p.chains is None else p.chains
         self.pre_descent = default_pre_descent(p.chain_alone, self.backend.name, problem.n) if p.pre_descent is None \
             else p.pre_descent
+        self.start_descent = self.chains > 1 if p.start_descent is None else p.start_descent
         self._check_memory("chains", self.chains)
         self.spans = kick_spans(problem.n, p.kick_segment, self.chains, p.kick_spread)
         self.kick_walk = (KICK_WALK if problem.n < WALK_BELOW else 0) if p.kick_walk is None else p.kick_walk
@@ -197,35 +204,53 @@ class DontLookILS(PopulationSearch):
         self.kick_seed = int(self.rng.integers(2**63))
         self.loaded = False
         self._build_chains()
-        self.population.load(self._pre_descended(xs))
+        self.population.load(*self._descended_starts(xs))
         self.loaded = True
         self.rounds = 0
         self._start_merges()
 
-    def _pre_descended(self, xs) -> np.ndarray:
-        """The start tours, with ``pre_descent`` first descended by 2-opt + Or-opt over the problem's
-        ILS candidate lists (DontLookDescent's rows on the search's backend, inside the budget): from
-        a start tour far from any optimum the 5-opt chains' first descent took most of a short run on
-        the CPU, from a 2-opt + Or-opt optimum it takes a fraction of it (docs/benchmarks/start-up.md,
-        "A 2-opt + Or-opt descent before the 5-opt chains"). The GPU's descents equal the CPU's, so
-        both backends' runs of one ``pre_descent`` are the same. The shortest descended tour is the
-        best so far (a deadline or Ctrl-C inside the descent or the chains' loading returns it).
-        Without: the tours as they are."""
-        if not self.pre_descent:
-            return xs
+    def _descended_starts(self, xs) -> tuple[np.ndarray, bool]:
+        """The chains' start tours, each distinct one descended once on the search's backend inside
+        the budget: with ``pre_descent`` by 2-opt + Or-opt over the problem's ILS candidate lists
+        (one pass: from a start far from any optimum the 5-opt chains' first descent took most of a
+        short run on the CPU, from a 2-opt + Or-opt optimum a fraction of it; docs/benchmarks/
+        start-up.md, "A 2-opt + Or-opt descent before the 5-opt chains"), then with
+        ``start_descent`` by the chains' own rules until none moves (a lone tour wide on a GPU);
+        and whether they are at that local optimum (the chains' first descent then over). The
+        GPU's descents equal the CPU's, so both backends' runs are the same. The shortest
+        descended tour is the best so far (a deadline or Ctrl-C inside a descent or the chains'
+        loading returns it)."""
+        if not (self.pre_descent or self.start_descent):
+            return xs, False
         starts, rows = np.unique(xs, axis=0, return_inverse=True)
-        descent = DontLookDescent(segment=self.rules.segment).population(self.backend, self.problem, len(starts), None)
-        descent.load(starts)
         deadline = None if self.budget.seconds is None else self.t0 + self.budget.seconds
+        if self.pre_descent:
+            rules = DontLookDescent(segment=self.rules.segment)
+            starts = self._descend(rules.population(self.backend, self.problem, len(starts), None), starts, deadline)
+        at_optimum = False
+        if self.start_descent:
+            own = dontlook_for(self.backend, "dontlook", CpuDontLook, self.rules, self.problem.edge_distance(),
+                               len(starts), announce="DontLookILS", what="the start's descent")
+            starts = self._descend(own, starts, deadline, again=True)
+            at_optimum = deadline is None or time.perf_counter() < deadline
+        return starts[rows.reshape(-1)], at_optimum
+
+    def _descend(self, engine, starts, deadline, again: bool = False) -> np.ndarray:
+        """``starts`` descended by the rows ``engine`` (closed after), with ``again`` from every city
+        until a descent makes no move; the shortest kept as the best so far, also where a deadline
+        or Ctrl-C cuts the descent."""
+        engine.load(starts)
         try:
-            descent.descend(np.ones(len(starts), bool), deadline=deadline)
-        finally:                                # Ctrl-C inside the descent too: its best so far is kept
-            descended, lengths = descent.solutions().astype(np.int64), descent.values()
-            descent.close()
+            made, _, _ = engine.descend(np.ones(len(starts), bool), deadline=deadline)
+            if again:
+                again_from_every_city(engine, made, deadline=deadline)
+        finally:
+            descended, lengths = engine.solutions().astype(np.int64), engine.values()
+            engine.close()
             shortest = descended[int(np.argmin(lengths))]
             if np.array_equal(np.sort(shortest), np.arange(len(shortest))):     # measured exactly, on the host
                 self._record(shortest, self.problem.sense * float(self.problem.fitness(shortest)))
-        return descended[rows.reshape(-1)]
+        return descended
 
     def _start_merges(self) -> None:
         """The merges' thread (with ``merge`` > 1)."""

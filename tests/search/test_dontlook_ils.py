@@ -220,7 +220,7 @@ def test_an_offered_tour_goes_to_the_worst_chain():
     problem = TSP.from_file(TSP.shipped("berlin52"))
     optimum = DontLookILS(problem, chains=2, backend="cpu", seed=0, exchange_every=2, round_checks=200).run(150)
     worse = np.random.default_rng(0).permutation(52)
-    alone = DontLookILS(problem, chains=2, backend="cpu", seed=7, round_checks=50).run(iterations=3)
+    alone = DontLookILS(problem, chains=2, backend="cpu", seed=7, round_checks=50).run(iterations=30)
     for offered, taken in ((optimum.solution, 1), (worse, 0)):
         holder = []
 
@@ -230,7 +230,7 @@ def test_an_offered_tour_goes_to_the_worst_chain():
 
         search = DontLookILS(problem, chains=2, backend="cpu", seed=7, round_checks=50, callbacks=[offer_once])
         holder.append(search)
-        result = search.run(iterations=3)
+        result = search.run(iterations=30)
         assert search.migrants == taken and result.fitness == problem.fitness(result.solution)
         if taken:
             assert result.fitness == optimum.fitness
@@ -275,19 +275,19 @@ def test_5opt_chains_alone_start_from_a_2opt_oropt_optimum(monkeypatch):
     """With the 5-opt chains alone every chain starts from the start tour descended by 2-opt +
     Or-opt over the problem's ILS lists (DontLookDescent's local optimum: descending it again moves
     nothing), shorter than the start; with the other checks, or ``pre_descent=False``, the chains
-    start from the start tour."""
+    start from the start tour (``start_descent=False`` throughout: its own descent comes after)."""
     from lsmgpu import DontLookDescent
     problem = TSP(np.random.default_rng(3).uniform(0, 1000, (300, 2)), name="u300")
     loaded = []
     original = CpuChains.load
-    monkeypatch.setattr(CpuChains, "load", lambda self, xs: loaded.append(np.array(xs)) or original(self, xs))
-    alone = DontLookILS(problem, chains=3, backend="cpu", seed=1, candidates="alpha", lk_depth=8, lk_move=5,
-                        chain_alone=True)
+    monkeypatch.setattr(CpuChains, "load", lambda self, xs, at_optimum=False: loaded.append(np.array(xs))
+                        or original(self, xs, at_optimum))
+    options = dict(chains=3, backend="cpu", seed=1, candidates="alpha", lk_depth=8, lk_move=5, start_descent=False)
+    alone = DontLookILS(problem, chain_alone=True, **options)
     alone.run(iterations=1)
-    plain = DontLookILS(problem, chains=3, backend="cpu", seed=1, candidates="alpha", lk_depth=8, lk_move=5)
+    plain = DontLookILS(problem, **options)
     plain.run(iterations=1)
-    DontLookILS(problem, chains=3, backend="cpu", seed=1, candidates="alpha", lk_depth=8, lk_move=5,
-                chain_alone=True, pre_descent=False).run(iterations=1)
+    DontLookILS(problem, chain_alone=True, pre_descent=False, **options).run(iterations=1)
     descended, as_given, not_descended = loaded
     assert (descended == descended[0]).all() and (as_given == plain.start_x).all()
     assert (not_descended == alone.start_x).all()
@@ -317,6 +317,56 @@ def test_the_start_is_descended_first_on_the_cpu_and_on_a_gpu_below_15000_cities
         DontLookILS(problem, backend="cpu", pre_descent="no")
 
 
+def test_chains_that_share_a_start_are_loaded_at_its_own_descents_local_optimum(monkeypatch):
+    """``start_descent`` (the default with more than one chain): the chains' shared start is
+    descended once by their own rules until none moves and loaded at that local optimum: every
+    chain the same tour, descending it again from every city moves nothing, no city queued and
+    each chain's best its length before any kick; not with one chain or ``start_descent=False``,
+    and a non-flag is refused by name."""
+    from lsmgpu.backends.dontlook import CpuDontLook
+    problem = TSP(np.random.default_rng(8).uniform(0, 1000, (300, 2)), name="u300")
+    loaded = []
+    original = CpuChains.load
+
+    def load(self, xs, at_optimum=False):
+        original(self, xs, at_optimum)
+        loaded.append((np.array(xs), at_optimum, self.bests(), self.queued.any()))
+    monkeypatch.setattr(CpuChains, "load", load)
+    options = dict(backend="cpu", seed=2, candidates="alpha", lk_depth=8, lk_move=5, chain_alone=True)
+    search = DontLookILS(problem, chains=3, **options)
+    assert search.start_descent and not DontLookILS(problem, **options).start_descent
+    search.run(iterations=1)
+    DontLookILS(problem, chains=3, start_descent=False, **options).run(iterations=1)
+    (tours, at_optimum, bests, queued), (_, at_optimum_without, bests_without, queued_without) = loaded
+    assert at_optimum and not queued and (tours == tours[0]).all()
+    assert np.array_equal(bests, np.full(3, problem.evaluate(tours[0])))
+    assert not at_optimum_without and queued_without and np.isinf(bests_without).all()
+    again = CpuDontLook(search.rules, problem.edge_distance(), 1)
+    again.load(tours[:1])
+    made, _, finished = again.descend(np.ones(1, bool))
+    assert finished and made[0] == 0
+    with pytest.raises(TypeError, match="start_descent"):
+        DontLookILS(problem, start_descent="no", **options)
+
+
+def test_ctrl_c_inside_the_chains_own_start_descent_returns_its_tour(monkeypatch):
+    """Ctrl-C inside the chains' own descent of their start (here: raised as it ends, no
+    pre-descent before it) returns that descent's tour, shorter than the start, with status
+    "interrupted" and no kick made."""
+    from lsmgpu.backends.dontlook import CpuDontLook
+    original = CpuDontLook.descend
+
+    def interrupted(self, rows, rule="best", deadline=None):
+        original(self, rows, rule, deadline)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(CpuDontLook, "descend", interrupted)
+    problem = TSP(np.random.default_rng(9).uniform(0, 1000, (300, 2)), name="u300")
+    search = DontLookILS(problem, backend="cpu", chains=2, seed=0, pre_descent=False)
+    result = search.run(iterations=5)
+    assert result.status == "interrupted" and result.iterations == 0
+    assert result.fitness == problem.evaluate(result.solution) < problem.evaluate(search.start_x)
+
+
 def assert_cut_before_the_chains_returns_the_descended_start(seed: int, status: str) -> None:
     """A 5-opt chains alone run on 300 random cities (seeded), cut before its chains ran a kick,
     ends with ``status``, no iteration, and the pre-descent's tour: measured exactly, shorter than
@@ -334,7 +384,7 @@ def test_a_deadline_before_the_chains_are_loaded_returns_the_descended_start(mon
     tour, shorter than the start, with status "seconds"."""
     from lsmgpu.budget import DeadlineReached
 
-    def past_the_deadline(self, xs):
+    def past_the_deadline(self, xs, at_optimum=False):
         raise DeadlineReached("the chains' start tours were loaded")
     monkeypatch.setattr(CpuChains, "load", past_the_deadline)
     assert_cut_before_the_chains_returns_the_descended_start(4, "seconds")
@@ -364,7 +414,8 @@ def test_a_run_ended_inside_the_first_descent_returns_the_tour_part_way_down(bac
         def on_iteration(self, state):
             return True
     problem = TSP(np.random.default_rng(6).uniform(0, 10_000, (2000, 2)), name="u2000")
-    search = DontLookILS(problem, backend=backend, chains=4, seed=0, round_checks=50, callbacks=StopAtOnce())
+    search = DontLookILS(problem, backend=backend, chains=4, seed=0, round_checks=50, start_descent=False,
+                         callbacks=StopAtOnce())
     result = search.run(iterations=5)
     assert result.status == "callback" and result.iterations == 0 and result.work == (0, "kicks")
     assert np.array_equal(np.sort(result.solution), np.arange(2000))

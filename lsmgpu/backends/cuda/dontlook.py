@@ -320,11 +320,15 @@ class CudaChains(CudaDontLook):
         pointers = (self.best_x, self.best, self.kicks, self.idle, self.spans, self.walks)
         return pack("6PQi4x", *(int(p) for p in pointers), k.seed % 2**64, k.limit)   # sizeof(Chains) = 64
 
-    def load(self, xs) -> None:
-        """Start tours (rows x n): every city queued, no best yet."""
-        super().load(xs)
+    def load(self, xs, at_optimum: bool = False) -> None:
+        """Start tours (rows x n): every city queued, no best yet; ``at_optimum``: tours already at
+        a local optimum of these rules, none queued and each its chain's best."""
+        super().load(xs, np.empty(0, np.int32) if at_optimum else None)
         cuda.memcpy_dtod(self.best_x, self.x, self.rows * self.n * 4)                  # the start
-        cuda.memcpy_htod(self.best, np.full(self.rows, np.inf))
+        if at_optimum:
+            cuda.memcpy_dtod(self.best, self.current, self.rows * 8)
+        else:
+            cuda.memcpy_htod(self.best, np.full(self.rows, np.inf))
         cuda.memset_d32(self.kicks, 0, self.rows)
         cuda.memset_d32(self.idle, 0, self.rows)
 
