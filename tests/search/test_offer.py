@@ -9,7 +9,7 @@ from lsmgpu import AntColonySystem, DontLookILS, FocusedACO, GeneticAlgorithm, M
 from lsmgpu.problems import QAP, TSP
 
 SEARCHES = {
-    "DontLookILS": lambda p, **o: DontLookILS(p, chains=2, round_checks=100, seed=1, **o),
+    "DontLookILS": lambda p, **o: DontLookILS(p, chains=2, round_checks=10, seed=1, **o),
     "FocusedACO": lambda p, **o: FocusedACO(p, ants=2, moves=2, seed=1, lk_depth=0, **o),   # not the optimum at once
     "AntColonySystem": lambda p, **o: AntColonySystem(p, ants=2, seed=1, **o),
     "MaxMinAntSystem": lambda p, **o: MaxMinAntSystem(p, ants=2, seed=1, **o),
