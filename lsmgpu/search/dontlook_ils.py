@@ -44,11 +44,24 @@ KICK_WALK, WALK_BELOW = 128, 5000
 #: 6 of 7 runs) and lose on d15112 and d18512 (30 and 60 s, 6 of 6: 0.18 % against 0.08 on d18512 at 30 s); one
 #: chain on the CPU gains (docs/benchmarks/start-up.md, "A 2-opt + Or-opt descent before the 5-opt chains")
 PRE_DESCENT_GPU_BELOW = 15000
+#: with several chains and no `start_descent` given, their shared start is descended once by their own moves below
+#: this many cities: 256 chains of the 5-opt checks on the H200 gain from it against the 2-opt + Or-opt descent first
+#: on pr2392 (10 s, 3 of 3 seeds: 0.102 % against 0.147), rl5915 (20 s: 0.310 against 0.487) and rl11849 (30 s: 0.627
+#: against 0.636) and lose against none on d15112 and d18512 (30 s: 0.114 / 0.107 against 0.107 / 0.084: there the
+#: wide descent's optimum is longer than a chain's own, 0.159 % against 0.122 on d18512; start-up.md, "The chains'
+#: own descent of their start")
+START_DESCENT_BELOW = 15000
 
+
+def default_start_descent(chains: int, n: int) -> bool:
+    """Whether several chains' shared start is descended once by their own moves where `start_descent` is
+    not given: with more than one chain below START_DESCENT_BELOW cities."""
+    return chains > 1 and n < START_DESCENT_BELOW
 
 def default_pre_descent(chain_alone: bool, backend: str, n: int) -> bool:
     """Whether the starts are descended by 2-opt + Or-opt before the chains where `pre_descent` is
-    not given: with the 5-opt chains alone, on the CPU, or on a GPU below PRE_DESCENT_GPU_BELOW cities."""
+    not given and their own descent of the start is not made: with the 5-opt chains alone, on the CPU,
+    or on a GPU below PRE_DESCENT_GPU_BELOW cities."""
     return chain_alone and (backend == "cpu" or n < PRE_DESCENT_GPU_BELOW)
 
 
@@ -137,12 +150,13 @@ class DontLookILS(PopulationSearch):
                      pr2392 0.63 % with them, 0.31 without; docs/benchmarks.md)
     pre_descent    : the start tours descended by 2-opt + Or-opt over the problem's ILS lists before
                      the chains (inside the budget): a far shorter first descent for deep checks
-                     (None: with ``chain_alone`` on the CPU, and on a GPU below 15,000 cities:
-                     `default_pre_descent`)
+                     (None: where ``start_descent`` is not made, with ``chain_alone`` on the CPU, and
+                     on a GPU below 15,000 cities: `default_pre_descent`)
     start_descent  : each distinct start tour descended once by the chains' own moves until none
                      moves (a lone tour checked wide on a GPU, as FocusedACO's start), the chains
                      loaded at that local optimum: they kick at once rather than each make the same
-                     first descent (None: with more than one chain)
+                     first descent (None: with more than one chain below 15,000 cities:
+                     `default_start_descent`)
     initial        : the start tour of every chain (None: the problem's ``initial_solution``), or
                      one per chain
     backend, seed, callbacks, history : as for every search
@@ -170,9 +184,10 @@ class DontLookILS(PopulationSearch):
         self.rules = DontLookDescent(p.candidates, segment=segment, lk=p.lk, lk_depth=p.lk_depth,
                                      lk_move=p.lk_move, chain_alone=p.chain_alone).bound(problem)
         self.chains = (GPU_CHAINS if self.backend.name != "cpu" else 1) if p.chains is None else p.chains
-        self.pre_descent = default_pre_descent(p.chain_alone, self.backend.name, problem.n) if p.pre_descent is None \
-            else p.pre_descent
-        self.start_descent = self.chains > 1 if p.start_descent is None else p.start_descent
+        self.start_descent = default_start_descent(self.chains, problem.n) if p.start_descent is None \
+            else p.start_descent
+        self.pre_descent = (not self.start_descent and default_pre_descent(p.chain_alone, self.backend.name, problem.n)) \
+            if p.pre_descent is None else p.pre_descent
         self._check_memory("chains", self.chains)
         self.spans = kick_spans(problem.n, p.kick_segment, self.chains, p.kick_spread)
         self.kick_walk = (KICK_WALK if problem.n < WALK_BELOW else 0) if p.kick_walk is None else p.kick_walk

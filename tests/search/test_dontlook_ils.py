@@ -317,6 +317,23 @@ def test_the_start_is_descended_first_on_the_cpu_and_on_a_gpu_below_15000_cities
         DontLookILS(problem, backend="cpu", pre_descent="no")
 
 
+def test_several_chains_descend_their_start_themselves_below_15000_cities():
+    """``start_descent`` not given: several chains descend their shared start by their own moves
+    below START_DESCENT_BELOW cities, and then no 2-opt + Or-opt descent comes first unless asked;
+    one chain, or 15,000 cities and more, never."""
+    from lsmgpu.search.dontlook_ils import START_DESCENT_BELOW, default_start_descent
+    assert START_DESCENT_BELOW == 15000
+    assert default_start_descent(2, 14999) and not default_start_descent(2, 15000)
+    assert not default_start_descent(1, 100)
+    problem = TSP(np.random.default_rng(3).uniform(0, 1000, (300, 2)), name="u300")
+    chains = dict(backend="cpu", candidates="alpha", lk_depth=8, lk_move=5, chain_alone=True)
+    several = DontLookILS(problem, chains=4, **chains)
+    assert several.start_descent and not several.pre_descent
+    assert DontLookILS(problem, chains=4, pre_descent=True, **chains).pre_descent
+    one = DontLookILS(problem, **chains)
+    assert not one.start_descent and one.pre_descent
+
+
 def test_chains_that_share_a_start_are_loaded_at_its_own_descents_local_optimum(monkeypatch):
     """``start_descent`` (the default with more than one chain): the chains' shared start is
     descended once by their own rules until none moves and loaded at that local optimum: every
@@ -546,12 +563,14 @@ def test_gpu_search_equals_the_cpu_search(walk, share, lk, candidates):
 
 @pytest.mark.gpu
 def test_gpu_search_with_the_5opt_chains_alone_equals_the_cpu_search():
-    """With the 5-opt chains alone (their start descended by 2-opt + Or-opt first, on each
-    backend's own rows) the GPU's search equals the CPU's."""
+    """With the 5-opt chains alone (their shared start descended by their own moves first, wide,
+    on each backend's own rows, the chains loaded at its optimum) the GPU's search equals the
+    CPU's; with the 2-opt + Or-opt descent first instead too."""
     problem = TSP.from_file(TSP.shipped("kroA100"))
-    runs = [DontLookILS(problem, chains=3, backend=b, seed=2, round_checks=100, candidates="alpha", lk_depth=8,
-                        lk_move=5, chain_alone=True).run(iterations=20) for b in ("cpu", "cuda")]
-    assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
+    for starts in (dict(), dict(start_descent=False, pre_descent=True)):
+        runs = [DontLookILS(problem, chains=3, backend=b, seed=2, round_checks=100, candidates="alpha", lk_depth=8,
+                            lk_move=5, chain_alone=True, **starts).run(iterations=20) for b in ("cpu", "cuda")]
+        assert runs[0].fitness == runs[1].fitness and np.array_equal(runs[0].solution, runs[1].solution)
 
 
 @pytest.mark.gpu
