@@ -321,14 +321,10 @@ class CudaChains(CudaDontLook):
         return pack("6PQi4x", *(int(p) for p in pointers), k.seed % 2**64, k.limit)   # sizeof(Chains) = 64
 
     def load(self, xs, at_optimum: bool = False) -> None:
-        """Start tours (rows x n): every city queued, no best yet; ``at_optimum``: tours already at
-        a local optimum of these rules, none queued and each its chain's best."""
+        """Start tours (rows x n), every city queued and no best yet; ``at_optimum``: none, each its best."""
         super().load(xs, np.empty(0, np.int32) if at_optimum else None)
         cuda.memcpy_dtod(self.best_x, self.x, self.rows * self.n * 4)                  # the start
-        if at_optimum:
-            cuda.memcpy_dtod(self.best, self.current, self.rows * 8)
-        else:
-            cuda.memcpy_htod(self.best, np.full(self.rows, np.inf))
+        cuda.memcpy_htod(self.best, self.values() if at_optimum else np.full(self.rows, np.inf))
         cuda.memset_d32(self.kicks, 0, self.rows)
         cuda.memset_d32(self.idle, 0, self.rows)
 
