@@ -12,7 +12,7 @@ import time
 import numpy as np
 
 from lsmgpu import DontLookILS, FocusedACO
-from lsmgpu.backends.cuda.dontlook import CudaChains
+from lsmgpu.backends.cuda.dontlook_chains import CudaChains
 from lsmgpu.backends.cuda.focused import CudaFocusedAnts
 from lsmgpu.problems import TSP
 from lsmgpu.problems.candidates import greedy_tour

@@ -25,7 +25,8 @@ import time
 from pathlib import Path
 
 from lsmgpu.backends.cuda import nvrtc
-from lsmgpu.backends.cuda.dontlook import KOPT_CHAIN_BLOCK, CudaChains, CudaDontLook
+from lsmgpu.backends.cuda.dontlook import KOPT_CHAIN_BLOCK, CudaDontLook
+from lsmgpu.backends.cuda.dontlook_chains import CudaChains
 from lsmgpu.backends.cuda.driver import BUILD_OPTIONS
 from lsmgpu.backends.cuda.focused import CudaFocusedAnts
 from lsmgpu.backends.dontlook_chains import WALK_TRIES

@@ -11,7 +11,8 @@ from __future__ import annotations
 from ..tuning import WaveTuner
 from .batch import CudaBatchEvaluator
 from .colony import CudaColony
-from .dontlook import CudaChains, CudaDontLook
+from .dontlook import CudaDontLook
+from .dontlook_chains import CudaChains
 from .focused import CudaFocusedAnts
 from .genetic import CudaGenetic
 from .segments import CudaSegmentChains

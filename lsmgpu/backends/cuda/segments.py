@@ -8,7 +8,7 @@ import numpy as np
 from ...problem import EdgeDistance
 from ..dontlook import DontLookRules
 from ..segments import SegmentCut, fixed_end_source
-from .dontlook import CudaChains
+from .dontlook_chains import CudaChains
 from .driver import cuda, download
 
 __all__ = ["CudaSegmentChains"]
@@ -21,6 +21,7 @@ class CudaSegmentChains(CudaChains):
 
     what = "tour segments"
     per_row_cities = True
+    spreads_first_descents = False              # each chain its own segment: no start shared
 
     def __init__(self, rules: DontLookRules, kicks, distance: EdgeDistance, rows: int, m: int, options):
         n = len(rules.candidates)
