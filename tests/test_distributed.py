@@ -440,7 +440,7 @@ def test_synchronous_islands_resume_from_the_latest_exchange_all_wrote(tmp_path)
 
 
 @pytest.mark.parametrize("method, options", [("faco", dict(ants=4, moves=4, lk_depth=0)),
-                                             ("dontlook-ils", dict(chains=3, round_checks=20, start_descent=False))])
+                                             ("dontlook-ils", dict(chains=2, round_checks=20, start_descent=False))])
 def test_synchronous_islands_resume_to_the_uninterrupted_run(tmp_path, method, options):
     """Two synchronous islands exchanging every iteration, checkpointed at each exchange and stopped
     after the first iteration whose exchange left one island's file holding the solution offered

@@ -3,9 +3,7 @@ the 5-opt chains alone (chains of FIVE_OPT_DEPTH levels of LKH's 5-opt basis mov
 α-nearest, the command's CPU checks) from the problem's start tour, with each way of VARIANTS:
 "pre" the 2-opt + Or-opt descent of the start first (``pre_descent``), "start" the chains' own
 descent of it, wide on a GPU, the chains loaded at its local optimum (``start_descent``),
-"pre+start" both, "none" neither (every chain's first 5-opt descent from the start itself); "+same"
-after any: every chain reads the start into its first queue from city 0 alike (SPREAD_FIRST_DESCENTS off;
-by default chain k from position k n / B).
+"pre+start" both, "none" neither (every chain's first 5-opt descent from the start itself).
 
     python -m benchmarks.probes.pre_descent .data pr2392:10,rl5915:20,d18512:30 0,1 cuda [pre,none]
 
@@ -21,7 +19,6 @@ import time
 
 from benchmarks.__main__ import commit
 from lsmgpu import DontLookILS
-from lsmgpu.backends import dontlook_chains
 from lsmgpu.backends import cuda_available
 from lsmgpu.cli_population import FIVE_OPT_DEPTH
 from lsmgpu.problems import TSP
@@ -45,11 +42,7 @@ def run(path: str, seconds: float, seed: int, backend: str, variant: str) -> dic
         finally:
             spent.append(time.perf_counter() - started)
     search._descended_starts = timed
-    dontlook_chains.SPREAD_FIRST_DESCENTS = "same" not in ways
-    try:
-        result = search.run(seconds=seconds - (time.perf_counter() - t0), target=problem.best_known)
-    finally:
-        dontlook_chains.SPREAD_FIRST_DESCENTS = True
+    result = search.run(seconds=seconds - (time.perf_counter() - t0), target=problem.best_known)
     wall = time.perf_counter() - t0
     assert problem.evaluate(result.solution) == result.fitness
     kicks, _ = search.work

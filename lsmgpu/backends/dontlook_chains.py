@@ -21,8 +21,8 @@ Where the queue runs dry the descent has ended and the chain
    a B C d becomes a C B d: three 2-opt steps ({a, b1}, {cl, d}), ({a, cl}, {c1, bl}),
    ({cl, bl}, {b1, d}); the six endpoints are queued and the next descent starts.
 
-The first descent starts from the loaded tour with every city queued (in tour order from the
-chain's own city: ``first_queues``) and a best of +inf, so it is accepted. ``advance(budget)`` runs up to ``budget`` checks of every chain (ends
+The first descent starts from the loaded tour with every city queued (in tour order) and a best
+of +inf, so it is accepted. ``advance(budget)`` runs up to ``budget`` checks of every chain (ends
 of descents and kicks do not count); ``adopt(sources)`` restarts chains from others' best tours
 (islands); ``CpuChains`` is the host's, ``backend.dontlook_chains`` the GPU's (both through
 lsmgpu.backends.dontlook.dontlook_for). A cut made by the budget falls at the same check on both backends, so the chains
@@ -41,8 +41,8 @@ from ..neighbourhoods.crowns import counter_uniform
 from .dontlook import enqueue, improve_city
 from .tour_steps import apply_steps
 
-__all__ = ["KickRules", "CpuChains", "kick_span", "kick_spans", "kick_walks", "kick_cuts", "plan_kick", "first_queues",
-           "MAX_KICKS", "MAX_WALK"]
+__all__ = ["KickRules", "CpuChains", "kick_span", "kick_spans", "kick_walks", "kick_cuts", "plan_kick", "MAX_KICKS",
+           "MAX_WALK"]
 
 #: kicks a chain can count (the kernel's kick counter and the random numbers' step are 32-bit)
 MAX_KICKS = 2**31 - 1
@@ -50,21 +50,6 @@ MAX_KICKS = 2**31 - 1
 MAX_WALK = 256
 #: a walk kick's tries at three distinct cities before it falls back to the segment kick
 WALK_TRIES = 4
-#: chain k of B reads its start tour into its first queue from position k n / B (False: every chain from 0)
-SPREAD_FIRST_DESCENTS = True
-
-
-def first_queues(xs, first: int = 0, chains: int | None = None) -> np.ndarray:
-    """The first queues of chains first, first + 1, .. of ``chains`` (None: len(xs)) loading the tours
-    ``xs``: each tour read from position k n / chains (SPREAD_FIRST_DESCENTS), so that chains sharing
-    a start descend it in different orders, to different local optima (tours of their own for the
-    exchanges and merges), at no cost."""
-    xs = np.asarray(xs)
-    if not SPREAD_FIRST_DESCENTS:
-        return xs
-    rows, n = xs.shape
-    shifts = (np.arange(first, first + rows) * n) // (rows if chains is None else chains)
-    return np.take_along_axis(xs, (np.arange(n)[None, :] + shifts[:, None]) % n, axis=1)
 
 
 class KickRules:
@@ -173,8 +158,6 @@ class CpuChains:
 
     name = "cpu"
     cut_at_deadline = True
-    #: whether chain k's first queue reads its tour from position k n / B (``first_queues``)
-    spreads_first_descents = True
 
     def __init__(self, rules, kicks: KickRules, distance, rows: int, device: str = ""):
         self.rules, self.kick_rules, self.between = rules, kicks, distance.between
@@ -197,8 +180,7 @@ class CpuChains:
             x[:] = xs[first:first + rows]
             np.put_along_axis(self.pos[first:first + rows], x, np.broadcast_to(np.arange(n), x.shape), axis=1)
             self.current[first:first + rows] = self._tour_lengths(first, x)
-            queues = first_queues(x, first, B) if self.spreads_first_descents else x
-            self.queues.extend(deque(row) for row in queues.tolist())
+            self.queues.extend(deque(row) for row in x.tolist())
         self.best, self.best_x = np.full(B, np.inf), self.x.copy()
         self.queued = np.ones((B, n), dtype=bool)
         if at_optimum:

@@ -182,8 +182,6 @@ class CpuSegmentChains(CpuChains):
     descent's moves of ``rules`` (its Or-opt segment, Or-3opt and LK3 flags; its table is the
     problem's, the cut renumbers it)."""
 
-    spreads_first_descents = False              # each chain its own segment: no start shared
-
     def __init__(self, rules: DontLookRules, kicks, rows: int, device: str = ""):
         self.moves, self.kick_rules, self.rows, self.device = rules, kicks, int(rows), device
         kicks.for_rows(self.rows)

@@ -384,39 +384,6 @@ def test_ctrl_c_inside_the_chains_own_start_descent_returns_its_tour(monkeypatch
     assert result.fitness == problem.evaluate(result.solution) < problem.evaluate(search.start_x)
 
 
-def test_first_queues_read_each_chains_tour_from_its_own_city(monkeypatch):
-    """Chain k of B reads its tour into its first queue from position k n / B (a rotation of it),
-    also where the rows are loaded in blocks (``first``); with SPREAD_FIRST_DESCENTS off, from 0."""
-    from lsmgpu.backends import dontlook_chains
-    xs = np.stack([np.random.default_rng(k).permutation(10) for k in range(4)])
-    queues = dontlook_chains.first_queues(xs)
-    for k in range(4):
-        assert np.array_equal(queues[k], np.roll(xs[k], -(k * 10 // 4)))
-    assert np.array_equal(dontlook_chains.first_queues(xs[2:], 2, 4), queues[2:])
-    monkeypatch.setattr(dontlook_chains, "SPREAD_FIRST_DESCENTS", False)
-    assert np.array_equal(dontlook_chains.first_queues(xs), xs)
-
-
-def test_chains_that_share_a_start_end_their_first_descents_apart(monkeypatch):
-    """Four chains loaded with one tour and no kick to make descend it from their own cities: their
-    first local optima are not all one tour, each best its tour's length; read from city 0 alike
-    (SPREAD_FIRST_DESCENTS off) they are one tour."""
-    from lsmgpu.backends import dontlook_chains
-    problem = tsp_of("int-coords", 300, seed=4)
-    start = np.broadcast_to(np.random.default_rng(4).permutation(300), (4, 300))
-
-    def first_optima():
-        chains = CpuChains(rules_of(problem), KickRules(0, 50, 0), problem.edge_distance(), 4)
-        chains.load(start)
-        assert chains.advance(10**6)                      # every chain idle: its first descent over
-        tours = chains.best_solutions(range(4))
-        assert [problem.evaluate(t) for t in tours] == list(chains.bests())
-        return {tuple(t) for t in tours}
-    assert len(first_optima()) > 1
-    monkeypatch.setattr(dontlook_chains, "SPREAD_FIRST_DESCENTS", False)
-    assert len(first_optima()) == 1
-
-
 def assert_cut_before_the_chains_returns_the_descended_start(seed: int, status: str) -> None:
     """A 5-opt chains alone run on 300 random cities (seeded), cut before its chains ran a kick,
     ends with ``status``, no iteration, and the pre-descent's tour: measured exactly, shorter than

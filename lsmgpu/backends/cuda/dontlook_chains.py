@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..dontlook_chains import first_queues
 from .dontlook import CHAIN_BLOCK, KOPT_CHAIN_BLOCK, CudaDontLook
 from .driver import cuda, download, launch, pack, synchronize
 
@@ -22,8 +21,6 @@ class CudaChains(CudaDontLook):
     shares_rows = True
     descends_wide = False
     kernels = ("descend", "chains", "adopt")
-    #: whether chain k's first queue reads its tour from position k n / B (``first_queues``)
-    spreads_first_descents = True
 
     def __init__(self, rules, kicks, distance, rows: int, options):
         super().__init__(rules, distance, rows, options, chains=True)
@@ -44,8 +41,6 @@ class CudaChains(CudaDontLook):
     def load(self, xs, at_optimum: bool = False) -> None:
         """Start tours (rows x n), every city queued and no best yet; ``at_optimum``: none, each its best."""
         super().load(xs, np.empty(0, np.int32) if at_optimum else None)
-        if self.spreads_first_descents and not at_optimum:
-            cuda.memcpy_htod(self.queue, np.ascontiguousarray(first_queues(xs), dtype=np.int32))
         cuda.memcpy_dtod(self.best_x, self.x, self.rows * self.n * 4)                  # the start
         cuda.memcpy_htod(self.best, self.values() if at_optimum else np.full(self.rows, np.inf))
         cuda.memset_d32(self.kicks, 0, self.rows)

@@ -21,7 +21,6 @@ class CudaSegmentChains(CudaChains):
 
     what = "tour segments"
     per_row_cities = True
-    spreads_first_descents = False              # each chain its own segment: no start shared
 
     def __init__(self, rules: DontLookRules, kicks, distance: EdgeDistance, rows: int, m: int, options):
         n = len(rules.candidates)
