@@ -1,5 +1,5 @@
 """The don't-look ILS chains on the GPU: the ``chains`` and ``adopt`` kernels of
-``templates/skeleton/dontlook.cu.j2`` over the don't-look rows (lsmgpu/backends/cuda/dontlook.py),
+``templates/skeleton/dontlook.cu.j2`` (dontlook_chains.cu.j2 included) over the don't-look rows (lsmgpu/backends/cuda/dontlook.py),
 one block a chain; lsmgpu/backends/dontlook_chains.py holds the rules and the NumPy reference."""
 from __future__ import annotations
 
