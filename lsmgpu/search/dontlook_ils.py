@@ -58,6 +58,7 @@ def default_start_descent(chains: int, n: int) -> bool:
     not given: with more than one chain below START_DESCENT_BELOW cities."""
     return chains > 1 and n < START_DESCENT_BELOW
 
+
 def default_pre_descent(chain_alone: bool, backend: str, n: int) -> bool:
     """Whether the starts are descended by 2-opt + Or-opt before the chains where `pre_descent` is
     not given and their own descent of the start is not made: with the 5-opt chains alone, on the CPU,
