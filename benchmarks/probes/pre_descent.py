@@ -5,7 +5,7 @@ the 5-opt chains alone (chains of FIVE_OPT_DEPTH levels of LKH's 5-opt basis mov
 descent of it, wide on a GPU, the chains loaded at its local optimum (``start_descent``),
 "pre+start" both, "none" neither (every chain's first 5-opt descent from the start itself).
 
-    python -m benchmarks.probes.pre_descent .data pr2392:10,rl5915:20,d18512:30 0,1 cuda [pre,none]
+    python -m benchmarks.probes.pre_descent .data pr2392:10,rl5915:20,d18512:30 0,1 cuda [pre,none [CHAINS]]
 
 For each NAME:SECONDS and seed, after a warm-up run (the kernels built), one run each way with the
 budget SECONDS counted from the search's making (the α-ascent inside it): its gap to the optimum,
@@ -26,13 +26,14 @@ from lsmgpu.problems import TSP
 CHAINS_ALONE = dict(candidates="alpha", lk_depth=FIVE_OPT_DEPTH, lk_move=5, chain_alone=True)
 
 
-def run(path: str, seconds: float, seed: int, backend: str, variant: str) -> dict:
-    """One run of the 5-opt chains alone, the start's descents of ``variant`` (the module's docstring)."""
+def run(path: str, seconds: float, seed: int, backend: str, variant: str, chains: int | None = None) -> dict:
+    """One run of ``chains`` (None: the search's default) 5-opt chains alone, the start's descents of
+    ``variant`` (the module's docstring)."""
     problem = TSP.from_file(path)
     t0 = time.perf_counter()
     ways = variant.split("+")
     search = DontLookILS(problem, seed=seed, backend=backend, pre_descent="pre" in ways,
-                         start_descent="start" in ways, **CHAINS_ALONE)
+                         start_descent="start" in ways, chains=chains, **CHAINS_ALONE)
     spent, descend = [], search._descended_starts
 
     def timed(xs):
@@ -53,7 +54,7 @@ def run(path: str, seconds: float, seed: int, backend: str, variant: str) -> dic
                                                                for share, value in at.items()})
 
 
-def main(data: str, specs: str, seeds: str, backend: str, variants: str = "pre,none") -> None:
+def main(data: str, specs: str, seeds: str, backend: str, variants: str = "pre,none", chains: str = "") -> None:
     device = cuda_available()[1] if backend != "cpu" else "CPU"
     print(f"# device: {device} · backend: {backend} · commit: {commit()}", flush=True)
     print("instance | seconds | seed | start's descents | gap % | wall s | chains | kicks | status | descents s | "
@@ -65,11 +66,11 @@ def main(data: str, specs: str, seeds: str, backend: str, variants: str = "pre,n
                     **CHAINS_ALONE).run(iterations=1)                                       # the builds
         for seed in (int(s) for s in seeds.split(",")):
             for variant in variants.split(","):
-                row = run(path, float(seconds), seed, backend, variant)
+                row = run(path, float(seconds), seed, backend, variant, int(chains) if chains else None)
                 print(f"{name} | {seconds} | {seed} | {variant} | {row['gap']:.3f} | "
                       f"{row['wall']:.2f} | {row['chains']} | {row['kicks']} | {row['status']} | "
                       f"{row['descent_s']:.2f} | {row['gap_at_0.25']:.3f} | {row['gap_at_0.5']:.3f}", flush=True)
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:6])
+    main(*sys.argv[1:7])
