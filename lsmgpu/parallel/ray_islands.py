@@ -33,7 +33,8 @@ its best. The files must be on a file system every actor sees.
   writes exchange e only after every island posted e, so every island has written the one before,
   and on resume every island goes on from the latest exchange all of them have written (afresh
   from their seeds where one has written none): a seeded run with an iteration budget resumes to
-  the uninterrupted run's islands.
+  the uninterrupted run's islands (DontLookILS's where no chain waited at the cut for the slowest:
+  docs/guide.md).
 """
 from __future__ import annotations
 
