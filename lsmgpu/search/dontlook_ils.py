@@ -39,10 +39,12 @@ KICK_SPREAD = 1.0
 #: the walk kicks' steps when `kick_walk` is not given: KICK_WALK below WALK_BELOW cities, else 0 (segment
 #: kicks: ahead on rl5915 and rl11849)
 KICK_WALK, WALK_BELOW = 128, 5000
-#: with the 5-opt chains alone and no `pre_descent` given, their starts are first descended by 2-opt + Or-opt on the
-#: CPU, and on a GPU below this many cities: 256 chains on the H200 gain from it on pr2392, rl5915 and rl11849 (10-30 s,
-#: 6 of 7 runs) and lose on d15112 and d18512 (30 and 60 s, 6 of 6: 0.18 % against 0.08 on d18512 at 30 s); one
-#: chain on the CPU gains (docs/benchmarks/start-up.md, "A 2-opt + Or-opt descent before the 5-opt chains")
+#: with the 5-opt chains alone, no `pre_descent` given and no `start_descent` made, their starts are first descended
+#: by 2-opt + Or-opt on the CPU, and on a GPU below this many cities: 256 chains on the H200 gained from it against
+#: their own first descents on pr2392, rl5915 and rl11849 (10-30 s, 6 of 7 runs) and lost on d15112 and d18512 (30 and
+#: 60 s, 6 of 6: 0.18 % against 0.08 on d18512 at 30 s); one chain on the CPU gains (docs/benchmarks/start-up.md,
+#: "A 2-opt + Or-opt descent before the 5-opt chains"). Several chains below START_DESCENT_BELOW descend their start
+#: themselves instead, so this is for a lone chain.
 PRE_DESCENT_GPU_BELOW = 15000
 #: with several chains and no `start_descent` given, their shared start is descended once by their own moves below
 #: this many cities: 256 chains of the 5-opt checks on the H200 gain from it against the 2-opt + Or-opt descent first
