@@ -366,50 +366,40 @@ def test_chains_that_share_a_start_are_loaded_at_its_own_descents_local_optimum(
         DontLookILS(problem, start_descent="no", **options)
 
 
-def test_ctrl_c_inside_the_chains_own_start_descent_returns_its_tour(monkeypatch):
-    """Ctrl-C inside the chains' own descent of their start (here: raised as it ends, no
-    pre-descent before it) returns that descent's tour, shorter than the start, with status
-    "interrupted" and no kick made."""
-    from lsmgpu.backends.dontlook import CpuDontLook
-    original = CpuDontLook.descend
-
-    def interrupted(self, rows, rule="best", deadline=None):
-        original(self, rows, rule, deadline)
-        raise KeyboardInterrupt
-    monkeypatch.setattr(CpuDontLook, "descend", interrupted)
-    problem = TSP(np.random.default_rng(9).uniform(0, 1000, (300, 2)), name="u300")
-    search = DontLookILS(problem, backend="cpu", chains=2, seed=0, pre_descent=False)
-    result = search.run(iterations=5)
-    assert result.status == "interrupted" and result.iterations == 0
-    assert result.fitness == problem.evaluate(result.solution) < problem.evaluate(search.start_x)
+#: one chain: the 2-opt + Or-opt pre-descent; two: the chains' own descent of their start
+START_DESCENTS = [pytest.param(1, id="pre-descent"), pytest.param(2, id="own descent")]
 
 
-def assert_cut_before_the_chains_returns_the_descended_start(seed: int, status: str) -> None:
-    """A 5-opt chains alone run on 300 random cities (seeded), cut before its chains ran a kick,
-    ends with ``status``, no iteration, and the pre-descent's tour: measured exactly, shorter than
-    the start."""
+def assert_cut_before_the_chains_returns_the_descended_start(seed: int, status: str, chains: int) -> None:
+    """A run of ``chains`` 5-opt chains alone on 300 random cities (seeded), cut before its chains
+    ran a kick, ends with ``status``, no iteration, and the tour of the descent of its start (the
+    pre-descent's, or the chains' own): measured exactly, shorter than the start."""
     problem = TSP(np.random.default_rng(seed).uniform(0, 1000, (300, 2)), name="u300")
-    search = DontLookILS(problem, backend="cpu", seed=0, candidates="alpha", lk_depth=8, lk_move=5, chain_alone=True)
+    search = DontLookILS(problem, backend="cpu", chains=chains, seed=0, candidates="alpha", lk_depth=8, lk_move=5,
+                         chain_alone=True)
+    assert (search.pre_descent, search.start_descent) == (chains == 1, chains == 2)
     result = search.run(iterations=5)
     assert result.status == status and result.iterations == 0
     assert result.fitness == problem.evaluate(result.solution) < problem.evaluate(search.start_x)
 
 
-def test_a_deadline_before_the_chains_are_loaded_returns_the_descended_start(monkeypatch):
-    """Where the deadline passes during the 2-opt + Or-opt descent before the 5-opt chains (here:
-    the chains' loading finds it past, as ``check_deadline`` does), the run returns that descent's
+@pytest.mark.parametrize("chains", START_DESCENTS)
+def test_a_deadline_before_the_chains_are_loaded_returns_the_descended_start(monkeypatch, chains):
+    """Where the deadline passes during the descent of the start before the 5-opt chains (here: the
+    chains' loading finds it past, as ``check_deadline`` does), the run returns that descent's
     tour, shorter than the start, with status "seconds"."""
     from lsmgpu.budget import DeadlineReached
 
     def past_the_deadline(self, xs, at_optimum=False):
         raise DeadlineReached("the chains' start tours were loaded")
     monkeypatch.setattr(CpuChains, "load", past_the_deadline)
-    assert_cut_before_the_chains_returns_the_descended_start(4, "seconds")
+    assert_cut_before_the_chains_returns_the_descended_start(4, "seconds", chains)
 
 
-def test_ctrl_c_inside_the_descent_before_the_chains_returns_its_tour(monkeypatch):
-    """Ctrl-C inside the 2-opt + Or-opt descent before the 5-opt chains (here: raised as it ends)
-    returns that descent's tour, shorter than the start, with status "interrupted"."""
+@pytest.mark.parametrize("chains", START_DESCENTS)
+def test_ctrl_c_inside_the_descent_before_the_chains_returns_its_tour(monkeypatch, chains):
+    """Ctrl-C inside the descent of the start before the 5-opt chains (here: raised as its first
+    pass ends) returns that descent's tour, shorter than the start, with status "interrupted"."""
     from lsmgpu.backends.dontlook import CpuDontLook
     original = CpuDontLook.descend
 
@@ -417,7 +407,7 @@ def test_ctrl_c_inside_the_descent_before_the_chains_returns_its_tour(monkeypatc
         original(self, rows, rule, deadline)
         raise KeyboardInterrupt
     monkeypatch.setattr(CpuDontLook, "descend", interrupted)
-    assert_cut_before_the_chains_returns_the_descended_start(5, "interrupted")
+    assert_cut_before_the_chains_returns_the_descended_start(5, "interrupted", chains)
 
 
 @pytest.mark.parametrize("backend", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
