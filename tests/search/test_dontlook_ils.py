@@ -367,7 +367,7 @@ def test_chains_that_share_a_start_are_loaded_at_its_own_descents_local_optimum(
 
 
 #: one chain: the 2-opt + Or-opt pre-descent; two: the chains' own descent of their start
-START_DESCENTS = [pytest.param(1, id="pre-descent"), pytest.param(2, id="own descent")]
+START_DESCENTS = [pytest.param(1, id="pre-descent"), pytest.param(2, id="own-descent")]
 
 
 def assert_cut_before_the_chains_returns_the_descended_start(seed: int, status: str, chains: int) -> None:
