@@ -180,14 +180,9 @@ class CpuChains:
             x[:] = xs[first:first + rows]
             np.put_along_axis(self.pos[first:first + rows], x, np.broadcast_to(np.arange(n), x.shape), axis=1)
             self.current[first:first + rows] = self._tour_lengths(first, x)
-            self.queues.extend(deque(row) for row in x.tolist())
-        self.best, self.best_x = np.full(B, np.inf), self.x.copy()
-        self.queued = np.ones((B, n), dtype=bool)
-        if at_optimum:
-            self.best[:] = self.current
-            self.queued[:] = False
-            for queue in self.queues:
-                queue.clear()
+            self.queues.extend((deque() for _ in x) if at_optimum else (deque(row) for row in x.tolist()))
+        self.best, self.best_x = (self.current.copy() if at_optimum else np.full(B, np.inf)), self.x.copy()
+        self.queued = np.full((B, n), not at_optimum)
         self.kicks, self.checks, self.made = (np.zeros(B, dtype=np.int64) for _ in range(3))
         self.idle = np.zeros(B, dtype=bool)
 
