@@ -4,7 +4,10 @@
 run, BUILD_OPTIONS). Justifies each class building only its own kernels (KERNELS): a first run of
 focused ACO builds a descent's source twice and the ants' once inside its budget.
 
-    python -m benchmarks.probes.kernel_builds [REPEATS] [nvcc|nvrtc]
+    python -m benchmarks.probes.kernel_builds [REPEATS] [nvcc|nvrtc] [OPTION,...]
+
+OPTION,...: build options added to BUILD_OPTIONS for every build of the run (e.g.
+``--Ofast-compile=min``: nvcc's and NVRTC's fast compile).
 
 nvrtc (where cuda-bindings is installed; the default there) builds with NVRTC as the runs do, each
 build in a process of its own with an empty CUDA compute cache (``CUDA_CACHE_PATH``: NVRTC keeps its
@@ -51,27 +54,28 @@ def five_opt_source(kernels, shared: bool = True) -> str:
                            **({} if kernels is None else {"KERNELS": kernels}))
 
 
-def build(source: str, builder: str) -> tuple[float, bytes]:
-    """One build of ``source`` for sm_90 with BUILD_OPTIONS: its seconds and its cubin."""
+def build(source: str, builder: str, options: tuple[str, ...] = BUILD_OPTIONS) -> tuple[float, bytes]:
+    """One build of ``source`` for sm_90 with ``options``: its seconds and its cubin."""
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "kernel.cu")
         with open(path, "w") as f:
             f.write(source)
         if builder == "nvrtc":
             env = {**os.environ, "CUDA_CACHE_PATH": os.path.join(folder, "compute-cache")}
-            done = subprocess.run([sys.executable, "-m", __spec__.name, "--nvrtc-build", path], env=env, check=True,
+            done = subprocess.run([sys.executable, "-m", __spec__.name, "--nvrtc-build", path, *options], env=env, check=True,
                                   capture_output=True, text=True)
             return float(done.stdout), Path(path + ".cubin").read_bytes()
         t0 = time.perf_counter()
-        subprocess.run(["nvcc", "-cubin", "-arch=sm_90", *BUILD_OPTIONS, "-o", path + ".cubin", path], check=True)
+        subprocess.run(["nvcc", "-cubin", "-arch=sm_90", *options, "-o", path + ".cubin", path], check=True)
         return time.perf_counter() - t0, Path(path + ".cubin").read_bytes()
 
 
-def nvrtc_build(path: str) -> None:
-    """The child of an NVRTC build: builds the source at ``path`` into ``path``.cubin, prints its seconds."""
+def nvrtc_build(path: str, *options: str) -> None:
+    """The child of an NVRTC build: builds the source at ``path`` with ``options`` into ``path``.cubin,
+    prints its seconds."""
     source = Path(path).read_text()
     t0 = time.perf_counter()
-    cubin = nvrtc.compile_cubin(source, "sm_90", BUILD_OPTIONS)
+    cubin = nvrtc.compile_cubin(source, "sm_90", options)
     seconds = time.perf_counter() - t0
     Path(path + ".cubin").write_bytes(cubin)
     print(seconds)
@@ -92,17 +96,18 @@ def kernel_code(cubin: bytes) -> dict[str, bytes]:
 
 def main() -> None:
     if sys.argv[1:2] == ["--nvrtc-build"]:
-        return nvrtc_build(sys.argv[2])
+        return nvrtc_build(*sys.argv[2:])
     repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     builder = sys.argv[2] if len(sys.argv) > 2 else ("nvrtc" if nvrtc.available() else "nvcc")
-    print(f"builder {builder}, {repeats} first builds each")
+    options = BUILD_OPTIONS + tuple(o for o in (sys.argv[3] if len(sys.argv) > 3 else "").split(",") if o)
+    print(f"builder {builder}, options {' '.join(options)}, {repeats} first builds each")
     whole = None
     for label, kernels in BUILDS:
         source = five_opt_source(kernels)
-        builds = [build(source + f"\n// repeat {r}\n", builder) for r in range(repeats)]
+        builds = [build(source + f"\n// repeat {r}\n", builder, options) for r in range(repeats)]
         code = kernel_code(builds[0][1])
         whole = whole or code
-        same = ", ".join(f"{k} {'the same' if code[k] == whole[k] else 'DIFFERENT'}" for k in code)
+        same = ", ".join(f"{k} {'the same' if code[k] == whole.get(k) else 'DIFFERENT'}" for k in code)
         times = [seconds for seconds, _ in builds]
         print(f"{label:20s} median {statistics.median(times):6.2f} s   " + " ".join(f"{t:.2f}" for t in times)
               + f"   machine code against the whole build's: {same}", flush=True)

@@ -1,0 +1,57 @@
+"""`lsmgpu solve` with its kernels built by the compiler's fast compile (``--Ofast-compile=LEVEL``,
+nvcc's and NVRTC's: fewer optimisations, a build several times faster) against fully optimised
+builds: what a first run gains in time and what the runs lose in speed.
+
+    python -m benchmarks.probes.fast_build DATA NAME[,NAME...] SECONDS LEVEL[,LEVEL...]
+
+LEVEL: ``full`` (BUILD_OPTIONS alone, the runs' builds) or ``min``, ``mid``, ``max`` (added to them).
+For each instance and level, in a process of its own with both kernel caches empty (lsmgpu's and
+CUDA's compute cache, where NVRTC keeps its builds): ``lsmgpu solve DATA/NAME.tsp --seconds SECONDS
+--seed 0``, a first run that builds its kernels inside its budget, then the same run again in that
+process, its kernels built: the seconds waited for builds, the iterations and the gap of each.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def child(path: str, seconds: str, level: str) -> None:
+    """The two runs of one level, in this process; one JSON line of their figures."""
+    from lsmgpu import cli
+    from lsmgpu.backends.cuda import driver
+    if level != "full":
+        driver.BUILD_OPTIONS = driver.BUILD_OPTIONS + (f"--Ofast-compile={level}",)
+    rows = []
+    for run in ("first", "built"):
+        with tempfile.NamedTemporaryFile(suffix=".json") as figures:
+            cli.main(["solve", path, "--seconds", seconds, "--seed", "0", "--quiet", "--json", figures.name])
+            made = json.load(open(figures.name))
+        rows.append(dict(run=run, build=made["timings"].get("build", 0.0), iterations=made["iterations"],
+                         gap=100 * made["gap"], seconds=made["seconds"], algorithm=made["algorithm"]))
+    print(json.dumps(rows))
+
+
+def main(data: str, names: str, seconds: str, levels: str) -> None:
+    print(f"lsmgpu solve --seconds {seconds} --seed 0, each level in a process of its own, both caches empty")
+    print(f"{'instance':10s} {'level':5s} {'run':6s} {'build s':>8s} {'iterations':>10s} {'gap %':>7s} {'seconds':>8s}")
+    for name in names.split(","):
+        for level in levels.split(","):
+            with tempfile.TemporaryDirectory() as folder:
+                env = {**os.environ, "LSMGPU_CACHE": os.path.join(folder, "lsmgpu"),
+                       "CUDA_CACHE_PATH": os.path.join(folder, "compute-cache")}
+                done = subprocess.run([sys.executable, "-m", __spec__.name, "--child", f"{data}/{name}.tsp", seconds,
+                                       level], env=env, check=True, capture_output=True, text=True)
+            for row in json.loads(done.stdout.strip().splitlines()[-1]):
+                print(f"{name:10s} {level:5s} {row['run']:6s} {row['build']:8.2f} {row['iterations']:10d} "
+                      f"{row['gap']:7.3f} {row['seconds']:8.2f}  {row['algorithm']}", flush=True)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "--child":
+        child(*sys.argv[2:5])
+    else:
+        main(*sys.argv[1:5])
