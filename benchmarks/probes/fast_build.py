@@ -1,11 +1,12 @@
-"""`lsmgpu solve` with its kernels built by the compiler's fast compile (``--Ofast-compile=LEVEL``,
-nvcc's and NVRTC's: fewer optimisations, a build several times faster) against fully optimised
-builds: what a first run gains in time and what the runs lose in speed.
+"""`lsmgpu solve` with its kernels built quick first (driver.load_first_module), fully optimised
+alone, or all by the compiler's fast compile (``--Ofast-compile=LEVEL``: fewer optimisations, a
+build several times faster): what a first run gains in time and what the runs lose in speed.
 
-    python -m benchmarks.probes.fast_build DATA NAME[,NAME...] SECONDS LEVEL[,LEVEL...]
+    python -m benchmarks.probes.fast_build DATA NAME[,NAME...] SECONDS WAY[,WAY...]
 
-LEVEL: ``full`` (BUILD_OPTIONS alone, the runs' builds) or ``min``, ``mid``, ``max`` (added to them).
-For each instance and level, in a process of its own with both kernel caches empty (lsmgpu's and
+WAY: ``first`` (the runs' builds: quick first where no full build is held), ``full`` (fully
+optimised builds alone) or ``min``, ``mid``, ``max`` (every build with ``--Ofast-compile=WAY``).
+For each instance and way, in a process of its own with both kernel caches empty (lsmgpu's and
 CUDA's compute cache, where NVRTC keeps its builds): ``lsmgpu solve DATA/NAME.tsp --seconds SECONDS
 --seed 0``, a first run that builds its kernels inside its budget, then the same run again in that
 process, its kernels built: the seconds waited for builds, the iterations and the gap of each.
@@ -19,12 +20,16 @@ import sys
 import tempfile
 
 
-def child(path: str, seconds: str, level: str) -> None:
-    """The two runs of one level, in this process; one JSON line of their figures."""
+def child(path: str, seconds: str, way: str) -> None:
+    """The two runs of one way, in this process; one JSON line of their figures."""
     from lsmgpu import cli
-    from lsmgpu.backends.cuda import driver
-    if level != "full":
-        driver.BUILD_OPTIONS = driver.BUILD_OPTIONS + (f"--Ofast-compile={level}",)
+    from lsmgpu.backends.cuda import nvrtc
+
+    from .quick_kernels import build_every_kernel_quick
+    if way == "full":
+        nvrtc.fast_compile = lambda: False
+    elif way != "first":
+        build_every_kernel_quick(way)
     rows = []
     for run in ("first", "built"):
         with tempfile.NamedTemporaryFile(suffix=".json") as figures:
@@ -35,18 +40,18 @@ def child(path: str, seconds: str, level: str) -> None:
     print(json.dumps(rows))
 
 
-def main(data: str, names: str, seconds: str, levels: str) -> None:
-    print(f"lsmgpu solve --seconds {seconds} --seed 0, each level in a process of its own, both caches empty")
-    print(f"{'instance':10s} {'level':5s} {'run':6s} {'build s':>8s} {'iterations':>10s} {'gap %':>7s} {'seconds':>8s}")
+def main(data: str, names: str, seconds: str, ways: str) -> None:
+    print(f"lsmgpu solve --seconds {seconds} --seed 0, each way in a process of its own, both caches empty")
+    print(f"{'instance':10s} {'way':5s} {'run':6s} {'build s':>8s} {'iterations':>10s} {'gap %':>7s} {'seconds':>8s}")
     for name in names.split(","):
-        for level in levels.split(","):
+        for way in ways.split(","):
             with tempfile.TemporaryDirectory() as folder:
                 env = {**os.environ, "LSMGPU_CACHE": os.path.join(folder, "lsmgpu"),
                        "CUDA_CACHE_PATH": os.path.join(folder, "compute-cache")}
                 done = subprocess.run([sys.executable, "-m", __spec__.name, "--child", f"{data}/{name}.tsp", seconds,
-                                       level], env=env, check=True, capture_output=True, text=True)
+                                       way], env=env, check=True, capture_output=True, text=True)
             for row in json.loads(done.stdout.strip().splitlines()[-1]):
-                print(f"{name:10s} {level:5s} {row['run']:6s} {row['build']:8.2f} {row['iterations']:10d} "
+                print(f"{name:10s} {way:5s} {row['run']:6s} {row['build']:8.2f} {row['iterations']:10d} "
                       f"{row['gap']:7.3f} {row['seconds']:8.2f}  {row['algorithm']}", flush=True)
 
 

@@ -19,6 +19,15 @@ class FakeCuda:
             if cls.fault:
                 raise FakeCuda.Error(cls.fault)
 
+        @staticmethod
+        def get_current():
+            return None
+
+    @staticmethod
+    def module_from_buffer(cubin):
+        """A module: here the cubin it was loaded from."""
+        return cubin
+
 
 class FailingKernel:
     def _launch_kernel(self, grid, block, args, shared, stream):
@@ -76,9 +85,8 @@ def test_a_kernel_build_past_the_deadline_stops_the_wait(monkeypatch, fake_cuda,
     and a build within the time hands its cubin to the module loader."""
     import time
     from lsmgpu.budget import DeadlineReached, deadline_scope
-    fake_cuda.Context.get_current = staticmethod(lambda: None)
-    fake_cuda.CompileError = RuntimeError
-    fake_cuda.module_from_buffer = staticmethod(lambda cubin: ("module", cubin))
+    monkeypatch.setattr(fake_cuda, "CompileError", RuntimeError, raising=False)
+    monkeypatch.setattr(fake_cuda, "module_from_buffer", staticmethod(lambda cubin: ("module", cubin)))
     monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
     monkeypatch.setattr(driver, "nvcc_to_cubin", lambda source, **options: time.sleep(1.0) or b"cubin")
     monkeypatch.setattr(driver, "_cubins", {})
@@ -100,9 +108,9 @@ def test_instances_of_one_kind_share_the_build_and_get_their_own_constants(monke
         def get_global(self, name):
             return (id(self), name), 8
 
-    fake_cuda.Context.get_current = staticmethod(lambda: None)
-    fake_cuda.module_from_buffer = staticmethod(lambda cubin: Module())
-    fake_cuda.memcpy_htod = staticmethod(lambda address, data: written.__setitem__(address, data))
+    monkeypatch.setattr(fake_cuda, "module_from_buffer", staticmethod(lambda cubin: Module()))
+    monkeypatch.setattr(fake_cuda, "memcpy_htod", staticmethod(lambda address, data: written.__setitem__(address, data)),
+                        raising=False)
     monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
     monkeypatch.setattr(driver, "nvcc_to_cubin", lambda source, **options: builds.append(source) or b"cubin")
     monkeypatch.setattr(driver, "_cubins", {})
@@ -193,7 +201,7 @@ def test_a_build_started_ahead_is_the_one_compile_module_waits_for(held_builds, 
     builds, release = held_builds
     monkeypatch.setattr(driver, "time", SimpleNamespace(perf_counter=lambda: 0.2 * len(builds)))
     driver.prebuild("// ants", "sm_90")
-    ahead = driver._building[("// ants", "sm_90")]
+    ahead = driver._building[("// ants", "sm_90", driver.BUILD_OPTIONS)]
     assert not ahead.done()                                 # returned while its build waits for `release`
     release.set()
     ahead.result()                                          # built and on disk first: still taken from the build
@@ -266,7 +274,70 @@ def test_a_build_cut_by_the_deadline_runs_on_and_is_the_one_a_later_run_takes(he
         driver.compile_module("// slow", "sm_90")
     assert driver.builds_under_way() == 1
     release.set()
-    driver._building[("// slow", "sm_90")].result()
+    driver._building[("// slow", "sm_90", driver.BUILD_OPTIONS)].result()
     assert driver.builds_under_way() == 0
     assert driver.compile_module("// slow", "sm_90") == b"built // slow" and builds == ["// slow"]
     assert driver._building == {}
+
+
+def test_a_first_module_is_a_quick_build_until_the_full_one_is_made(monkeypatch, fake_cuda, tmp_path):
+    """Where NVRTC has the fast compile and no full build is held, load_first_module hands over a
+    quick build's module (QUICK_BUILD_OPTIONS) at once while the full build runs beside it
+    (``built`` false until it ends); once it has ended, and where it is held (in memory or on
+    disk), the full module is the first one. Without the fast compile the full build is waited for."""
+    import threading
+    monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
+    for held in ("_cubins", "_modules", "_building"):
+        monkeypatch.setattr(driver, held, {})
+    release = threading.Event()
+
+    def compile_cubin(source, arch, options):
+        if options == driver.QUICK_BUILD_OPTIONS:
+            return b"quick " + source.encode()
+        release.wait(5)
+        return b"full " + source.encode()
+    monkeypatch.setattr(driver.nvrtc, "compile_cubin", compile_cubin)
+    monkeypatch.setattr(driver.nvrtc, "nvrtc", object())                 # available
+    monkeypatch.setattr(driver.nvrtc, "fast_compile", lambda: True)
+    assert driver.QUICK_BUILD_OPTIONS[:len(driver.BUILD_OPTIONS)] == driver.BUILD_OPTIONS
+    assert driver.load_first_module("// k", "sm_90") == (b"quick // k", True)
+    assert not driver.built("// k", "sm_90") and driver.builds_under_way() == 1
+    release.set()
+    driver._building[("// k", "sm_90", driver.BUILD_OPTIONS)].result()
+    assert driver.built("// k", "sm_90")
+    assert driver.load_first_module("// k", "sm_90") == (b"full // k", False)
+    monkeypatch.setattr(driver, "_cubins", {})                              # on disk
+    assert driver.built("// k", "sm_90") and driver.load_first_module("// k", "sm_90")[1] is False
+    monkeypatch.setattr(driver.nvrtc, "fast_compile", lambda: False)
+    assert driver.load_first_module("// other", "sm_90") == (b"full // other", False)
+
+
+def test_the_ants_prebuild_starts_the_quick_build_beside_the_full_one(monkeypatch, fake_cuda, tmp_path):
+    """prebuild_first starts the builds load_first_module takes: the full one and, with the fast
+    compile and no full build held, the quick one; with the full build held, neither."""
+    monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
+    for held in ("_cubins", "_modules", "_building"):
+        monkeypatch.setattr(driver, held, {})
+    monkeypatch.setattr(driver.nvrtc, "compile_cubin", lambda source, arch, options: b"built")
+    monkeypatch.setattr(driver.nvrtc, "nvrtc", object())
+    monkeypatch.setattr(driver.nvrtc, "fast_compile", lambda: True)
+    driver.prebuild_first("// ants", "sm_90")
+    assert set(driver._building) == {("// ants", "sm_90", options)
+                                     for options in (driver.BUILD_OPTIONS, driver.QUICK_BUILD_OPTIONS)}
+    for future in driver._building.values():
+        future.result()
+    assert driver.load_first_module("// ants", "sm_90") == (b"built", False)
+    driver._building.clear()
+    driver.prebuild_first("// ants", "sm_90")
+    assert driver._building == {}
+
+
+@pytest.mark.parametrize("version, fast", [((12, 6), False), ((12, 8), True), ((13, 0), True)])
+def test_the_fast_compile_is_taken_from_the_nvrtc_that_has_it(monkeypatch, version, fast):
+    """nvrtc.fast_compile: NVRTC 12.8 or later (``--Ofast-compile``); none without cuda-bindings."""
+    fake = FakeNvrtc()
+    fake.nvrtcVersion = lambda: (0, *version)
+    monkeypatch.setattr(driver.nvrtc, "nvrtc", fake)
+    assert driver.nvrtc.fast_compile() is fast
+    monkeypatch.setattr(driver.nvrtc, "nvrtc", None)
+    assert driver.nvrtc.fast_compile() is False

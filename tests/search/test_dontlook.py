@@ -51,6 +51,38 @@ def assert_gpu_rows_equal_the_hosts(rules, distance, xs, launch_checks=(None,), 
             rows.close()
 
 
+@pytest.mark.gpu
+def test_gpu_rows_run_a_quick_build_until_the_full_one_is_made(monkeypatch, tmp_path):
+    """Rows made with no build of their kernels held start on a quick build (where NVRTC has the
+    fast compile); their first launch after the full build has ended takes its kernels. The
+    descents on either build equal the NumPy reference's (tours, lengths, moves, checks)."""
+    from lsmgpu.backends.cuda import driver
+    if not driver.nvrtc.fast_compile():
+        pytest.skip("NVRTC without the fast compile")
+    monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
+    for held in ("_cubins", "_modules", "_building"):
+        monkeypatch.setattr(driver, held, {})
+    problem = tsp_of("int-coords", 300, seed=7)
+    rules, distance = rules_of(problem, k=8, or3=True, lk=True, lk_depth=5), problem.edge_distance()
+    rng = np.random.default_rng(7)
+    rows = resolve("cuda").dontlook(rules, distance, 3)
+    host = CpuDontLook(rules, distance, 3)
+    try:
+        assert rows.quick
+        full = driver._building[(*rows.build, driver.BUILD_OPTIONS)]
+        for build in ("quick", "full"):
+            xs = np.array([rng.permutation(problem.n) for _ in range(3)])
+            for side in (rows, host):
+                side.load(xs)
+            made = rows.descend(np.ones(3, bool))
+            assert all(np.array_equal(a, b) for a, b in zip(made, host.descend(np.ones(3, bool))))
+            assert np.array_equal(rows.solutions(), host.solutions()) and np.array_equal(rows.values(), host.values())
+            full.result()
+        assert not rows.quick and rows.module is driver.load_module(*rows.build)
+    finally:
+        rows.close()
+
+
 def assert_gpu_ants_equal_the_hosts(problem, rules, focus, ants, source, iterations, deposit=False):
     """``ants`` focused ants on the GPU and in the NumPy reference, both started from ``source``, over
     ``iterations``: each iteration the same lengths, tours and checks; both then follow the

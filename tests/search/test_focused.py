@@ -433,20 +433,25 @@ def test_the_ants_kernels_build_beside_the_start_s_descent():
 @pytest.mark.gpu
 def test_gpu_ants_take_the_module_built_ahead(monkeypatch, tmp_path):
     """CudaFocusedAnts.prebuild renders the source the ants then load: with every cache empty, the
-    build started ahead is the one their constructor takes (one build, none left under way), and
-    the ants walk and descend as the reference's."""
+    builds started ahead (the full one, and a quick one where NVRTC has the fast compile) are the
+    only ones made, their constructor taking one of them, and the ants walk and descend as the
+    reference's."""
     from lsmgpu.backends.cuda import driver
     monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
     for held in ("_cubins", "_modules", "_building"):
         monkeypatch.setattr(driver, held, {})
     builds, build = [], driver._build
-    monkeypatch.setattr(driver, "_build", lambda *args: builds.append(args[0]) or build(*args))
+    monkeypatch.setattr(driver, "_build", lambda *args: builds.append(args[3]) or build(*args))
     problem = tsp_of("int-coords", 300, seed=2)
     rules, focus = rules_of(problem, or3=True, lk=True), FocusRules(5, 8, 10**6)
     resolve("cuda").prebuild_focused_ants(rules, focus, problem.edge_distance(), 8, 2.0)
-    assert len(driver._building) == 1
+    ahead = dict(driver._building)
+    quick = (driver.QUICK_BUILD_OPTIONS,) if driver.nvrtc.fast_compile() else ()
+    assert len({key[:2] for key in ahead}) == 1 and {key[2] for key in ahead} == {driver.BUILD_OPTIONS, *quick}
     assert_gpu_ants_equal_the_hosts(problem, rules, focus, 8, np.random.default_rng(2).permutation(300), 2)
-    assert driver._building == {} and len(builds) == 1
+    for future in ahead.values():
+        future.result()
+    assert sorted(builds) == sorted(key[2] for key in ahead)
 
 
 def test_errors_name_what_is_wrong():
@@ -554,7 +559,7 @@ def test_gpu_lone_ant_equals_the_host_and_takes_no_wide_buffers():
     host = CpuFocusedAnts(rules, focus, distance, 1, beta=1.0)
     gpu = resolve("cuda").focused_ants(rules, focus, distance, 1, 1.0)
     try:
-        assert gpu.wide == 1 and not hasattr(gpu, "examine_kernel")
+        assert gpu.wide == 1 and not hasattr(gpu, "round_cities")
         source = np.random.default_rng(4).permutation(600)
         for side in (host, gpu):
             side.start(source, float(length(problem, source)), 0.5)

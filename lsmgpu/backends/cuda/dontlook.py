@@ -16,7 +16,7 @@ from ..dontlook import interleaved, wide_checks
 from ..dontlook_chains import WALK_TRIES
 from ..kopt import KOPT_CANDIDATES, STAGE_LEVELS, reversal_table
 from ..lk import lk_stage
-from .driver import DeviceBuffers, cuda, download, launch, load_module, pack, synchronize
+from .driver import DeviceBuffers, built, cuda, download, launch, load_first_module, load_module, pack, synchronize
 
 __all__ = ["CudaDontLook", "dontlook_bytes", "BLOCK", "CHAIN_BLOCK", "KOPT_CHAIN_BLOCK"]
 
@@ -129,6 +129,9 @@ class CudaDontLook:
     #: the kernels of dontlook.cu.j2 this class launches, the only ones its build compiles (KERNELS)
     kernels = ("descend", "wide_examine", "wide_apply")
 
+    #: those of them that keep the rows in shared memory (:meth:`_kernel`)
+    shared_kernels = ()
+
     @classmethod
     def threads(cls, rules) -> int:
         """Threads a row's block under ``rules``: ``kopt_block`` where the descent makes 5-opt chains
@@ -146,11 +149,19 @@ class CudaDontLook:
                                 block_shared_bytes(self.rules),
                                 device.get_attribute(a.MAX_THREADS_PER_MULTIPROCESSOR) // self.block)
 
-    def _allow_shared(self, kernel) -> None:
-        """``kernel`` may take the rows' shared memory: its static Shared struct and the rows' tours
-        past the default 48 KB together (the opt-in the driver asks for above that sum)."""
-        if self.row_shared:
-            kernel.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.row_shared)
+    def _kernel(self, name: str):
+        """The module's kernel ``name``, from a quick build until the full one is made, from it after
+        (driver.load_first_module: a first run launches from about a second on, at full speed from
+        the full build's end); allowed the rows' shared memory where it keeps them there (its static
+        Shared struct and the rows' tours past the default 48 KB together: the opt-in the driver asks
+        for above that sum)."""
+        if self.quick and built(*self.build):
+            self.module, self.quick, self.functions = load_module(*self.build), False, {}
+        if name not in self.functions:
+            kernel = self.functions[name] = self.module.get_function(name)
+            if name in self.shared_kernels and self.row_shared:
+                kernel.set_attribute(cuda.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, self.row_shared)
+        return self.functions[name]
 
     def _lay_out(self, rules, distance, rows: int, options, chains: bool = False) -> tuple[str, str]:
         """Sets what the module's source reads (rows, cities, a round's cities, threads, shared memory;
@@ -183,8 +194,8 @@ class CudaDontLook:
         return source, "sm_%d%d" % device.compute_capability()
 
     def __init__(self, rules, distance, rows: int, options, chains: bool = False):
-        self.module = load_module(*self._lay_out(rules, distance, rows, options, chains))
-        self.kernel = self.module.get_function("descend") if "descend" in self.kernels else None
+        self.build = self._lay_out(rules, distance, rows, options, chains)
+        (self.module, self.quick), self.functions = load_first_module(*self.build), {}
         self.buffers = DeviceBuffers()
         n, B, table = self.n, self.rows, distance.table
         self.x, self.pos, self.queue = (self.buffers.alloc(B * n * 4) for _ in range(3))
@@ -195,7 +206,6 @@ class CudaDontLook:
         five = rules.lk_move == 5 and rules.lk_depth and rules.penalties is not None
         self.pi = self.buffers.upload(rules.penalties) if five else 0
         if self.wide > 1:
-            self.examine_kernel, self.apply_kernel = (self.module.get_function(f) for f in ("wide_examine", "wide_apply"))
             W, (steps, touched) = B * self.wide, chain_room(rules)
             self.round_cities, self.chosen, self.nsteps = (self.buffers.alloc(W * 4) for _ in range(3))
             self.deltas = self.buffers.alloc(W * 8)
@@ -254,7 +264,7 @@ class CudaDontLook:
                 self._wide_rounds()
                 cuda.memcpy_dtoh(popped, self.popped)
             else:
-                launch(self.kernel, "dontlook descend", (self.rows, 1, 1), self.block,
+                launch(self._kernel("descend"), "dontlook descend", (self.rows, 1, 1), self.block,
                        self._rows_struct() + pack("q", CHECKS))
             synchronize("the don't-look descent", (self.rows,), (self.block,))
             count = download(self.count, self.rows, np.int32)
@@ -271,8 +281,8 @@ class CudaDontLook:
                     self.stamp, self.round, self.copies)
         args = self._rows_struct() + pack("10Pi4x", *(int(p) for p in pointers), self.wide)   # sizeof(Wide) = 88
         for _ in range(WIDE_ROUNDS):
-            launch(self.examine_kernel, "dontlook wide_examine", (self.wide, self.rows, 1), self.block, args)
-            launch(self.apply_kernel, "dontlook wide_apply", (self.rows, 1, 1), WIDE_APPLY_BLOCK, args)
+            launch(self._kernel("wide_examine"), "dontlook wide_examine", (self.wide, self.rows, 1), self.block, args)
+            launch(self._kernel("wide_apply"), "dontlook wide_apply", (self.rows, 1, 1), WIDE_APPLY_BLOCK, args)
 
     @staticmethod
     def _upload(tour, *places) -> None:

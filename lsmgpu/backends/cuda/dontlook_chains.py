@@ -21,12 +21,11 @@ class CudaChains(CudaDontLook):
     shares_rows = True
     descends_wide = False
     kernels = ("descend", "chains", "adopt")
+    shared_kernels = ("chains",)
 
     def __init__(self, rules, kicks, distance, rows: int, options):
         super().__init__(rules, distance, rows, options, chains=True)
         self.kick_rules = kicks
-        self.chains_kernel, self.adopt_kernel = (self.module.get_function(f) for f in ("chains", "adopt"))
-        self._allow_shared(self.chains_kernel)
         B, n = self.rows, self.n
         self.best_x = self.buffers.alloc(B * n * 4)
         self.best, self.kicks, self.idle = self.buffers.alloc(B * 8), self.buffers.alloc(B * 4), self.buffers.alloc(B * 4)
@@ -49,7 +48,7 @@ class CudaChains(CudaDontLook):
     def advance(self, budget: int, deadline: float | None = None) -> bool:
         """Up to ``budget`` checks of every chain (a launch of milliseconds: the ``deadline`` is
         the caller's to look at between launches); whether every chain has ended."""
-        launch(self.chains_kernel, "don't-look ILS chains", (self.rows, 1, 1), self.block,
+        launch(self._kernel("chains"), "don't-look ILS chains", (self.rows, 1, 1), self.block,
                self._rows_struct() + self._chains_struct() + pack("q", int(budget)), self.row_shared)
         synchronize("the don't-look ILS chains", (self.rows,), (self.block,))
         return bool(download(self.idle, self.rows, np.int32).all())
@@ -57,7 +56,7 @@ class CudaChains(CudaDontLook):
     def adopt(self, sources) -> None:
         """Chain k goes on from chain sources[k]'s best tour where sources[k] >= 0 (no source adopts)."""
         cuda.memcpy_htod(self.sources, np.ascontiguousarray(sources, dtype=np.int32))
-        launch(self.adopt_kernel, "don't-look ILS adopt", (self.rows, 1, 1), self.block,
+        launch(self._kernel("adopt"), "don't-look ILS adopt", (self.rows, 1, 1), self.block,
                self._rows_struct() + self._chains_struct() + pack("P", int(self.sources)))
         synchronize("the don't-look ILS islands", (self.rows,), (self.block,))
 

@@ -31,8 +31,9 @@ from . import nvrtc
 
 log = logging.getLogger("lsmgpu")
 
-__all__ = ["cuda", "context", "device_name", "warm_up", "compile_module", "load_module", "launch", "synchronize",
-           "pack", "download", "resident_threads", "build_note", "builds_under_way"]
+__all__ = ["cuda", "context", "device_name", "warm_up", "compile_module", "load_module", "load_first_module", "built",
+           "prebuild", "prebuild_first", "launch", "synchronize", "pack", "download", "resident_threads", "build_note",
+           "builds_under_way"]
 
 try:
     import pycuda.driver as cuda
@@ -43,12 +44,16 @@ except ImportError as exc:  # PyCUDA missing or libcuda absent
 
 #: nvcc's options for the kernels lsmgpu runs (line info for profilers)
 BUILD_OPTIONS = ("-lineinfo",)
+#: a quick build's (:func:`load_first_module`): the compiler's fast compile, fewer optimisations. The
+#: 5-opt kernels' first builds take about 1 s instead of 6-11 s on the H200 and run about half as fast
+#: (docs/benchmarks/tsp-depth.md, "Quick builds first")
+QUICK_BUILD_OPTIONS = BUILD_OPTIONS + ("--Ofast-compile=min",)
 
 _contexts: dict[int, object] = {}
 _context_lock = threading.Lock()
 _cubins: dict[tuple, bytes] = {}
 _modules: dict[tuple, object] = {}
-#: builds started ahead (prebuild) that no compile_module has taken yet: (source, arch) -> Future
+#: builds started ahead (prebuild) that no compile_module has taken yet: (source, arch, options) -> Future
 _building: dict[tuple, concurrent.futures.Future] = {}
 _BUILDER: concurrent.futures.ThreadPoolExecutor | None = None
 #: the command says where the builds took this long or longer (build_note)
@@ -163,18 +168,27 @@ def resident_threads(device) -> int:
         device.get_attribute(attribute.MAX_THREADS_PER_MULTIPROCESSOR)
 
 
-def prebuild(source: str, arch: str) -> None:
+def prebuild(source: str, arch: str, options: tuple[str, ...] = BUILD_OPTIONS) -> None:
     """Starts building ``source`` in the builder's threads where no build of it is held (in memory,
     on disk or under way); compile_module then waits for that build rather than starting its own.
     NVRTC builds side by side (cuda-bindings releases the GIL): a search builds its next kernels
     while its first ones build and run."""
-    key = (source, arch)
-    path = cubin_path(source, arch, BUILD_OPTIONS)
+    key = (source, arch, options)
+    path = cubin_path(source, arch, options)
     if key not in _cubins and key not in _building and not os.path.isfile(path):
-        _building[key] = _builder().submit(_build, source, arch, path)
+        _building[key] = _builder().submit(_build, source, arch, path, options)
 
 
-def compile_module(source: str, arch: str) -> bytes:
+def built(source: str, arch: str) -> bool:
+    """Whether ``source``'s full build (BUILD_OPTIONS) is held: in memory, made by a build started
+    ahead, or on disk."""
+    key = (source, arch, BUILD_OPTIONS)
+    if key in _building:
+        return _building[key].done()
+    return key in _cubins or os.path.isfile(cubin_path(source, arch, BUILD_OPTIONS))
+
+
+def compile_module(source: str, arch: str, options: tuple[str, ...] = BUILD_OPTIONS) -> bytes:
     """The cubin of ``source``: cached in memory and as a file in lsmgpu's cache folder (a new
     process, or a new instance of a kind already built, runs no compiler, not even
     ``nvcc --version``), else built by NVRTC or nvcc (:func:`_build`).
@@ -182,13 +196,13 @@ def compile_module(source: str, arch: str) -> bytes:
     The build runs in a worker thread while this one waits no longer than the running search's time
     budget (lsmgpu.budget.time_left): past it, DeadlineReached stops the search with its best so
     far, and the build goes on in the background into the disk cache, for the next run."""
-    key = (source, arch)
+    key = (source, arch, options)
     if key not in _cubins:
-        path, ahead = cubin_path(source, arch, BUILD_OPTIONS), _building.pop(key, None)
+        path, ahead = cubin_path(source, arch, options), _building.pop(key, None)
         if ahead is None and os.path.isfile(path):
             _cubins[key] = Path(path).read_bytes()
             return _cubins[key]
-        future = ahead or _builder().submit(_build, source, arch, path)
+        future = ahead or _builder().submit(_build, source, arch, path, options)
         left, started = time_left(), time.perf_counter()
         try:
             _cubins[key] = future.result(timeout=None if left is None else max(0.0, left))
@@ -224,31 +238,32 @@ def build_note(result) -> str | None:
             f"{os.path.join(cache_dir(), 'cubin')} for the next run of this configuration")
 
 
-def _build(source: str, arch: str, path: str) -> bytes:
+def _build(source: str, arch: str, path: str, options: tuple[str, ...]) -> bytes:
     """NVRTC in process where cuda-bindings is installed, else (or where NVRTC refuses the
-    source: nvcc's message is the clearer one) nvcc through PyCUDA; the cubin then written to
-    ``path`` (:func:`keep_cubin`)."""
+    source: nvcc's message is the clearer one) nvcc through PyCUDA, with ``options``; the cubin
+    then written to ``path`` (:func:`keep_cubin`)."""
     cubin = None
     if nvrtc.available():
         try:
-            cubin = nvrtc.compile_cubin(source, arch, BUILD_OPTIONS)
+            cubin = nvrtc.compile_cubin(source, arch, options)
         except nvrtc.NvrtcError as exc:
             log.info("NVRTC could not build %s (%s); building with nvcc", save_source(source), str(exc)[:200])
     if cubin is None:
-        cubin = nvcc_to_cubin(source, arch=arch, no_extern_c=True, cache_dir=False, options=list(BUILD_OPTIONS))
+        cubin = nvcc_to_cubin(source, arch=arch, no_extern_c=True, cache_dir=False, options=list(options))
     keep_cubin(path, cubin)
     return cubin
 
 
-def load_module(source: str, arch: str, constants=()):
-    """``source``'s module in the current context with its ``__constant__`` variables set to
-    ``constants`` (DeviceConstant: name, typed value): one module per (source, constants,
-    context), so instances of one kind share the build and each reads its own sizes."""
+def load_module(source: str, arch: str, constants=(), options: tuple[str, ...] = BUILD_OPTIONS):
+    """``source``'s module (built with ``options``) in the current context with its ``__constant__``
+    variables set to ``constants`` (DeviceConstant: name, typed value): one module per (source,
+    options, constants, context), so instances of one kind share the build and each reads its own
+    sizes."""
     constants = [c for c in constants if not c.baked]     # the baked ones are literals of the source
-    key = (source, arch, tuple((c.name, c.value.dtype.str, c.value.item()) for c in constants),
+    key = (source, arch, options, tuple((c.name, c.value.dtype.str, c.value.item()) for c in constants),
            id(cuda.Context.get_current()))
     if key not in _modules:
-        module = cuda.module_from_buffer(compile_module(source, arch))
+        module = cuda.module_from_buffer(compile_module(source, arch, options))
         for constant in constants:
             address, size = module.get_global(constant.name)
             if size != constant.value.itemsize:
@@ -257,6 +272,27 @@ def load_module(source: str, arch: str, constants=()):
             cuda.memcpy_htod(address, constant.value.tobytes())
         _modules[key] = module
     return _modules[key]
+
+
+def load_first_module(source: str, arch: str) -> tuple[object, bool]:
+    """``source``'s module, the first one to have, and whether it is a quick build: the full build's
+    where it is held (:func:`built`), else, where NVRTC has the fast compile, a quick build's
+    (QUICK_BUILD_OPTIONS) with the full build started beside it (:func:`prebuild`). The caller
+    loads the full module once ``built`` says it is made: a first run on a machine runs its
+    kernels from about a second on (the quick build of the 5-opt kernels, against 6-11 s for the
+    full one on the H200), at full speed from the full build's end."""
+    if built(source, arch) or not nvrtc.fast_compile():
+        return load_module(source, arch), False
+    prebuild(source, arch)
+    return load_module(source, arch, options=QUICK_BUILD_OPTIONS), True
+
+
+def prebuild_first(source: str, arch: str) -> None:
+    """Starts the builds :func:`load_first_module` takes (:func:`prebuild`): the full one, and the
+    quick one where it would run it first."""
+    prebuild(source, arch)
+    if not built(source, arch) and nvrtc.fast_compile():
+        prebuild(source, arch, QUICK_BUILD_OPTIONS)
 
 
 def _builder() -> concurrent.futures.ThreadPoolExecutor:

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..focused import CandidatePheromone
 from .dontlook import CHAIN_BLOCK, KOPT_CHAIN_BLOCK, CudaDontLook
-from .driver import cuda, download, launch, pack, prebuild, synchronize
+from .driver import cuda, download, launch, pack, prebuild_first, synchronize
 
 __all__ = ["CudaFocusedAnts"]
 
@@ -23,6 +23,7 @@ class CudaFocusedAnts(CudaDontLook):
     shares_rows = True
     descends_wide = False
     kernels = ("focused", "focused_pheromone")
+    shared_kernels = ("focused",)
 
     def city_array_bytes(self, n: int, k: int) -> int:
         """Each colony's source and best tours with their positions (4 n ints), tau and weights
@@ -40,18 +41,17 @@ class CudaFocusedAnts(CudaDontLook):
     @classmethod
     def prebuild(cls, rules, focus, distance, ants: int, beta: float, options) -> None:
         """Starts building the module that ``cls(rules, focus, distance, ants, beta, options)`` loads
-        in the background (driver.prebuild), so that a first run builds the ants' kernels beside
-        its start's descent rather than after it; nothing on the GPU is taken."""
+        in the background (driver.prebuild_first: the full build and a quick one), so that a first run
+        builds the ants' kernels beside its start's descent rather than after it; nothing on the
+        GPU is taken."""
         layout = cls.__new__(cls)
         layout.focus = focus
-        prebuild(*layout._lay_out(rules, distance, ants, options))
+        prebuild_first(*layout._lay_out(rules, distance, ants, options))
 
     def __init__(self, rules, focus, distance, ants: int, beta: float, options):
         self.focus = focus
         super().__init__(rules, distance, ants, options)
         self.ants = self.rows
-        self.kernel, self.pheromone_kernel = (self.module.get_function(f) for f in ("focused", "focused_pheromone"))
-        self._allow_shared(self.kernel)
         n, K, C = self.n, rules.k, focus.colonies
         self.source, self.source_pos, self.best, self.best_pos = (self.buffers.alloc(C * n * 4) for _ in range(4))
         self.eta_host = CandidatePheromone(rules.candidates, distance.between, beta).eta
@@ -84,7 +84,7 @@ class CudaFocusedAnts(CudaDontLook):
     def build(self, iteration: int) -> np.ndarray:
         """Every ant's walk from its colony's source and its descent: the ants' tour lengths."""
         cuda.memcpy_htod(self.source_lengths, self.lengths)
-        launch(self.kernel, "focused ants", (self.rows, 1, 1), self.block, self._rows_struct() + self._focus(iteration),
+        launch(self._kernel("focused"), "focused ants", (self.rows, 1, 1), self.block, self._rows_struct() + self._focus(iteration),
                self.row_shared)
         synchronize("the focused ants", (self.rows,), (self.block,))
         return self.values()
@@ -110,7 +110,7 @@ class CudaFocusedAnts(CudaDontLook):
 
     def deposit(self, keep: float, deposit: float, tau_min: float, tau_max: float, colony: int = 0) -> None:
         threads = 128
-        launch(self.pheromone_kernel, "focused pheromone", ((self.n + threads - 1) // threads, 1, 1), threads,
+        launch(self._kernel("focused_pheromone"), "focused pheromone", ((self.n + threads - 1) // threads, 1, 1), threads,
                self._focus() + pack("4Pii4d", int(self.tau), int(self.eta), int(self.weights), int(self.cand), self.n,
                                     int(colony), keep, deposit, tau_min, tau_max))
 

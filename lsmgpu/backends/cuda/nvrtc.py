@@ -4,7 +4,10 @@ an nvcc process: 0.03-0.1 s a kernel instead of 1.3-1.6 s on the H100 machine (d
 source, the driver builds with nvcc as before (and says so in the log)."""
 from __future__ import annotations
 
-__all__ = ["available", "compile_cubin", "NvrtcError"]
+__all__ = ["available", "fast_compile", "compile_cubin", "NvrtcError"]
+
+#: the first NVRTC with the compiler's fast compile (``--Ofast-compile``)
+FAST_COMPILE_VERSION = (12, 8)
 
 try:
     from cuda.bindings import nvrtc
@@ -19,6 +22,14 @@ class NvrtcError(RuntimeError):
 def available() -> bool:
     """Whether cuda-bindings' NVRTC is importable."""
     return nvrtc is not None
+
+
+def fast_compile() -> bool:
+    """Whether NVRTC is importable and builds with ``--Ofast-compile`` (driver.QUICK_BUILD_OPTIONS)."""
+    if nvrtc is None:
+        return False
+    result, major, minor = nvrtc.nvrtcVersion()
+    return result == nvrtc.nvrtcResult.NVRTC_SUCCESS and (major, minor) >= FAST_COMPILE_VERSION
 
 
 def _check(result, what: str) -> None:
