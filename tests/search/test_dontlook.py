@@ -69,7 +69,7 @@ def test_gpu_rows_run_a_quick_build_until_the_full_one_is_made(monkeypatch, tmp_
     host = CpuDontLook(rules, distance, 3)
     try:
         assert rows.quick
-        full = driver._building[(*rows.build, driver.BUILD_OPTIONS)]
+        full = driver._building[(*rows.module_build, driver.BUILD_OPTIONS)]
         for build in ("quick", "full"):
             xs = np.array([rng.permutation(problem.n) for _ in range(3)])
             for side in (rows, host):
@@ -78,7 +78,7 @@ def test_gpu_rows_run_a_quick_build_until_the_full_one_is_made(monkeypatch, tmp_
             assert all(np.array_equal(a, b) for a, b in zip(made, host.descend(np.ones(3, bool))))
             assert np.array_equal(rows.solutions(), host.solutions()) and np.array_equal(rows.values(), host.values())
             full.result()
-        assert not rows.quick and rows.module is driver.load_module(*rows.build)
+        assert not rows.quick and rows.module is driver.load_module(*rows.module_build)
     finally:
         rows.close()
 

@@ -155,8 +155,8 @@ class CudaDontLook:
         the full build's end); allowed the rows' shared memory where it keeps them there (its static
         Shared struct and the rows' tours past the default 48 KB together: the opt-in the driver asks
         for above that sum)."""
-        if self.quick and built(*self.build):
-            self.module, self.quick, self.functions = load_module(*self.build), False, {}
+        if self.quick and built(*self.module_build):
+            self.module, self.quick, self.functions = load_module(*self.module_build), False, {}
         if name not in self.functions:
             kernel = self.functions[name] = self.module.get_function(name)
             if name in self.shared_kernels and self.row_shared:
@@ -194,8 +194,8 @@ class CudaDontLook:
         return source, "sm_%d%d" % device.compute_capability()
 
     def __init__(self, rules, distance, rows: int, options, chains: bool = False):
-        self.build = self._lay_out(rules, distance, rows, options, chains)
-        (self.module, self.quick), self.functions = load_first_module(*self.build), {}
+        self.module_build = self._lay_out(rules, distance, rows, options, chains)
+        (self.module, self.quick), self.functions = load_first_module(*self.module_build), {}
         self.buffers = DeviceBuffers()
         n, B, table = self.n, self.rows, distance.table
         self.x, self.pos, self.queue = (self.buffers.alloc(B * n * 4) for _ in range(3))
