@@ -60,7 +60,7 @@ from pathlib import Path
 import numpy as np
 
 from lsmgpu.backends.bridge import find_bridge
-from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, again_from_every_city
+from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules, descend_rows
 from lsmgpu.backends.focused import FocusRules, focused_walk
 from lsmgpu.cli_population import FIVE_OPT_DEPTH
 from problems.alpha import alpha_candidates, ascent, tour_graph
@@ -115,8 +115,7 @@ def chain_descent(problem: TSP, tour: np.ndarray, candidates: np.ndarray, pi: np
     rules = DontLookRules(candidates.astype(np.int32), 3, False, False, FIVE_OPT_DEPTH, 5, pi, True)
     engine = CpuDontLook(rules, problem.edge_distance(), 1)
     engine.load(tour[None, :])
-    made, _, _ = engine.descend(np.ones(1, bool))
-    again_from_every_city(engine, made)
+    descend_rows(engine)
     return engine.solutions()[0].astype(np.int64), float(engine.values()[0])
 
 

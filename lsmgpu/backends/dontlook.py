@@ -62,7 +62,7 @@ from .kopt import KOPT_CANDIDATES, kopt_check
 from .lk import lk_check
 from .tour_steps import apply_checked, apply_steps, edge_lengths
 
-__all__ = ["DontLookRules", "CpuDontLook", "again_from_every_city", "dontlook_for", "moves_per_city", "check_city",
+__all__ = ["DontLookRules", "CpuDontLook", "descend_rows", "dontlook_for", "moves_per_city", "check_city",
            "improve_city", "enqueue", "interleaved", "wide_checks"]
 
 #: a lone tour (the segments' whole tour, improve's one tour, focused ACO's start) is checked this
@@ -295,17 +295,17 @@ def enqueue(cities, queue, queued) -> None:
             queue.append(city)
 
 
-def again_from_every_city(engine, made: np.ndarray, rule: str = "best", deadline: float | None = None) -> np.ndarray:
-    """The don't-look rows of ``engine`` (descended, ``made`` moves each) descended again from every
-    city of their tours until a descent makes no move in any row, or the deadline (a don't-look
-    descent looks at a city again only when its own edges change: a change elsewhere can leave it
-    an improving move); the moves of all the descents."""
-    last = made
-    while last.any() and (deadline is None or time.perf_counter() < deadline):
-        engine.load(engine.solutions())
+def descend_rows(engine, rule: str = "best", deadline: float | None = None, again: bool = True) -> np.ndarray:
+    """Every row of ``engine`` (loaded) descended, with ``again`` again from every city until a descent
+    makes no move in any row, or the deadline (a don't-look descent looks at a city again only when
+    its own edges change: a change elsewhere can leave it an improving move); all descents' moves."""
+    made = 0
+    while True:
         last, _, _ = engine.descend(np.ones(engine.rows, bool), rule, deadline)
         made = made + last
-    return made
+        if not (again and last.any()) or (deadline is not None and time.perf_counter() >= deadline):
+            return made
+        engine.load(engine.solutions())
 
 
 class CpuDontLook:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backends import resolve
-from ..backends.dontlook import again_from_every_city
+from ..backends.dontlook import descend_rows
 from ..backends.population import RULES, population_for
 from ..budget import check_deadline
 from ..neighbourhoods import Neighbourhood
@@ -62,9 +62,7 @@ def improve(problem: Problem, solutions, chain=None, *, rule: str = "best", back
         engine = population_for(backend, steps, len(population), announce="improve")
     try:
         engine.load(population)
-        made, _, _ = engine.descend(np.ones(len(population), bool), rule)
-        if isinstance(chain, DontLookDescent):
-            made = again_from_every_city(engine, made, rule)
+        made = descend_rows(engine, rule, again=isinstance(chain, DontLookDescent))
         out = engine.solutions()
     finally:
         engine.close()

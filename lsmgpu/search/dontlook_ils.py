@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..backends.dontlook import CpuDontLook, again_from_every_city, dontlook_for
+from ..backends.dontlook import CpuDontLook, descend_rows, dontlook_for
 from ..backends.dontlook_chains import MAX_KICKS, MAX_WALK, CpuChains, KickRules, kick_spans, kick_walks
 from ..validation import check_count, check_flag, check_number
 from .dontlook import DontLookDescent
@@ -259,9 +259,7 @@ class DontLookILS(PopulationSearch):
         or Ctrl-C cuts the descent."""
         engine.load(starts)
         try:
-            made, _, _ = engine.descend(np.ones(len(starts), bool), deadline=deadline)
-            if again:
-                again_from_every_city(engine, made, deadline=deadline)
+            descend_rows(engine, deadline=deadline, again=again)
         finally:
             descended, lengths = engine.solutions().astype(np.int64), engine.values()
             engine.close()

@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from ..backends.dontlook import CpuDontLook, again_from_every_city, dontlook_for
+from ..backends.dontlook import CpuDontLook, descend_rows, dontlook_for
 from ..backends.focused import MAX_ITERATIONS, CpuFocusedAnts, FocusRules, trail_limits, trail_scale
 from ..budget import time_left
 from ..validation import check_flag
@@ -159,12 +159,10 @@ class FocusedACO(PopulationSearch):
                                        1, announce="FocusedACO", what="the start's descent")
             self.parts.append(self._whole)
             self.device = getattr(self._whole, "device", "")
-        whole = self._whole
-        whole.load(tour[None, :])
         deadline = None if self.budget.seconds is None else self.t0 + self.budget.seconds
-        made, _, _ = whole.descend(np.ones(1, bool), deadline=deadline)
-        again_from_every_city(whole, made, deadline=deadline)
-        return whole.solutions()[0], float(whole.values()[0])
+        self._whole.load(tour[None, :])
+        descend_rows(self._whole, deadline=deadline)
+        return self._whole.solutions()[0], float(self._whole.values()[0])
 
     def _build_colony(self, distance) -> None:
         """The ants on the backend, their walks keyed by ``focus_seed``."""

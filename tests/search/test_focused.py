@@ -376,7 +376,7 @@ def test_a_deadline_in_the_ants_build_returns_the_descended_start(monkeypatch):
     """The budget ending while the ants' kernels build (a machine's first run: the start's
     descent built and run, the ants' build cut by the deadline) returns the descended start
     tour, not the start before its descent, with status "seconds"."""
-    from lsmgpu.backends.dontlook import CpuDontLook, again_from_every_city
+    from lsmgpu.backends.dontlook import CpuDontLook, descend_rows
     from lsmgpu.budget import DeadlineReached
     problem = TSP.from_file(TSP.shipped("kroA100"))
     search = FocusedACO(problem, backend="cpu", seed=2, ants=6)
@@ -387,8 +387,7 @@ def test_a_deadline_in_the_ants_build_returns_the_descended_start(monkeypatch):
     result = search.run(seconds=100)
     descent = CpuDontLook(search.rules, problem.edge_distance(), 1)
     descent.load(search.start_x[None, :])
-    made, _, _ = descent.descend(np.ones(1, bool))
-    again_from_every_city(descent, made)
+    descend_rows(descent)
     assert result.status == "seconds" and result.iterations == 0
     assert result.fitness == descent.values()[0] < problem.evaluate(search.start_x)
     assert np.array_equal(result.solution, descent.solutions()[0])
