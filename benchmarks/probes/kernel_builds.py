@@ -62,8 +62,8 @@ def build(source: str, builder: str, options: tuple[str, ...] = BUILD_OPTIONS) -
             f.write(source)
         if builder == "nvrtc":
             env = {**os.environ, "CUDA_CACHE_PATH": os.path.join(folder, "compute-cache")}
-            done = subprocess.run([sys.executable, "-m", __spec__.name, "--nvrtc-build", path, *options], env=env, check=True,
-                                  capture_output=True, text=True)
+            done = subprocess.run([sys.executable, "-m", __spec__.name, "--nvrtc-build", path, *options], env=env,
+                                  check=True, capture_output=True, text=True)
             return float(done.stdout), Path(path + ".cubin").read_bytes()
         t0 = time.perf_counter()
         subprocess.run(["nvcc", "-cubin", "-arch=sm_90", *options, "-o", path + ".cubin", path], check=True)

@@ -109,8 +109,8 @@ def test_instances_of_one_kind_share_the_build_and_get_their_own_constants(monke
             return (id(self), name), 8
 
     monkeypatch.setattr(fake_cuda, "module_from_buffer", staticmethod(lambda cubin: Module()))
-    monkeypatch.setattr(fake_cuda, "memcpy_htod", staticmethod(lambda address, data: written.__setitem__(address, data)),
-                        raising=False)
+    write = staticmethod(lambda address, data: written.__setitem__(address, data))
+    monkeypatch.setattr(fake_cuda, "memcpy_htod", write, raising=False)
     monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
     monkeypatch.setattr(driver, "nvcc_to_cubin", lambda source, **options: builds.append(source) or b"cubin")
     monkeypatch.setattr(driver, "_cubins", {})

@@ -84,8 +84,8 @@ class CudaFocusedAnts(CudaDontLook):
     def build(self, iteration: int) -> np.ndarray:
         """Every ant's walk from its colony's source and its descent: the ants' tour lengths."""
         cuda.memcpy_htod(self.source_lengths, self.lengths)
-        launch(self._kernel("focused"), "focused ants", (self.rows, 1, 1), self.block, self._rows_struct() + self._focus(iteration),
-               self.row_shared)
+        launch(self._kernel("focused"), "focused ants", (self.rows, 1, 1), self.block,
+               self._rows_struct() + self._focus(iteration), self.row_shared)
         synchronize("the focused ants", (self.rows,), (self.block,))
         return self.values()
 
@@ -110,7 +110,8 @@ class CudaFocusedAnts(CudaDontLook):
 
     def deposit(self, keep: float, deposit: float, tau_min: float, tau_max: float, colony: int = 0) -> None:
         threads = 128
-        launch(self._kernel("focused_pheromone"), "focused pheromone", ((self.n + threads - 1) // threads, 1, 1), threads,
+        grid = ((self.n + threads - 1) // threads, 1, 1)
+        launch(self._kernel("focused_pheromone"), "focused pheromone", grid, threads,
                self._focus() + pack("4Pii4d", int(self.tau), int(self.eta), int(self.weights), int(self.cand), self.n,
                                     int(colony), keep, deposit, tau_min, tau_max))
 
