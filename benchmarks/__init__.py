@@ -1,1 +1,11 @@
-"""Benchmarks: run on a GPU machine with `python -m benchmarks TABLE... [--data DIR] [--out DIR]`."""
+"""Benchmarks: run on a GPU machine with `python -m benchmarks TABLE... [--data DIR] [--out DIR]`.
+
+The harness and the probes time fully built kernels after their warm-up runs: importing this package
+turns lsmgpu's quick builds first off for its process and the processes it starts
+(``LSMGPU_QUICK_BUILDS=0`` where the environment does not set it; lsmgpu/backends/cuda/driver.py,
+``quick_builds``). A row that runs as a user's run does (``depth.user_environment``: `lsmgpu solve`
+in a process of its own, the overrun table's children) takes the user's default back.
+"""
+import os
+
+os.environ.setdefault("LSMGPU_QUICK_BUILDS", "0")

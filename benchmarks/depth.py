@@ -262,6 +262,14 @@ def table_depth(args, path_of, emit) -> list[dict]:
     return rows
 
 
+def user_environment(cold_folder: str | None = None) -> dict:
+    """The environment of a run as a user's: this process's without the harness's
+    ``LSMGPU_QUICK_BUILDS=0`` (benchmarks/__init__.py), with ``cold_folder`` the empty caches of
+    ``cold_caches`` under it."""
+    env = {name: value for name, value in os.environ.items() if name != "LSMGPU_QUICK_BUILDS"}
+    return env if cold_folder is None else dict(env, **cold_caches(cold_folder))
+
+
 def cold_caches(folder: str) -> dict:
     """The environment of a run that finds no kernel built before: lsmgpu's cache and CUDA's compute
     cache (``CUDA_CACHE_PATH``, ~/.nv/ComputeCache by default: on the H200 machine the one cache
@@ -280,7 +288,7 @@ def command_row(args, path, seconds: float, seed: int, cold: bool) -> tuple[dict
     problem = TSP.from_file(path)
     with tempfile.TemporaryDirectory() as folder:
         out, figures = os.path.join(folder, "tour"), os.path.join(folder, "figures.json")
-        env = dict(os.environ, **(cold_caches(folder) if cold else {}))
+        env = user_environment(folder if cold else None)
         t0 = time.perf_counter()
         done = subprocess.run([sys.executable, "-c", "import sys; from lsmgpu.cli import main; sys.exit(main())",
                                "solve", str(path), "--seconds", f"{seconds:g}", "--seed", str(seed), "--out", out,

@@ -7,21 +7,21 @@ Each row runs in a child process with a hard limit (``--overrun-kill``, default 
 search that ignores its budget shows as killed instead of stalling the table; the child reads the
 instance first (reading is not part of the search's budget: ``lsmgpu solve --time`` counts it).
 A cold row empties the kernel caches first: lsmgpu's (``LSMGPU_CACHE``) and CUDA's compute cache,
-where NVRTC keeps its builds (``CUDA_CACHE_PATH``; depth.cold_caches).
+where NVRTC keeps its builds (``CUDA_CACHE_PATH``; depth.cold_caches). Every child runs with a
+user's environment (depth.user_environment: lsmgpu's quick builds first as a user's run has them).
 
     python -m benchmarks overrun --overrun-instances kroA100,pr1002,rl5915,tai50a --overrun-seconds 1,5
 """
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from .depth import cold_caches
+from .depth import user_environment
 
 #: the searches as the command line builds them by default, by their command-line names
 #: (multistart: 8 tabu starts); faco and dontlook-ils improve tours only
@@ -61,10 +61,8 @@ def overrun_row(name: str, path: Path, backend: str, seconds: float, kill: float
     (a folder per search and instance, filled by an untimed run first)."""
     row = dict(table="overrun", search=name, instance=path.stem, backend=backend, cache=cache or "-",
                seconds_asked=seconds)
-    env = dict(os.environ)
-    if cache == "cold":
-        env.update(cold_caches(tempfile.mkdtemp(prefix="lsmgpu-cold-")))
-    elif cache == "warm":
+    env = user_environment(tempfile.mkdtemp(prefix="lsmgpu-cold-") if cache == "cold" else None)
+    if cache == "warm":
         env["LSMGPU_CACHE"] = str(Path(tempfile.gettempdir()) / f"lsmgpu-warm-{name}-{path.stem}")
         if not Path(env["LSMGPU_CACHE"]).exists():
             subprocess.run([sys.executable, "-c", CHILD, name, str(path), backend, "5"], capture_output=True,

@@ -731,3 +731,31 @@ def test_the_command_s_row_keeps_its_build_wait(monkeypatch):
     row, _ = depth.command_row(args, path, 60.0, 0, cold=True)
     assert row["kernel_build_s"] == 42.92 and row["iterations"] == 3
     assert row["strategy"] == "lsmgpu solve (FocusedACO, cold cache)"
+
+
+def test_the_harness_times_full_builds_and_its_user_rows_run_as_users_do(monkeypatch, tmp_path):
+    """Importing the harness turns lsmgpu's quick builds first off where the environment does not set
+    them (its rows after a warm-up time the fully built kernels), and the processes it starts inherit
+    that; a row run as a user's (`lsmgpu solve` in its own process, the overrun children) gets the
+    environment without it, and a cold one empty caches under its folder."""
+    import importlib
+    import os
+
+    import benchmarks
+    from benchmarks.depth import user_environment
+    from lsmgpu.backends.cuda import driver
+    monkeypatch.setenv("LSMGPU_QUICK_BUILDS", "")              # recorded: the test's setting is undone after it
+    monkeypatch.delenv("LSMGPU_QUICK_BUILDS")
+    importlib.reload(benchmarks)
+    assert os.environ["LSMGPU_QUICK_BUILDS"] == "0"
+    monkeypatch.setattr(driver.nvrtc, "fast_compile", lambda: True)
+    assert not driver.quick_builds()
+    user = user_environment()
+    assert "LSMGPU_QUICK_BUILDS" not in user and user["PATH"] == os.environ["PATH"]
+    cold = user_environment(str(tmp_path))
+    assert cold["LSMGPU_CACHE"].startswith(str(tmp_path)) and cold["CUDA_CACHE_PATH"].startswith(str(tmp_path))
+    monkeypatch.setattr(os, "environ", user)
+    assert driver.quick_builds()
+    monkeypatch.setenv("LSMGPU_QUICK_BUILDS", "1")
+    importlib.reload(benchmarks)
+    assert os.environ["LSMGPU_QUICK_BUILDS"] == "1"                 # set by the caller: kept

@@ -14,10 +14,11 @@ process, its kernels built: the seconds waited for builds, the iterations and th
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
+
+from ..depth import user_environment
 
 
 def child(path: str, seconds: str, way: str) -> None:
@@ -46,8 +47,7 @@ def main(data: str, names: str, seconds: str, ways: str) -> None:
     for name in names.split(","):
         for way in ways.split(","):
             with tempfile.TemporaryDirectory() as folder:
-                env = {**os.environ, "LSMGPU_CACHE": os.path.join(folder, "lsmgpu"),
-                       "CUDA_CACHE_PATH": os.path.join(folder, "compute-cache")}
+                env = user_environment(folder)
                 done = subprocess.run([sys.executable, "-m", __spec__.name, "--child", f"{data}/{name}.tsp", seconds,
                                        way], env=env, check=True, capture_output=True, text=True)
             for row in json.loads(done.stdout.strip().splitlines()[-1]):

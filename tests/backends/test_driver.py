@@ -284,9 +284,11 @@ def test_a_first_module_is_a_quick_build_until_the_full_one_is_made(monkeypatch,
     """Where NVRTC has the fast compile and no full build is held, load_first_module hands over a
     quick build's module (QUICK_BUILD_OPTIONS) at once while the full build runs beside it
     (``built`` false until it ends); once it has ended, and where it is held (in memory or on
-    disk), the full module is the first one. Without the fast compile the full build is waited for."""
+    disk), the full module is the first one. Without the fast compile, or with LSMGPU_QUICK_BUILDS=0,
+    the full build is waited for."""
     import threading
     monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
+    monkeypatch.delenv("LSMGPU_QUICK_BUILDS", raising=False)
     for held in ("_cubins", "_modules", "_building"):
         monkeypatch.setattr(driver, held, {})
     release = threading.Event()
@@ -310,12 +312,16 @@ def test_a_first_module_is_a_quick_build_until_the_full_one_is_made(monkeypatch,
     assert driver.built("// k", "sm_90") and driver.load_first_module("// k", "sm_90")[1] is False
     monkeypatch.setattr(driver.nvrtc, "fast_compile", lambda: False)
     assert driver.load_first_module("// other", "sm_90") == (b"full // other", False)
+    monkeypatch.setattr(driver.nvrtc, "fast_compile", lambda: True)
+    monkeypatch.setenv("LSMGPU_QUICK_BUILDS", "0")                           # turned off
+    assert driver.load_first_module("// third", "sm_90") == (b"full // third", False)
 
 
 def test_the_ants_prebuild_starts_the_quick_build_beside_the_full_one(monkeypatch, fake_cuda, tmp_path):
     """prebuild_first starts the builds load_first_module takes: the full one and, with the fast
     compile and no full build held, the quick one; with the full build held, neither."""
     monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
+    monkeypatch.delenv("LSMGPU_QUICK_BUILDS", raising=False)
     for held in ("_cubins", "_modules", "_building"):
         monkeypatch.setattr(driver, held, {})
     monkeypatch.setattr(driver.nvrtc, "compile_cubin", lambda source, arch, options: b"built")

@@ -60,6 +60,7 @@ def test_gpu_rows_run_a_quick_build_until_the_full_one_is_made(monkeypatch, tmp_
     if not driver.nvrtc.fast_compile():
         pytest.skip("NVRTC without the fast compile")
     monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
+    monkeypatch.delenv("LSMGPU_QUICK_BUILDS", raising=False)
     for held in ("_cubins", "_modules", "_building"):
         monkeypatch.setattr(driver, held, {})
     problem = tsp_of("int-coords", 300, seed=7)

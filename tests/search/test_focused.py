@@ -445,7 +445,7 @@ def test_gpu_ants_take_the_module_built_ahead(monkeypatch, tmp_path):
     rules, focus = rules_of(problem, or3=True, lk=True), FocusRules(5, 8, 10**6)
     resolve("cuda").prebuild_focused_ants(rules, focus, problem.edge_distance(), 8, 2.0)
     ahead = dict(driver._building)
-    quick = (driver.QUICK_BUILD_OPTIONS,) if driver.nvrtc.fast_compile() else ()
+    quick = (driver.QUICK_BUILD_OPTIONS,) if driver.quick_builds() else ()
     assert len({key[:2] for key in ahead}) == 1 and {key[2] for key in ahead} == {driver.BUILD_OPTIONS, *quick}
     assert_gpu_ants_equal_the_hosts(problem, rules, focus, 8, np.random.default_rng(2).permutation(300), 2)
     for future in ahead.values():

@@ -32,8 +32,8 @@ from . import nvrtc
 log = logging.getLogger("lsmgpu")
 
 __all__ = ["cuda", "context", "device_name", "warm_up", "compile_module", "load_module", "load_first_module", "built",
-           "prebuild", "prebuild_first", "launch", "synchronize", "pack", "download", "resident_threads", "build_note",
-           "builds_under_way"]
+           "prebuild", "prebuild_first", "quick_builds", "launch", "synchronize", "pack", "download", "resident_threads",
+           "build_note", "builds_under_way"]
 
 try:
     import pycuda.driver as cuda
@@ -281,7 +281,7 @@ def load_first_module(source: str, arch: str) -> tuple[object, bool]:
     loads the full module once ``built`` says it is made: a first run on a machine runs its
     kernels from about a second on (the quick build of the 5-opt kernels, against 6-11 s for the
     full one on the H200), at full speed from the full build's end."""
-    if built(source, arch) or not nvrtc.fast_compile():
+    if built(source, arch) or not quick_builds():
         return load_module(source, arch), False
     prebuild(source, arch)
     return load_module(source, arch, options=QUICK_BUILD_OPTIONS), True
@@ -291,8 +291,15 @@ def prebuild_first(source: str, arch: str) -> None:
     """Starts the builds :func:`load_first_module` takes (:func:`prebuild`): the full one, and the
     quick one where it would run it first."""
     prebuild(source, arch)
-    if not built(source, arch) and nvrtc.fast_compile():
+    if not built(source, arch) and quick_builds():
         prebuild(source, arch, QUICK_BUILD_OPTIONS)
+
+
+def quick_builds() -> bool:
+    """Whether :func:`load_first_module` starts with quick builds: NVRTC has the fast compile and
+    the environment does not set ``LSMGPU_QUICK_BUILDS=0`` (for timings of the fully built kernels
+    from a run's start, a profiler's, or the benchmark harness's rows after its warm-up runs)."""
+    return os.environ.get("LSMGPU_QUICK_BUILDS", "1") != "0" and nvrtc.fast_compile()
 
 
 def _builder() -> concurrent.futures.ThreadPoolExecutor:
