@@ -259,6 +259,28 @@ def test_kopt_kernel_compiles_for_sm90(depth, shared, segments):
                                         SEGMENT_ROWS=segments, TABLE_WIDTH=2))
 
 
+@pytest.mark.nvcc
+@pytest.mark.parametrize("kind", ["CudaDontLook", "CudaChains", "CudaFocusedAnts"])
+def test_the_5opt_kernels_build_quick(kind):
+    """Each don't-look class's 5-opt kernels (its KERNELS: chains of 100 levels alone over 5
+    candidates, rows in shared memory) build with a quick build's options (QUICK_BUILD_OPTIONS, the
+    compiler's fast compile, as a first run builds them first): an option this nvcc refuses fails here."""
+    from lsmgpu.backends.cuda import dontlook, dontlook_chains, focused
+    from lsmgpu.backends.cuda.driver import QUICK_BUILD_OPTIONS
+    from lsmgpu.backends.dontlook_chains import WALK_TRIES
+    from lsmgpu.cubins import nvcc_compile
+    from lsmgpu.kernels import render_skeleton
+    cls = {"CudaDontLook": dontlook.CudaDontLook, "CudaChains": dontlook_chains.CudaChains,
+           "CudaFocusedAnts": focused.CudaFocusedAnts}[kind]
+    device = tsp_of("int-coords", 20).edge_distance().device_source()
+    source = render_skeleton("dontlook.cu.j2", K=5, S=3, OR3=0, LK=0, LK_DEPTH=100, LK_STAGE=3, LK_MOVE=5,
+                             KO_K=KOPT_CANDIDATES, KO_LEVELS=STAGE_LEVELS, KO_TABLE=reversal_table(), KO_ALONE=1,
+                             BLOCK=dontlook.KOPT_CHAIN_BLOCK, DISTANCE=device, SHARED_ROWS=True, WALK_TRIES=WALK_TRIES,
+                             SEGMENT_ROWS=0, TABLE_WIDTH=2, KERNELS=cls.kernels)
+    assert QUICK_BUILD_OPTIONS[-1].startswith("--Ofast-compile=")
+    assert all(name.encode() in nvcc_compile(source, options=QUICK_BUILD_OPTIONS) for name in cls.kernels)
+
+
 def penalized_rules(problem, k: int, depth: int, seed: int, with_penalties: bool) -> DontLookRules:
     """The 5-opt chain's rules over quadrant candidates with random real penalties (or none)."""
     pi = np.random.default_rng(seed).uniform(-30, 30, problem.n) if with_penalties else None
