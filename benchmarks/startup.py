@@ -17,12 +17,13 @@ Beside them, ``lsmgpu solve INSTANCE --time 30`` timed from the process's spawn 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from .depth import user_environment
 
 #: (label, instance, sibling of the same kind, neighbourhood or "-", algorithm)
 #: (a kind is also a size class where the source says so: up to 8,192 cities the tour is staged in
@@ -65,7 +66,7 @@ print(json.dumps({"import_s": imported - t0, "data_s": ready - imported, "first_
 
 def child(path: Path, neighbourhood: str, algorithm: str, cache: str, python_path: str | None) -> dict:
     """One child process's timings (or its error's last line)."""
-    env = {**os.environ, "LSMGPU_CACHE": cache}
+    env = {**user_environment(), "LSMGPU_CACHE": cache}
     if python_path:
         env["PYTHONPATH"] = python_path
     run = subprocess.run([sys.executable, "-W", "ignore", "-c", CHILD, str(path), neighbourhood, algorithm],
@@ -77,7 +78,7 @@ def child(path: Path, neighbourhood: str, algorithm: str, cache: str, python_pat
 
 def solve_wall(path: Path, flags: list[str], python_path: str | None, cache: str) -> dict:
     """`lsmgpu solve PATH FLAGS` timed from spawn to exit, with its last lines."""
-    env = {**os.environ, "LSMGPU_CACHE": cache}
+    env = {**user_environment(), "LSMGPU_CACHE": cache}
     if python_path:
         env["PYTHONPATH"] = python_path
     t0 = time.perf_counter()
