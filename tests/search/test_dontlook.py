@@ -84,6 +84,31 @@ def test_gpu_rows_run_a_quick_build_until_the_full_one_is_made(monkeypatch, tmp_
         rows.close()
 
 
+def test_a_failed_full_build_leaves_the_quick_kernels_running_announced(monkeypatch):
+    """Rows on a quick build whose full build ended failed (KernelCompileError where the run takes
+    it, e.g. NVRTC out of memory on the full optimisation) go on launching the quick build's kernels,
+    with a BackendFallback warning naming the failure; the full build is not tried again."""
+    from lsmgpu.backends.cuda import dontlook
+    from lsmgpu.errors import BackendFallback, KernelCompileError
+
+    class QuickModule:
+        def get_function(self, name):
+            return "quick " + name
+    tried = []
+
+    def load_module(source, arch):
+        tried.append(source)
+        raise KernelCompileError("nvcc failed on /tmp/k.cu:\nout of memory", "/tmp/k.cu")
+    monkeypatch.setattr(dontlook, "built", lambda source, arch: True)
+    monkeypatch.setattr(dontlook, "load_module", load_module)
+    rows = dontlook.CudaDontLook.__new__(dontlook.CudaDontLook)
+    rows.module, rows.quick, rows.functions = QuickModule(), True, {}
+    rows.module_build, rows.row_shared = ("// k", "sm_90"), 0
+    with pytest.warns(BackendFallback, match="full build of its kernels failed.*out of memory"):
+        assert rows._kernel("descend") == "quick descend"
+    assert rows._kernel("wide_apply") == "quick wide_apply" and tried == ["// k"] and not rows.quick
+
+
 def assert_gpu_ants_equal_the_hosts(problem, rules, focus, ants, source, iterations, deposit=False):
     """``ants`` focused ants on the GPU and in the NumPy reference, both started from ``source``, over
     ``iterations``: each iteration the same lengths, tours and checks; both then follow the

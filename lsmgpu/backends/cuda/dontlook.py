@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 
+from ...errors import KernelCompileError, announce_fallback
 from ...kernels import render_skeleton
 from ..dontlook import interleaved, wide_checks
 from ..dontlook_chains import WALK_TRIES
@@ -154,9 +155,14 @@ class CudaDontLook:
         (driver.load_first_module: a first run launches from about a second on, at full speed from
         the full build's end); allowed the rows' shared memory where it keeps them there (its static
         Shared struct and the rows' tours past the default 48 KB together: the opt-in the driver asks
-        for above that sum)."""
+        for above that sum). A full build that fails leaves the quick one running, announced."""
         if self.quick and built(*self.module_build):
-            self.module, self.quick, self.functions = load_module(*self.module_build), False, {}
+            self.quick = False
+            try:
+                self.module, self.functions = load_module(*self.module_build), {}
+            except KernelCompileError as exc:
+                announce_fallback(f"{self.what}: the full build of its kernels failed ({' '.join(str(exc).split())[:200]}); "
+                                  "the run goes on with the quick build's, about half as fast")
         if name not in self.functions:
             kernel = self.functions[name] = self.module.get_function(name)
             if name in self.shared_kernels and self.row_shared:
