@@ -285,7 +285,7 @@ def test_a_first_module_is_a_quick_build_until_the_full_one_is_made(monkeypatch,
     quick build's module (QUICK_BUILD_OPTIONS) at once while the full build runs beside it
     (``built`` false until it ends); once it has ended, and where it is held (in memory or on
     disk), the full module is the first one. Without the fast compile, or with LSMGPU_QUICK_BUILDS=0,
-    the full build is waited for."""
+    the full build is waited for; another value of LSMGPU_QUICK_BUILDS is refused by name."""
     import threading
     monkeypatch.setenv("LSMGPU_CACHE", str(tmp_path))
     monkeypatch.delenv("LSMGPU_QUICK_BUILDS", raising=False)
@@ -315,6 +315,9 @@ def test_a_first_module_is_a_quick_build_until_the_full_one_is_made(monkeypatch,
     monkeypatch.setattr(driver.nvrtc, "fast_compile", lambda: True)
     monkeypatch.setenv("LSMGPU_QUICK_BUILDS", "0")                           # turned off
     assert driver.load_first_module("// third", "sm_90") == (b"full // third", False)
+    monkeypatch.setenv("LSMGPU_QUICK_BUILDS", "false")                       # not a silent "on"
+    with pytest.raises(ValueError, match="LSMGPU_QUICK_BUILDS must be 0 .* or 1, got 'false'"):
+        driver.load_first_module("// fourth", "sm_90")
 
 
 def test_the_ants_prebuild_starts_the_quick_build_beside_the_full_one(monkeypatch, fake_cuda, tmp_path):

@@ -298,8 +298,12 @@ def prebuild_first(source: str, arch: str) -> None:
 def quick_builds() -> bool:
     """Whether :func:`load_first_module` starts with quick builds: NVRTC has the fast compile and
     the environment does not set ``LSMGPU_QUICK_BUILDS=0`` (for timings of the fully built kernels
-    from a run's start, a profiler's, or the benchmark harness's rows after its warm-up runs)."""
-    return os.environ.get("LSMGPU_QUICK_BUILDS", "1") != "0" and nvrtc.fast_compile()
+    from a run's start, a profiler's, or the benchmark harness's rows after its warm-up runs); another
+    value than 0 or 1 is refused by name."""
+    value = os.environ.get("LSMGPU_QUICK_BUILDS", "1")
+    if value not in ("0", "1"):
+        raise ValueError(f"LSMGPU_QUICK_BUILDS must be 0 (full builds from the start) or 1, got {value!r}")
+    return value == "1" and nvrtc.fast_compile()
 
 
 def _builder() -> concurrent.futures.ThreadPoolExecutor:
