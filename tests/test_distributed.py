@@ -235,6 +235,27 @@ def test_synchronous_islands_of_every_method_are_reproducible(method, options, u
     assert problem.fitness(result.solution) == result.fitness
 
 
+def test_actors_end_after_their_kernel_builds_rather_than_killed(qap, monkeypatch):
+    """At a run's end the islands' and the starts' actors are asked to finish their kernel builds
+    (ActorBuilds.finish_builds: none on the CPU) and their handles dropped, so Ray ends them (their
+    GPUs free again) without a kill, which would lose a full build under way; only the islands'
+    board is killed."""
+    import time
+    killed, kill = [], ray.kill
+    monkeypatch.setattr(ray, "kill", lambda actor, **options: killed.append(actor) or kill(actor, **options))
+
+    def gpus_free() -> bool:
+        until = time.monotonic() + 30
+        while ray.available_resources().get("GPU", 0) < 2 and time.monotonic() < until:
+            time.sleep(0.05)
+        return ray.available_resources().get("GPU", 0) == 2
+    problem = TSP(np.round(np.random.default_rng(5).uniform(0, 1000, (60, 2))), name="rand60")
+    islands = RayIslands(problem, method="faco", islands=2, exchange_every=1, seed=7, backend="cpu", ants=2)
+    assert islands.run(iterations=3).status == "done" and len(killed) == 1 and gpus_free()
+    starts = RayMultiStart(HillClimbing, qap, starts=4, seed=0, backend="cpu")
+    assert starts.run(iterations=5).status == "done" and len(killed) == 1 and gpus_free()
+
+
 def test_the_board_waits_for_every_running_island():
     """A synchronous exchange is gathered once every running island posted it, the best of the
     posts (ties to the lower island); a retired island is not waited for; old exchanges go."""

@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import sys
 import time
 
 from ..errors import BackendUnavailable
@@ -33,12 +34,15 @@ from ..search.loop import Search
 from ..validation import check_options
 from .seeds import search_class, spawn_seeds, warn_one_start
 
-__all__ = ["RayDriver", "RayMultiStart", "actor_device", "ray_connected", "ray_module"]
+__all__ = ["RayDriver", "RayMultiStart", "ActorBuilds", "actor_device", "end_actors", "ray_connected", "ray_module"]
 
 log = logging.getLogger("lsmgpu")
 
 #: attempts per start before it counts as lost
 ATTEMPTS = 2
+#: seconds an ending actor waits for the kernel builds it started (a first run's full builds, 6-11 s
+#: each on the H200: docs/benchmarks/tsp-depth.md, "Quick builds first")
+ACTOR_BUILDS_WAIT = 120.0
 
 
 def ray_module():
@@ -71,6 +75,27 @@ class RayDriver:
         return self.devices
 
 
+class ActorBuilds:
+    """What every actor class shares: its end waits for the kernel builds it started. A run shorter
+    than a full build (quick builds first: lsmgpu.backends.cuda.driver.load_first_module) leaves
+    the full build running; a killed actor loses it, and every later run on that machine builds
+    again and runs the quick kernels."""
+
+    def finish_builds(self) -> int:
+        """Waits for this process's kernel builds under way (at most ACTOR_BUILDS_WAIT seconds; none
+        where the actor never loaded the CUDA backend): those still running after."""
+        driver = sys.modules.get("lsmgpu.backends.cuda.driver")
+        return 0 if driver is None else driver.finish_builds(ACTOR_BUILDS_WAIT)
+
+
+def end_actors(actors) -> None:
+    """Ends the ``actors`` (ActorBuilds) without waiting for them: each is asked to finish its kernel
+    builds and its handle dropped, so Ray ends it once that and any call still running return
+    (Ray's end of an actor no handle holds), rather than killed with a build half done."""
+    for actor in actors:
+        actor.finish_builds.remote()
+
+
 def actor_device(problem, options) -> str:
     """Where an actor's searches of ``problem`` with ``options`` run: backend, device, its GPU."""
     from ..backends import resolve
@@ -79,7 +104,7 @@ def actor_device(problem, options) -> str:
     return f"{backend.name}:{backend.device}" + (f" (CUDA_VISIBLE_DEVICES={gpus})" if gpus else "")
 
 
-class StartRunner:
+class StartRunner(ActorBuilds):
     """What an actor holds: the problem, the search, its backend, and the search running now,
     which the driver can stop (Search.stop; the actor runs two calls at once)."""
 
@@ -284,6 +309,5 @@ class RayMultiStart(RayDriver, Search):
                                      algorithm=self.search.__name__, problem=self.problem.name)
 
     def _release(self) -> None:
-        for actor in self.actors:
-            ray_module().kill(actor)
+        end_actors(self.actors)
         self.actors = []
