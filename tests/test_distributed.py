@@ -237,9 +237,8 @@ def test_synchronous_islands_of_every_method_are_reproducible(method, options, u
 
 def test_actors_end_after_their_kernel_builds_rather_than_killed(qap, monkeypatch):
     """At a run's end the islands' and the starts' actors are asked to finish their kernel builds
-    (ActorBuilds.finish_builds: none on the CPU) and their handles dropped, so Ray ends them (their
-    GPUs free again) without a kill, which would lose a full build under way; only the islands'
-    board is killed."""
+    (ActorBuilds.end_after_builds: none on the CPU) and then exit (their GPUs free again), not
+    killed, which would lose a full build under way; only the islands' board is killed."""
     import time
     killed, kill = [], ray.kill
     monkeypatch.setattr(ray, "kill", lambda actor, **options: killed.append(actor) or kill(actor, **options))

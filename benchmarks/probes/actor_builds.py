@@ -2,7 +2,7 @@
 with the 5-opt chains, one after the other in one driver process, a machine's first (lsmgpu's
 cache empty, quick builds first), each actor started before its run (``start_actors``, timed: the
 second waits for the first actor's GPU). ``end``: the actors end after their builds
-(``ActorBuilds.finish_builds``, lsmgpu/parallel/distributed.py); ``kill``: killed at the run's end
+(``ActorBuilds.end_after_builds``, lsmgpu/parallel/distributed.py); ``kill``: killed at the run's end
 as before it, the full builds lost. Each way in a process of its own; per run: the seconds its actor
 took to start, the seconds its run waited for builds, its iterations.
 
@@ -26,7 +26,7 @@ def child(path: str, seconds: float, way: str) -> None:
     from lsmgpu.problems import TSP
     if way == "kill":
         ray_islands.end_actors = lambda actors: [ray.kill(actor) for actor in actors]
-    ray.init(num_gpus=1, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_gpus=1, include_dashboard=False, log_to_driver=False)     # a cluster of its own
     problem = TSP.from_file(path)
     options = dict(candidates="alpha", lk_depth=100, lk_move=5, chain_alone=True, restart_after=30)
     for run in (1, 2):
@@ -35,7 +35,9 @@ def child(path: str, seconds: float, way: str) -> None:
         islands.start_actors()
         start_s = time.perf_counter() - started
         result = islands.run(seconds=seconds)
+        cubins = os.path.join(os.environ["LSMGPU_CACHE"], "cubin")
         print(json.dumps({"way": way, "run": run, "actor_start_s": round(start_s, 2),
+                          "cubins_held": len(os.listdir(cubins)) if os.path.isdir(cubins) else 0,
                           "build_wait_s": round(result.timings.get("build", 0.0), 2), "iterations": result.iterations,
                           "fitness": result.fitness}), flush=True)
     time.sleep(0.5)

@@ -81,19 +81,20 @@ class ActorBuilds:
     the full build running; a killed actor loses it, and every later run on that machine builds
     again and runs the quick kernels."""
 
-    def finish_builds(self) -> int:
+    def end_after_builds(self) -> None:
         """Waits for this process's kernel builds under way (at most ACTOR_BUILDS_WAIT seconds; none
-        where the actor never loaded the CUDA backend): those still running after."""
+        where the actor never loaded the CUDA backend), then ends the actor (Ray's intended exit)."""
         driver = sys.modules.get("lsmgpu.backends.cuda.driver")
-        return 0 if driver is None else driver.finish_builds(ACTOR_BUILDS_WAIT)
+        if driver is not None:
+            driver.finish_builds(ACTOR_BUILDS_WAIT)
+        ray_module().actor.exit_actor()
 
 
 def end_actors(actors) -> None:
-    """Ends the ``actors`` (ActorBuilds) without waiting for them: each is asked to finish its kernel
-    builds and its handle dropped, so Ray ends it once that and any call still running return
-    (Ray's end of an actor no handle holds), rather than killed with a build half done."""
+    """Ends the ``actors`` (ActorBuilds) without waiting for them: each finishes its kernel builds,
+    then exits, rather than killed with a build half done."""
     for actor in actors:
-        actor.finish_builds.remote()
+        actor.end_after_builds.remote()
 
 
 def actor_device(problem, options) -> str:
