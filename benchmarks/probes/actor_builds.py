@@ -2,7 +2,7 @@
 with the 5-opt chains, one after the other in one driver process, a machine's first (lsmgpu's
 cache empty, quick builds first), each actor started before its run (``start_actors``, timed: the
 second waits for the first actor's GPU). ``end``: the actors end after their builds
-(``ActorBuilds.end_after_builds``, lsmgpu/parallel/distributed.py); ``kill``: killed at the run's end
+(``ActorBuilds.finish_builds``, lsmgpu/parallel/distributed.py); ``kill``: killed at the run's end
 as before it, the full builds lost. Each way in a process of its own; per run: the seconds its actor
 took to start, the seconds its run waited for builds, its iterations.
 
