@@ -35,7 +35,8 @@ from ..search.loop import Search
 from ..validation import check_options
 from .seeds import search_class, spawn_seeds, warn_one_start
 
-__all__ = ["RayDriver", "RayMultiStart", "ActorBuilds", "actor_device", "actors_ending", "end_actors", "ray_connected", "ray_module"]
+__all__ = ["RayDriver", "RayMultiStart", "ActorBuilds", "actor_device", "actors_ending", "end_actors", "ray_connected",
+           "ray_module"]
 
 log = logging.getLogger("lsmgpu")
 
