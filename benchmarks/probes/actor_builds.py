@@ -1,12 +1,13 @@
 """Whether a Ray actor's full kernel builds outlive a short run: two RayIslands runs of focused ACO
-with the 5-opt chains, one after the other in one driver process, a machine's first (lsmgpu's
-cache empty, quick builds first), each actor started before its run (``start_actors``, timed: the
-second waits for the first actor's GPU). ``end``: the actors end after their builds
-(``ActorBuilds.finish_builds``, lsmgpu/parallel/distributed.py); ``kill``: killed at the run's end
-as before it, the full builds lost. Each way in a process of its own; per run: the seconds its actor
-took to start, the seconds its run waited for builds, its iterations.
+with the 5-opt chains, one after the other in one driver process, a machine's first (lsmgpu's and
+CUDA's caches empty: depth.user_environment; quick builds first), each actor started before its run
+(``start_actors``, timed: the second waits for the first actor's GPU). ``end``: the actors end after
+their builds (``ActorBuilds.finish_builds``, lsmgpu/parallel/distributed.py); ``kill``: killed at the
+run's end as before it, the full builds lost. Each way in a process of its own; per run: the seconds
+its actor took to start, the cubins in lsmgpu's cache at its end, the seconds it waited for builds,
+its iterations.
 
-    python -m benchmarks.probes.actor_builds .data/tsplib pcb3038 5 end,kill
+    python -m benchmarks.probes.actor_builds .data/tsplib pcb3038 5 kill,end
 """
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from ..depth import user_environment
 
 
 def child(path: str, seconds: float, way: str) -> None:
@@ -51,9 +54,9 @@ def main(argv: list[str]) -> None:
     data, instance, seconds, ways = argv[0], argv[1], argv[2], argv[3].split(",")
     path = os.path.join(data, f"{instance}.tsp")
     for way in ways:
-        env = dict(os.environ, LSMGPU_CACHE=tempfile.mkdtemp(prefix="lsmgpu-actor-builds-"), LSMGPU_QUICK_BUILDS="1")
-        subprocess.run([sys.executable, "-m", "benchmarks.probes.actor_builds", "child", path, seconds, way],
-                       env=env, check=True)
+        with tempfile.TemporaryDirectory() as folder:
+            subprocess.run([sys.executable, "-m", __spec__.name, "child", path, seconds, way],
+                           env=user_environment(folder), check=True)
 
 
 if __name__ == "__main__":
