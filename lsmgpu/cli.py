@@ -206,9 +206,6 @@ def _report(args, problem, result) -> int:
         if running := builds_under_way():
             print(f"lsmgpu: the process ends when the {running} kernel build(s) still running end (kept for "
                   f"the next run)", file=sys.stderr)
-    if (distributed := sys.modules.get("lsmgpu.parallel.distributed")) and distributed.actors_ending():
-        print("lsmgpu: the process ends when the Ray actors' kernel builds end (kept for the next run)",
-              file=sys.stderr)
     if args.out:
         problem.write_solution(result.solution, args.out)
         print(f"solution written to {args.out}")

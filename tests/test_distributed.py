@@ -235,80 +235,58 @@ def test_synchronous_islands_of_every_method_are_reproducible(method, options, u
     assert problem.fitness(result.solution) == result.fitness
 
 
-def earlier_actors_ended() -> None:
-    """Waits for the actors that earlier tests' runs left ending (end_actors' threads)."""
-    import threading
-
-    from lsmgpu.parallel import distributed
-    for thread in threading.enumerate():
-        if thread.name == distributed.ACTORS_END:
-            thread.join(30)
-
-
-def test_actors_are_killed_after_their_kernel_builds_end(qap):
-    """At a run's end the islands' and the starts' actors end after their kernel builds (none on the
-    CPU; the order: the next test), by end_actors' thread: the run returns, then every actor is
-    killed and its GPU free again; the islands' board is killed too."""
+def test_actors_end_themselves_after_their_kernel_builds(qap):
+    """At a run's end the islands' and the starts' actors are asked to end after their kernel builds
+    (ActorBuilds.end_after_builds: none on the CPU) and kill themselves: the driver kills only the
+    islands' board, and every actor's GPU is free again after."""
     import time
     killed, kill = [], ray.kill
 
-    def ended(count: int) -> bool:
+    def gpus_free() -> bool:
         until = time.monotonic() + 30
-        while (len(killed) < count or ray.available_resources().get("GPU", 0) < 2) and time.monotonic() < until:
+        while ray.available_resources().get("GPU", 0) < 2 and time.monotonic() < until:
             time.sleep(0.05)
-        return len(killed) == count and ray.available_resources().get("GPU", 0) == 2
-    earlier_actors_ended()
+        return ray.available_resources().get("GPU", 0) == 2
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(ray, "kill", lambda actor, **options: killed.append(actor) or kill(actor, **options))
         problem = TSP(np.round(np.random.default_rng(5).uniform(0, 1000, (60, 2))), name="rand60")
         islands = RayIslands(problem, method="faco", islands=2, exchange_every=1, seed=7, backend="cpu", ants=2)
-        assert islands.run(iterations=3).status == "done" and ended(3)
+        assert islands.run(iterations=3).status == "done" and gpus_free() and len(killed) == 1
         starts = RayMultiStart(HillClimbing, qap, starts=4, seed=0, backend="cpu")
-        assert starts.run(iterations=5).status == "done" and ended(5)
+        assert starts.run(iterations=5).status == "done" and gpus_free() and len(killed) == 1
 
 
-def test_end_actors_kills_each_actor_after_its_builds_in_a_thread(monkeypatch):
-    """``end_actors`` returns before any actor's builds have ended; a thread then waits for each
-    actor's ``finish_builds`` and kills it after, an actor that does not answer killed all the same;
-    ``actors_ending`` counts that thread until it ends."""
-    import threading
+def test_an_actor_kills_itself_only_after_its_kernel_builds(monkeypatch):
+    """``end_after_builds`` waits for the builds of its process (lsmgpu's CUDA driver where loaded,
+    with ACTOR_BUILDS_WAIT as the limit) and then kills its own actor; where the driver was never
+    loaded it kills it at once."""
+    import sys
 
     from lsmgpu.parallel import distributed
-    earlier_actors_ended()
-    events, released = [], threading.Event()
+    events = []
 
-    class Call:
-        def __init__(self, name):
-            self.name = name
-
-        def remote(self):
-            events.append(("asked", self.name))
-            return self.name
-
-    class Actor:
-        def __init__(self, name):
-            self.finish_builds = Call(name)
+    class FakeDriver:
+        @staticmethod
+        def finish_builds(limit):
+            events.append(("builds", limit))
+            return 0
 
     class FakeRay:
         @staticmethod
-        def get(ref, timeout=None):
-            released.wait(5)
-            if ref == "dead":
-                raise RuntimeError("the actor died")
-            events.append(("built", ref))
-            return 0
+        def get_runtime_context():
+            return type("Context", (), {"current_actor": "this actor"})()
 
         @staticmethod
         def kill(actor):
-            events.append(("killed", actor.finish_builds.name))
+            events.append(("killed", actor))
     monkeypatch.setattr(distributed, "ray_module", lambda: FakeRay)
-    distributed.end_actors([Actor("a"), Actor("dead"), Actor("b")])
-    assert not any(kind == "killed" for kind, _ in events) and distributed.actors_ending() == 1
-    released.set()
-    next(t for t in threading.enumerate() if t.name == distributed.ACTORS_END).join(5)
-    assert distributed.actors_ending() == 0
-    assert [e for e in events if e[0] != "asked"] == [("built", "a"), ("killed", "a"), ("killed", "dead"),
-                                                     ("built", "b"), ("killed", "b")]
+    monkeypatch.setitem(sys.modules, "lsmgpu.backends.cuda.driver", FakeDriver)
+    distributed.ActorBuilds().end_after_builds()
+    assert events == [("builds", distributed.ACTOR_BUILDS_WAIT), ("killed", "this actor")]
+    events.clear()
+    monkeypatch.delitem(sys.modules, "lsmgpu.backends.cuda.driver")
+    distributed.ActorBuilds().end_after_builds()
+    assert events == [("killed", "this actor")]
 
 
 def test_the_board_waits_for_every_running_island():

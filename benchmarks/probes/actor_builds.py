@@ -2,7 +2,7 @@
 with the 5-opt chains, one after the other in one driver process, a machine's first (lsmgpu's and
 CUDA's caches empty: depth.user_environment; quick builds first), each actor started before its run
 (``start_actors``, timed: the second waits for the first actor's GPU). ``end``: the actors end after
-their builds (``ActorBuilds.finish_builds``, lsmgpu/parallel/distributed.py); ``kill``: killed at the
+their builds (``ActorBuilds.end_after_builds``, lsmgpu/parallel/distributed.py); ``kill``: killed at the
 run's end as before it, the full builds lost. Each way in a process of its own; per run: the seconds
 its actor took to start, the cubins in lsmgpu's cache at its end, the seconds it waited for builds,
 its iterations.

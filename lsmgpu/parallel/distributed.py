@@ -26,7 +26,6 @@ import dataclasses
 import logging
 import os
 import sys
-import threading
 import time
 
 from ..errors import BackendUnavailable
@@ -35,8 +34,7 @@ from ..search.loop import Search
 from ..validation import check_options
 from .seeds import search_class, spawn_seeds, warn_one_start
 
-__all__ = ["RayDriver", "RayMultiStart", "ActorBuilds", "actor_device", "actors_ending", "end_actors", "ray_connected",
-           "ray_module"]
+__all__ = ["RayDriver", "RayMultiStart", "ActorBuilds", "actor_device", "end_actors", "ray_connected", "ray_module"]
 
 log = logging.getLogger("lsmgpu")
 
@@ -45,8 +43,6 @@ ATTEMPTS = 2
 #: seconds an ending actor waits for the kernel builds it started (a first run's full builds, 6-11 s
 #: each on the H200: docs/benchmarks/tsp-depth.md, "Quick builds first")
 ACTOR_BUILDS_WAIT = 120.0
-#: the name of end_actors' threads
-ACTORS_END = "lsmgpu-actors-end"
 
 
 def ray_module():
@@ -80,43 +76,26 @@ class RayDriver:
 
 
 class ActorBuilds:
-    """What every actor class shares: ``finish_builds``. A run shorter than a full build (quick
-    builds first: lsmgpu.backends.cuda.driver.load_first_module) leaves the full build running; an
-    actor killed at once loses it, and the next run on that machine runs the quick kernels again
-    while it builds anew."""
+    """What every actor class shares: its end after its kernel builds. A run shorter than a full build
+    (quick builds first: lsmgpu.backends.cuda.driver.load_first_module) leaves the full build running;
+    an actor killed at once loses it, and the next run on that machine builds again."""
 
-    def finish_builds(self) -> int:
+    def end_after_builds(self) -> None:
         """Waits for this process's kernel builds under way (at most ACTOR_BUILDS_WAIT seconds; none
-        where the actor never loaded the CUDA backend): those still running after."""
+        where the actor never loaded the CUDA backend), then kills this actor: a kill, as the driver's
+        were, since Ray reports an actor's own exit after CUDA's clean-up as a worker's crash."""
         driver = sys.modules.get("lsmgpu.backends.cuda.driver")
-        return 0 if driver is None else driver.finish_builds(ACTOR_BUILDS_WAIT)
+        if driver is not None:
+            driver.finish_builds(ACTOR_BUILDS_WAIT)
+        ray = ray_module()
+        ray.kill(ray.get_runtime_context().current_actor)
 
 
 def end_actors(actors) -> None:
-    """Ends the ``actors`` (ActorBuilds) after their kernel builds, without waiting for them: a thread
-    of this process waits for each one's ``finish_builds`` and then kills it (a kill, not the actor's
-    own exit, whose CUDA clean-up Ray reports as a worker's crash). The process ends after that
-    thread, as it does after its own builds (the command says so: ``actors_ending``)."""
-    actors = list(actors)
-    ray = ray_module()
-
-    def end() -> None:
-        for actor in actors:
-            try:
-                ray.get(actor.finish_builds.remote(), timeout=ACTOR_BUILDS_WAIT)
-            except Exception:       # an actor that died or does not answer is killed all the same
-                pass
-            try:
-                ray.kill(actor)
-            except Exception:       # Ray shut down meanwhile, the actor with it
-                pass
-    if actors:
-        threading.Thread(target=end, name=ACTORS_END).start()
-
-
-def actors_ending() -> int:
-    """Ray actors still finishing their kernel builds before ``end_actors`` kills them."""
-    return sum(thread.name == ACTORS_END and thread.is_alive() for thread in threading.enumerate())
+    """Ends the ``actors`` (ActorBuilds) after their kernel builds without waiting for them: each
+    kills itself once they have ended (Ray's shutdown, e.g. at the driver's exit, stops them before)."""
+    for actor in actors:
+        actor.end_after_builds.remote()
 
 
 def actor_device(problem, options) -> str:
