@@ -66,7 +66,7 @@ class CrashOnceTour(CrashingFirst, TSP):
 
 def test_same_starts_as_the_sequential_run(qap):
     """Two actors (one per declared GPU) give every start the trajectory of the sequential run."""
-    ray_result = RayMultiStart(TabuSearch, qap, starts=4, seed=3).run(200)
+    ray_result = RayMultiStart(TabuSearch, qap, starts=4, seed=3, backend="cpu").run(200)
     local = MultiStart(TabuSearch, qap, starts=4, seed=3, backend="cpu").run(200)
     assert ray_result.status == "done" and not ray_result.lost
     assert ray_result.fitness == local.fitness
@@ -233,6 +233,60 @@ def test_synchronous_islands_of_every_method_are_reproducible(method, options, u
         runs.append((islands.migrants, [(r.fitness, r.solution.tolist(), r.iterations) for r in result.runs]))
     assert runs[0] == runs[1] and sum(runs[0][0]) >= 1
     assert problem.fitness(result.solution) == result.fitness
+
+
+def test_actors_end_themselves_after_their_kernel_builds(qap):
+    """At a run's end the islands' and the starts' actors are asked to end after their kernel builds
+    (ActorBuilds.end_after_builds: none on the CPU) and kill themselves: the driver kills only the
+    islands' board, and every actor's GPU is free again after."""
+    import time
+    killed, kill = [], ray.kill
+
+    def gpus_free() -> bool:
+        until = time.monotonic() + 30
+        while ray.available_resources().get("GPU", 0) < 2 and time.monotonic() < until:
+            time.sleep(0.05)
+        return ray.available_resources().get("GPU", 0) == 2
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ray, "kill", lambda actor, **options: killed.append(actor) or kill(actor, **options))
+        problem = TSP(np.round(np.random.default_rng(5).uniform(0, 1000, (60, 2))), name="rand60")
+        islands = RayIslands(problem, method="faco", islands=2, exchange_every=1, seed=7, backend="cpu", ants=2)
+        assert islands.run(iterations=3).status == "done" and gpus_free() and len(killed) == 1
+        starts = RayMultiStart(HillClimbing, qap, starts=4, seed=0, backend="cpu")
+        assert starts.run(iterations=5).status == "done" and gpus_free() and len(killed) == 1
+
+
+def test_an_actor_kills_itself_only_after_its_kernel_builds(monkeypatch):
+    """``end_after_builds`` waits for the builds of its process (lsmgpu's CUDA driver where loaded,
+    with ACTOR_BUILDS_WAIT as the limit) and then kills its own actor; where the driver was never
+    loaded it kills it at once."""
+    import sys
+
+    from lsmgpu.parallel import distributed
+    events = []
+
+    class FakeDriver:
+        @staticmethod
+        def finish_builds(limit):
+            events.append(("builds", limit))
+            return 0
+
+    class FakeRay:
+        @staticmethod
+        def get_runtime_context():
+            return type("Context", (), {"current_actor": "this actor"})()
+
+        @staticmethod
+        def kill(actor):
+            events.append(("killed", actor))
+    monkeypatch.setattr(distributed, "ray_module", lambda: FakeRay)
+    monkeypatch.setitem(sys.modules, "lsmgpu.backends.cuda.driver", FakeDriver)
+    distributed.ActorBuilds().end_after_builds()
+    assert events == [("builds", distributed.ACTOR_BUILDS_WAIT), ("killed", "this actor")]
+    events.clear()
+    monkeypatch.delitem(sys.modules, "lsmgpu.backends.cuda.driver")
+    distributed.ActorBuilds().end_after_builds()
+    assert events == [("killed", "this actor")]
 
 
 def test_the_board_waits_for_every_running_island():

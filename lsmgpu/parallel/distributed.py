@@ -25,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import sys
 import time
 
 from ..errors import BackendUnavailable
@@ -33,12 +34,15 @@ from ..search.loop import Search
 from ..validation import check_options
 from .seeds import search_class, spawn_seeds, warn_one_start
 
-__all__ = ["RayDriver", "RayMultiStart", "actor_device", "ray_connected", "ray_module"]
+__all__ = ["RayDriver", "RayMultiStart", "ActorBuilds", "actor_device", "end_actors", "ray_connected", "ray_module"]
 
 log = logging.getLogger("lsmgpu")
 
 #: attempts per start before it counts as lost
 ATTEMPTS = 2
+#: seconds an ending actor waits for the kernel builds it started (a first run's full builds, 6-11 s
+#: each on the H200: docs/benchmarks/tsp-depth.md, "Quick builds first")
+ACTOR_BUILDS_WAIT = 120.0
 
 
 def ray_module():
@@ -71,6 +75,29 @@ class RayDriver:
         return self.devices
 
 
+class ActorBuilds:
+    """What every actor class shares: its end after its kernel builds. A run shorter than a full build
+    (quick builds first: lsmgpu.backends.cuda.driver.load_first_module) leaves the full build running;
+    an actor killed at once loses it, and the next run on that machine builds again."""
+
+    def end_after_builds(self) -> None:
+        """Waits for this process's kernel builds under way (at most ACTOR_BUILDS_WAIT seconds; none
+        where the actor never loaded the CUDA backend), then kills this actor: a kill, as the driver's
+        were, since Ray reports an actor's own exit after CUDA's clean-up as a worker's crash."""
+        driver = sys.modules.get("lsmgpu.backends.cuda.driver")
+        if driver is not None:
+            driver.finish_builds(ACTOR_BUILDS_WAIT)
+        ray = ray_module()
+        ray.kill(ray.get_runtime_context().current_actor)
+
+
+def end_actors(actors) -> None:
+    """Ends the ``actors`` (ActorBuilds) after their kernel builds without waiting for them: each
+    kills itself once they have ended (Ray's shutdown, e.g. at the driver's exit, stops them before)."""
+    for actor in actors:
+        actor.end_after_builds.remote()
+
+
 def actor_device(problem, options) -> str:
     """Where an actor's searches of ``problem`` with ``options`` run: backend, device, its GPU."""
     from ..backends import resolve
@@ -79,7 +106,7 @@ def actor_device(problem, options) -> str:
     return f"{backend.name}:{backend.device}" + (f" (CUDA_VISIBLE_DEVICES={gpus})" if gpus else "")
 
 
-class StartRunner:
+class StartRunner(ActorBuilds):
     """What an actor holds: the problem, the search, its backend, and the search running now,
     which the driver can stop (Search.stop; the actor runs two calls at once)."""
 
@@ -284,6 +311,5 @@ class RayMultiStart(RayDriver, Search):
                                      algorithm=self.search.__name__, problem=self.problem.name)
 
     def _release(self) -> None:
-        for actor in self.actors:
-            ray_module().kill(actor)
+        end_actors(self.actors)
         self.actors = []

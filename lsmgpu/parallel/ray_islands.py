@@ -51,7 +51,7 @@ from ..result import SearchResult
 from ..search.loop import Search
 from ..validation import check_count, check_options, check_seconds
 from .board import PREVIOUS, Board, save_exchange, synchronous_cut
-from .distributed import RayDriver, actor_device, ray_connected, ray_module
+from .distributed import ActorBuilds, RayDriver, actor_device, end_actors, ray_connected, ray_module
 from .seeds import spawn_seeds
 
 __all__ = ["IslandRunner", "RayIslands"]
@@ -63,7 +63,7 @@ log = logging.getLogger("lsmgpu")
 WAIT = 0.002
 
 
-class IslandRunner:
+class IslandRunner(ActorBuilds):
     """What an actor holds: the problem, the search's class and options, and a stop flag the
     driver sets while the island runs (the actor serves two calls at once)."""
 
@@ -172,9 +172,9 @@ class RayIslands(RayDriver, Search):
         self.board = self.migrants = None
 
     def _stop_actors(self, ray) -> None:
-        for actor in self.actors + [self.board]:
-            if actor is not None:
-                ray.kill(actor)
+        end_actors(self.actors)
+        if self.board is not None:
+            ray.kill(self.board)
         self.actors, self.board = [], None
 
     def _start_actors(self, ray):

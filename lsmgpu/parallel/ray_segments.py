@@ -17,12 +17,12 @@ from ..backends import resolve
 from ..backends.segments import segment_chains_for
 from ..search.segments import TourSegments, TourSegmentsParams
 from ..validation import check_count
-from .distributed import actor_device, ray_connected, ray_module
+from .distributed import ActorBuilds, actor_device, end_actors, ray_connected, ray_module
 
 __all__ = ["RayTourSegments", "RaySegmentsParams", "SegmentActor", "RaySegmentChains"]
 
 
-class SegmentActor:
+class SegmentActor(ActorBuilds):
     """What an actor holds: the problem and the chains of its share of the segments (``rows`` of
     ``m`` cities) on its backend."""
 
@@ -86,9 +86,8 @@ class RaySegmentChains:
         return {key: value.copy() for key, value in self._counters.items()}
 
     def close(self) -> None:
-        ray = ray_module()
-        for actor in self.actors:
-            ray.kill(actor)
+        end_actors(self.actors)
+        self.actors = []
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,7 @@
 """The CUDA driver layer's error checks, without a GPU: a stand-in for PyCUDA whose launches and
 waits fail the way CUDA does; every failure becomes a KernelLaunchError naming the kernel."""
+from pathlib import Path
+
 import pytest
 
 from lsmgpu.backends.cuda import driver
@@ -278,6 +280,19 @@ def test_a_build_cut_by_the_deadline_runs_on_and_is_the_one_a_later_run_takes(he
     assert driver.builds_under_way() == 0
     assert driver.compile_module("// slow", "sm_90") == b"built // slow" and builds == ["// slow"]
     assert driver._building == {}
+
+
+def test_finish_builds_waits_for_the_builds_under_way_up_to_its_limit(held_builds):
+    """``finish_builds`` (an ending process's, e.g. a Ray actor's): a build held back is still running
+    after a wait of 0.05 s (counted), and ended, on disk for the next process, after a wait with no
+    limit once it is let go."""
+    import threading
+    builds, release = held_builds
+    driver.prebuild("// full", "sm_90")
+    assert driver.finish_builds(0.05) == 1
+    threading.Timer(0.1, release.set).start()
+    assert driver.finish_builds() == 0
+    assert Path(driver.cubin_path("// full", "sm_90", driver.BUILD_OPTIONS)).read_bytes() == b"built // full"
 
 
 def test_a_first_module_is_a_quick_build_until_the_full_one_is_made(monkeypatch, fake_cuda, tmp_path):

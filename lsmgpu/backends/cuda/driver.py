@@ -33,7 +33,7 @@ log = logging.getLogger("lsmgpu")
 
 __all__ = ["cuda", "context", "device_name", "warm_up", "compile_module", "load_module", "load_first_module", "built",
            "prebuild", "prebuild_first", "quick_builds", "launch", "synchronize", "pack", "download", "resident_threads",
-           "build_note", "builds_under_way"]
+           "build_note", "builds_under_way", "finish_builds"]
 
 try:
     import pycuda.driver as cuda
@@ -223,6 +223,13 @@ def builds_under_way() -> int:
     """Kernel builds still running that no run waits for (started ahead, or left by a run that
     the deadline or Ctrl-C stopped): the process ends only after them (the command says so)."""
     return sum(not future.done() for future in _building.values())
+
+
+def finish_builds(limit: float | None = None) -> int:
+    """Waits for the kernel builds under way (at most ``limit`` seconds; None: until they end), so
+    that a process about to end keeps them in the cache: the builds still running after."""
+    concurrent.futures.wait([future for future in _building.values() if not future.done()], timeout=limit)
+    return builds_under_way()
 
 
 def build_note(result) -> str | None:
