@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import math
 
-from .cli_population import (ANT_LISTS_AFTER, ANT_LISTS_SECONDS, CHAINS_EXCHANGE, FIVE_OPT_CITIES, FIVE_OPT_DEPTH,
-                             FIVE_OPT_RESTART_AFTER, FIVE_OPT_SECONDS)
+from .cli_population import (ANT_LISTS_AFTER, ANT_LISTS_SECONDS, BRIDGES_BELOW, BRIDGES_SECONDS, CHAINS_EXCHANGE,
+                             FIVE_OPT_CITIES, FIVE_OPT_DEPTH, FIVE_OPT_RESTART_AFTER, FIVE_OPT_SECONDS)
 from .neighbourhoods import CandidateThreeOpt, OrOpt, candidate_polish
 from .search import SEARCHES, LocalSearch, searches_of
 
@@ -154,7 +154,9 @@ def parser() -> argparse.ArgumentParser:
                             "Or-opt move first (LKH's LK); default: on where the 5-opt chains are the default")
     solve.add_argument("--bridges", action=argparse.BooleanOptionalAction, default=None,
                        help="faco: where an ant's descent stands still, LKH's non-sequential bridging moves (double "
-                            "bridges over the candidates) until none shortens its tour (default: off)")
+                            "bridges over the candidates) until none shortens its tour (default: on with the default "
+                            f"ants' lists, --seconds {BRIDGES_SECONDS:g} or more and fewer than {BRIDGES_BELOW:,} "
+                            "cities, else off)")
     solve.add_argument("--ant-lists", type=_count(0), default=None, metavar="N",
                        help="faco: after N iterations the candidate lists and penalties come from an ascent over the "
                             "edges of the ants' tours, the best and the lists they had; the colonies start again from "

@@ -13,8 +13,9 @@ from .search.loop import COMMON_OPTIONS
 
 __all__ = ["CHAINS_EXCHANGE", "FACO", "CHAINS", "SEGMENTS", "FIVE_OPT_CITIES", "FIVE_OPT_SECONDS", "FIVE_OPT_DEPTH",
            "FIVE_OPT_RESTART_AFTER", "CPU_FIVE_OPT_SECONDS_PER_CITY", "ANT_LISTS_AFTER", "ANT_LISTS_SECONDS",
-           "ANT_LISTS_MOVES", "ANT_LISTS_MOVES_FROM", "FIVE_OPT_OPTIONS", "five_opt_default", "cpu_five_opt",
-           "five_opt_ant_lists", "five_opt_moves", "choose_five_opt", "population"]
+           "ANT_LISTS_MOVES", "ANT_LISTS_MOVES_FROM", "BRIDGES_SECONDS", "BRIDGES_BELOW", "FIVE_OPT_OPTIONS",
+           "five_opt_default", "cpu_five_opt", "five_opt_ant_lists", "five_opt_moves", "five_opt_bridges",
+           "choose_five_opt", "population"]
 
 #: the don't-look ILS's islands' exchange when --exchange-every is not given (rounds)
 CHAINS_EXCHANGE = 50
@@ -42,7 +43,8 @@ FIVE_OPT_RESTART_AFTER = 30
 #: 0.0022 ahead or level but on rl11849 at 30 s, far ahead from 0.003 (pr1002 at 3 s 0.92 % against 2.80))
 CPU_FIVE_OPT_SECONDS_PER_CITY = 0.002
 #: the flags (and FocusedACO's options of the same names) the 5-opt defaults set
-FIVE_OPT_OPTIONS = ("candidates", "lk_depth", "lk_move", "chain_alone", "restart_after", "ant_lists", "moves")
+FIVE_OPT_OPTIONS = ("candidates", "lk_depth", "lk_move", "chain_alone", "restart_after", "ant_lists", "moves",
+                    "bridges")
 #: with the 5-opt chains in a run of ANT_LISTS_SECONDS or more, focused ACO's candidate lists and
 #: penalties come from an ascent over its ants' tours after ANT_LISTS_AFTER iterations, unless
 #: --ant-lists is given. At 60 s (H200, c925acb) over one to three seeds the nine's mean 0.017 %
@@ -60,6 +62,13 @@ ANT_LISTS_AFTER, ANT_LISTS_SECONDS = 10, 30.0
 #: 0.016 / 0.015, d18512 0.021 / 0.014 against 0.013 / 0.019; on rl5915 192 is behind (0.093 / 0.081
 #: against 0.011 / 0.002): tsp-depth.md, "More moved cities with the ants' lists"
 ANT_LISTS_MOVES, ANT_LISTS_MOVES_FROM = 192, 10_000
+#: with the ants' lists in a run of BRIDGES_SECONDS or more on a TSP of fewer than BRIDGES_BELOW cities,
+#: the ants make bridging moves (LKH's non-sequential double bridges) where their descents stand still,
+#: unless --bridges / --no-bridges is given. At 60 s (H200, 6232644 and 50f3d90) over four to seven
+#: seeds: pcb3038 0.0008 % against 0.0018 without, fnl4461 0.0015 against 0.0035, u1817 0.029 against
+#: 0.036, rl5915 0.034 against 0.029 (two seeds of seven in its trap either way), pr1002 and pr2392 at the
+#: optimum: tsp-depth.md, "Bridging moves with the ants' lists, over more seeds"
+BRIDGES_SECONDS, BRIDGES_BELOW = 60.0, 10_000
 
 
 def _local_search(args):
@@ -119,11 +128,20 @@ def five_opt_moves(args, problem) -> int | None:
     return ANT_LISTS_MOVES
 
 
+def five_opt_bridges(args, problem, seconds: float | None) -> bool | None:
+    """--bridges for the default 5-opt chains: the flag where given, else True with the ants' lists in
+    a run of BRIDGES_SECONDS or more on a TSP of fewer than BRIDGES_BELOW cities, else None (the
+    search's own default: none)."""
+    if args.bridges is not None:
+        return args.bridges
+    return True if args.ant_lists and (seconds or 0) >= BRIDGES_SECONDS and problem.n < BRIDGES_BELOW else None
+
+
 def choose_five_opt(args, problem) -> None:
     """Focused ACO's or the don't-look ILS chain's 5-opt options where the flags do not give them:
     where ``five_opt_default`` says so, the 5-opt chains of FIVE_OPT_DEPTH levels alone over the
     α-nearest, and for focused ACO restarts after FIVE_OPT_RESTART_AFTER iterations,
-    ``five_opt_ant_lists`` and ``five_opt_moves``, for the run's seconds (--seconds, the command's
+    ``five_opt_ant_lists``, ``five_opt_moves`` and ``five_opt_bridges``, for the run's seconds (--seconds, the command's
     DEFAULT_SECONDS where no budget is given, else a resumed checkpoint's own; None: no seconds); a
     resumed run takes those its checkpoint keeps, so that it goes on as it was built
     whichever budget the defaults would pick now (the checkpoint refuses other values), read once by
@@ -138,6 +156,7 @@ def choose_five_opt(args, problem) -> None:
             args.restart_after = FIVE_OPT_RESTART_AFTER if args.restart_after is None else args.restart_after
             args.ant_lists = five_opt_ant_lists(args, seconds)
             args.moves = five_opt_moves(args, problem)
+            args.bridges = five_opt_bridges(args, problem, seconds)
     for name in FIVE_OPT_OPTIONS:
         if name not in given and name in kept:
             setattr(args, name, kept[name])

@@ -356,10 +356,11 @@ def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, t
     --lk-depth or --lk-move is given (--no-chain-alone and --restart-after kept), with them the
     candidate lists from the ants' tours after ANT_LISTS_AFTER iterations in a run of
     ANT_LISTS_SECONDS or more (--ant-lists kept) and with the lists ANT_LISTS_MOVES moved cities from
-    ANT_LISTS_MOVES_FROM cities (--moves kept); a resumed run takes the options its checkpoint
-    keeps where no flag gives them (one that keeps none: as its budget decides); --lk-move,
-    --chain-alone and --restart-after are named where they do not apply, a chain alone without
-    5-opt chains is refused, and a run with them says so."""
+    ANT_LISTS_MOVES_FROM cities (--moves kept), and with the lists bridging moves in a run of
+    BRIDGES_SECONDS or more below BRIDGES_BELOW cities (--bridges / --no-bridges kept); a resumed
+    run takes the options its checkpoint keeps where no flag gives them (one that keeps none: as
+    its budget decides); --lk-move, --chain-alone and --restart-after are named where they do not
+    apply, a chain alone without 5-opt chains is refused, and a run with them says so."""
     import lsmgpu.cli as cli
     import lsmgpu.cli_method as method
     import lsmgpu.cli_population as defaults
@@ -421,6 +422,16 @@ def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, t
         monkeypatch.setattr(defaults, "ANT_LISTS_MOVES_FROM", moves_from)
         main(["solve", "berlin52", "--quiet"] + flags)
         assert seen["moves"] == moves, (moves_from, flags)
+    for below, flags, bridges in ((53, ["--seconds", "60"], True),
+                                  (52, ["--seconds", "60"], None),
+                                  (53, ["--seconds", "60", "--no-bridges"], False),
+                                  (53, ["--seconds", f"{defaults.BRIDGES_SECONDS - 0.5:g}"], None),
+                                  (53, ["--seconds", "60", "--ant-lists", "0"], None),
+                                  (53, ["--resume", str(saved)], True),
+                                  (53, ["--resume", str(kept)], False)):
+        monkeypatch.setattr(defaults, "BRIDGES_BELOW", below)
+        main(["solve", "berlin52", "--quiet"] + flags)
+        assert seen["bridges"] == bridges, (below, flags)
     assert main(["solve", "berlin52", "--quiet", "--resume", str(tmp_path / "none.ckpt")]) == 2
     assert "--resume: no checkpoint at" in capsys.readouterr().err
 
