@@ -141,8 +141,9 @@ def choose_five_opt(args, problem) -> None:
     """Focused ACO's or the don't-look ILS chain's 5-opt options where the flags do not give them:
     where ``five_opt_default`` says so, the 5-opt chains of FIVE_OPT_DEPTH levels alone over the
     α-nearest, and for focused ACO restarts after FIVE_OPT_RESTART_AFTER iterations,
-    ``five_opt_ant_lists``, ``five_opt_moves`` and ``five_opt_bridges``, for the run's seconds (--seconds, the command's
-    DEFAULT_SECONDS where no budget is given, else a resumed checkpoint's own; None: no seconds); a
+    ``five_opt_ant_lists``, ``five_opt_moves`` and ``five_opt_bridges``, for the run's seconds
+    (--seconds, the command's DEFAULT_SECONDS where no budget is given, else a resumed checkpoint's
+    own; None: no seconds); a
     resumed run takes those its checkpoint keeps, so that it goes on as it was built
     whichever budget the defaults would pick now (the checkpoint refuses other values), read once by
     the command (``args.resume_settings``: checkpoint_settings)."""
