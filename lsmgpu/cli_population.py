@@ -143,10 +143,9 @@ def choose_five_opt(args, problem) -> None:
     α-nearest, and for focused ACO restarts after FIVE_OPT_RESTART_AFTER iterations,
     ``five_opt_ant_lists``, ``five_opt_moves`` and ``five_opt_bridges``, for the run's seconds
     (--seconds, the command's DEFAULT_SECONDS where no budget is given, else a resumed checkpoint's
-    own; None: no seconds); a
-    resumed run takes those its checkpoint keeps, so that it goes on as it was built
-    whichever budget the defaults would pick now (the checkpoint refuses other values), read once by
-    the command (``args.resume_settings``: checkpoint_settings)."""
+    own; None: no seconds); a resumed run takes those its checkpoint keeps, so that it goes on as it
+    was built whichever budget the defaults would pick now (the checkpoint refuses other values),
+    read once by the command (``args.resume_settings``: checkpoint_settings)."""
     given = {name for name in FIVE_OPT_OPTIONS if getattr(args, name) is not None}
     budget, kept = args.resume_settings if args.resume else ({"seconds": None}, {})
     seconds = args.seconds if args.seconds is not None else budget["seconds"]
