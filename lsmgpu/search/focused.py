@@ -78,6 +78,12 @@ class FocusedACO(PopulationSearch):
                          5-opt chains' penalties its π), and the colonies start again from the best
                          over them: good tours' edges in the ascent's graph, as LKH's POPMUSIC
                          candidates are (a TSP only)
+    trials             : every this many iterations (None: never), one of LKH-3's trials: a walk
+                         from the best so far over its edges of α 0, else the candidates drawn at
+                         random (TSP.trial_walks, problems/trials.py), descended whole as the start
+                         is, then merged into the best by partition crossover; a better best is taken
+                         as an island's tour is (``_welcome``). A place the colonies' restarts fall
+                         into again is laid anew (a TSP only; docs/benchmarks/tsp-depth.md, "Trials")
     initial            : the start tour (None: the problem's initial solution); it is descended
                          whole first, again from every city until a descent makes no move
     backend, seed, callbacks, history : as for every search
@@ -105,7 +111,10 @@ class FocusedACO(PopulationSearch):
         self.rules.bridges = check_flag("FocusedACO", "bridges", params.bridges)     # the ants' own
         if params.ant_lists is not None and not callable(getattr(problem, "alpha_over_tours", None)):
             raise ValueError(f"FocusedACO: `ant_lists` makes α-lists over tours of a TSP; {problem.name} has none")
+        if params.trials is not None and not callable(getattr(problem, "trial_walks", None)):
+            raise ValueError(f"FocusedACO: `trials` walks over a TSP's candidates; {problem.name} has none")
         self.ant_lists, self.ant_lists_made, self._given_rules = params.ant_lists, None, self.rules
+        self.trials, self._walks = params.trials, None
         self.evaluations_before = 0            # the checks of ants built before the last lists, as evaluations
         self.ants = default_ants(problem.n) if params.ants is None else params.ants
         self.colonies = params.colonies
@@ -126,7 +135,7 @@ class FocusedACO(PopulationSearch):
             raise ValueError(f"FocusedACO: at most {MAX_ITERATIONS:,} iterations (a 32-bit counter on the GPU), "
                              f"got {self.budget.iterations:,}")
         self.restarts, self._whole = 0, None          # this run's: a search may run again
-        self.rules, self.ant_lists_made, self.evaluations_before = self._given_rules, None, 0
+        self.rules, self.ant_lists_made, self.evaluations_before, self._walks = self._given_rules, None, 0, None
         self.focus_seed = int(self.rng.integers(2**63))
         prebuild = getattr(self.backend, "prebuild_focused_ants", None)
         if prebuild is not None:                    # the ants' kernels build beside the start's descent
@@ -187,7 +196,7 @@ class FocusedACO(PopulationSearch):
         if (colonies, ants) != (self.colonies, self.ants):
             raise ValueError(f"FocusedACO: the checkpoint holds {colonies} colonies of {ants} ants; this search has "
                              f"{self.colonies} of {self.ants} (give it the checkpointed run's `colonies` and `ants`)")
-        self._whole = None
+        self._whole, self._walks = None, None
         self.rules = self._given_rules if self.ant_lists_made is None else \
             self._given_rules.with_candidates(*self.ant_lists_made)
         self._build_colony(self.problem.edge_distance())
@@ -230,7 +239,22 @@ class FocusedACO(PopulationSearch):
         for colony in range(self.colonies):
             if self.restart_after is not None and self.colony_since[colony] >= self.restart_after:
                 improved = self._restart(colony) or improved
+        if self.trials is not None and self.iteration % self.trials == 0:
+            improved = self._trial() or improved
         self._finish_iteration(float(lengths.min()), improved)
+
+    def _trial(self) -> bool:
+        """One of LKH-3's trials (``trials``): a walk from the best so far, descended, merged into
+        it; whether that made a new best (which the colony whose best is the worst then follows)."""
+        if self._walks is None:                    # over the lists of the moment (``ant_lists`` makes new ones)
+            self._walks = self.problem.trial_walks(self.rules.candidates, self.rules.penalties)
+        tour, _ = self._descend_start(self._walks.walk(self.best_x, self.rng))
+        merged, gain = partition_crossover(self.best_x, tour, self.problem.edge_distance().between)
+        if gain <= 0:
+            return False
+        value = float(self.problem.evaluate(merged))
+        self._welcome(value, merged)
+        return self._record(merged, value)
 
     def _lists_from_ants(self) -> None:
         """``ant_lists``: the α-lists and penalties of an ascent over the edges of the ants' tours, the
@@ -244,7 +268,7 @@ class FocusedACO(PopulationSearch):
             if part is not None:
                 part.close()
                 self.parts.remove(part)
-        self._whole = None
+        self._whole, self._walks = None, None
         self._build_colony(self.problem.edge_distance())
         for colony in range(self.colonies):
             self._start_colony(colony, self.best_x, self.best)
