@@ -160,17 +160,18 @@ class FocusedACO(PopulationSearch):
         """``colony``'s trail limits for a best tour of ``length``."""
         self.tau_min[colony], self.tau_max[colony] = trail_limits(length, self.rules.k, self.rho, self.p_best)
 
-    def _descend_start(self, tour) -> tuple[np.ndarray, float]:
+    def _descend_start(self, tour, cities=None) -> tuple[np.ndarray, float]:
         """The start ``tour`` descended from every city, again until a descent makes no move (a lone
-        tour: checked wide on a GPU), until the deadline: the tour and its length."""
+        tour: checked wide on a GPU), or once from ``cities`` alone (a trial's walk: where its edges
+        are new), until the deadline: the tour and its length."""
         if self._whole is None:                     # made once, for the restarts' starts too
             self._whole = dontlook_for(self.backend, "dontlook", CpuDontLook, self.rules, self.problem.edge_distance(),
                                        1, announce="FocusedACO", what="the start's descent")
             self.parts.append(self._whole)
             self.device = getattr(self._whole, "device", "")
         deadline = None if self.budget.seconds is None else self.t0 + self.budget.seconds
-        self._whole.load(tour[None, :])
-        descend_rows(self._whole, deadline=deadline)
+        self._whole.load(tour[None, :], cities)
+        descend_rows(self._whole, deadline=deadline, again=cities is None)
         return self._whole.solutions()[0], float(self._whole.values()[0])
 
     def _build_colony(self, distance) -> None:
@@ -248,7 +249,7 @@ class FocusedACO(PopulationSearch):
         it; whether that made a new best (which the colony whose best is the worst then follows)."""
         if self._walks is None:                    # over the lists of the moment (``ant_lists`` makes new ones)
             self._walks = self.problem.trial_walks(self.rules.candidates, self.rules.penalties)
-        tour, _ = self._descend_start(self._walks.walk(self.best_x, self.rng))
+        tour, _ = self._descend_start(*self._walks.walk(self.best_x, self.rng))
         merged, gain = partition_crossover(self.best_x, tour, self.problem.edge_distance().between)
         if gain <= 0:
             return False
