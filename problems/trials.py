@@ -21,22 +21,10 @@ import numpy as np
 
 from .alpha import Graph, alpha_values, sparse_graph, tree_lifting
 
-__all__ = ["TrialWalks", "new_edge_ends"]
+__all__ = ["TrialWalks"]
 
 #: the nearest cities a jump looks at first (more where all of them are walked)
 JUMP_NEAREST = 16
-
-
-def new_edge_ends(tour, best) -> np.ndarray:
-    """The cities (ascending) at the ends of ``tour``'s edges that ``best`` lacks: where a walk's
-    descent has work (the rest is the best tour's, at its local optimum)."""
-    tour, best = np.asarray(tour, dtype=np.int64), np.asarray(best, dtype=np.int64)
-    n = len(tour)
-    after, before = np.empty(n, np.int64), np.empty(n, np.int64)
-    after[best], before[best] = np.roll(best, -1), np.roll(best, 1)
-    nxt = np.roll(tour, -1)
-    new = (after[tour] != nxt) & (before[tour] != nxt)
-    return np.unique(np.r_[tour[new], nxt[new]])
 
 
 class TrialWalks:
@@ -61,9 +49,8 @@ class TrialWalks:
         w = self.tsp.dist(a, b).astype(np.float64) + self._pi[a] + self._pi[b]
         return alpha_values(self.n, u, v, weight, tree, (a, b, w), lifting) == 0
 
-    def walk(self, best, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-        """A trial's start from the tour ``best``: the walk above from a random city (int64), and the
-        ends of its edges that ``best`` lacks (``new_edge_ends``: where its descent has work)."""
+    def walk(self, best, rng: np.random.Generator) -> np.ndarray:
+        """A trial's start from the tour ``best``: the walk above from a random city (int64)."""
         n, candidates = self.n, self.candidates
         best = np.asarray(best, dtype=np.int64)
         zero = self.zero_alpha(best)
@@ -83,8 +70,7 @@ class TrialWalks:
             city = options[int(draws[step] * len(options))] if options else self._nearest_left(city, seen)
             tour.append(city)
             seen[city] = 1
-        tour = np.array(tour, dtype=np.int64)
-        return tour, new_edge_ends(tour, best)
+        return np.array(tour, dtype=np.int64)
 
     def _nearest_left(self, city: int, seen: bytearray) -> int:
         """The nearest city not yet walked: from a k-d tree of the coordinates (more of the nearest
