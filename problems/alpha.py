@@ -31,8 +31,7 @@ from lsmgpu.budget import check_deadline
 
 from .candidates import on_gpu, quadrant_candidates
 
-__all__ = ["Ascent", "Graph", "alpha_candidates", "alpha_values", "ascent", "pool_alpha", "sparse_graph", "tour_graph",
-           "tree_lifting"]
+__all__ = ["Ascent", "Graph", "alpha_candidates", "ascent", "pool_alpha", "sparse_graph", "tour_graph"]
 
 #: the ascent's graph: the triangulation's edges and each city's nearest in each quadrant (cities
 #: the triangulation leaves out, duplicates, stay joined); its spanning trees take most of the time
@@ -327,21 +326,13 @@ def path_longest(lifting, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.where(last, np.maximum(result, np.maximum(longest[0][a], longest[0][b])), result)
 
 
-def tree_lifting(n: int, u, v, weight, tree: OneTree):
-    """The binary-lifting tables of ``tree``'s spanning tree (``path_longest`` reads them), for
-    ``alpha_values`` of many edge sets against one tree."""
-    return _lifting(n, u[tree.tree], v[tree.tree], weight[tree.tree])
-
-
-def alpha_values(n: int, u, v, weight, tree: OneTree, at=None, lifting=None) -> np.ndarray:
+def alpha_values(n: int, u, v, weight, tree: OneTree, at=None) -> np.ndarray:
     """α of the edges ``at`` = (a, b, their penalised weights) (default: the graph's own edges)
     against the 1-tree ``tree`` of the graph (u, v) under ``weight``: at the special city, the
     edge less the special's second edge; elsewhere the edge less the longest edge on the tree
-    path between its ends (0 on the tree itself; the special is a leaf, so no such path passes it).
-    ``lifting``: the tree's ``tree_lifting`` where made before."""
+    path between its ends (0 on the tree itself; the special is a leaf, so no such path passes it)."""
     a, b, w = (u, v, weight) if at is None else at
-    lifting = tree_lifting(n, u, v, weight, tree) if lifting is None else lifting
-    alpha = w - path_longest(lifting, a, b)
+    alpha = w - path_longest(_lifting(n, u[tree.tree], v[tree.tree], weight[tree.tree]), a, b)
     if tree.second >= 0:
         special = (a == tree.special) | (b == tree.special)
         alpha[special] = w[special] - weight[tree.second]

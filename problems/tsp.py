@@ -28,7 +28,6 @@ from .instances import shipped
 from .kicks import double_bridge, double_bridge_cuts, double_bridge_moves
 from .alpha import PERIOD, alpha_candidates, ascent, tour_graph
 from .held_karp import held_karp_bound
-from .trials import TrialWalks
 from .tsplib import COORDINATE_TYPES, read_optimum, read_tour, read_tsplib, write_tour
 
 __all__ = ["TSP", "double_bridge", "double_bridge_cuts", "nearest_neighbour_tour", "strip_tour"]
@@ -240,11 +239,6 @@ class TSP(Problem):
             graph = None if self.ascent_tours is None else tour_graph(self, self.ascent_tours)
             self._ascent = ascent(self, self._period(), graph)
         return self._ascent
-
-    def trial_walks(self, candidates, penalties=None) -> TrialWalks:
-        """LKH's trial starts over ``candidates`` ((n, K)), the edges of α 0 under ``penalties``
-        (problems/trials.py): FocusedACO's ``trials`` descend them and merge them into the best."""
-        return TrialWalks(self, candidates, penalties)
 
     def alpha_over_tours(self, tours, k: int, lists=None, within_graph: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """The k α-nearest (int32, (n, k)) and the penalties of an ascent of the instance's period

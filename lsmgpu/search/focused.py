@@ -29,7 +29,7 @@ from ..budget import time_left
 from ..validation import check_flag
 from .dontlook import DontLookDescent, default_lk_depth
 from .focused_params import FocusedParams, default_ants, default_moves
-from .partition import merge_tours, partition_crossover
+from .partition import partition_crossover
 from .population import PopulationSearch
 
 __all__ = ["FocusedACO", "FocusedParams"]
@@ -78,13 +78,6 @@ class FocusedACO(PopulationSearch):
                          5-opt chains' penalties its π), and the colonies start again from the best
                          over them: good tours' edges in the ascent's graph, as LKH's POPMUSIC
                          candidates are (a TSP only)
-    trials             : a colony that stands still (``restart_after``) first makes this many of
-                         LKH-3's trials (None: none): walks from the best so far over its edges of
-                         α 0, else its candidates drawn at random (TSP.trial_walks,
-                         problems/trials.py), descended together (a tour a block on a GPU), merged
-                         into the best by partition crossover; where that makes a new best the
-                         colony follows it instead of restarting: a place restarts fall into again
-                         is laid anew (a TSP only; docs/benchmarks/tsp-depth.md, "Trials")
     initial            : the start tour (None: the problem's initial solution); it is descended
                          whole first, again from every city until a descent makes no move
     backend, seed, callbacks, history : as for every search
@@ -112,10 +105,7 @@ class FocusedACO(PopulationSearch):
         self.rules.bridges = check_flag("FocusedACO", "bridges", params.bridges)     # the ants' own
         if params.ant_lists is not None and not callable(getattr(problem, "alpha_over_tours", None)):
             raise ValueError(f"FocusedACO: `ant_lists` makes α-lists over tours of a TSP; {problem.name} has none")
-        if params.trials is not None and not callable(getattr(problem, "trial_walks", None)):
-            raise ValueError(f"FocusedACO: `trials` walks over a TSP's candidates; {problem.name} has none")
         self.ant_lists, self.ant_lists_made, self._given_rules = params.ant_lists, None, self.rules
-        self.trials, self._walks, self._walked = params.trials, None, None
         self.evaluations_before = 0            # the checks of ants built before the last lists, as evaluations
         self.ants = default_ants(problem.n) if params.ants is None else params.ants
         self.colonies = params.colonies
@@ -137,7 +127,6 @@ class FocusedACO(PopulationSearch):
                              f"got {self.budget.iterations:,}")
         self.restarts, self._whole = 0, None          # this run's: a search may run again
         self.rules, self.ant_lists_made, self.evaluations_before = self._given_rules, None, 0
-        self._walks, self._walked = None, None
         self.focus_seed = int(self.rng.integers(2**63))
         prebuild = getattr(self.backend, "prebuild_focused_ants", None)
         if prebuild is not None:                    # the ants' kernels build beside the start's descent
@@ -198,7 +187,7 @@ class FocusedACO(PopulationSearch):
         if (colonies, ants) != (self.colonies, self.ants):
             raise ValueError(f"FocusedACO: the checkpoint holds {colonies} colonies of {ants} ants; this search has "
                              f"{self.colonies} of {self.ants} (give it the checkpointed run's `colonies` and `ants`)")
-        self._whole, self._walks, self._walked = None, None, None
+        self._whole = None
         self.rules = self._given_rules if self.ant_lists_made is None else \
             self._given_rules.with_candidates(*self.ant_lists_made)
         self._build_colony(self.problem.edge_distance())
@@ -243,22 +232,6 @@ class FocusedACO(PopulationSearch):
                 improved = self._restart(colony) or improved
         self._finish_iteration(float(lengths.min()), improved)
 
-    def _trials(self) -> bool:
-        """``trials`` of LKH-3's trials at once: walks from the best so far, descended together (a
-        tour a block on a GPU), merged into it one after another, the shortest first; whether that
-        made a new best."""
-        if self._walks is None:                    # over the lists of the moment (``ant_lists`` makes new ones)
-            self._walks = self.problem.trial_walks(self.rules.candidates, self.rules.penalties)
-            self._walked = dontlook_for(self.backend, "dontlook", CpuDontLook, self.rules, self.problem.edge_distance(),
-                                        self.trials, announce="FocusedACO", what="the trials' descents")
-            self.parts.append(self._walked)
-        self._walked.load(np.stack([self._walks.walk(self.best_x, self.rng) for _ in range(self.trials)]))
-        descend_rows(self._walked, deadline=None if self.budget.seconds is None else self.t0 + self.budget.seconds,
-                     again=False)
-        tours = self._walked.solutions()[np.argsort(self._walked.values(), kind="stable")]
-        merged, gain = merge_tours(np.vstack([self.best_x[None, :], tours]), self.problem.edge_distance().between)
-        return gain > 0 and self._record(merged, float(self.problem.evaluate(merged)))
-
     def _lists_from_ants(self) -> None:
         """``ant_lists``: the α-lists and penalties of an ascent over the edges of the ants' tours, the
         best and the current lists, the ants and the start's descent built again over them, every colony started again
@@ -267,11 +240,11 @@ class FocusedACO(PopulationSearch):
         self.ant_lists_made = self.problem.alpha_over_tours(tours, self.rules.k, self.rules.candidates)
         self.evaluations_before = self.evaluations
         self.rules = self._given_rules.with_candidates(*self.ant_lists_made)
-        for part in (self.colony, self._whole, self._walked):
+        for part in (self.colony, self._whole):
             if part is not None:
                 part.close()
                 self.parts.remove(part)
-        self._whole, self._walks, self._walked = None, None, None
+        self._whole = None
         self._build_colony(self.problem.edge_distance())
         for colony in range(self.colonies):
             self._start_colony(colony, self.best_x, self.best)
@@ -282,9 +255,6 @@ class FocusedACO(PopulationSearch):
         start tour is not cut at the deadline: the colony goes on instead): whether the merge made
         a new best."""
         improved = self._merge_colony(colony)
-        if self.trials is not None and self._trials():
-            self._follow_best(colony)
-            return True
         left = time_left()
         if left is not None and left < self._start_seconds:
             self.colony_since[colony] = 0
@@ -318,14 +288,9 @@ class FocusedACO(PopulationSearch):
         of the colony whose best is the worst (its trail limits follow it)."""
         if value >= self.best:
             return False
-        self._follow_best(int(np.argmax(self.colony_best)), tour, value)
-        return True
-
-    def _follow_best(self, colony: int, tour=None, value=None) -> None:
-        """``colony``'s best and next source ``tour`` of length ``value`` (default: the best so far),
-        its trail limits with them."""
-        tour, value = (self.best_x, self.best) if tour is None else (tour, value)
+        colony = int(np.argmax(self.colony_best))
         self.colony.adopt_best(tour, colony)
         self.colony.follow(-1, value, colony)
         self.colony_best[colony], self.colony_since[colony] = float(value), 0
         self._limits(colony, value)
+        return True

@@ -59,14 +59,13 @@ class FocusedParams:
     chain_alone: bool = False
     bridges: bool = False
     ant_lists: int | None = None
-    trials: int | None = None
     restart_after: int | None = RESTART_AFTER
     colonies: int = 1
 
     def __post_init__(self):
         owner = "FocusedACO"
         for name, low, high in (("ants", 1, 2**20), ("moves", 1, 2**31 - 1), ("walk", 1, 2**31 - 1),
-                                ("ant_lists", 1, 2**31 - 1), ("trials", 1, 2**31 - 1),
+                                ("ant_lists", 1, 2**31 - 1),
                                 ("restart_after", 1, 2**31 - 1), ("colonies", 1, 64)):
             if getattr(self, name) is not None:
                 object.__setattr__(self, name, check_count(owner, name, getattr(self, name), low, high))
