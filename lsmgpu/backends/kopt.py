@@ -8,7 +8,8 @@ KOPT_CANDIDATES candidates (G - d(t2i, t2i+1) > 0, LK's gain criterion) and remo
 {t2i+1, t2i+2} (t2i+2 either tour neighbour of t2i+1, not t1; t2i+1 may be t1, which then loses
 both its tour edges, as in LKH), G <- G - d(t2i, t2i+1) + d(t2i+1, t2i+2).
 After j removed edges the move closes with {t2j, t1}, d(t2j, t1) - G longer, where that makes one
-tour. Unlike lsmgpu/backends/lk.py's chain of 2-opt moves, the levels in between need not be
+tour; t2j may be t2, the closing then puts the first removed edge back, as LKH's Best5OptMove allows
+(LKH's long chains pass through such kept moves: docs/benchmarks/tsp-depth.md, "The closing at t2"). Unlike lsmgpu/backends/lk.py's chain of 2-opt moves, the levels in between need not be
 tours: only the closing is checked (``_one_cycle``), so the 3-, 4- and 5-opt moves that pass
 through two cycles are found too (LKH's MOVE_TYPE = 5; its trials gain nothing with 3-opt moves,
 docs/benchmarks/tsp-depth.md, "What LKH-3's lead needs").
@@ -214,7 +215,6 @@ def _stage(t1, t2, gain, x, pos, lengths, levels, added_before):
     real = np.array([dist(t1, t2)], dtype=np.float64)                   # removed less added lengths
     number = np.zeros(1, dtype=np.int64)
     neighbours = lambda c: (x[(pos[c] + 1) % n], x[(pos[c] - 1) % n])      # noqa: E731
-    around_t1 = neighbours(t1)
     ranks, sides, branches = np.repeat(np.arange(K), 2), np.tile([1, -1], K), np.arange(2 * K)
     added = np.empty((1, 0), dtype=np.int64)                            # each row's added and removed edges' keys
     removed = _edge_keys(t[:, :1], t[:, 1:], n)
@@ -245,9 +245,7 @@ def _stage(t1, t2, gain, x, pos, lengths, levels, added_before):
         if not len(t):
             break
         t4 = t[:, -1]
-        close = (t4 != around_t1[0]) & (t4 != around_t1[1])
-        ports, distinct = _ports(t, x, pos)
-        close &= distinct
+        ports, close = _ports(t, x, pos)
         close[close] = _one_cycle(ports[close])
         closings.append((np.where(close, dist(t4, t1) - real, np.inf), number, t, ports))
         if level == levels:

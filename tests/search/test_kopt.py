@@ -73,7 +73,7 @@ def brute_sequences(c, t2, x, problem, candidates, levels, pi):
                 now_added, now_removed = added | {frozenset((free, t3))}, removed | {frozenset((t3, t4))}
                 now_real = real - float(d(free, t3)) + float(d(t3, t4))
                 edges = (tour - now_removed) | now_added | {frozenset((t4, c))}
-                closes = t4 not in around(c) and one_cycle(n, [tuple(edge) for edge in edges])
+                closes = one_cycle(n, [tuple(edge) for edge in edges])
                 yield t + [t3, t4], g + cost(t3, t4), now_real, closes
                 yield from extend(t + [t3, t4], g + cost(t3, t4), now_real, now_added, now_removed)
     yield from extend([c, t2], cost(c, t2), float(d(c, t2)), frozenset(), frozenset({frozenset((c, t2))}))
