@@ -228,7 +228,7 @@ def builds_under_way() -> int:
 def finish_builds(limit: float | None = None) -> int:
     """Waits for the kernel builds under way (at most ``limit`` seconds; None: until they end), so
     that a process about to end keeps them in the cache: the builds still running after."""
-    concurrent.futures.wait([future for future in _building.values() if not future.done()], timeout=limit)
+    concurrent.futures.wait(list(_building.values()), timeout=limit)
     return builds_under_way()
 
 
