@@ -1,6 +1,6 @@
 """LKH's sequential 5-opt basis move in the don't-look descents (lsmgpu/backends/kopt.py, ``lk_move=5``):
 every chain's delta against the tour re-measured, a stage's first improving closing and kept move
-against a brute force that checks each closing's edges for one cycle, descents ending where no
+against a brute force that checks each closing's edges for one cycle, a closing at t2, descents ending where no
 5-opt chain improves, the option checked and named, the GPU kernel's table and room, and on a GPU
 the descents, chains and ants equal to the reference's."""
 import math
@@ -13,7 +13,8 @@ import pytest
 from lsmgpu import DontLookDescent
 from lsmgpu.backends.cuda.dontlook import chain_room
 from lsmgpu.backends.dontlook import DontLookRules
-from lsmgpu.backends.kopt import KOPT_CANDIDATES, STAGE_LEVELS, _stage, kopt_check, lengths_of, order_code, reversal_table
+from lsmgpu.backends.kopt import (KOPT_CANDIDATES, STAGE_LEVELS, _stage, _steps, kopt_check, lengths_of, order_code,
+                                  reversal_table)
 from lsmgpu.backends.tour_steps import edge_lengths
 from lsmgpu.errors import BackendFallback
 
@@ -183,6 +184,31 @@ def test_a_stage_keeps_the_largest_gain_that_may_go_on(n, seed, tours):
                 assert found is not None and found[0] == pytest.approx(best[0]) and list(found[2]) == best[1]
                 kept += 1
     assert kept > 0 and none > 0
+
+
+@pytest.mark.parametrize("n,seed", [(30, 7), (60, 8)])
+def test_a_closing_at_t2_puts_the_first_removed_edge_back(n, seed):
+    """A stage's closings whose last city is t2 itself (as LKH's Best5OptMove allows; only t1 is
+    refused) make one tour that holds {t1, t2} again, changed in length by the closing's delta;
+    on random tours such closings occur."""
+    problem = tsp_of("int-coords", n, seed=seed)
+    rng = np.random.default_rng(seed)
+    rules = rules_of(problem, STAGE_LEVELS, k=6, penalties=rng.uniform(-20, 20, n))
+    lengths = lengths_of(rules, problem.edge_distance().between)
+    at_t2 = 0
+    for x in [rng.permutation(n) for _ in range(3)]:
+        x = np.array(x, dtype=np.int64)
+        pos = positions(x)
+        for c in range(n):
+            t2 = int(x[(pos[c] + 1) % n])
+            closings, _ = _stage(c, t2, float(lengths.cost(c, t2)), x, pos, lengths, STAGE_LEVELS, [])
+            for delta, _, t, ports in closings:
+                for i in np.flatnonzero((t[:, -1] == t2) & np.isfinite(delta))[:2]:
+                    y, where = x.copy(), pos.copy()
+                    assert applied_change(problem, y, where, _steps(t[i], ports[i], x, pos)) == pytest.approx(delta[i])
+                    assert t2 in (y[(where[c] + 1) % n], y[(where[c] - 1) % n])
+                    at_t2 += 1
+    assert at_t2 > 0
 
 
 def test_5opt_descents_end_where_no_chain_improves():
