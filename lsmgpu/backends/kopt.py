@@ -9,7 +9,8 @@ KOPT_CANDIDATES candidates (G - d(t2i, t2i+1) > 0, LK's gain criterion) and remo
 both its tour edges, as in LKH), G <- G - d(t2i, t2i+1) + d(t2i+1, t2i+2).
 After j removed edges the move closes with {t2j, t1}, d(t2j, t1) - G longer, where that makes one
 tour; t2j may be t2, the closing then puts the first removed edge back, as LKH's Best5OptMove allows
-(LKH's long chains pass through such kept moves: docs/benchmarks/tsp-depth.md, "The closing at t2"). Unlike lsmgpu/backends/lk.py's chain of 2-opt moves, the levels in between need not be
+(LKH's long chains pass through such kept moves: docs/benchmarks/tsp-depth.md, "The closing at t2").
+Unlike lsmgpu/backends/lk.py's chain of 2-opt moves, the levels in between need not be
 tours: only the closing is checked (``_one_cycle``), so the 3-, 4- and 5-opt moves that pass
 through two cycles are found too (LKH's MOVE_TYPE = 5; its trials gain nothing with 3-opt moves,
 docs/benchmarks/tsp-depth.md, "What LKH-3's lead needs").
