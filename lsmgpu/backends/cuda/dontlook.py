@@ -59,12 +59,23 @@ def chain_room(rules) -> tuple[int, int]:
     return max(rules.lk_depth, 3), max(2 + 2 * rules.lk_depth, 6)
 
 
+def kopt_prefixes(rules) -> int:
+    """A 5-opt stage's prefixes in a block's shared memory under ``rules`` (the kernel's KO_PREFIXES):
+    the sequences of its first STAGE_LEVELS - 2 levels, each walked once and shared by the sequences
+    below it (kopt.cu.j2's ko_prefixes); 0 where the chains are not 5-opt chains."""
+    if rules.lk_move != 5 or not rules.lk_depth:
+        return 0
+    return (2 * min(rules.k, KOPT_CANDIDATES)) ** max(STAGE_LEVELS - 2, 0)
+
+
 def block_shared_bytes(rules) -> int:
     """A block's shared memory beside a row's tour under ``rules``: BLOCK_SHARED and the LK chain's
     room, 40 bytes a step (its removed edges, a 5-opt chain's undo and added edges, wide_apply's
-    undo) and 4 a city to queue; with bridging moves, a key a warp (BRIDGE_SHARED)."""
+    undo), 4 a city to queue and 40 a 5-opt stage's prefix (KoPrefix); with bridging moves, a key a
+    warp (BRIDGE_SHARED)."""
     steps, touched = chain_room(rules)
-    return BLOCK_SHARED + 40 * steps + 4 * touched + (BRIDGE_SHARED if rules.bridges else 0)
+    return (BLOCK_SHARED + 40 * steps + 4 * touched + 40 * kopt_prefixes(rules)
+            + (BRIDGE_SHARED if rules.bridges else 0))
 
 
 def keeps_moves(rules) -> bool:
