@@ -759,3 +759,28 @@ def test_the_harness_times_full_builds_and_its_user_rows_run_as_users_do(monkeyp
     monkeypatch.setenv("LSMGPU_QUICK_BUILDS", "1")
     importlib.reload(benchmarks)
     assert os.environ["LSMGPU_QUICK_BUILDS"] == "1"                 # set by the caller: kept
+
+
+@pytest.mark.nvcc
+def test_the_kopt_clocks_probe_instruments_only_the_ants_kernel_and_it_compiles():
+    """benchmarks.probes.kopt_clocks: each of its edits lands once in the rendered ants' kernel (5-opt
+    chains alone, tours in shared memory or not) and the instrumented source compiles for sm_90; a
+    descent-only source (no ants' kernel) and another template come back unchanged."""
+    from benchmarks.probes.kopt_clocks import EDITS, instrumented
+    from lsmgpu.backends.cuda.dontlook import KOPT_CHAIN_BLOCK
+    from lsmgpu.backends.dontlook_chains import WALK_TRIES
+    from lsmgpu.backends.kopt import KOPT_CANDIDATES, STAGE_LEVELS, reversal_table
+    from lsmgpu.cubins import nvcc_compile
+    from lsmgpu.kernels import render_skeleton
+    device = TSP.from_file(TSP.shipped("berlin52")).edge_distance().device_source()
+    context = dict(K=5, S=3, OR3=0, LK=0, LK_DEPTH=100, LK_STAGE=3, LK_MOVE=5, KO_K=KOPT_CANDIDATES,
+                   KO_LEVELS=STAGE_LEVELS, KO_TABLE=reversal_table(), KO_ALONE=1, BLOCK=KOPT_CHAIN_BLOCK,
+                   DISTANCE=device, WALK_TRIES=WALK_TRIES, SEGMENT_ROWS=0, TABLE_WIDTH=2)
+    clocked = instrumented(render_skeleton)
+    for shared in (False, True):
+        plain = render_skeleton("dontlook.cu.j2", SHARED_ROWS=shared, **context)
+        source = clocked("dontlook.cu.j2", SHARED_ROWS=shared, **context)
+        assert all(source.count(replacement) == 1 for _, replacement in EDITS) and "ko_clock" not in plain
+        assert nvcc_compile(source)
+    descent = dict(context, SHARED_ROWS=False, KERNELS=["descend"])
+    assert clocked("dontlook.cu.j2", **descent) == render_skeleton("dontlook.cu.j2", **descent)

@@ -39,8 +39,8 @@ EDITS = [
      "__device__ void kopt_search(const Rows& R, int* tour_x, int* tour_pos, int c, Shared& sh, int* copy) {\n"
      "    long long PK = clock64();\n"),
     ("        while (sh.ko_going) {\n", "        while (sh.ko_going) {\n            PROF(7)\n"),
-    ("            ko_prefixes(R, x, pos, c, sh, L, first, first_i, t_first);\n",
-     "            ko_prefixes(R, x, pos, c, sh, L, first, first_i, t_first);\n            PROF(2) if (threadIdx.x == 0) ++sh.prof[8];\n"),
+    ("            ko_prefixes(R, x, pos, c, sh, L, first, first_i);\n",
+     "            ko_prefixes(R, x, pos, c, sh, L, first, first_i);\n            PROF(2) if (threadIdx.x == 0) ++sh.prof[8];\n"),
     ("            least_to_first(most, most_i, sh);\n", "            least_to_first(most, most_i, sh);\n            PROF(3)\n"),
     ("                    sh.chosen = MOVES;\n", "                    sh.chosen = MOVES; ++sh.prof[11];\n"),
     ("            __syncthreads();\n            if (!sh.ko_going) break;\n",

@@ -315,11 +315,11 @@ def order_code(target: tuple) -> int:
 def reversal_table() -> list[tuple[int, int, tuple]]:
     """For every order of j = 2 .. 5 stretches a closing can make (each stretch after stretch 0
     anywhere, either way round): (j, ``order_code``, ``_reversals``), the GPU kernel's table of
-    the fewest reversals (templates/skeleton/kopt.cu.j2), sorted by (j, code) for its binary search."""
+    the fewest reversals (templates/skeleton/kopt.cu.j2)."""
     table = []
     for j in range(2, STAGE_LEVELS + 2):
         for order in permutations(range(1, j)):
             for signs in product((1, -1), repeat=j - 1):
                 target = tuple(zip(order, signs))
                 table.append((j, order_code(target), _reversals(target)))
-    return sorted(table)
+    return table
