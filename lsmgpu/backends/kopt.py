@@ -67,9 +67,8 @@ def _ports(t, x, pos):
     port 2 rank + side, rank the edge's place among the row's edges in tour order, side 0 for the
     end that comes first in x; and whether the row's edges are distinct."""
     left = _left(x, pos, t[:, 0::2], t[:, 1::2])
-    order = np.argsort(left, axis=1, kind="stable")
-    rank = np.argsort(order, axis=1)
-    distinct = (np.diff(np.take_along_axis(left, order, axis=1), axis=1) > 0).all(axis=1)
+    rank = np.argsort(np.argsort(left, axis=1, kind="stable"), axis=1)
+    distinct = (np.diff(np.sort(left, axis=1), axis=1) > 0).all(axis=1)
     side = (x[left] != t[:, 0::2]).astype(np.int64)                  # the edge's first city t[2e]: side 0 if first in x
     ports = np.empty_like(t)
     ports[:, 0::2], ports[:, 1::2] = 2 * rank + side, 2 * rank + 1 - side
@@ -216,33 +215,31 @@ def _stage(t1, t2, gain, x, pos, lengths, levels, added_before):
     real = np.array([dist(t1, t2)], dtype=np.float64)                   # removed less added lengths
     number = np.zeros(1, dtype=np.int64)
     neighbours = lambda c: (x[(pos[c] + 1) % n], x[(pos[c] - 1) % n])      # noqa: E731
-    ranks, sides, branches = np.repeat(np.arange(K), 2), np.tile([1, -1], K), np.arange(2 * K)
+    ranks, sides, width = np.repeat(np.arange(K), 2), np.tile([1, -1], K), 2 * K    # a level's branches: (rank, side)
     added = np.empty((1, 0), dtype=np.int64)                            # each row's added and removed edges' keys
     removed = _edge_keys(t[:, :1], t[:, 1:], n)
     closings, kept = [], None
     for level in range(1, levels + 1):
-        rows, width = t.shape[0], 2 * K
-        r, side = np.tile(ranks, rows), np.tile(sides, rows)
-        after, before = neighbours(t[:, -1])
-        free = t[:, -1].repeat(width)
-        t3 = lengths.cand[free, r]
-        g = G.repeat(width) - lengths.cand_cost[free, r]
-        ok = (g > 0) & (t3 != after.repeat(width)) & (t3 != before.repeat(width))     # t3 may be t1
-        new_added = _edge_keys(free, t3, n)
-        ok &= ~(added.repeat(width, 0) == new_added[:, None]).any(axis=1)            # added edges distinct
-        t4 = x[(pos[t3] + side) % n].astype(np.int64)
+        free = t[:, -1]                                                 # rows x branches below, row-major
+        after, before = neighbours(free)
+        t3 = lengths.cand[free][:, ranks]
+        g = G[:, None] - lengths.cand_cost[free][:, ranks]
+        ok = (g > 0) & (t3 != after[:, None]) & (t3 != before[:, None])     # t3 may be t1
+        new_added = _edge_keys(free[:, None], t3, n)
+        ok &= ~(added[:, None, :] == new_added[:, :, None]).any(axis=2)      # added edges distinct
+        t4 = x[(pos[t3] + sides) % n].astype(np.int64)
         ok &= t4 != t1
         new_removed = _edge_keys(t3, t4, n)
-        ok &= ~(removed.repeat(width, 0) == new_removed[:, None]).any(axis=1)        # removed edges distinct
-        kept_rows = np.flatnonzero(ok)
-        parent, free, t3, t4 = kept_rows // width, free[kept_rows], t3[kept_rows], t4[kept_rows]
+        ok &= ~(removed[:, None, :] == new_removed[:, :, None]).any(axis=2)  # removed edges distinct
+        parent, branch = np.nonzero(ok)
+        free, t3, t4 = free[parent], t3[parent, branch], t4[parent, branch]
         d34 = dist(t3, t4)
-        real = real[parent] - lengths.cand_dist[free, r[kept_rows]] + d34
-        G = g[kept_rows] + lengths.cost(t3, t4, d34)
-        number = number[parent] * width + branches[kept_rows % width]
+        real = real[parent] - lengths.cand_dist[free, ranks[branch]] + d34
+        G = g[parent, branch] + lengths.cost(t3, t4, d34)
+        number = number[parent] * width + branch
         t = np.concatenate([t[parent], t3[:, None], t4[:, None]], axis=1)
-        added = np.concatenate([added[parent], new_added[kept_rows, None]], axis=1)
-        removed = np.concatenate([removed[parent], new_removed[kept_rows, None]], axis=1)
+        added = np.concatenate([added[parent], new_added[parent, branch][:, None]], axis=1)
+        removed = np.concatenate([removed[parent], new_removed[parent, branch][:, None]], axis=1)
         if not len(t):
             break
         t4 = t[:, -1]
@@ -253,7 +250,7 @@ def _stage(t1, t2, gain, x, pos, lengths, levels, added_before):
             goes_on = close & (G >= _cheapest(t4, x, pos, lengths))
             if added_before:
                 before_keys = _edge_keys(*np.array(added_before, dtype=np.int64).T, n)
-                goes_on &= ~np.isin(_edge_keys(t[:, -2], t4, n), before_keys)
+                goes_on &= ~(_edge_keys(t[:, -2], t4, n)[:, None] == before_keys[None, :]).any(axis=1)
             if goes_on.any():
                 best = int(np.argmax(np.where(goes_on, G, -np.inf)))
                 kept = (float(G[best]), float(dist(t4[best], t1) - real[best]), t[best], ports[best])
