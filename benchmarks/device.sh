@@ -3,6 +3,8 @@
 # wheels too where .peers is carried (elkai for LKH-3 beside lsmgpu: pip download elkai==2.0.1
 # --only-binary=:all: --python-version 3.12 --platform manylinux2014_x86_64 --no-deps -d .peers).
 # Usage (from the repository root, with .whl and .data carried): source benchmarks/device.sh
+# The kernels' templates are the installed tree's (lsmgpu.templates resolves to its templates/, whatever
+# PYTHONPATH says): a variant of the kernels runs from a tree of its own, sourcing this script there.
 python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl
 if ls .peers/*.whl >/dev/null 2>&1; then
   python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .peers/*.whl
