@@ -784,3 +784,32 @@ def test_the_kopt_clocks_probe_instruments_only_the_ants_kernel_and_it_compiles(
         assert nvcc_compile(source)
     descent = dict(context, SHARED_ROWS=False, KERNELS=["descend"])
     assert clocked("dontlook.cu.j2", **descent) == render_skeleton("dontlook.cu.j2", **descent)
+
+
+def test_the_bridge_joins_probe_checks_tours_whole_and_finds_a_double_bridges_undoing():
+    """benchmarks.probes.bridge_joins: ``one_tour`` keeps a 2-opt move and refuses the split into two
+    cycles and a removed edge that is not in the tour; on berlin52's optimal tour with a double bridge
+    made in it, improving joins are found, each of the 2-opt ones undoing at most what the bridge
+    cost, and on the optimal tour none."""
+    import numpy as np
+    from benchmarks.probes.bridge_joins import joins, one_tour
+    from lsmgpu.search import DontLookILS
+    from lsmgpu.search.dontlook import DontLookDescent
+    problem = TSP.from_file(TSP.shipped("berlin52"))
+    best = DontLookILS(problem, backend="cpu", seed=0, candidates="alpha", lk_depth=8, lk_move=5,
+                       chain_alone=True).run(iterations=30)
+    assert best.fitness == 7542                                      # berlin52's optimum
+    x = np.asarray(best.solution, dtype=np.int64)
+    a, b, c, d = (int(v) for v in x[[0, 1, 5, 6]])
+    assert one_tour(x, [(a, b), (c, d)], [(a, c), (b, d)])
+    assert not one_tour(x, [(a, b), (c, d)], [(a, d), (b, c)])
+    assert not one_tour(x, [(a, c)], [(a, b)])
+    cand = np.ascontiguousarray(DontLookDescent("alpha", lk_depth=12, lk_move=5).bound(problem).candidates[:, :5],
+                                dtype=np.int64)
+    between = problem.edge_distance().between
+    dist = lambda u, v: between(*np.broadcast_arrays(np.asarray(u), np.asarray(v))).astype(np.float64)  # noqa: E731
+    assert joins(x, cand, dist)["two"] == joins(x, cand, dist)["three"] == 0
+    y = np.concatenate([x[:10], x[16:22], x[10:16], x[22:]])
+    cost = problem.evaluate(y) - problem.evaluate(x)
+    found = joins(y, cand, dist)
+    assert cost > 0 and found["two"] > 0 and 0 < found["best_two"] <= cost and found["best_three"] <= cost

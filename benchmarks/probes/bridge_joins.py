@@ -1,0 +1,139 @@
+"""Whether LKH's bridging moves with a 3-opt join find what the 60 s runs left: a host count.
+
+lsmgpu's bridging moves (lsmgpu/backends/bridge.py) join the two cycles of a nonfeasible 2-opt move
+by a 2-opt move; LKH's BridgeGain joins them by a 2- or a 3-opt move (Helsgaun 2009, section 5.3).
+The probe takes the tours a depth run kept (``python -m benchmarks depth ... --depth-tours``) and, over
+each instance's 5 α-nearest (no penalties: every gain here is read on the lengths), counts the
+improving moves of each kind on each tour: every nonfeasible 2-opt split (s1 s2 s3 s4 as
+bridge.py's, s3 one of s2's candidates) of positive gain, or of any gain with ``any``, then t1 on the
+shorter cycle with t2 its tour successor there, t3 one of t2's candidates on the other cycle, t4
+either of t3's tour neighbours; the 2-opt join closes with {t4, t1}; the 3-opt join adds {t4, t5}
+(t5 one of t4's candidates), removes {t5, t6} (t6 either of t5's tour neighbours) and closes with
+{t6, t1}, kept where the result is one tour (walked whole). A tour with no improving 2-opt join
+and some improving 3-opt joins is one that LKH's Gain23 would take further than the ants'.
+
+    python -m benchmarks.probes.bridge_joins docs/bench/issue43/small-t2close-e310321.npz .data/tsplib pcb3038
+    python -m benchmarks.probes.bridge_joins FILE.npz .data/tsplib rl5915 any
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from lsmgpu.problems import TSP
+from lsmgpu.search.dontlook import DontLookDescent
+
+
+def one_tour(x: np.ndarray, removed, added) -> bool:
+    """Whether the tour x less the ``removed`` edges with the ``added`` ones is one Hamiltonian cycle."""
+    n = len(x)
+    near = {}
+    succ, pred = np.roll(x, -1), np.roll(x, 1)
+    for a, b in removed:
+        near.setdefault(a, [int(pred[np.flatnonzero(x == a)[0]]), int(succ[np.flatnonzero(x == a)[0]])])
+        near.setdefault(b, [int(pred[np.flatnonzero(x == b)[0]]), int(succ[np.flatnonzero(x == b)[0]])])
+    for a, b in removed:
+        if b not in near[a] or a not in near[b]:
+            return False
+        near[a].remove(b)
+        near[b].remove(a)
+    for c, d in added:
+        near.setdefault(c, [int(pred[np.flatnonzero(x == c)[0]]), int(succ[np.flatnonzero(x == c)[0]])])
+        near.setdefault(d, [int(pred[np.flatnonzero(x == d)[0]]), int(succ[np.flatnonzero(x == d)[0]])])
+        if d in near[c]:
+            return False
+        near[c].append(d)
+        near[d].append(c)
+    if any(len(v) != 2 for v in near.values()):
+        return False
+    position = np.empty(n, dtype=np.int64)
+    position[x] = np.arange(n)
+    previous, city, seen = -1, int(x[0]), 0
+    while True:
+        nxt = near[city] if city in near else [int(pred[position[city]]), int(succ[position[city]])]
+        step = nxt[0] if nxt[0] != previous else nxt[1]
+        if nxt[0] == nxt[1]:
+            return False
+        previous, city, seen = city, step, seen + 1
+        if city == int(x[0]):
+            return seen == n
+        if seen > n:
+            return False
+
+
+def joins(x: np.ndarray, cand: np.ndarray, dist, any_split: bool = False) -> dict:
+    """The improving bridging moves on tour x: counts of splits tried, improving 2-opt joins and
+    improving 3-opt joins (one tour), and the best gain of each."""
+    n, K = len(x), cand.shape[1]
+    pos = np.empty(n, dtype=np.int64)
+    pos[x] = np.arange(n)
+    out = {"splits": 0, "two": 0, "best_two": 0.0, "three": 0, "best_three": 0.0}
+    for way in (1, -1):
+        for q in range(n):
+            s1, s2, after = int(x[q]), int(x[(q + way) % n]), int(x[(q + 2 * way) % n])
+            for rank in range(K):
+                s3 = int(cand[s2, rank])
+                s4 = int(x[(pos[s3] + way) % n])
+                if s3 in (s1, after) or s4 == s1:
+                    continue
+                g = dist(s1, s2) - dist(s2, s3) + dist(s3, s4) - dist(s4, s1)
+                if g <= 0 and not any_split:
+                    continue
+                out["splits"] += 1
+                stretch = ((pos[s3] - (q + way)) * way) % n + 1         # s2 .. s3 along `way`
+                start = (q + way) % n if stretch <= n - stretch else (pos[s3] + way) % n
+                short = min(stretch, n - stretch)
+                a_cities = x[(start + way * np.arange(short)) % n]
+                in_a = np.zeros(n, dtype=bool)
+                in_a[a_cities] = True
+                t1, t2 = a_cities[:-1], a_cities[1:]                    # tour edges inside the short cycle
+                t3 = cand[t2]                                           # (m, K)
+                ok3 = ~in_a[t3]
+                for side in (1, -1):
+                    t4 = x[(pos[t3] + side) % n]
+                    bad = in_a[t4] | ((t3 == s3) & (t4 == s4)) | ((t3 == s4) & (t4 == s3)) \
+                        | ((t3 == s1) & (t4 == s2)) | ((t3 == s2) & (t4 == s1))
+                    ok = ok3 & ~bad
+                    base = g + dist(t1, t2)[:, None] - dist(t2[:, None], t3) + dist(t3, t4)
+                    two = base - dist(t4, t1[:, None])
+                    good = ok & (two > 0)
+                    if good.any():
+                        out["two"] += int(good.sum())
+                        out["best_two"] = max(out["best_two"], float(two[good].max()))
+                    for rank5 in range(K):
+                        t5 = cand[t4, rank5]
+                        for side6 in (1, -1):
+                            t6 = x[(pos[t5] + side6) % n]
+                            total = base - dist(t4, t5) + dist(t5, t6) - dist(t6, t1[:, None])
+                            fine = ok & (total > 0) & (t5 != t3) & (t6 != t4) & (t5 != t1[:, None]) \
+                                & (t6 != t1[:, None]) & (t5 != t2[:, None])
+                            for i, r in zip(*np.nonzero(fine)):
+                                removed = [(s1, s2), (s3, s4), (int(t1[i]), int(t2[i])), (int(t3[i, r]), int(t4[i, r])),
+                                           (int(t5[i, r]), int(t6[i, r]))]
+                                added = [(s2, s3), (s4, s1), (int(t2[i]), int(t3[i, r])), (int(t4[i, r]), int(t5[i, r])),
+                                         (int(t6[i, r]), int(t1[i]))]
+                                if len({tuple(sorted(e)) for e in removed}) == 5 and one_tour(x, removed, added):
+                                    out["three"] += 1
+                                    out["best_three"] = max(out["best_three"], float(total[i, r]))
+    return out
+
+
+def main(tours: str, folder: str, names: str, mode: str = "") -> None:
+    data = np.load(tours)
+    for name in names.split(","):
+        tsp = TSP.from_file(Path(folder) / f"{name}.tsp")
+        alpha = DontLookDescent("alpha", lk_depth=12, lk_move=5).bound(tsp)
+        cand = np.ascontiguousarray(alpha.candidates[:, :5], dtype=np.int64)
+        between = tsp.edge_distance().between
+        dist = lambda a, b: between(*np.broadcast_arrays(np.asarray(a), np.asarray(b))).astype(np.float64)  # noqa: E731
+        for key in (k for k in data.keys() if k.split("|")[0] == name):
+            x = np.asarray(data[key], dtype=np.int64)
+            found = joins(x, cand, dist, any_split=mode == "any")
+            print({"instance": name, "tour": key.split("|")[1].split(" (")[0], "seed": key.split("|")[2], "gap_pct": round(100 * tsp.gap(tsp.evaluate(x)), 4),
+                   "splits": mode or "positive", **found}, flush=True)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:5])
