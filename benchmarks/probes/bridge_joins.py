@@ -110,10 +110,10 @@ def joins(x: np.ndarray, cand: np.ndarray, dist, any_split: bool = False) -> dic
                             fine = ok & (total > 0) & (t5 != t3) & (t6 != t4) & (t5 != t1[:, None]) \
                                 & (t6 != t1[:, None]) & (t5 != t2[:, None])
                             for i, r in zip(*np.nonzero(fine)):
-                                removed = [(s1, s2), (s3, s4), (int(t1[i]), int(t2[i])), (int(t3[i, r]), int(t4[i, r])),
-                                           (int(t5[i, r]), int(t6[i, r]))]
-                                added = [(s2, s3), (s4, s1), (int(t2[i]), int(t3[i, r])), (int(t4[i, r]), int(t5[i, r])),
-                                         (int(t6[i, r]), int(t1[i]))]
+                                u1, u2, u3, u4 = int(t1[i]), int(t2[i]), int(t3[i, r]), int(t4[i, r])
+                                u5, u6 = int(t5[i, r]), int(t6[i, r])
+                                removed = [(s1, s2), (s3, s4), (u1, u2), (u3, u4), (u5, u6)]
+                                added = [(s2, s3), (s4, s1), (u2, u3), (u4, u5), (u6, u1)]
                                 if len({tuple(sorted(e)) for e in removed}) == 5 and one_tour(x, removed, added):
                                     out["three"] += 1
                                     out["best_three"] = max(out["best_three"], float(total[i, r]))
@@ -131,8 +131,9 @@ def main(tours: str, folder: str, names: str, mode: str = "") -> None:
         for key in (k for k in data.keys() if k.split("|")[0] == name):
             x = np.asarray(data[key], dtype=np.int64)
             found = joins(x, cand, dist, any_split=mode == "any")
-            print({"instance": name, "tour": key.split("|")[1].split(" (")[0], "seed": key.split("|")[2], "gap_pct": round(100 * tsp.gap(tsp.evaluate(x)), 4),
-                   "splits": mode or "positive", **found}, flush=True)
+            print({"instance": name, "tour": key.split("|")[1].split(" (")[0], "seed": key.split("|")[2],
+                   "gap_pct": round(100 * tsp.gap(tsp.evaluate(x)), 4), "splits": mode or "positive", **found},
+                  flush=True)
 
 
 if __name__ == "__main__":

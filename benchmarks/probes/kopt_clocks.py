@@ -33,15 +33,18 @@ COUNTS = {8: "stages", 9: "kept moves", 10: "checks", 11: "improving chains"}
 
 #: (anchor, replacement) pairs of the rendered dontlook.cu.j2 (with kopt.cu.j2 and focused.cu.j2)
 EDITS = [
-    ("struct Shared {", "__device__ unsigned long long ko_clock[16];\nstruct Shared {\n    unsigned long long prof[16];"),
+    ("struct Shared {",
+     "__device__ unsigned long long ko_clock[16];\nstruct Shared {\n    unsigned long long prof[16];"),
     ("__device__ void kopt_search(const Rows& R, int* tour_x, int* tour_pos, int c, Shared& sh, int* copy) {\n",
      "#define PROF(p) if (threadIdx.x == 0) { long long now_ = clock64(); sh.prof[p] += now_ - PK; PK = now_; }\n"
      "__device__ void kopt_search(const Rows& R, int* tour_x, int* tour_pos, int c, Shared& sh, int* copy) {\n"
      "    long long PK = clock64();\n"),
     ("        while (sh.ko_going) {\n", "        while (sh.ko_going) {\n            PROF(7)\n"),
     ("            ko_prefixes(R, x, pos, c, sh, L, first, first_i);\n",
-     "            ko_prefixes(R, x, pos, c, sh, L, first, first_i);\n            PROF(2) if (threadIdx.x == 0) ++sh.prof[8];\n"),
-    ("            least_to_first(most, most_i, sh);\n", "            least_to_first(most, most_i, sh);\n            PROF(3)\n"),
+     "            ko_prefixes(R, x, pos, c, sh, L, first, first_i);\n"
+     "            PROF(2) if (threadIdx.x == 0) ++sh.prof[8];\n"),
+    ("            least_to_first(most, most_i, sh);\n",
+     "            least_to_first(most, most_i, sh);\n            PROF(3)\n"),
     ("                    sh.chosen = MOVES;\n", "                    sh.chosen = MOVES; ++sh.prof[11];\n"),
     ("            __syncthreads();\n            if (!sh.ko_going) break;\n",
      "            __syncthreads();\n            PROF(4)\n            if (!sh.ko_going) break;\n"),
@@ -54,8 +57,10 @@ EDITS = [
      "    const int n = R.n;\n",
      "__device__ void check(const Rows& R, int k, int* x, int* pos, int* queue, unsigned char* queued, Shared& sh) {\n"
      "    const int n = R.n;\n    long long PC = clock64();\n"),
-    ("        if (threadIdx.x == 0) enqueue(queue, queued, n, sh, touched_count(sh.chosen));\n    }\n    __syncthreads();\n}\n",
-     "        if (threadIdx.x == 0) enqueue(queue, queued, n, sh, touched_count(sh.chosen));\n    }\n    __syncthreads();\n"
+    ("        if (threadIdx.x == 0) enqueue(queue, queued, n, sh, touched_count(sh.chosen));\n    }\n"
+     "    __syncthreads();\n}\n",
+     "        if (threadIdx.x == 0) enqueue(queue, queued, n, sh, touched_count(sh.chosen));\n    }\n"
+     "    __syncthreads();\n"
      "    if (threadIdx.x == 0) { sh.prof[1] += clock64() - PC; ++sh.prof[10]; }\n}\n"),
     ("    __shared__ int cur, way, walked, moved, next, after;\n",
      "    __shared__ int cur, way, walked, moved, next, after;\n    if (threadIdx.x < 16) sh.prof[threadIdx.x] = 0;\n"
@@ -76,7 +81,8 @@ def instrumented(render):
             return source                                           # the ants' kernel alone
         for anchor, replacement in EDITS:
             if source.count(anchor) != 1:
-                raise RuntimeError(f"kopt_clocks: the anchor {anchor[:60]!r} is in the source {source.count(anchor)} times")
+                raise RuntimeError(f"kopt_clocks: the anchor {anchor[:60]!r} is in the source "
+                                   f"{source.count(anchor)} times")
             source = source.replace(anchor, replacement)
         return source
     return render_clocked
