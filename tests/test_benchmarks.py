@@ -790,9 +790,10 @@ def test_the_bridge_joins_probe_checks_tours_whole_and_finds_a_double_bridges_un
     """benchmarks.probes.bridge_joins: ``one_tour`` keeps a 2-opt move and refuses the split into two
     cycles and a removed edge that is not in the tour; on berlin52's optimal tour with a double bridge
     made in it, improving joins are found, each of the 2-opt ones undoing at most what the bridge
-    cost, and on the optimal tour none."""
+    cost, and on the optimal tour none; nor any of the second kind there (``second_kind``), while on
+    the bridged tour it finds some, each gaining at most what the bridge cost."""
     import numpy as np
-    from benchmarks.probes.bridge_joins import joins, one_tour
+    from benchmarks.probes.bridge_joins import joins, one_tour, second_kind
     from lsmgpu.search import DontLookILS
     from lsmgpu.search.dontlook import DontLookDescent
     problem = TSP.from_file(TSP.shipped("berlin52"))
@@ -813,3 +814,6 @@ def test_the_bridge_joins_probe_checks_tours_whole_and_finds_a_double_bridges_un
     cost = problem.evaluate(y) - problem.evaluate(x)
     found = joins(y, cand, dist)
     assert cost > 0 and found["two"] > 0 and 0 < found["best_two"] <= cost and found["best_three"] <= cost
+    assert second_kind(x, cand, dist)["joins3"] == 0
+    second = second_kind(y, cand, dist)
+    assert second["splits3"] > 0 and second["joins3"] > 0 and 0 < second["best_join3"] <= cost
