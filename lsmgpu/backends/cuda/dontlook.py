@@ -172,7 +172,8 @@ class CudaDontLook:
             try:
                 self.module, self.functions = load_module(*self.module_build), {}
             except KernelCompileError as exc:
-                announce_fallback(f"{self.what}: the full build of its kernels failed ({' '.join(str(exc).split())[:200]}); "
+                reason = " ".join(str(exc).split())[:200]
+                announce_fallback(f"{self.what}: the full build of its kernels failed ({reason}); "
                                   "the run goes on with the quick build's, about half as fast")
         if name not in self.functions:
             kernel = self.functions[name] = self.module.get_function(name)
