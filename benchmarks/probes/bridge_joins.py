@@ -32,30 +32,31 @@ from lsmgpu.search.dontlook import DontLookDescent
 def one_tour(x: np.ndarray, removed, added) -> bool:
     """Whether the tour x less the ``removed`` edges with the ``added`` ones is one Hamiltonian cycle."""
     n = len(x)
-    near = {}
     succ, pred = np.roll(x, -1), np.roll(x, 1)
+    position = np.empty(n, dtype=np.int64)
+    position[x] = np.arange(n)
+    tour_near = lambda c: [int(pred[position[c]]), int(succ[position[c]])]      # noqa: E731
+    near = {}
     for a, b in removed:
-        near.setdefault(a, [int(pred[np.flatnonzero(x == a)[0]]), int(succ[np.flatnonzero(x == a)[0]])])
-        near.setdefault(b, [int(pred[np.flatnonzero(x == b)[0]]), int(succ[np.flatnonzero(x == b)[0]])])
+        near.setdefault(a, tour_near(a))
+        near.setdefault(b, tour_near(b))
     for a, b in removed:
         if b not in near[a] or a not in near[b]:
             return False
         near[a].remove(b)
         near[b].remove(a)
     for c, d in added:
-        near.setdefault(c, [int(pred[np.flatnonzero(x == c)[0]]), int(succ[np.flatnonzero(x == c)[0]])])
-        near.setdefault(d, [int(pred[np.flatnonzero(x == d)[0]]), int(succ[np.flatnonzero(x == d)[0]])])
+        near.setdefault(c, tour_near(c))
+        near.setdefault(d, tour_near(d))
         if d in near[c]:
             return False
         near[c].append(d)
         near[d].append(c)
     if any(len(v) != 2 for v in near.values()):
         return False
-    position = np.empty(n, dtype=np.int64)
-    position[x] = np.arange(n)
     previous, city, seen = -1, int(x[0]), 0
     while True:
-        nxt = near[city] if city in near else [int(pred[position[city]]), int(succ[position[city]])]
+        nxt = near[city] if city in near else tour_near(city)
         step = nxt[0] if nxt[0] != previous else nxt[1]
         if nxt[0] == nxt[1]:
             return False
