@@ -769,13 +769,13 @@ def test_the_kopt_clocks_probe_instruments_only_the_ants_kernel_and_it_compiles(
     from benchmarks.probes.kopt_clocks import EDITS, instrumented
     from lsmgpu.backends.cuda.dontlook import KOPT_CHAIN_BLOCK
     from lsmgpu.backends.dontlook_chains import WALK_TRIES
-    from lsmgpu.backends.kopt import KOPT_CANDIDATES, STAGE_LEVELS, reversal_table
+    from lsmgpu.backends.kopt import KOPT_CANDIDATES, kopt_context
     from lsmgpu.cubins import nvcc_compile
     from lsmgpu.kernels import render_skeleton
     device = TSP.from_file(TSP.shipped("berlin52")).edge_distance().device_source()
-    context = dict(K=5, S=3, OR3=0, LK=0, LK_DEPTH=100, LK_STAGE=3, LK_MOVE=5, KO_K=KOPT_CANDIDATES,
-                   KO_LEVELS=STAGE_LEVELS, KO_TABLE=reversal_table(), KO_ALONE=1, BLOCK=KOPT_CHAIN_BLOCK,
-                   DISTANCE=device, WALK_TRIES=WALK_TRIES, SEGMENT_ROWS=0, TABLE_WIDTH=2)
+    context = dict(K=5, S=3, OR3=0, LK=0, LK_DEPTH=100, LK_STAGE=3, LK_MOVE=5, **kopt_context(KOPT_CANDIDATES),
+                   KO_ALONE=1, BLOCK=KOPT_CHAIN_BLOCK, DISTANCE=device, WALK_TRIES=WALK_TRIES, SEGMENT_ROWS=0,
+                   TABLE_WIDTH=2)
     clocked = instrumented(render_skeleton)
     for shared in (False, True):
         plain = render_skeleton("dontlook.cu.j2", SHARED_ROWS=shared, **context)

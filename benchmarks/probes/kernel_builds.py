@@ -33,7 +33,7 @@ from lsmgpu.backends.cuda.dontlook_chains import CudaChains
 from lsmgpu.backends.cuda.driver import BUILD_OPTIONS
 from lsmgpu.backends.cuda.focused import CudaFocusedAnts
 from lsmgpu.backends.dontlook_chains import WALK_TRIES
-from lsmgpu.backends.kopt import KOPT_CANDIDATES, STAGE_LEVELS, reversal_table
+from lsmgpu.backends.kopt import kopt_context
 from lsmgpu.kernels import render_skeleton
 from lsmgpu.problems import TSP
 
@@ -48,7 +48,7 @@ def five_opt_source(kernels, shared: bool = True) -> str:
     (None: all)."""
     device = TSP.from_file(TSP.shipped("berlin52")).edge_distance().device_source()
     return render_skeleton("dontlook.cu.j2", K=5, S=3, OR3=0, LK=0, LK_DEPTH=100, LK_STAGE=3, LK_MOVE=5,
-                           KO_K=KOPT_CANDIDATES, KO_LEVELS=STAGE_LEVELS, KO_TABLE=reversal_table(), KO_ALONE=1,
+                           **kopt_context(5), KO_ALONE=1,
                            BLOCK=KOPT_CHAIN_BLOCK, DISTANCE=device, SHARED_ROWS=shared, WALK_TRIES=WALK_TRIES,
                            SEGMENT_ROWS=0, TABLE_WIDTH=2,
                            **({} if kernels is None else {"KERNELS": kernels}))

@@ -43,7 +43,7 @@ import numpy as np
 
 from .tour_steps import apply_steps, edge_lengths
 
-__all__ = ["kopt_check", "reversal_table", "KOPT_CANDIDATES", "STAGE_LEVELS"]
+__all__ = ["kopt_check", "reversal_table", "reversal_keys", "kopt_context", "KOPT_CANDIDATES", "STAGE_LEVELS"]
 
 #: the candidates a level tries (LKH's MAX_CANDIDATES = 5)
 KOPT_CANDIDATES = 5
@@ -320,3 +320,17 @@ def reversal_table() -> list[tuple[int, int, tuple]]:
                 target = tuple(zip(order, signs))
                 table.append((j, order_code(target), _reversals(target)))
     return table
+
+
+def reversal_keys(table: list[tuple[int, int, tuple]]) -> list[tuple[int, int]]:
+    """``table``'s rows by (j, code) as one key, j 2^16 + code, ascending, each with its row: the
+    kernel finds a closing's reversals by searching these keys in halves (ko_keys, ko_rows in
+    templates/skeleton/kopt.cu.j2) instead of reading the table row by row."""
+    return sorted((j * 2**16 + code, row) for row, (j, code, _) in enumerate(table))
+
+
+def kopt_context(k: int) -> dict:
+    """What templates/skeleton/kopt.cu.j2 is rendered with for candidate lists of k a city: KO_K,
+    KO_LEVELS, KO_TABLE and KO_KEYS."""
+    table = reversal_table()
+    return dict(KO_K=min(k, KOPT_CANDIDATES), KO_LEVELS=STAGE_LEVELS, KO_TABLE=table, KO_KEYS=reversal_keys(table))

@@ -9,7 +9,7 @@ from lsmgpu import FocusedACO
 from lsmgpu.backends.bridge import find_bridge
 from lsmgpu.backends.dontlook import CpuDontLook, DontLookRules
 from lsmgpu.backends.focused import CpuFocusedAnts, FocusRules
-from lsmgpu.backends.kopt import KOPT_CANDIDATES, STAGE_LEVELS
+from lsmgpu.backends.kopt import KOPT_CANDIDATES
 from lsmgpu.problems import TSP
 
 from .test_dontlook import assert_gpu_ants_equal_the_hosts, cycle_of_edges, length, positions, rules_of, tsp_of
@@ -132,13 +132,12 @@ def test_the_bridges_kernel_compiles_for_sm90(shared, depth):
     the 5-opt chain alone."""
     from lsmgpu.backends.cuda.dontlook import KOPT_CHAIN_BLOCK
     from lsmgpu.backends.dontlook_chains import WALK_TRIES
-    from lsmgpu.backends.kopt import reversal_table
+    from lsmgpu.backends.kopt import kopt_context
     from lsmgpu.cubins import nvcc_compile
     from lsmgpu.kernels import render_skeleton
     device = tsp_of("int-coords", 20).edge_distance().device_source()
     assert nvcc_compile(render_skeleton("dontlook.cu.j2", K=5, S=3, OR3=0, LK=0, LK_DEPTH=depth, LK_STAGE=3,
-                                        LK_MOVE=5, KO_K=KOPT_CANDIDATES, KO_LEVELS=STAGE_LEVELS,
-                                        KO_TABLE=reversal_table(), KO_ALONE=int(depth > 0), BRIDGES=1,
+                                        LK_MOVE=5, **kopt_context(KOPT_CANDIDATES), KO_ALONE=int(depth > 0), BRIDGES=1,
                                         BLOCK=KOPT_CHAIN_BLOCK, DISTANCE=device, SHARED_ROWS=shared,
                                         WALK_TRIES=WALK_TRIES, SEGMENT_ROWS=0, TABLE_WIDTH=2))
 

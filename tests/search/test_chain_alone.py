@@ -8,7 +8,7 @@ import pytest
 from lsmgpu import DontLookDescent
 from lsmgpu.backends.cuda.dontlook import chain_room, keeps_moves, wide_city_bytes
 from lsmgpu.backends.dontlook import DontLookRules, check_city
-from lsmgpu.backends.kopt import KOPT_CANDIDATES, STAGE_LEVELS, kopt_check, reversal_table
+from lsmgpu.backends.kopt import KOPT_CANDIDATES, STAGE_LEVELS, kopt_check, kopt_context
 from lsmgpu.backends.tour_steps import apply_steps
 
 from .test_dontlook import assert_gpu_rows_equal_the_hosts, length, positions, tsp_of
@@ -101,7 +101,7 @@ def test_the_chain_alone_kernel_compiles_for_sm90(depth, shared):
     from lsmgpu.kernels import render_skeleton
     device = tsp_of("int-coords", 20).edge_distance().device_source()
     assert nvcc_compile(render_skeleton("dontlook.cu.j2", K=5, S=3, OR3=0, LK=0, LK_DEPTH=depth, LK_STAGE=3, LK_MOVE=5,
-                                        KO_K=KOPT_CANDIDATES, KO_LEVELS=STAGE_LEVELS, KO_TABLE=reversal_table(),
+                                        **kopt_context(KOPT_CANDIDATES),
                                         KO_ALONE=1, BLOCK=KOPT_CHAIN_BLOCK, DISTANCE=device, SHARED_ROWS=shared,
                                         WALK_TRIES=WALK_TRIES, SEGMENT_ROWS=0, TABLE_WIDTH=2))
 

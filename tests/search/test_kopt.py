@@ -14,7 +14,7 @@ from lsmgpu import DontLookDescent
 from lsmgpu.backends.cuda.dontlook import chain_room
 from lsmgpu.backends.dontlook import DontLookRules
 from lsmgpu.backends.kopt import (KOPT_CANDIDATES, STAGE_LEVELS, _stage, _steps, kopt_check, lengths_of, order_code,
-                                  reversal_table)
+                                  kopt_context, reversal_keys, reversal_table)
 from lsmgpu.backends.tour_steps import edge_lengths
 from lsmgpu.errors import BackendFallback
 
@@ -268,6 +268,27 @@ def test_the_reversal_table_holds_every_order_and_the_room_every_chain():
         assert steps == 5 * -(-depth // STAGE_LEVELS) and touched == 1 + (2 * STAGE_LEVELS + 1) * -(-depth // STAGE_LEVELS)
 
 
+def test_the_reversal_keys_find_every_row_by_halves():
+    """reversal_keys holds each row of the table once under j 2^16 + code (every code under 2^16),
+    ascending, so the kernel's search in halves (a lower bound over the keys, as written below) finds
+    each closing's own row, and a key that is not there finds no row of its (j, code)."""
+    table = reversal_table()
+    keys = reversal_keys(table)
+    assert sorted(row for _, row in keys) == list(range(len(table)))
+    assert [key for key, _ in keys] == sorted({key for key, _ in keys}) and max(c for _, c, _ in table) < 2**16
+
+    def lower_bound(want):
+        low, last = 0, len(keys) - 1
+        while low < last:
+            mid = (low + last) // 2
+            low, last = (mid + 1, last) if keys[mid][0] < want else (low, mid)
+        return keys[low][1]
+
+    for j, code, _ in table:
+        assert table[lower_bound(j * 2**16 + code)][:2] == (j, code)
+    assert table[lower_bound(3 * 2**16 + 2**15)][:2] != (3, 2**15)
+
+
 @pytest.mark.nvcc
 @pytest.mark.parametrize("depth,shared,segments", [(4, False, 0), (400, True, 0), (8, False, 1)])
 def test_kopt_kernel_compiles_for_sm90(depth, shared, segments):
@@ -280,8 +301,8 @@ def test_kopt_kernel_compiles_for_sm90(depth, shared, segments):
     from lsmgpu.kernels import render_skeleton
     device = tsp_of("int-coords", 20).edge_distance().device_source()
     assert nvcc_compile(render_skeleton("dontlook.cu.j2", K=6, S=3, OR3=1, LK=1, LK_DEPTH=depth, LK_STAGE=3, LK_MOVE=5,
-                                        KO_K=KOPT_CANDIDATES, KO_LEVELS=STAGE_LEVELS, KO_TABLE=reversal_table(),
-                                        BLOCK=KOPT_CHAIN_BLOCK, DISTANCE=device, SHARED_ROWS=shared, WALK_TRIES=WALK_TRIES,
+                                        **kopt_context(KOPT_CANDIDATES), BLOCK=KOPT_CHAIN_BLOCK, DISTANCE=device,
+                                        SHARED_ROWS=shared, WALK_TRIES=WALK_TRIES,
                                         SEGMENT_ROWS=segments, TABLE_WIDTH=2))
 
 
@@ -300,7 +321,7 @@ def test_the_5opt_kernels_build_quick(kind):
            "CudaFocusedAnts": focused.CudaFocusedAnts}[kind]
     device = tsp_of("int-coords", 20).edge_distance().device_source()
     source = render_skeleton("dontlook.cu.j2", K=5, S=3, OR3=0, LK=0, LK_DEPTH=100, LK_STAGE=3, LK_MOVE=5,
-                             KO_K=KOPT_CANDIDATES, KO_LEVELS=STAGE_LEVELS, KO_TABLE=reversal_table(), KO_ALONE=1,
+                             **kopt_context(KOPT_CANDIDATES), KO_ALONE=1,
                              BLOCK=dontlook.KOPT_CHAIN_BLOCK, DISTANCE=device, SHARED_ROWS=True, WALK_TRIES=WALK_TRIES,
                              SEGMENT_ROWS=0, TABLE_WIDTH=2, KERNELS=cls.kernels)
     assert QUICK_BUILD_OPTIONS[-1].startswith("--Ofast-compile=")

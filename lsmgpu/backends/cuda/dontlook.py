@@ -15,7 +15,7 @@ from ...errors import KernelCompileError, announce_fallback
 from ...kernels import render_skeleton
 from ..dontlook import interleaved, wide_checks
 from ..dontlook_chains import WALK_TRIES
-from ..kopt import KOPT_CANDIDATES, STAGE_LEVELS, reversal_table
+from ..kopt import KOPT_CANDIDATES, STAGE_LEVELS, kopt_context
 from ..lk import lk_stage
 from .driver import DeviceBuffers, built, cuda, download, launch, load_first_module, load_module, pack, synchronize
 
@@ -203,8 +203,7 @@ class CudaDontLook:
         self.row_shared = self.row_shared_bytes(device)
         source = render_skeleton("dontlook.cu.j2", K=rules.k, S=rules.segment, OR3=int(rules.or3), LK=int(rules.lk),
                                  LK_DEPTH=rules.lk_depth, LK_STAGE=lk_stage(rules.lk_depth), LK_MOVE=rules.lk_move,
-                                 KO_K=min(rules.k, KOPT_CANDIDATES), KO_LEVELS=STAGE_LEVELS, KO_TABLE=reversal_table(),
-                                 KO_ALONE=int(rules.chain_alone), BRIDGES=int(rules.bridges),
+                                 **kopt_context(rules.k), KO_ALONE=int(rules.chain_alone), BRIDGES=int(rules.bridges),
                                  BLOCK=self.block, DISTANCE=distance.device_source(), SHARED_ROWS=bool(self.row_shared),
                                  WALK_TRIES=WALK_TRIES, SEGMENT_ROWS=int(self.per_row_cities),
                                  TABLE_WIDTH=table.size // len(rules.candidates), WIDE_APPLY_BLOCK=WIDE_APPLY_BLOCK,
