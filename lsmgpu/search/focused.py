@@ -235,8 +235,11 @@ class FocusedACO(PopulationSearch):
     def _lists_from_ants(self) -> None:
         """``ant_lists``: the α-lists and penalties of an ascent over the edges of the ants' tours, the
         best and the current lists, the ants and the start's descent built again over them, every colony started again
-        from the best."""
+        from its own best (the colony that holds the best so far from it), so that colonies side by side stay apart."""
         tours = np.stack([self.colony.tour(k) for k in range(self.ants * self.colonies)] + [self.best_x])
+        leader = int(np.argmin(self.colony_best))
+        starts = [(self.best_x, self.best) if colony == leader
+                  else (self.colony.best_tour(colony), self.colony_best[colony]) for colony in range(self.colonies)]
         self.ant_lists_made = self.problem.alpha_over_tours(tours, self.rules.k, self.rules.candidates)
         self.evaluations_before = self.evaluations
         self.rules = self._given_rules.with_candidates(*self.ant_lists_made)
@@ -246,8 +249,8 @@ class FocusedACO(PopulationSearch):
                 self.parts.remove(part)
         self._whole = None
         self._build_colony(self.problem.edge_distance())
-        for colony in range(self.colonies):
-            self._start_colony(colony, self.best_x, self.best)
+        for colony, (source, length) in enumerate(starts):
+            self._start_colony(colony, source, length)
 
     def _restart(self, colony: int) -> bool:
         """The colony's best merged into the best so far by partition crossover, then a new

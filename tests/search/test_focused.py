@@ -372,6 +372,34 @@ def test_ant_lists_make_the_lists_over_the_ants_tours(monkeypatch):
         FocusedACO(NoTourLists(problem.coords), backend="cpu", ant_lists=3)
 
 
+def test_ant_lists_start_each_colony_again_from_its_own_best(monkeypatch):
+    """``ant_lists`` with two colonies: when the lists are made again, the colony that holds the best so
+    far starts again from it and the other from its own best tour (each start's length its tour's), so
+    that colonies side by side stay apart; the run's tour is valid."""
+    problem = TSP.from_file(TSP.shipped("kroA100"))
+    search = FocusedACO(problem, backend="cpu", seed=3, ants=4, colonies=2, ant_lists=3)
+    seen, started = {}, []
+    make_lists = search._lists_from_ants
+
+    def lists_from_ants():
+        seen.update(best=search.best_x.copy(), bests=[search.colony.best_tour(c).copy() for c in range(2)],
+                    lengths=list(search.colony_best))
+        started.clear()
+        make_lists()
+        seen["again"] = list(started)
+    monkeypatch.setattr(search, "_lists_from_ants", lists_from_ants)
+    start_colony = search._start_colony
+    monkeypatch.setattr(search, "_start_colony", lambda colony, source, from_length: started.append(
+        (colony, np.array(source), from_length)) or start_colony(colony, source, from_length))
+    result = search.run(iterations=5)
+    leader = int(np.argmin(seen["lengths"]))
+    assert [colony for colony, _, _ in seen["again"]] == [0, 1] and seen["lengths"][0] != seen["lengths"][1]
+    for colony, source, from_length in seen["again"]:
+        want = seen["best"] if colony == leader else seen["bests"][colony]
+        assert np.array_equal(source, want) and from_length == problem.evaluate(source)
+    assert result.fitness == problem.evaluate(result.solution)
+
+
 def test_a_deadline_in_the_ants_build_returns_the_descended_start(monkeypatch):
     """The budget ending while the ants' kernels build (a machine's first run: the start's
     descent built and run, the ants' build cut by the deadline) returns the descended start
