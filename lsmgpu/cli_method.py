@@ -16,9 +16,10 @@ def choose_method(args, problem) -> None:
     SEGMENTS_FROM cities (with coordinates; CLUSTERED_SEGMENTS_FROM where TSP.clustering() is
     CLUSTERED or more) the tour segments (focused ACO of FIVE_OPT_CITIES cities run for
     FIVE_OPT_SECONDS or more with the 5-opt chains alone over the α-nearest, restarts, the ants'
-    lists and their moved cities: ``choose_five_opt``; islands of either over the GPUs with
-    --gpus), on the CPU the don't-look ILS chain where the TSP has coordinates (its 5-opt chains
-    too where the budget allows: ``choose_five_opt``; none of them
+    lists and their moved cities: ``choose_five_opt``, also where --algorithm faco is given; islands of
+    either over the GPUs with --gpus), on the CPU the don't-look ILS chain where the TSP has coordinates
+    (its 5-opt chains too where the budget allows: ``choose_five_opt``, also where --algorithm
+    dontlook-ils is given; none of them
     with --starts, --neighbourhood or --polish, which they do not take; with --checkpoint and
     --resume alike, so a resumed run picks what the checkpointed one did), else an ILS; for a
     QAP on a GPU, 256 tabu starts as islands exchanging every 1,000 iterations; else one tabu
@@ -35,8 +36,8 @@ def choose_method(args, problem) -> None:
             args.algorithm = SEGMENTS if cut else FACO
         elif problem.coords is not None:             # the chain's candidate lists come from them
             args.algorithm = CHAINS
-        if args.algorithm in (FACO, CHAINS):
-            choose_five_opt(args, problem)
+    if tsp and problem.n >= 8 and (args.algorithm == FACO and on_gpu or args.algorithm == CHAINS and not on_gpu):
+        choose_five_opt(args, problem)                # given or chosen: the method's measured defaults alike
     if args.algorithm is None:
         args.algorithm = "ils" if tsp else "tabu"
         if type(problem).__name__ == "QAP" and args.starts is None and on_gpu:

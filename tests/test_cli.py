@@ -164,7 +164,8 @@ def test_solve_picks_the_measured_default_per_problem_type_and_backend(monkeypat
 
 
 def test_solve_gives_the_cpu_chain_the_5opt_chains_where_its_budget_allows(monkeypatch, tmp_path):
-    """On the CPU the don't-look ILS chain takes the 5-opt chains of FIVE_OPT_DEPTH levels alone over
+    """On the CPU the don't-look ILS chain, chosen or given (--algorithm dontlook-ils; on a GPU the
+    chains keep their own defaults), takes the 5-opt chains of FIVE_OPT_DEPTH levels alone over
     the α-nearest where the run has CPU_FIVE_OPT_SECONDS_PER_CITY seconds a city or more (berlin52:
     52 times that), none of --candidates, --lk-depth, --lk-move given (--no-chain-alone kept), and
     none of focused ACO's restarts or lists; without seconds (--iterations alone) the 2-opt + Or-opt
@@ -180,9 +181,12 @@ def test_solve_gives_the_cpu_chain_the_5opt_chains_where_its_budget_allows(monke
                                                                     five[:3] + (False,)),
                             (["--seconds", "30", "--lk-depth", "6"], (None, 6, None, None)),
                             (["--seconds", "30", "--candidates", "8"], (8, None, None, None))):
-        seen = _chosen(monkeypatch, ["berlin52", *flags])
-        assert seen["algorithm"] == "dontlook-ils" and tuple(seen[k] for k in names) == expected, flags
-        assert (seen["restart_after"], seen["ant_lists"], seen["moves"]) == (None, None, None)
+        for given in ([], ["--algorithm", "dontlook-ils"]):
+            seen = _chosen(monkeypatch, ["berlin52", *given, *flags])
+            assert seen["algorithm"] == "dontlook-ils" and tuple(seen[k] for k in names) == expected, flags
+            assert (seen["restart_after"], seen["ant_lists"], seen["moves"]) == (None, None, None)
+    assert tuple(_chosen(monkeypatch, ["berlin52", "--algorithm", "dontlook-ils", "--seconds", "26"],
+                         gpu=True)[k] for k in names) == (None,) * 4          # the GPU's chains: their own defaults
     monkeypatch.setattr(defaults, "CPU_FIVE_OPT_SECONDS_PER_CITY", 0.1)          # berlin52: 5.2 s, under 10
     assert tuple(_chosen(monkeypatch, ["berlin52"])[k] for k in names) == five
     saved = str(tmp_path / "chain.ckpt")

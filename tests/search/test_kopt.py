@@ -397,17 +397,16 @@ def test_gpu_improve_with_the_5opt_chain_equals_the_cpus():
 
 
 def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, tmp_path):
-    """`lsmgpu solve` on a GPU gives focused ACO the 5-opt chains alone over the α-nearest and
-    restarts after FIVE_OPT_RESTART_AFTER iterations for a TSP of FIVE_OPT_CITIES cities run for
-    FIVE_OPT_SECONDS or more (a resumed run: its checkpoint's budget) unless --candidates,
-    --lk-depth or --lk-move is given (--no-chain-alone and --restart-after kept), with them the
-    candidate lists from the ants' tours after ANT_LISTS_AFTER iterations in a run of
-    ANT_LISTS_SECONDS or more (--ant-lists kept) and with the lists ANT_LISTS_MOVES moved cities from
-    ANT_LISTS_MOVES_FROM cities (--moves kept), and with the lists bridging moves in a run of
-    BRIDGES_SECONDS or more below BRIDGES_BELOW cities (--bridges / --no-bridges kept); a resumed
-    run takes the options its checkpoint keeps where no flag gives them (one that keeps none: as
-    its budget decides); --lk-move, --chain-alone and --restart-after are named where they do not
-    apply, a chain alone without 5-opt chains is refused, and a run with them says so."""
+    """`lsmgpu solve` on a GPU gives focused ACO (chosen or given: --algorithm faco) the 5-opt chains alone over the
+    α-nearest and restarts after FIVE_OPT_RESTART_AFTER iterations for a TSP of FIVE_OPT_CITIES cities run for
+    FIVE_OPT_SECONDS or more (a resumed run: its checkpoint's budget) unless --candidates, --lk-depth or --lk-move
+    is given (--no-chain-alone and --restart-after kept), with them the candidate lists from the ants' tours after
+    ANT_LISTS_AFTER iterations in a run of ANT_LISTS_SECONDS or more (--ant-lists kept) and with the lists
+    ANT_LISTS_MOVES moved cities from ANT_LISTS_MOVES_FROM cities (--moves kept), and with the lists bridging moves
+    in a run of BRIDGES_SECONDS or more below BRIDGES_BELOW cities (--bridges / --no-bridges kept); a resumed run
+    takes the options its checkpoint keeps where no flag gives them (one that keeps none: as its budget decides);
+    --lk-move, --chain-alone and --restart-after are named where they do not apply, a chain alone without 5-opt
+    chains is refused, and a run with them says so."""
     import lsmgpu.cli as cli
     import lsmgpu.cli_method as method
     import lsmgpu.cli_population as defaults
@@ -456,10 +455,11 @@ def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, t
                                     (range(52, 53), ["--seconds", "60", "--lk-depth", "6"], (None, 6) + none[2:]),
                                     (range(52, 53), ["--seconds", "60", "--candidates", "8"], (8,) + none[1:])):
         monkeypatch.setattr(defaults, "FIVE_OPT_CITIES", cities)
-        main(["solve", "berlin52", "--quiet"] + flags)
-        chosen = tuple(seen[k] for k in ("candidates", "lk_depth", "lk_move", "chain_alone", "restart_after",
-                                         "ant_lists"))
-        assert seen["algorithm"] == "faco" and chosen == expected, flags
+        for given in ([], ["--algorithm", "faco"]):
+            main(["solve", "berlin52", "--quiet"] + given + flags)
+            chosen = tuple(seen[k] for k in ("candidates", "lk_depth", "lk_move", "chain_alone", "restart_after",
+                                             "ant_lists"))
+            assert seen["algorithm"] == "faco" and chosen == expected, flags
     monkeypatch.setattr(defaults, "FIVE_OPT_CITIES", range(52, 53))
     for moves_from, flags, moves in ((52, ["--seconds", "60"], defaults.ANT_LISTS_MOVES),
                                      (53, ["--seconds", "60"], None),
