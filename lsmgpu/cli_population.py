@@ -9,12 +9,14 @@ import dataclasses
 import sys
 
 from .search import SEARCHES
+from .search.focused_params import default_ants
 from .search.loop import COMMON_OPTIONS
 
 __all__ = ["CHAINS_EXCHANGE", "FACO", "CHAINS", "SEGMENTS", "FIVE_OPT_CITIES", "FIVE_OPT_SECONDS", "FIVE_OPT_DEPTH",
            "FIVE_OPT_RESTART_AFTER", "CPU_FIVE_OPT_SECONDS_PER_CITY", "ANT_LISTS_AFTER", "ANT_LISTS_SECONDS",
-           "ANT_LISTS_MOVES", "ANT_LISTS_MOVES_FROM", "BRIDGES_SECONDS", "BRIDGES_BELOW", "FIVE_OPT_OPTIONS",
-           "five_opt_default", "cpu_five_opt", "five_opt_ant_lists", "five_opt_moves", "five_opt_bridges",
+           "ANT_LISTS_MOVES", "ANT_LISTS_MOVES_FROM", "BRIDGES_SECONDS", "BRIDGES_BELOW", "BRIDGES_ANTS",
+           "FIVE_OPT_OPTIONS", "five_opt_default", "cpu_five_opt", "five_opt_ant_lists", "five_opt_moves",
+           "five_opt_bridges", "five_opt_ants",
            "choose_five_opt", "population"]
 
 #: the don't-look ILS's islands' exchange when --exchange-every is not given (rounds)
@@ -44,7 +46,7 @@ FIVE_OPT_RESTART_AFTER = 30
 CPU_FIVE_OPT_SECONDS_PER_CITY = 0.002
 #: the flags (and FocusedACO's options of the same names) the 5-opt defaults set
 FIVE_OPT_OPTIONS = ("candidates", "lk_depth", "lk_move", "chain_alone", "restart_after", "ant_lists", "moves",
-                    "bridges")
+                    "bridges", "ants")
 #: with the 5-opt chains in a run of ANT_LISTS_SECONDS or more, focused ACO's candidate lists and
 #: penalties come from an ascent over its ants' tours after ANT_LISTS_AFTER iterations, unless
 #: --ant-lists is given. At 60 s (H200, c925acb) over one to three seeds the nine's mean 0.017 %
@@ -69,6 +71,12 @@ ANT_LISTS_MOVES, ANT_LISTS_MOVES_FROM = 192, 10_000
 #: 0.036, rl5915 0.034 against 0.029 (two seeds of seven in its trap either way), pr1002 and pr2392 at the
 #: optimum: tsp-depth.md, "Bridging moves with the ants' lists, over more seeds"
 BRIDGES_SECONDS, BRIDGES_BELOW = 60.0, 10_000
+#: with the bridging moves the command chose, a colony of at most BRIDGES_ANTS ants (FocusedACO's own
+#: default, 4 sqrt(n) rounded to 64, is more from 5,184 cities: 320 on rl5915), unless --ants is given. At 60 s
+#: (H200, eb25fe6) rl5915 over seeds 0-6 0.0093 % against 320 ants' 0.035 (three runs of seven in its
+#: 0.08 % trap against none; over seeds 0-9 0.0155, one of ten in it), LKH-3 POPMUSIC 0.0145 over six seeds:
+#: tsp-depth.md, "256 ants on rl5915"
+BRIDGES_ANTS = 256
 
 
 def _local_search(args):
@@ -134,14 +142,29 @@ def five_opt_bridges(args, problem, seconds: float | None) -> bool | None:
     search's own default: none)."""
     if args.bridges is not None:
         return args.bridges
-    return True if args.ant_lists and (seconds or 0) >= BRIDGES_SECONDS and problem.n < BRIDGES_BELOW else None
+    return True if _bridging_run(args, problem, seconds) else None
+
+
+def five_opt_ants(args, problem, seconds: float | None) -> int | None:
+    """--ants for the default 5-opt chains: the flag where given, else with the ants' bridging moves in a
+    run where the command gives them (``five_opt_bridges``) FocusedACO's own default capped at
+    BRIDGES_ANTS, else None (the search's own default)."""
+    if args.ants is not None or not args.bridges or not _bridging_run(args, problem, seconds):
+        return args.ants
+    return min(default_ants(problem.n), BRIDGES_ANTS)
+
+
+def _bridging_run(args, problem, seconds: float | None) -> bool:
+    """Whether the command gives the ants bridging moves by default: the ants' lists in a run of
+    BRIDGES_SECONDS or more on a TSP of fewer than BRIDGES_BELOW cities."""
+    return bool(args.ant_lists) and (seconds or 0) >= BRIDGES_SECONDS and problem.n < BRIDGES_BELOW
 
 
 def choose_five_opt(args, problem) -> None:
     """Focused ACO's or the don't-look ILS chain's 5-opt options where the flags do not give them:
     where ``five_opt_default`` says so, the 5-opt chains of FIVE_OPT_DEPTH levels alone over the
     α-nearest, and for focused ACO restarts after FIVE_OPT_RESTART_AFTER iterations,
-    ``five_opt_ant_lists``, ``five_opt_moves`` and ``five_opt_bridges``, for the run's seconds
+    ``five_opt_ant_lists``, ``five_opt_moves``, ``five_opt_bridges`` and ``five_opt_ants``, for the run's seconds
     (--seconds, the command's DEFAULT_SECONDS where no budget is given, else a resumed checkpoint's
     own; None: no seconds); a resumed run takes those its checkpoint keeps, so that it goes on as it
     was built whichever budget the defaults would pick now (the checkpoint refuses other values),
@@ -157,6 +180,7 @@ def choose_five_opt(args, problem) -> None:
             args.ant_lists = five_opt_ant_lists(args, seconds)
             args.moves = five_opt_moves(args, problem)
             args.bridges = five_opt_bridges(args, problem, seconds)
+            args.ants = five_opt_ants(args, problem, seconds)
     for name in FIVE_OPT_OPTIONS:
         if name not in given and name in kept:
             setattr(args, name, kept[name])

@@ -403,7 +403,8 @@ def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, t
     is given (--no-chain-alone and --restart-after kept), with them the candidate lists from the ants' tours after
     ANT_LISTS_AFTER iterations in a run of ANT_LISTS_SECONDS or more (--ant-lists kept) and with the lists
     ANT_LISTS_MOVES moved cities from ANT_LISTS_MOVES_FROM cities (--moves kept), and with the lists bridging moves
-    in a run of BRIDGES_SECONDS or more below BRIDGES_BELOW cities (--bridges / --no-bridges kept); a resumed run
+    in a run of BRIDGES_SECONDS or more below BRIDGES_BELOW cities (--bridges / --no-bridges kept), with them at most
+    BRIDGES_ANTS ants (--ants kept); a resumed run
     takes the options its checkpoint keeps where no flag gives them (one that keeps none: as its budget decides);
     --lk-move, --chain-alone and --restart-after are named where they do not apply, a chain alone without 5-opt
     chains is refused, and a run with them says so."""
@@ -479,6 +480,17 @@ def test_the_command_takes_the_5opt_chains_where_measured(monkeypatch, capsys, t
         monkeypatch.setattr(defaults, "BRIDGES_BELOW", below)
         main(["solve", "berlin52", "--quiet"] + flags)
         assert seen["bridges"] == bridges, (below, flags)
+    monkeypatch.setattr(defaults, "BRIDGES_BELOW", 53)
+    for most, flags, ants in ((32, ["--seconds", "60"], 32),
+                              (256, ["--seconds", "60"], 64),           # berlin52's own default, 64, is less
+                              (32, ["--seconds", "60", "--ants", "100"], 100),
+                              (32, ["--seconds", "60", "--no-bridges"], None),
+                              (32, ["--seconds", f"{defaults.BRIDGES_SECONDS - 0.5:g}"], None),
+                              (32, ["--resume", str(saved)], 32),
+                              (32, ["--resume", str(kept)], 4)):
+        monkeypatch.setattr(defaults, "BRIDGES_ANTS", most)
+        main(["solve", "berlin52", "--quiet"] + flags)
+        assert seen["ants"] == ants, (most, flags)
     assert main(["solve", "berlin52", "--quiet", "--resume", str(tmp_path / "none.ckpt")]) == 2
     assert "--resume: no checkpoint at" in capsys.readouterr().err
 
