@@ -28,7 +28,8 @@ def choose_method(args, problem) -> None:
     if args.backend == "cuda" and not on_gpu:
         raise ValueError(f"--backend cuda: {why}")
     tsp = type(problem).__name__ == "TSP"
-    if args.algorithm is None and tsp and problem.n >= 8 and not any((args.starts, args.neighbourhood, args.polish)):
+    tour_search = tsp and problem.n >= 8                 # a TSP that focused ACO and the don't-look ILS take
+    if args.algorithm is None and tour_search and not any((args.starts, args.neighbourhood, args.polish)):
         if on_gpu:
             cut = problem.n >= SEGMENTS_FROM and problem.coords is not None and not problem.gpu_matrix
             if cut and problem.n < CLUSTERED_SEGMENTS_FROM and problem.clustering() >= CLUSTERED:
@@ -36,7 +37,7 @@ def choose_method(args, problem) -> None:
             args.algorithm = SEGMENTS if cut else FACO
         elif problem.coords is not None:             # the chain's candidate lists come from them
             args.algorithm = CHAINS
-    if tsp and problem.n >= 8 and (args.algorithm == FACO and on_gpu or args.algorithm == CHAINS and not on_gpu):
+    if tour_search and (args.algorithm == FACO and on_gpu or args.algorithm == CHAINS and not on_gpu):
         choose_five_opt(args, problem)                # given or chosen: the method's measured defaults alike
     if args.algorithm is None:
         args.algorithm = "ils" if tsp else "tabu"
