@@ -58,7 +58,7 @@ from collections import deque
 import numpy as np
 
 from .fallback import kernel_or_host
-from .kopt import KOPT_CANDIDATES, kopt_check
+from .kopt import kopt_check, level_candidates
 from .lk import lk_check
 from .tour_steps import apply_checked, apply_steps, edge_lengths
 
@@ -121,8 +121,8 @@ class DontLookRules:
     @property
     def moves(self) -> int:
         """The moves a check evaluates at once (the LK chain's stages come after, where none improves;
-        with ``chain_alone`` its first level's 2-opt closings: t2 either side, t3 of KOPT_CANDIDATES)."""
-        return 2 * min(self.k, KOPT_CANDIDATES) if self.chain_alone else moves_per_city(self.k, self.segment, self.or3, self.lk)
+        with ``chain_alone`` its first level's 2-opt closings: t2 either side, t3 of ``level_candidates``)."""
+        return 2 * level_candidates(self.k) if self.chain_alone else moves_per_city(self.k, self.segment, self.or3, self.lk)
 
 
 def wide_checks(rows: int, n: int) -> int:

@@ -43,7 +43,8 @@ import numpy as np
 
 from .tour_steps import apply_steps, edge_lengths
 
-__all__ = ["kopt_check", "reversal_table", "reversal_keys", "kopt_context", "KOPT_CANDIDATES", "STAGE_LEVELS"]
+__all__ = ["kopt_check", "reversal_table", "reversal_keys", "kopt_context", "level_candidates", "KOPT_CANDIDATES",
+           "STAGE_LEVELS"]
 
 #: the candidates a level tries (LKH's MAX_CANDIDATES = 5)
 KOPT_CANDIDATES = 5
@@ -329,8 +330,13 @@ def reversal_keys(table: list[tuple[int, int, tuple]]) -> list[tuple[int, int]]:
     return sorted((j * 2**16 + code, row) for row, (j, code, _) in enumerate(table))
 
 
+def level_candidates(k: int) -> int:
+    """The candidates a level tries from candidate lists of k a city: KOPT_CANDIDATES, or k where fewer."""
+    return min(k, KOPT_CANDIDATES)
+
+
 def kopt_context(k: int) -> dict:
     """What templates/skeleton/kopt.cu.j2 is rendered with for candidate lists of k a city: KO_K,
     KO_LEVELS, KO_TABLE and KO_KEYS."""
     table = reversal_table()
-    return dict(KO_K=min(k, KOPT_CANDIDATES), KO_LEVELS=STAGE_LEVELS, KO_TABLE=table, KO_KEYS=reversal_keys(table))
+    return dict(KO_K=level_candidates(k), KO_LEVELS=STAGE_LEVELS, KO_TABLE=table, KO_KEYS=reversal_keys(table))

@@ -15,7 +15,7 @@ from ...errors import KernelCompileError, announce_fallback
 from ...kernels import render_skeleton
 from ..dontlook import interleaved, wide_checks
 from ..dontlook_chains import WALK_TRIES
-from ..kopt import KOPT_CANDIDATES, STAGE_LEVELS, kopt_context
+from ..kopt import STAGE_LEVELS, kopt_context, level_candidates
 from ..lk import lk_stage
 from .driver import DeviceBuffers, built, cuda, download, launch, load_first_module, load_module, pack, synchronize
 
@@ -65,7 +65,7 @@ def kopt_prefixes(rules) -> int:
     below it (kopt.cu.j2's ko_prefixes); 0 where the chains are not 5-opt chains."""
     if rules.lk_move != 5 or not rules.lk_depth:
         return 0
-    return (2 * min(rules.k, KOPT_CANDIDATES)) ** max(STAGE_LEVELS - 2, 0)
+    return (2 * level_candidates(rules.k)) ** max(STAGE_LEVELS - 2, 0)
 
 
 def block_shared_bytes(rules) -> int:
