@@ -75,6 +75,10 @@ from .segments import option_value
 LKH_CONFIGS = {"LKH-3 defaults": "", "LKH-3 POPMUSIC": "CANDIDATE_SET_TYPE = POPMUSIC\nINITIAL_PERIOD = 100\n"}
 #: --depth-lkh's names of LKH_CONFIGS
 LKH_NAMES = {"defaults": "LKH-3 defaults", "popmusic": "LKH-3 POPMUSIC"}
+#: decimals of a depth row's gap in %: near the optimum a run is a few units off, a unit 0.0001-0.0006 %
+#: on 1,000-20,000 cities (rl5915: 0.00018), so three decimals could not tell 1 unit from 2 (nor the
+#: mean of four seeds from LKH-3's); each row carries its tour's length too
+GAP_DECIMALS = 4
 
 
 def lkh_run(path: str, extra: str, seconds: float, seed: int = 0) -> tuple[np.ndarray, float]:
@@ -231,7 +235,8 @@ def table_depth(args, path_of, emit) -> list[dict]:
                                      commit=args.meta["commit"],
                                      strategy=f"{made.algorithm} ({candidates}{_label(chosen | instance)})", seed=seed,
                                      budget_s=seconds, seconds=round(wall, 2), iterations=result.iterations,
-                                     gap_pct=round(100 * problem.gap(result.fitness), 3), status=result.status,
+                                     length=int(result.fitness), gap_pct=_gap(problem, result.fitness),
+                                     status=result.status,
                                      restarts=getattr(made, "restarts", None),
                                      kernel_build_s=round(result.timings["build"], 2) if "build" in result.timings
                                      else None))
@@ -249,7 +254,8 @@ def table_depth(args, path_of, emit) -> list[dict]:
             rows.append(dict(table="depth", instance=problem.name, n=problem.n, device=args.meta["device"],
                              commit=args.meta["commit"], strategy=f"{label} (1 core)", seed=seed, budget_s=seconds,
                              seconds=None if wall is None else round(wall, 2), iterations=None,
-                             gap_pct=None if tour is None else round(100 * problem.gap(problem.evaluate(tour)), 3),
+                             length=None if tour is None else int(problem.evaluate(tour)),
+                             gap_pct=None if tour is None else _gap(problem, problem.evaluate(tour)),
                              status=status, restarts=None))
             if tour is not None:
                 tours[f"{problem.name}|{label}|{seed}|{seconds:g}"] = tour
@@ -304,9 +310,14 @@ def command_row(args, path, seconds: float, seed: int, cold: bool) -> tuple[dict
     return (dict(table="depth", instance=problem.name, n=problem.n, device=args.meta["device"],
                  commit=args.meta["commit"], strategy=f"lsmgpu solve ({run['algorithm']}"
                  + (", cold cache)" if cold else ")"), seed=seed, budget_s=seconds, seconds=round(wall, 2),
-                 iterations=run["iterations"], gap_pct=round(100 * problem.gap(problem.evaluate(tour)), 3),
+                 iterations=run["iterations"], length=int(run["fitness"]), gap_pct=_gap(problem, run["fitness"]),
                  status=run["status"], restarts=None,
                  kernel_build_s=round(run["timings"]["build"], 2) if "build" in run["timings"] else None), tour)
+
+
+def _gap(problem, length) -> float:
+    """A depth row's gap: ``length`` above the problem's optimum, in %, to GAP_DECIMALS."""
+    return round(100 * problem.gap(length), GAP_DECIMALS)
 
 
 def depth_summary(rows) -> list[dict]:
@@ -336,8 +347,9 @@ def depth_summary(rows) -> list[dict]:
             lkh_mean = float(np.mean([lkh[name] for name in means])) if beside else None
             under = sum(means[name] <= lkh[name] for name in means if name in lkh)
             summaries.append(dict(table="depth-summary", strategy=strategy, budget_s=budget, instances=len(means),
-                                  seeds=min(len(values) for values in gaps.values()), mean_gap_pct=round(mean, 3),
-                                  lkh_mean_gap_pct=None if lkh_mean is None else round(lkh_mean, 3),
+                                  seeds=min(len(values) for values in gaps.values()),
+                                  mean_gap_pct=round(mean, GAP_DECIMALS),
+                                  lkh_mean_gap_pct=None if lkh_mean is None else round(lkh_mean, GAP_DECIMALS),
                                   at_most_lkh=f"{under} of {sum(name in lkh for name in means)}",
                                   target_met=None if lkh_mean is None else bool(under == len(means) and mean <= lkh_mean / 2)))
     return summaries

@@ -217,7 +217,7 @@ def test_alpha_and_depth_tables_on_the_cpu(tmp_path):
 
 def test_lkh_runs_once_for_each_seed_and_alone_without_configs(tmp_path):
     """depth --depth-configs none: LKH-3's rows alone, a run for each of --depth-seeds (LKH's SEED
-    = seed + 1), each with a tour of the instance and its gap, no summary without lsmgpu rows."""
+    = seed + 1), each with a tour of the instance, its length and gap, no summary without lsmgpu rows."""
     pytest.importorskip("elkai")
     import json
 
@@ -235,7 +235,7 @@ def test_lkh_runs_once_for_each_seed_and_alone_without_configs(tmp_path):
     for row in written:
         tour = tours[f"eil51|LKH-3 POPMUSIC|{row['seed']}|1"]
         assert np.array_equal(np.sort(tour), np.arange(51))
-        assert round(100 * problem.gap(problem.evaluate(tour)), 3) == row["gap_pct"]
+        assert problem.evaluate(tour) == row["length"] and round(100 * problem.gap(row["length"]), 4) == row["gap_pct"]
 
 
 def test_lkh_answers_come_as_each_run_ends_and_late_runs_as_none():
@@ -272,7 +272,7 @@ def test_lkh_is_given_its_seed():
 
 def test_depth_keeps_every_rows_tour_where_asked(tmp_path):
     """depth --depth-tours: one file with each row's tour under "instance|strategy|seed|budget",
-    each a tour of the instance with its row's gap; a summary row per strategy over its two seeds;
+    each a tour of the instance of its row's length; a summary row per strategy over its two seeds;
     each row's ``kernel_build_s`` its result's ``timings["build"]``, None on the CPU."""
     import json
 
@@ -285,14 +285,14 @@ def test_depth_keeps_every_rows_tour_where_asked(tmp_path):
           "--depth-tours", str(kept), "--out", str(tmp_path)])
     tours, problem = np.load(kept), load("eil51")
     written = json.loads((tmp_path / "results.json").read_text())["rows"]
-    rows = {f"eil51|{row['strategy']}|{row['seed']}|1": row["gap_pct"] for row in written if row["table"] == "depth"}
+    rows = {f"eil51|{row['strategy']}|{row['seed']}|1": row["length"] for row in written if row["table"] == "depth"}
     assert sorted(tours) == sorted(rows) and len(rows) == 4
     assert all(row["kernel_build_s"] is None for row in written if row["table"] == "depth")    # no build on the CPU
     summaries = [row for row in written if row["table"] == "depth-summary"]
     assert len(summaries) == 2 and all(row["seeds"] == 2 and row["lkh_mean_gap_pct"] is None for row in summaries)
     for key in tours:
         assert np.array_equal(np.sort(tours[key]), np.arange(51))
-        assert round(100 * problem.gap(problem.evaluate(tours[key])), 3) == rows[key]
+        assert problem.evaluate(tours[key]) == rows[key]
 
 
 def test_ga_local_minima_table_on_the_cpu(tmp_path):
@@ -684,8 +684,8 @@ def test_the_lists_probe_s_chain_descent_ends_where_no_chain_improves():
 
 
 def test_the_depth_table_runs_the_command_itself():
-    """``command_row``: ``lsmgpu solve`` in a process of its own, as a user runs it; its row's gap
-    is that of the tour it wrote (checked against the fitness of its --json figures), its
+    """``command_row``: ``lsmgpu solve`` in a process of its own, as a user runs it; its row's length and gap
+    are those of the tour it wrote (checked against the fitness of its --json figures), its
     iterations and stop criterion those figures', the strategy the method it ran."""
     from types import SimpleNamespace
 
@@ -698,7 +698,7 @@ def test_the_depth_table_runs_the_command_itself():
     for cold in (False, True):
         row, tour = command_row(args, TSP.shipped("kroA100"), 1.0, 3, cold=cold)
         assert sorted(tour.tolist()) == list(range(problem.n))
-        assert row["gap_pct"] == round(100 * problem.gap(problem.evaluate(tour)), 3)
+        assert row["length"] == problem.evaluate(tour) and row["gap_pct"] == round(100 * problem.gap(row["length"]), 4)
         assert row["strategy"] == "lsmgpu solve (DontLookILS" + (", cold cache)" if cold else ")")
         assert row["iterations"] >= 0 and row["status"] in ("seconds", "target") and row["seconds"] > 0
         assert row["kernel_build_s"] is None                    # no kernel built on the CPU
