@@ -251,11 +251,11 @@ def table_depth(args, path_of, emit) -> list[dict]:
                 tour, status = None, f"no tour: LKH answered {len(tour)} cities"
             else:
                 status = "its time limit" if tour is not None else f"no tour {args.depth_lkh_wait:g} s after lsmgpu's rows"
+            length = None if tour is None else int(problem.evaluate(tour))
             rows.append(dict(table="depth", instance=problem.name, n=problem.n, device=args.meta["device"],
                              commit=args.meta["commit"], strategy=f"{label} (1 core)", seed=seed, budget_s=seconds,
                              seconds=None if wall is None else round(wall, 2), iterations=None,
-                             length=None if tour is None else int(problem.evaluate(tour)),
-                             gap_pct=None if tour is None else _gap(problem, problem.evaluate(tour)),
+                             length=length, gap_pct=None if length is None else _gap(problem, length),
                              status=status, restarts=None))
             if tour is not None:
                 tours[f"{problem.name}|{label}|{seed}|{seconds:g}"] = tour
