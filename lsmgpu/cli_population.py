@@ -73,9 +73,9 @@ ANT_LISTS_MOVES, ANT_LISTS_MOVES_FROM = 192, 10_000
 BRIDGES_SECONDS, BRIDGES_BELOW = 60.0, 10_000
 #: with the bridging moves the command chose, a colony of at most BRIDGES_ANTS ants (FocusedACO's own
 #: default, 4 sqrt(n) rounded to 64, is more from 5,184 cities: 320 on rl5915), unless --ants is given. At 60 s
-#: (H200, eb25fe6) rl5915 over seeds 0-6 0.0093 % against 320 ants' 0.035 (three runs of seven in its
-#: 0.08 % trap against none; over seeds 0-9 0.0155, one of ten in it), LKH-3 POPMUSIC 0.0145 over six seeds:
-#: tsp-depth.md, "256 ants on rl5915"
+#: (H200, eb25fe6, a513aa6) rl5915 over seeds 0-6 0.0093 % against 320 ants' 0.035 (three runs of seven in
+#: its 0.08 % trap against none); over seeds 0-13 0.026, three of fourteen in it (192 ants: two of four),
+#: LKH-3 POPMUSIC 0.0106 over fourteen: tsp-depth.md, "256 ants on rl5915", "More seeds on both sides"
 BRIDGES_ANTS = 256
 
 
