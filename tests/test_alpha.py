@@ -218,7 +218,8 @@ def test_lists_within_the_graph_are_its_edges_ordered_by_alpha():
     assert all(tuple(sorted((c, int(o)))) in edges for c in range(tsp.n) for o in within[c])
     pu, pv, length, alpha = pool_alpha(tsp, run, within_graph=True)
     assert set(zip(pu.tolist(), pv.tolist())) == edges
-    value = {(int(a), int(b)): (x, d) for a, b, x, d in zip(pu, pv, alpha, length)}
+    cost = length + run.pi[pu] + run.pi[pv]
+    value = {(int(a), int(b)): (x, d) for a, b, x, d in zip(pu, pv, alpha, cost)}
     for c in range(tsp.n):
         ranked = [value[tuple(sorted((c, int(o))))] for o in dict.fromkeys(within[c].tolist())]
         assert ranked == sorted(ranked)
@@ -265,19 +266,25 @@ def test_the_instances_ascent_tours_make_its_graph_lists_and_penalties():
 
 def test_alpha_candidates_are_the_smallest_alpha_neighbours():
     """Each row holds k distinct other cities of the pool (the ascent's graph and the quadrant
-    neighbours), in order of α, and no pool neighbour left out has a smaller α."""
+    neighbours), in order of α, ties in order of the length under the penalties (LKH's order; the
+    rows' ties are many: every tree edge has α 0), and no pool neighbour left out comes before the
+    last one in that order."""
     tsp = TSP.from_file(TSP.shipped("kroA100"))
     table, run = alpha_candidates(tsp, 5)
     assert table.shape == (tsp.n, 5) and table.dtype == np.int32
     assert not (table == np.arange(tsp.n)[:, None]).any()
     assert all(len(set(row)) == 5 for row in table)
-    pu, pv, _, alpha = pool_alpha(tsp, run)
-    edge_alpha = {(a, b): x for a, b, x in zip(pu, pv, alpha)}
+    pu, pv, length, alpha = pool_alpha(tsp, run)
+    cost = length + run.pi[pu] + run.pi[pv]
+    edge_key = {(a, b): (x, c) for a, b, x, c in zip(pu, pv, alpha, cost)}
+    ties = 0
     for city, row in enumerate(table):
-        values = [edge_alpha[min(city, c), max(city, c)] for c in row]
-        assert values == sorted(values)
-        rest = [x for (a, b), x in edge_alpha.items() if city in (a, b) and (b if a == city else a) not in row]
-        assert not rest or min(rest) >= values[-1]
+        keys = [edge_key[min(city, c), max(city, c)] for c in row]
+        assert keys == sorted(keys)
+        ties += sum(first[0] == second[0] for first, second in zip(keys, keys[1:]))
+        rest = [key for (a, b), key in edge_key.items() if city in (a, b) and (b if a == city else a) not in row]
+        assert not rest or min(rest) >= keys[-1]
+    assert ties > tsp.n // 2
     assert np.array_equal(tsp.candidate_lists(5, "alpha"), table)
 
 

@@ -23,11 +23,11 @@ from problems.tsp import TSP
 
 def nearest_by_alpha(n: int, u, v, length, pi, k: int) -> np.ndarray:
     """(n, k): each city's k neighbours of least α over the graph (u, v) at penalties ``pi`` (ties:
-    the shorter edge), as alpha.alpha_candidates orders them."""
+    the edge shorter under the penalties), as alpha.alpha_candidates orders them."""
     weight = length + pi[u] + pi[v]
     values = alpha.alpha_values(n, u, v, weight, alpha.Graph(n, u, v).one_tree(weight))
     city, other = np.r_[u, v], np.r_[v, u]
-    order = np.lexsort((np.r_[length, length], np.r_[values, values], city))
+    order = np.lexsort((np.r_[weight, weight], np.r_[values, values], city))
     city, other = city[order], other[order]
     return other[np.searchsorted(city, np.arange(n))[:, None] + np.arange(k)[None, :]]
 
