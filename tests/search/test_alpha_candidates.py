@@ -13,13 +13,15 @@ def kroA100() -> TSP:
     return TSP.from_file(TSP.shipped("kroA100"))
 
 
-@pytest.mark.parametrize("search, options", [(DontLookILS, {}), (FocusedACO, {"ants": 8})])
-def test_descents_use_the_alpha_lists(search, options):
+@pytest.mark.parametrize("search, options, iterations",
+                         [(DontLookILS, {}, 50), (FocusedACO, {"ants": 8}, 20)])
+def test_descents_use_the_alpha_lists(search, options, iterations):
     """The descent's rules hold the problem's 5 α-nearest, and a seeded run on them reaches a
-    tour at most 1 % above kroA100's optimum."""
+    tour at most 1 % above kroA100's optimum (50 kicks of the chain: after 20, one seed in ten
+    still sits at 1.08 %)."""
     problem = kroA100()
     s = search(problem, candidates="alpha", backend="cpu", seed=3, **options)
-    result = s.run(20)
+    result = s.run(iterations)
     assert np.array_equal(s.rules.candidates, problem.candidate_lists(5, "alpha"))
     assert sorted(result.solution) == list(range(problem.n))
     assert result.fitness == problem.evaluate(result.solution) <= 1.01 * problem.best_known
