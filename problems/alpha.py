@@ -367,11 +367,17 @@ def alpha_candidates(tsp, k: int = 5, run: Ascent | None = None,
     k = min(int(k), n - 1)
     run = ascent(tsp) if run is None else run
     pu, pv, length, alpha = pool_alpha(tsp, run, within_graph)
-    cost = length + run.pi[pu] + run.pi[pv]
-    city, other = np.r_[pu, pv], np.r_[pv, pu]
-    order = np.lexsort((np.r_[cost, cost], np.r_[alpha, alpha], city))
+    return first_per_city(n, pu, pv, alpha, length + run.pi[pu] + run.pi[pv], k), run
+
+
+def first_per_city(n: int, u: np.ndarray, v: np.ndarray, key: np.ndarray, tie: np.ndarray,
+                   k: int) -> np.ndarray:
+    """(n, k) int32: each city's first k neighbours over the edges (u, v) in the order of ``key``,
+    ties broken by ``tie``; a city with fewer than k neighbours repeats its last one."""
+    city, other = np.r_[u, v], np.r_[v, u]
+    order = np.lexsort((np.r_[tie, tie], np.r_[key, key], city))
     city, other = city[order], other[order]
     start = np.searchsorted(city, np.arange(n))
     count = np.diff(np.r_[start, len(city)])
     rank = np.minimum(np.arange(k)[None, :], count[:, None] - 1)
-    return other[start[:, None] + rank].astype(np.int32), run
+    return other[start[:, None] + rank].astype(np.int32)

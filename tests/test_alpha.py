@@ -12,8 +12,8 @@ from scipy.sparse.csgraph import minimum_spanning_tree
 
 from lsmgpu.budget import DeadlineReached, deadline_scope
 from lsmgpu.problems import TSP
-from lsmgpu.problems.alpha import (Graph, _lifting, alpha_candidates, alpha_values, ascent, path_longest,
-                                   pool_alpha, sparse_graph, tour_graph)
+from lsmgpu.problems.alpha import (Graph, _lifting, alpha_candidates, alpha_values, ascent, first_per_city,
+                                   path_longest, pool_alpha, sparse_graph, tour_graph)
 from lsmgpu.problems.candidates import merged_candidates
 from lsmgpu.problems.held_karp import exact_bound
 
@@ -286,6 +286,18 @@ def test_alpha_candidates_are_the_smallest_alpha_neighbours():
         assert not rest or min(rest) >= keys[-1]
     assert ties > tsp.n // 2
     assert np.array_equal(tsp.candidate_lists(5, "alpha"), table)
+
+
+def test_first_per_city_orders_by_key_then_tie_and_repeats_a_short_rows_last():
+    """first_per_city takes each city's edges, both ways, in the order of the key, ties by the
+    second key (not by the cities' numbers); a city with fewer than k edges repeats its last one."""
+    u = np.array([0, 0, 0, 1, 2])
+    v = np.array([1, 2, 3, 2, 3])
+    key = np.array([0.0, 0.0, 1.0, 0.0, 2.0])
+    tie = np.array([5.0, 1.0, 0.0, 3.0, 0.0])
+    table = first_per_city(4, u, v, key, tie, 3)
+    assert table.dtype == np.int32
+    assert table.tolist() == [[2, 1, 3], [2, 0, 0], [0, 1, 3], [0, 2, 2]]
 
 
 def test_each_ks_alpha_lists_are_made_once_per_instance(monkeypatch):

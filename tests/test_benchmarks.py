@@ -465,6 +465,41 @@ def test_tour_difference_against_the_best_tour_of_the_file(tmp_path, capsys):
         main(str(tmp_path / "tours.npz"), str(tmp_path), "shortest")
 
 
+def test_alpha_ties_counts_both_orders_against_the_files_shortest_tour(tmp_path, capsys):
+    """alpha_ties: the reference is the shortest tour of the instance in the files; the penalised
+    column is the coverage of the instance's own α-lists, the plain one that of the α-lists with
+    ties by length, each row's ties sorted by hand; an instance no file holds is refused by name."""
+    import numpy as np
+
+    from benchmarks.depth import coverage
+    from benchmarks.probes.alpha_ties import main
+    from problems.alpha import alpha_candidates, pool_alpha
+    rng = np.random.default_rng(7)
+    coords = np.round(rng.random((60, 2)) * 1000)
+    lines = ["NAME : toy60", "TYPE : TSP", "DIMENSION : 60", "EDGE_WEIGHT_TYPE : EUC_2D", "NODE_COORD_SECTION"]
+    lines += [f"{c + 1} {x:.0f} {y:.0f}" for c, (x, y) in enumerate(coords)] + ["EOF"]
+    (tmp_path / "toy60.tsp").write_text("\n".join(lines) + "\n")
+    good = np.argsort(np.arctan2(coords[:, 1] - 500, coords[:, 0] - 500))
+    np.savez(tmp_path / "a.npz", **{"toy60|LKH-3 POPMUSIC|0|60": rng.permutation(60)})
+    np.savez(tmp_path / "b.npz", **{"toy60|FocusedACO|0|60": good})
+    main(str(tmp_path), "toy60", [str(tmp_path / "a.npz"), str(tmp_path / "b.npz")])
+    row = capsys.readouterr().out.splitlines()[1].split(" | ")
+    toy = TSP.from_file(tmp_path / "toy60.tsp")
+    assert row[1] == f"{toy.evaluate(good)} (?)"
+    penalised, run = alpha_candidates(toy, 5)
+    u, v, length, alpha = pool_alpha(toy, run, False)
+    edges = {}
+    for a, b, x, c in zip(u.tolist(), v.tolist(), alpha.tolist(), length.tolist()):
+        edges.setdefault(a, []).append((x, c, b))
+        edges.setdefault(b, []).append((x, c, a))
+    plain = np.array([[b for _, _, b in sorted(edges[city])[:5]] for city in range(60)])
+    assert row[2] == f"{100 * coverage(good, plain):.2f}"
+    assert row[3] == f"{100 * coverage(good, penalised):.2f}"
+    with pytest.raises(SystemExit, match="no tour of toy61"):
+        (tmp_path / "toy61.tsp").write_text((tmp_path / "toy60.tsp").read_text())
+        main(str(tmp_path), "toy61", [str(tmp_path / "a.npz")])
+
+
 def test_crossover_pairs_shows_what_fusion_adds(tmp_path):
     """crossover_pairs: for every ordered pair of an instance's tours, the parents' gaps and the
     child's with each place alone and fused; a tour and its double bridge (the shorter one known)

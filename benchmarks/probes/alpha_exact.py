@@ -26,10 +26,7 @@ def nearest_by_alpha(n: int, u, v, length, pi, k: int) -> np.ndarray:
     the edge shorter under the penalties), as alpha.alpha_candidates orders them."""
     weight = length + pi[u] + pi[v]
     values = alpha.alpha_values(n, u, v, weight, alpha.Graph(n, u, v).one_tree(weight))
-    city, other = np.r_[u, v], np.r_[v, u]
-    order = np.lexsort((np.r_[weight, weight], np.r_[values, values], city))
-    city, other = city[order], other[order]
-    return other[np.searchsorted(city, np.arange(n))[:, None] + np.arange(k)[None, :]]
+    return alpha.first_per_city(n, u, v, values, weight, k)
 
 
 def coverage(tour: np.ndarray, lists: np.ndarray) -> float:
