@@ -45,14 +45,15 @@ def main(data: str, names: str, files: list[str]) -> None:
         if not candidates:
             raise SystemExit(f"no tour of {name} in {files}")
         lengths = [tsp.evaluate(t) for t in candidates]
-        reference = candidates[int(np.argmin(lengths))]
+        shortest = int(np.argmin(lengths))
+        reference, best = candidates[shortest], lengths[shortest]
         penalised, run = alpha_candidates(tsp, K)
         u, v, length, alpha = pool_alpha(tsp, run, False)
         plain = first_per_city(tsp.n, u, v, alpha, length, K)
         other_set = np.mean([set(a) != set(b) for a, b in zip(plain.tolist(), penalised.tolist())])
-        gap = tsp.gap(min(lengths))
+        gap = tsp.gap(best)
         shown = "?" if gap is None else f"{100 * gap:.4f}"
-        print(f"{name} | {min(lengths)} ({shown}) | {100 * coverage(reference, plain):.2f} "
+        print(f"{name} | {best} ({shown}) | {100 * coverage(reference, plain):.2f} "
               f"| {100 * coverage(reference, penalised):.2f} | {100 * (plain != penalised).any(1).mean():.1f} "
               f"| {100 * other_set:.1f}", flush=True)
 
