@@ -352,8 +352,8 @@ def pool_alpha(tsp, run: Ascent, within_graph: bool = False) -> tuple[np.ndarray
     return pu, pv, length, alpha_values(n, u, v, weight, tree, (pu, pv, length + run.pi[pu] + run.pi[pv]))
 
 
-def alpha_candidates(tsp, k: int = 5, run: Ascent | None = None,
-                     within_graph: bool = False) -> tuple[np.ndarray, Ascent]:
+def alpha_candidates(tsp, k: int = 5, run: Ascent | None = None, within_graph: bool = False,
+                     penalised_ties: bool = True) -> tuple[np.ndarray, Ascent]:
     """(n, k) int32: every city's k neighbours of smallest α among the ascent's graph and its
     GRAPH_NEIGHBOURS quadrant (or nearest) neighbours (``within_graph``: among the graph's edges
     alone, as LKH-3 orders its POPMUSIC candidates, the edges of good tours), after the ascent
@@ -361,13 +361,15 @@ def alpha_candidates(tsp, k: int = 5, run: Ascent | None = None,
     α 0) go to the edge shorter under the penalties, c(i, j) + π_i + π_j, as LKH-3 orders its
     candidates: more of the optimal tour's edges than the plain length's order (pr1002 99.40 %
     against 99.30, rl5915 99.17 against 99.09; docs/benchmarks/tsp-depth.md, "α's ties").
-    A city with fewer than k such neighbours repeats its last one (the searches skip a candidate
+    ``penalised_ties=False``: ties go to the plain length c(i, j) instead, the order of the lists
+    FocusedACO makes from its ants' tours (``TSP.alpha_over_tours``). A city with fewer than k such neighbours repeats its last one (the searches skip a candidate
     already tried)."""
     n = tsp.n
     k = min(int(k), n - 1)
     run = ascent(tsp) if run is None else run
     pu, pv, length, alpha = pool_alpha(tsp, run, within_graph)
-    return first_per_city(n, pu, pv, alpha, length + run.pi[pu] + run.pi[pv], k), run
+    tie = length + run.pi[pu] + run.pi[pv] if penalised_ties else length
+    return first_per_city(n, pu, pv, alpha, tie, k), run
 
 
 def first_per_city(n: int, u: np.ndarray, v: np.ndarray, key: np.ndarray, tie: np.ndarray,
