@@ -353,17 +353,17 @@ def pool_alpha(tsp, run: Ascent, within_graph: bool = False) -> tuple[np.ndarray
 
 
 def alpha_candidates(tsp, k: int = 5, run: Ascent | None = None, within_graph: bool = False,
-                     penalised_ties: bool = True) -> tuple[np.ndarray, Ascent]:
+                     penalised_ties: bool = False) -> tuple[np.ndarray, Ascent]:
     """(n, k) int32: every city's k neighbours of smallest α among the ascent's graph and its
     GRAPH_NEIGHBOURS quadrant (or nearest) neighbours (``within_graph``: among the graph's edges
     alone, as LKH-3 orders its POPMUSIC candidates, the edges of good tours), after the ascent
     (``run``, or a new one); and the Ascent. Ties of α (most of a clustered instance's edges have
-    α 0) go to the edge shorter under the penalties, c(i, j) + π_i + π_j, as LKH-3 orders its
-    candidates: more of the optimal tour's edges than the plain length's order (pr1002 99.40 %
-    against 99.30, rl5915 99.17 against 99.09; docs/benchmarks/tsp-depth.md, "α's ties").
-    ``penalised_ties=False``: ties go to the plain length c(i, j) instead, the order of the lists
-    FocusedACO makes from its ants' tours (``TSP.alpha_over_tours``). A city with fewer than k such neighbours repeats its last one (the searches skip a candidate
-    already tried)."""
+    α 0) go to the shorter edge, c(i, j). ``penalised_ties``: to the edge shorter under the
+    penalties, c(i, j) + π_i + π_j, LKH-3's order, which holds more of the optimal tour's edges
+    (pr1002 99.40 % against 99.30, rl5915 99.17 against 99.09) and kept rl5915's colonies out of
+    their trap, but left FocusedACO's 60 s runs on rl11849 at 0.07-0.15 % against 0.009-0.028
+    (docs/benchmarks/tsp-depth.md, "α's ties"). A city with fewer than k such neighbours repeats
+    its last one (the searches skip a candidate already tried)."""
     n = tsp.n
     k = min(int(k), n - 1)
     run = ascent(tsp) if run is None else run

@@ -218,8 +218,7 @@ def test_lists_within_the_graph_are_its_edges_ordered_by_alpha():
     assert all(tuple(sorted((c, int(o)))) in edges for c in range(tsp.n) for o in within[c])
     pu, pv, length, alpha = pool_alpha(tsp, run, within_graph=True)
     assert set(zip(pu.tolist(), pv.tolist())) == edges
-    cost = length + run.pi[pu] + run.pi[pv]
-    value = {(int(a), int(b)): (x, d) for a, b, x, d in zip(pu, pv, alpha, cost)}
+    value = {(int(a), int(b)): (x, d) for a, b, x, d in zip(pu, pv, alpha, length)}
     for c in range(tsp.n):
         ranked = [value[tuple(sorted((c, int(o))))] for o in dict.fromkeys(within[c].tolist())]
         assert ranked == sorted(ranked)
@@ -264,18 +263,20 @@ def test_the_instances_ascent_tours_make_its_graph_lists_and_penalties():
             tsp.alpha_over_tours(tours, 5, bad)
 
 
-def test_alpha_candidates_are_the_smallest_alpha_neighbours():
+@pytest.mark.parametrize("penalised_ties", [False, True])
+def test_alpha_candidates_are_the_smallest_alpha_neighbours(penalised_ties):
     """Each row holds k distinct other cities of the pool (the ascent's graph and the quadrant
-    neighbours), in order of α, ties in order of the length under the penalties (LKH's order; the
-    rows' ties are many: every tree edge has α 0), and no pool neighbour left out comes before the
-    last one in that order."""
+    neighbours), in order of α, ties in order of the length (``penalised_ties``: the length under
+    the penalties, LKH's order; the rows' ties are many: every tree edge has α 0), and no pool
+    neighbour left out comes before the last one in that order; the instance's lists are the
+    default's."""
     tsp = TSP.from_file(TSP.shipped("kroA100"))
-    table, run = alpha_candidates(tsp, 5)
+    table, run = alpha_candidates(tsp, 5, penalised_ties=penalised_ties)
     assert table.shape == (tsp.n, 5) and table.dtype == np.int32
     assert not (table == np.arange(tsp.n)[:, None]).any()
     assert all(len(set(row)) == 5 for row in table)
     pu, pv, length, alpha = pool_alpha(tsp, run)
-    cost = length + run.pi[pu] + run.pi[pv]
+    cost = length + run.pi[pu] + run.pi[pv] if penalised_ties else length
     edge_key = {(a, b): (x, c) for a, b, x, c in zip(pu, pv, alpha, cost)}
     ties = 0
     for city, row in enumerate(table):
@@ -285,7 +286,7 @@ def test_alpha_candidates_are_the_smallest_alpha_neighbours():
         rest = [key for (a, b), key in edge_key.items() if city in (a, b) and (b if a == city else a) not in row]
         assert not rest or min(rest) >= keys[-1]
     assert ties > tsp.n // 2
-    assert np.array_equal(tsp.candidate_lists(5, "alpha"), table)
+    assert np.array_equal(tsp.candidate_lists(5, "alpha"), table) != penalised_ties
 
 
 def test_first_per_city_orders_by_key_then_tie_and_repeats_a_short_rows_last():

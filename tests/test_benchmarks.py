@@ -466,9 +466,9 @@ def test_tour_difference_against_the_best_tour_of_the_file(tmp_path, capsys):
 
 
 def test_alpha_ties_counts_both_orders_against_the_files_shortest_tour(tmp_path, capsys):
-    """alpha_ties: the reference is the shortest tour of the instance in the files; the penalised
-    column is the coverage of the instance's own α-lists, the plain one that of the α-lists with
-    ties by length, each row's ties sorted by hand; an instance no file holds is refused by name."""
+    """alpha_ties: the reference is the shortest tour of the instance in the files; the plain
+    column is the coverage of the instance's own α-lists (ties by length, each row sorted by hand),
+    the penalised one that of the lists with LKH-3's ties; an instance no file holds is refused by name."""
     import numpy as np
 
     from benchmarks.depth import coverage
@@ -486,13 +486,15 @@ def test_alpha_ties_counts_both_orders_against_the_files_shortest_tour(tmp_path,
     row = capsys.readouterr().out.splitlines()[1].split(" | ")
     toy = TSP.from_file(tmp_path / "toy60.tsp")
     assert row[1] == f"{toy.evaluate(good)} (?)"
-    penalised, run = alpha_candidates(toy, 5)
+    own, run = alpha_candidates(toy, 5)
+    penalised, _ = alpha_candidates(toy, 5, run, penalised_ties=True)
     u, v, length, alpha = pool_alpha(toy, run, False)
     edges = {}
     for a, b, x, c in zip(u.tolist(), v.tolist(), alpha.tolist(), length.tolist()):
         edges.setdefault(a, []).append((x, c, b))
         edges.setdefault(b, []).append((x, c, a))
     plain = np.array([[b for _, _, b in sorted(edges[city])[:5]] for city in range(60)])
+    assert [set(r) for r in plain.tolist()] == [set(r) for r in own.tolist()]
     assert row[2] == f"{100 * coverage(good, plain):.2f}"
     assert row[3] == f"{100 * coverage(good, penalised):.2f}"
     (tmp_path / "toy61.tsp").write_text((tmp_path / "toy60.tsp").read_text())

@@ -1,6 +1,6 @@
 """How α's ties are broken, and what it changes: each city's 5 α-nearest with ties of α going to the
-shorter edge (the plain length c(i, j)) or to the edge shorter under the penalties
-(c(i, j) + π_i + π_j, LKH-3's order and `alpha_candidates`'), and the share of the best known tour's
+shorter edge (the plain length c(i, j), `alpha_candidates`' order) or to the edge shorter under the penalties
+(c(i, j) + π_i + π_j, LKH-3's order, `alpha_candidates(penalised_ties=True)`), and the share of the best known tour's
 edges each holds. Most of a clustered instance's edges have α 0 (rl5915's best tour: 94 %), so the
 tie-break, not α, orders most lists there.
 
@@ -19,7 +19,7 @@ import numpy as np
 
 from benchmarks.depth import coverage
 from lsmgpu.problems import TSP
-from problems.alpha import alpha_candidates, first_per_city, pool_alpha
+from problems.alpha import alpha_candidates
 
 #: the lists' length, as the searches take them
 K = 5
@@ -47,9 +47,8 @@ def main(data: str, names: str, files: list[str]) -> None:
         lengths = [tsp.evaluate(t) for t in candidates]
         shortest = int(np.argmin(lengths))
         reference, best = candidates[shortest], lengths[shortest]
-        penalised, run = alpha_candidates(tsp, K)
-        u, v, length, alpha = pool_alpha(tsp, run, False)
-        plain = first_per_city(tsp.n, u, v, alpha, length, K)
+        plain, run = alpha_candidates(tsp, K)
+        penalised, _ = alpha_candidates(tsp, K, run, penalised_ties=True)
         other_set = np.mean([set(a) != set(b) for a, b in zip(plain.tolist(), penalised.tolist())])
         gap = tsp.gap(best)
         shown = "?" if gap is None else f"{100 * gap:.4f}"
