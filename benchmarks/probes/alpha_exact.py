@@ -23,10 +23,10 @@ from problems.tsp import TSP
 
 def nearest_by_alpha(n: int, u, v, length, pi, k: int) -> np.ndarray:
     """(n, k): each city's k neighbours of least α over the graph (u, v) at penalties ``pi`` (ties:
-    the edge shorter under the penalties), as alpha.alpha_candidates orders them."""
+    the shorter edge), as alpha.alpha_candidates orders them."""
     weight = length + pi[u] + pi[v]
     values = alpha.alpha_values(n, u, v, weight, alpha.Graph(n, u, v).one_tree(weight))
-    return alpha.first_per_city(n, u, v, values, weight, k)
+    return alpha.first_per_city(n, u, v, values, length, k)
 
 
 def coverage(tour: np.ndarray, lists: np.ndarray) -> float:
