@@ -255,7 +255,7 @@ class TSP(Problem):
                 raise ValueError(f"TSP.alpha_over_tours: `lists` must be an ({self.n}, K) table of cities 0 .. "
                                  f"{self.n - 1}, got an array of shape {lists.shape} and type {lists.dtype}")
         run = ascent(self, self._period(), tour_graph(self, _tours_of(self.n, tours), lists))
-        return alpha_candidates(self, k, run, within_graph, penalised_ties=True)[0], run.pi
+        return alpha_candidates(self, k, run, within_graph)[0], run.pi
 
     def _period(self) -> int:
         """The ascent's first period ``ascent_period`` names."""
