@@ -361,8 +361,9 @@ def alpha_candidates(tsp, k: int = 5, run: Ascent | None = None, within_graph: b
     α 0) go to the shorter edge, c(i, j). ``penalised_ties``: to the edge shorter under the
     penalties, c(i, j) + π_i + π_j, LKH-3's order, which holds more of the optimal tour's edges
     (pr1002 99.40 % against 99.30, rl5915 99.17 against 99.09) and kept rl5915's colonies out of
-    their trap, but left FocusedACO's 60 s runs on rl11849 at 0.07-0.15 % against 0.009-0.028
-    (docs/benchmarks/tsp-depth.md, "α's ties"). A city with fewer than k such neighbours repeats
+    their trap, but left FocusedACO's 60 s runs on rl11849 at 0.07-0.15 % against 0.009-0.048; a
+    TSP's lists take the order its ``alpha_ties`` names, by default by size
+    (docs/benchmarks/tsp-depth.md, "α's ties by size"). A city with fewer than k such neighbours repeats
     its last one (the searches skip a candidate already tried)."""
     n = tsp.n
     k = min(int(k), n - 1)

@@ -49,6 +49,10 @@ CLUSTER_CELL = 8
 #: ``start="auto"``: the greedy tour from this many cities on (with coordinates), the nearest-
 #: neighbour tour from a random city below (a different start for every seed)
 GREEDY_FROM = 5_000
+#: below this many cities the α-lists break ties of α by LKH-3's order, from it by the plain length
+#: (TSP's ``alpha_ties``; docs/benchmarks/tsp-depth.md, "α's ties by size")
+PENALISED_TIES_BELOW = 10_000
+ALPHA_TIES = ("length", "penalised")
 
 
 def _tours_of(n: int, tours) -> np.ndarray:
@@ -114,6 +118,12 @@ class TSP(Problem):
     The 5-opt descents land closer over the longer ascent's lists, but it takes tens of seconds
     at 6,000-12,000 cities (rl11849 gains at 60 s, rl5915 not; docs/benchmarks/tsp-depth.md,
     "The ascent's period and the descents"), so the default stays 100.
+    ``alpha_ties``: how the α-lists order a city's candidates of equal α (most of a clustered
+    instance's edges have α 0): "length", by c(i, j); "penalised", by c(i, j) + π_i + π_j, as LKH-3
+    orders its candidates; None (the default): "penalised" below PENALISED_TIES_BELOW = 10,000
+    cities, "length" from there. In FocusedACO's 60 s runs LKH's order kept rl5915's colonies out of
+    their trap (0.0101 % over thirteen seeds against 0.026 over fourteen) and left rl11849 at 0.106 %
+    over four seeds against 0.024 (docs/benchmarks/tsp-depth.md, "α's ties by size").
     ``ascent_tours``: tours of the instance (rows) whose edges make the ascent's graph instead of the
     triangulation and quadrant neighbours (problems/alpha.py's tour_graph), for the α-lists and
     the penalties (not the bound, whose ascent keeps its denser graph): lists as LKH's POPMUSIC
@@ -130,7 +140,7 @@ class TSP(Problem):
     def __init__(self, coords=None, *, weight_type: str = "EUC_2D", matrix=None, name: str = "TSP",
                  best_known: int | None = None, neighbourhood=None, start: str = "auto",
                  kick_window: int | str | None = "auto", ascent_period: int | str | None = None,
-                 ascent_tours=None):
+                 ascent_tours=None, alpha_ties: str | None = None):
         if (coords is None) == (matrix is None):
             raise ValueError("TSP: give exactly one of `coords` and `matrix`")
         if start not in ("auto", "nearest", "greedy", "hilbert", "strips", "random"):
@@ -176,6 +186,11 @@ class TSP(Problem):
         if ascent_period != "half":
             ascent_period = check_count("TSP", "ascent_period", ascent_period, 1)
         self.ascent_period = ascent_period
+        if alpha_ties is not None and alpha_ties not in ALPHA_TIES:
+            raise ValueError(f"TSP: `alpha_ties` must be 'length', 'penalised' or None, got {alpha_ties!r}")
+        if alpha_ties is None:
+            alpha_ties = "penalised" if n < PENALISED_TIES_BELOW else "length"
+        self.alpha_ties = alpha_ties
         self.ascent_tours = None if ascent_tours is None else _tours_of(n, ascent_tours)
         c = self.coords
         #: coordinates are integers below 2^24 (exact in float32): the kernel then rounds lengths
@@ -230,7 +245,8 @@ class TSP(Problem):
 
     def _alpha_lists(self, k: int) -> np.ndarray:
         if k not in self._alpha_tables:
-            self._alpha_tables[k], _ = alpha_candidates(self, k, self._held_karp_ascent())
+            self._alpha_tables[k], _ = alpha_candidates(self, k, self._held_karp_ascent(),
+                                                        penalised_ties=self.alpha_ties == "penalised")
         return self._alpha_tables[k].copy()
 
     def _held_karp_ascent(self):
@@ -247,7 +263,8 @@ class TSP(Problem):
         and its lists inside a run (the lists' edges beside the tours', so that no city is left with
         fewer choices than the lists gave; docs/benchmarks/tsp-depth.md, "The ants' tours as the
         ascent's graph"). ``within_graph``: the k chosen among that graph's edges alone (LKH-3's
-        POPMUSIC lists; ``alpha_candidates``), not among the quadrant neighbours beside."""
+        POPMUSIC lists; ``alpha_candidates``), not among the quadrant neighbours beside; ties of α
+        ordered as ``alpha_ties`` says."""
         if lists is not None:
             lists = np.asarray(lists)
             if lists.ndim != 2 or lists.shape[0] != self.n or lists.dtype.kind not in "iu" or \
@@ -255,7 +272,7 @@ class TSP(Problem):
                 raise ValueError(f"TSP.alpha_over_tours: `lists` must be an ({self.n}, K) table of cities 0 .. "
                                  f"{self.n - 1}, got an array of shape {lists.shape} and type {lists.dtype}")
         run = ascent(self, self._period(), tour_graph(self, _tours_of(self.n, tours), lists))
-        return alpha_candidates(self, k, run, within_graph)[0], run.pi
+        return alpha_candidates(self, k, run, within_graph, self.alpha_ties == "penalised")[0], run.pi
 
     def _period(self) -> int:
         """The ascent's first period ``ascent_period`` names."""

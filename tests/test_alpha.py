@@ -194,7 +194,8 @@ def test_the_instances_ascent_period_makes_its_lists_penalties_and_bound():
         tsp = TSP.from_file(path, ascent_period=period)
         run = ascent(tsp, first)
         assert np.array_equal(tsp.penalties(), run.pi), period
-        assert np.array_equal(tsp.candidate_lists(5, "alpha"), alpha_candidates(tsp, 5, run)[0]), period
+        assert np.array_equal(tsp.candidate_lists(5, "alpha"), alpha_candidates(tsp, 5, run, penalised_ties=True)[0]), \
+            period
         assert tsp.lower_bound() == tsp.lower_bound(period=first), period
     assert TSP.from_file(path, ascent_period=400).lower_bound() > TSP.from_file(path).lower_bound()
     big = TSP(np.random.default_rng(0).random((500, 2)) * 1000, ascent_period="half")
@@ -207,8 +208,9 @@ def test_the_instances_ascent_period_makes_its_lists_penalties_and_bound():
 def test_lists_within_the_graph_are_its_edges_ordered_by_alpha():
     """alpha_candidates(within_graph=True) (and alpha_over_tours's): every city's k of smallest α
     among the ascent's graph's own edges (a graph of three tours' edges: LKH-3's POPMUSIC kind),
-    in that order, where the default also takes quadrant neighbours outside the graph."""
-    tsp = TSP.from_file(TSP.shipped("kroA100"))
+    in that order (ties by length, ``alpha_ties="length"``), where the default also takes quadrant
+    neighbours outside the graph."""
+    tsp = TSP.from_file(TSP.shipped("kroA100"), alpha_ties="length")
     rng = np.random.default_rng(5)
     tours = np.stack([rng.permutation(tsp.n) for _ in range(3)])
     u, v = tour_graph(tsp, tours)
@@ -248,10 +250,11 @@ def test_the_instances_ascent_tours_make_its_graph_lists_and_penalties():
     assert set(zip(lu.tolist(), lv.tolist())) == with_lists
     made, pi = tsp.alpha_over_tours(tours, 5, lists)
     run_lists = ascent(tsp, 100, graph=(lu, lv))
-    assert np.array_equal(made, alpha_candidates(tsp, 5, run_lists)[0]) and np.array_equal(pi, run_lists.pi)
+    by_alpha = alpha_candidates(tsp, 5, run_lists, penalised_ties=True)[0]       # 100 cities: LKH's ties
+    assert np.array_equal(made, by_alpha) and np.array_equal(pi, run_lists.pi)
     run = ascent(tsp, 100, graph=(u, v))
     assert np.array_equal(tsp.penalties(), run.pi)
-    assert np.array_equal(tsp.candidate_lists(5, "alpha"), alpha_candidates(tsp, 5, run)[0])
+    assert np.array_equal(tsp.candidate_lists(5, "alpha"), alpha_candidates(tsp, 5, run, penalised_ties=True)[0])
     assert not np.array_equal(tsp.penalties(), plain.penalties())
     assert tsp.lower_bound() == plain.lower_bound()
     assert np.array_equal(TSP.from_file(path, ascent_tours=tours[0]).ascent_tours, tours[:1])
@@ -268,8 +271,8 @@ def test_alpha_candidates_are_the_smallest_alpha_neighbours(penalised_ties):
     """Each row holds k distinct other cities of the pool (the ascent's graph and the quadrant
     neighbours), in order of α, ties in order of the length (``penalised_ties``: the length under
     the penalties, LKH's order; the rows' ties are many: every tree edge has α 0), and no pool
-    neighbour left out comes before the last one in that order; the instance's lists are the
-    default's."""
+    neighbour left out comes before the last one in that order; the instance's lists are those of
+    its ``alpha_ties``, by default below 10,000 cities LKH's order."""
     tsp = TSP.from_file(TSP.shipped("kroA100"))
     table, run = alpha_candidates(tsp, 5, penalised_ties=penalised_ties)
     assert table.shape == (tsp.n, 5) and table.dtype == np.int32
@@ -286,7 +289,23 @@ def test_alpha_candidates_are_the_smallest_alpha_neighbours(penalised_ties):
         rest = [key for (a, b), key in edge_key.items() if city in (a, b) and (b if a == city else a) not in row]
         assert not rest or min(rest) >= keys[-1]
     assert ties > tsp.n // 2
-    assert np.array_equal(tsp.candidate_lists(5, "alpha"), table) != penalised_ties
+    ties = TSP.from_file(TSP.shipped("kroA100"), alpha_ties="penalised" if penalised_ties else "length")
+    assert np.array_equal(ties.candidate_lists(5, "alpha"), table)
+    assert np.array_equal(tsp.candidate_lists(5, "alpha"), table) == penalised_ties
+
+
+def test_the_alpha_lists_ties_follow_the_size_unless_named():
+    """TSP's ``alpha_ties``: by default "penalised" (LKH-3's order) below PENALISED_TIES_BELOW
+    cities and "length" from there; a name given is kept at any size; anything else is refused,
+    named."""
+    from problems.tsp import PENALISED_TIES_BELOW
+    coords = np.random.default_rng(2).random((PENALISED_TIES_BELOW, 2)) * 1e4
+    assert TSP(coords[:-1]).alpha_ties == "penalised" and TSP(coords).alpha_ties == "length"
+    assert TSP(coords, alpha_ties="penalised").alpha_ties == "penalised"
+    assert TSP(coords[:50], alpha_ties="length").alpha_ties == "length"
+    for bad in ("lkh", 1, True):
+        with pytest.raises(ValueError, match="TSP: `alpha_ties`"):
+            TSP(coords[:50], alpha_ties=bad)
 
 
 def test_first_per_city_orders_by_key_then_tie_and_repeats_a_short_rows_last():
@@ -307,7 +326,7 @@ def test_each_ks_alpha_lists_are_made_once_per_instance(monkeypatch):
     import sys
     tsp_module = sys.modules[TSP.__module__]
     made, made_by = [], tsp_module.alpha_candidates
-    monkeypatch.setattr(tsp_module, "alpha_candidates", lambda problem, k, run: made.append(k) or made_by(problem, k, run))
+    monkeypatch.setattr(tsp_module, "alpha_candidates", lambda problem, k, run, **ties: made.append(k) or made_by(problem, k, run, **ties))
     problem = TSP.from_file(TSP.shipped("kroA100"))
     first, again = problem.candidate_lists(5, "alpha"), problem.candidate_lists(5, "alpha")
     assert made == [5] and np.array_equal(first, again) and first is not again
