@@ -15,7 +15,8 @@ its gap in the row.
 LK chain of up to D levels, ``lk_depth``, of 2-opt moves or with move5 of LKH's 5-opt basis
 moves (``lk_move=5``), with alone that chain alone (``chain_alone``); name=value: any other
 option of the search, e.g.
-moves=32, but ascent=P the instance's ``ascent_period``, P an integer or half) on
+moves=32, but ascent=P the instance's ``ascent_period``, P an integer or half, and ties=T its
+``alpha_ties``, T length or penalised) on
 the GPU, once for each of ``--depth-seeds``, one after another from a freshly read instance (the
 ascent inside the budget), kernels built before; the entries "command" and "command:cold": ``lsmgpu
 solve`` itself with the command's defaults, in a process of its own, its wall time from the
@@ -179,6 +180,10 @@ def _moves(tokens) -> dict:
                 lk_move=5 if "move5" in tokens else 2) | ({"chain_alone": True} if "alone" in tokens else {})
 
 
+#: a depth config's name=value entries that are the instance's options (TSP(...)), not the search's
+INSTANCE_OPTIONS = {"ascent": "ascent_period", "ties": "alpha_ties"}
+
+
 def _search_options(tokens) -> dict:
     """A depth config's tokens as the search's options: the descent's lk and lk_depth (``_moves``)
     and every name=value (``option_value``: None, a bool or a number where it reads as one)."""
@@ -219,7 +224,7 @@ def table_depth(args, path_of, emit) -> list[dict]:
                         emit(row)
                     continue
                 search, chosen = SEARCHES[method], _search_options(moves)
-                instance = {"ascent_period": chosen.pop("ascent")} if "ascent" in chosen else {}
+                instance = {key: chosen.pop(name) for name, key in INSTANCE_OPTIONS.items() if name in chosen}
                 warm = TSP.from_file(path, **instance)
                 search(warm, backend=args.backend_choice, seed=0, candidates=_candidates(candidates, warm),
                        **chosen).run(iterations=1)

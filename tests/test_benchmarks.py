@@ -597,6 +597,23 @@ def test_depth_configs_read_the_chain_alone():
     assert "chain_alone" not in _search_options(["chain100", "move5"])
 
 
+def test_depth_configs_give_ascent_and_ties_to_the_instance(tmp_path, monkeypatch):
+    """A depth config's ascent= and ties= are the instance's ``ascent_period`` and ``alpha_ties``
+    (TSP.from_file's options, not the search's), and its rows' strategy names them."""
+    import json
+
+    from benchmarks import depth
+    from benchmarks.__main__ import main
+    read, real = [], depth.TSP.from_file
+    monkeypatch.setattr(depth.TSP, "from_file", staticmethod(lambda path, **options: read.append(options) or
+                                                             real(path, **options)))
+    main(["depth", "--quick", "--backend", "cpu", "--depth-configs", "faco:alpha:ties=length:ascent=half",
+          "--depth-lkh", "none", "--out", str(tmp_path)])
+    assert read and all(options == {"alpha_ties": "length", "ascent_period": "half"} for options in read)
+    rows = [row for row in json.loads((tmp_path / "results.json").read_text())["rows"] if row["table"] == "depth"]
+    assert rows and all("alpha_ties=length" in row["strategy"] and "ascent_period=half" in row["strategy"] for row in rows)
+
+
 def test_lk_descent_alpha_rows_read_the_ascents_penalties(monkeypatch):
     """An lk-descent row over "alpha" descends as the searches do: the 5 α-nearest and, for the
     5-opt chain's gain criterion, the ascent's penalties (a table alone would carry none)."""
