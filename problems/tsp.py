@@ -245,9 +245,13 @@ class TSP(Problem):
 
     def _alpha_lists(self, k: int) -> np.ndarray:
         if k not in self._alpha_tables:
-            self._alpha_tables[k], _ = alpha_candidates(self, k, self._held_karp_ascent(),
-                                                        penalised_ties=self.alpha_ties == "penalised")
+            self._alpha_tables[k] = self._alpha_table(k, self._held_karp_ascent())
         return self._alpha_tables[k].copy()
+
+    def _alpha_table(self, k: int, run, within_graph: bool = False) -> np.ndarray:
+        """The k α-nearest after the ascent ``run``, ties of α in the order ``alpha_ties`` names."""
+        penalised = self.alpha_ties == "penalised"
+        return alpha_candidates(self, k, run, within_graph=within_graph, penalised_ties=penalised)[0]
 
     def _held_karp_ascent(self):
         """The ascent of ``ascent_period`` (problems/alpha.py), made once per instance."""
@@ -272,7 +276,7 @@ class TSP(Problem):
                 raise ValueError(f"TSP.alpha_over_tours: `lists` must be an ({self.n}, K) table of cities 0 .. "
                                  f"{self.n - 1}, got an array of shape {lists.shape} and type {lists.dtype}")
         run = ascent(self, self._period(), tour_graph(self, _tours_of(self.n, tours), lists))
-        return alpha_candidates(self, k, run, within_graph, self.alpha_ties == "penalised")[0], run.pi
+        return self._alpha_table(k, run, within_graph), run.pi
 
     def _period(self) -> int:
         """The ascent's first period ``ascent_period`` names."""

@@ -289,8 +289,8 @@ def test_alpha_candidates_are_the_smallest_alpha_neighbours(penalised_ties):
         rest = [key for (a, b), key in edge_key.items() if city in (a, b) and (b if a == city else a) not in row]
         assert not rest or min(rest) >= keys[-1]
     assert ties > tsp.n // 2
-    ties = TSP.from_file(TSP.shipped("kroA100"), alpha_ties="penalised" if penalised_ties else "length")
-    assert np.array_equal(ties.candidate_lists(5, "alpha"), table)
+    named = TSP.from_file(TSP.shipped("kroA100"), alpha_ties="penalised" if penalised_ties else "length")
+    assert np.array_equal(named.candidate_lists(5, "alpha"), table)
     assert np.array_equal(tsp.candidate_lists(5, "alpha"), table) == penalised_ties
 
 
